@@ -1,0 +1,45 @@
+#pragma once
+// What every subcommand shares: global options, the layered config, and the runner.
+
+#include "core/config.hpp"
+#include "core/process/runner.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rv::cli {
+
+// Flags that every command takes.
+struct GlobalOptions {
+  std::string host;
+  std::string config_file;
+  std::string identity_file;
+  std::string known_hosts;
+  std::string ssh_config;
+  std::string connect_timeout;
+  std::string account;
+  int verbosity = 0;
+  bool quiet = false;
+  bool json = false;
+};
+
+// State shared by main and the subcommands.
+struct Context {
+  GlobalOptions global;
+  Config config;
+  // Words after a command that takes one (`rv exec CMD...`), verbatim.
+  std::vector<std::string> trailing;
+  // Set by a subcommand whose action reads `trailing`; other commands reject extra words.
+  bool takes_trailing = false;
+  // The selected subcommand's action; returns the process exit code.
+  std::function<Result<int>()> action;
+
+  // Layers the config file, the environment and the flags into `config`.
+  Result<void> load_config();
+  // Creates the runner the config asks for: SSH when a host is set, else local Slurm.
+  Result<std::unique_ptr<proc::Runner>> make_runner();
+};
+
+} // namespace rv::cli

@@ -1,0 +1,92 @@
+// rv: the GPU job launcher for Slurm clusters. The one catch site for every error.
+
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+#include "core/interrupt.hpp"
+#include "core/log.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#ifndef RV_VERSION
+#define RV_VERSION "0.0.0"
+#endif
+
+namespace {
+
+int report(const rv::Error& error, bool json)
+{
+  const int code = rv::exit_code_for(error.code);
+  if (json) {
+    nlohmann::json out = {{"error", {{"message", error.message}, {"hint", error.hint}, {"exit_code", code}}}};
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  }
+  std::fputs(fmt::format("rv: error: {}\n", error.message).c_str(), stderr);
+  if (!error.hint.empty()) {
+    std::fputs(fmt::format("rv: hint: {}\n", error.hint).c_str(), stderr);
+  }
+  return code;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  rv::cli::Context ctx;
+  CLI::App app{"rv: get a GPU job running on a Slurm cluster as soon as the cluster can start it", "rv"};
+  app.set_version_flag("--version", std::string("rv ") + RV_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.allow_extras(); // `rv exec`/`rv run` take what follows their command; checked below
+
+  auto& g = ctx.global;
+  app.add_option("-H,--host", g.host, "login node: [user@]host[:port] or an ~/.ssh/config alias (env RV_HOST)");
+  app.add_option("--config", g.config_file, "config file (default $XDG_CONFIG_HOME/rv/config.json; env RV_CONFIG)");
+  app.add_option("-i,--identity", g.identity_file, "SSH private key to use");
+  app.add_option("--known-hosts", g.known_hosts, "known_hosts file to verify the host key against");
+  app.add_option("--ssh-config", g.ssh_config, "OpenSSH client config to honour (default ~/.ssh/config)");
+  app.add_option("--connect-timeout", g.connect_timeout, "SSH connect timeout, e.g. 15s");
+  app.add_option("-A,--account", g.account, "Slurm account");
+  app.add_flag("-v,--verbose", g.verbosity, "more logging on stderr (-vv for trace)");
+  app.add_flag("-q,--quiet", g.quiet, "only warnings and errors on stderr");
+  app.add_flag("--json", g.json, "print results (and errors) as JSON on stdout");
+
+  rv::cli::setup_exec(app, ctx);
+  rv::cli::setup_config(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  ctx.trailing = app.remaining();
+  if (!ctx.trailing.empty() && ctx.trailing.front() == "--") {
+    ctx.trailing.erase(ctx.trailing.begin());
+  }
+  if (!ctx.trailing.empty() && !ctx.takes_trailing) {
+    return report(rv::Error{rv::ErrorCode::usage, fmt::format("unexpected argument '{}'", ctx.trailing.front()),
+                            "see rv --help"},
+                  g.json);
+  }
+  rv::setup_logging(g.verbosity, g.quiet || g.json);
+  rv::install_interrupt_handlers();
+  try {
+    if (auto loaded = ctx.load_config(); !loaded) {
+      return report(loaded.error(), g.json);
+    }
+    auto result = ctx.action();
+    if (!result) {
+      return report(result.error(), g.json);
+    }
+    return *result;
+  } catch (const std::exception& e) {
+    return report(rv::Error{rv::ErrorCode::generic, fmt::format("internal error: {}", e.what()),
+                            "please report this with the output of -vv"},
+                  g.json);
+  }
+}

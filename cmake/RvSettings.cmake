@@ -1,0 +1,31 @@
+# rv_settings: flags every rv target shares (sanitizers); rv_warnings: the warning set.
+add_library(rv_settings INTERFACE)
+if(RV_SANITIZERS)
+  list(JOIN RV_SANITIZERS "," _rv_san)
+  target_compile_options(rv_settings INTERFACE -fsanitize=${_rv_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(rv_settings INTERFACE -fsanitize=${_rv_san})
+endif()
+target_compile_definitions(rv_settings INTERFACE $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>)
+
+add_library(rv_warnings INTERFACE)
+target_compile_options(rv_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual
+  -Wcast-align -Wdouble-promotion -Wconversion -Wsign-conversion
+  $<$<BOOL:${RV_WARNINGS_AS_ERRORS}>:-Werror>)
+
+# rv_library(NAME [DEPS...]): library rv_NAME (alias rv::NAME) from every .cpp below the current
+# folder, linking DEPS publicly. A folder with headers only yields an INTERFACE library.
+function(rv_library name)
+  file(GLOB_RECURSE _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  list(FILTER _srcs EXCLUDE REGEX "/main\\.cpp$")
+  if(_srcs)
+    add_library(rv_${name} STATIC ${_srcs})
+    target_include_directories(rv_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(rv_${name} PRIVATE rv_warnings PUBLIC rv_settings ${ARGN})
+  else()
+    add_library(rv_${name} INTERFACE)
+    target_include_directories(rv_${name} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(rv_${name} INTERFACE rv_settings ${ARGN})
+  endif()
+  add_library(rv::${name} ALIAS rv_${name})
+endfunction()

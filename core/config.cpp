@@ -1,0 +1,199 @@
+#include "core/config.hpp"
+
+#include "core/duration.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace rv {
+
+const char* to_string(Origin origin)
+{
+  switch (origin) {
+  case Origin::default_value:
+    return "default";
+  case Origin::file:
+    return "file";
+  case Origin::environment:
+    return "env";
+  case Origin::flag:
+    return "flag";
+  }
+  return "default";
+}
+
+const std::vector<ConfigKey>& config_keys()
+{
+  static const std::vector<ConfigKey> keys = {
+      {"host", "", "login node: [user@]host[:port] or a Host alias of ~/.ssh/config; empty = run locally"},
+      {"ssh_config", "~/.ssh/config", "OpenSSH client config file to honour"},
+      {"identity_file", "", "private key to try before the agent and the defaults"},
+      {"known_hosts", "", "known_hosts file (default: ~/.ssh/known_hosts, or UserKnownHostsFile)"},
+      {"connect_timeout", "15s", "how long to wait for the SSH connection"},
+      {"command_timeout", "120s", "default limit for one remote command"},
+      {"account", "", "Slurm account (-A); empty = your default account"},
+      {"qos", "", "Slurm QOS (--qos); empty = the partition's"},
+      {"profile", "", "site profile file (aliases, VRAM, SU conversion, caps)"},
+      {"remote_root", "~/.rv", "rv's directory on the cluster (logs, requests, snapshots)"},
+      {"scratch_root", "", "scratch directory for caches (HF_HOME, pip, torch...); empty = remote_root/cache"},
+      {"max_strategies", "8", "most strategies one request fans out to"},
+      {"log_level", "info", "stderr log level: trace, debug, info, warn, error"},
+  };
+  return keys;
+}
+
+Config::Config()
+{
+  for (const auto& k : config_keys()) {
+    m_values[k.name] = Value{k.default_value, Origin::default_value};
+  }
+}
+
+const std::string& Config::get(const std::string& key) const
+{
+  return m_values.at(key).value;
+}
+
+Origin Config::origin(const std::string& key) const
+{
+  return m_values.at(key).origin;
+}
+
+Result<void> Config::set(const std::string& key, std::string value, Origin from)
+{
+  auto it = m_values.find(key);
+  if (it == m_values.end()) {
+    std::vector<std::string> names;
+    for (const auto& k : config_keys()) {
+      names.push_back(k.name);
+    }
+    auto guess = did_you_mean(key, names);
+    return fail(ErrorCode::config, fmt::format("unknown config key '{}'", key),
+                guess.empty() ? "`rv config show` lists the keys" : fmt::format("did you mean '{}'?", guess));
+  }
+  it->second = Value{std::move(value), from};
+  return {};
+}
+
+Result<std::int64_t> Config::get_seconds(const std::string& key) const
+{
+  auto parsed = parse_duration(get(key));
+  if (!parsed) {
+    return fail(ErrorCode::config,
+                fmt::format("config key '{}' ({}): {}", key, to_string(origin(key)), parsed.error().message),
+                parsed.error().hint);
+  }
+  return *parsed;
+}
+
+Result<void> Config::load_file(const std::string& path)
+{
+  std::ifstream in(path);
+  if (!in) {
+    return {};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return fail(ErrorCode::config, fmt::format("cannot parse config file {}: {}", path, e.what()),
+                "it must be one JSON object, e.g. {\"host\": \"login.example.edu\"}");
+  }
+  if (!doc.is_object()) {
+    return fail(ErrorCode::config, fmt::format("config file {} is not a JSON object", path));
+  }
+  for (const auto& [key, value] : doc.items()) {
+    std::string text_value;
+    if (value.is_string()) {
+      text_value = value.get<std::string>();
+    } else if (value.is_number() || value.is_boolean()) {
+      text_value = value.dump();
+    } else {
+      return fail(ErrorCode::config, fmt::format("config file {}: '{}' must be a string or number", path, key));
+    }
+    auto r = set(key, text_value, Origin::file);
+    if (!r) {
+      r.error().message = fmt::format("{}: {}", path, r.error().message);
+      return r;
+    }
+  }
+  return {};
+}
+
+Result<void> Config::load_env(const std::map<std::string, std::string>& env)
+{
+  for (const auto& k : config_keys()) {
+    std::string var = "RV_" + k.name;
+    std::transform(var.begin(), var.end(), var.begin(), [](unsigned char c) {
+      return c == '-' ? '_' : static_cast<char>(std::toupper(c));
+    });
+    if (auto it = env.find(var); it != env.end()) {
+      m_values[k.name] = Value{it->second, Origin::environment};
+    }
+  }
+  return {};
+}
+
+std::string Config::default_path()
+{
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  if (xdg && *xdg) {
+    return std::string(xdg) + "/rv/config.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.config/rv/config.json";
+}
+
+std::map<std::string, std::string> environment_map()
+{
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      env.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+    }
+  }
+  return env;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates)
+{
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+      row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    auto d = distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+} // namespace rv

@@ -1,0 +1,180 @@
+#include "core/duration.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+namespace rv {
+namespace {
+
+bool parse_uint(std::string_view s, std::int64_t& out)
+{
+  if (s.empty()) {
+    return false;
+  }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size() && out >= 0;
+}
+
+bool parse_decimal(std::string_view s, double& out)
+{
+  if (s.empty() || s.front() == '-' || s.front() == '+') {
+    return false;
+  }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc{} && p == s.data() + s.size() && std::isfinite(out);
+}
+
+// `[D-]HH:MM:SS`, `HH:MM:SS`, `MM:SS`, `D-HH`, `D-HH:MM`; false when malformed.
+bool parse_clock(std::string_view s, std::int64_t& seconds)
+{
+  std::int64_t days = 0;
+  bool has_days = false;
+  if (auto dash = s.find('-'); dash != std::string_view::npos) {
+    if (!parse_uint(s.substr(0, dash), days)) {
+      return false;
+    }
+    has_days = true;
+    s.remove_prefix(dash + 1);
+  }
+  std::vector<std::int64_t> parts;
+  while (true) {
+    auto colon = s.find(':');
+    std::int64_t v = 0;
+    if (!parse_uint(s.substr(0, colon), v)) {
+      return false;
+    }
+    parts.push_back(v);
+    if (colon == std::string_view::npos) {
+      break;
+    }
+    s.remove_prefix(colon + 1);
+  }
+  if (parts.size() > 3) {
+    return false;
+  }
+  std::int64_t h = 0, m = 0, sec = 0;
+  if (has_days) { // D-HH, D-HH:MM, D-HH:MM:SS
+    h = parts[0];
+    m = parts.size() > 1 ? parts[1] : 0;
+    sec = parts.size() > 2 ? parts[2] : 0;
+  } else if (parts.size() == 3) {
+    h = parts[0], m = parts[1], sec = parts[2];
+  } else if (parts.size() == 2) { // MM:SS
+    m = parts[0], sec = parts[1];
+  } else { // minutes
+    m = parts[0];
+  }
+  if ((parts.size() > 1 && (m > 59 || sec > 59))) {
+    return false;
+  }
+  seconds = ((days * 24 + h) * 60 + m) * 60 + sec;
+  return true;
+}
+
+} // namespace
+
+Result<std::int64_t> parse_duration(std::string_view text)
+{
+  const std::string shown(text);
+  auto bad = [&] {
+    return fail(ErrorCode::usage, fmt::format("invalid duration '{}'", shown),
+                "use 30m, 2h, 1.5h, 3d, 2:59:00 or 1-12:00:00");
+  };
+  if (text.empty()) {
+    return bad();
+  }
+  std::int64_t seconds = 0;
+  const char unit = text.back();
+  if (unit == 's' || unit == 'm' || unit == 'h' || unit == 'd') {
+    double value = 0;
+    if (!parse_decimal(text.substr(0, text.size() - 1), value)) {
+      return bad();
+    }
+    const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
+    if (value * scale > 365.0 * 86400) {
+      return fail(ErrorCode::usage, fmt::format("duration '{}' is longer than a year", shown));
+    }
+    seconds = std::llround(value * scale);
+  } else if (!parse_clock(text, seconds)) {
+    return bad();
+  }
+  if (seconds <= 0) {
+    return fail(ErrorCode::usage, fmt::format("duration '{}' must be positive", shown));
+  }
+  return seconds;
+}
+
+Result<std::int64_t> parse_slurm_time(std::string_view text)
+{
+  if (text.empty() || text == "UNLIMITED" || text == "INFINITE" || text == "N/A" || text == "NONE" ||
+      text == "Partition_Limit" || text == "INVALID") {
+    return -1;
+  }
+  std::int64_t seconds = 0;
+  if (!parse_clock(text, seconds)) {
+    return fail(ErrorCode::parse, fmt::format("invalid Slurm time '{}'", text));
+  }
+  return seconds;
+}
+
+std::string format_slurm_time(std::int64_t seconds)
+{
+  if (seconds < 0) {
+    seconds = 0;
+  }
+  const auto days = seconds / 86400;
+  const auto h = (seconds % 86400) / 3600;
+  const auto m = (seconds % 3600) / 60;
+  const auto s = seconds % 60;
+  if (days > 0) {
+    return fmt::format("{}-{:02}:{:02}:{:02}", days, h, m, s);
+  }
+  return fmt::format("{:02}:{:02}:{:02}", h, m, s);
+}
+
+std::string format_human_duration(std::int64_t seconds)
+{
+  if (seconds < 60) {
+    return fmt::format("{}s", seconds);
+  }
+  if (seconds < 3600) {
+    return fmt::format("{}m", seconds / 60);
+  }
+  if (seconds < 86400) {
+    const auto m = (seconds % 3600) / 60;
+    return m ? fmt::format("{}h{}m", seconds / 3600, m) : fmt::format("{}h", seconds / 3600);
+  }
+  const auto h = (seconds % 86400) / 3600;
+  return h ? fmt::format("{}d{}h", seconds / 86400, h) : fmt::format("{}d", seconds / 86400);
+}
+
+Result<std::int64_t> parse_memory_mb(std::string_view text)
+{
+  const std::string shown(text);
+  if (text.empty()) {
+    return fail(ErrorCode::usage, "empty memory size", "use 200G or 512M");
+  }
+  double scale = 1; // MiB
+  std::string_view number = text;
+  switch (text.back()) {
+  case 'K': case 'k': scale = 1.0 / 1024; number.remove_suffix(1); break;
+  case 'M': case 'm': scale = 1; number.remove_suffix(1); break;
+  case 'G': case 'g': scale = 1024; number.remove_suffix(1); break;
+  case 'T': case 't': scale = 1024.0 * 1024; number.remove_suffix(1); break;
+  default: break;
+  }
+  double value = 0;
+  if (!parse_decimal(number, value)) {
+    return fail(ErrorCode::usage, fmt::format("invalid memory size '{}'", shown), "use 200G or 512M");
+  }
+  const auto mb = std::llround(value * scale);
+  if (mb <= 0) {
+    return fail(ErrorCode::usage, fmt::format("memory size '{}' must be positive", shown));
+  }
+  return mb;
+}
+
+} // namespace rv

@@ -1,0 +1,29 @@
+#pragma once
+// The time and memory grammar users type, and Slurm's own time format.
+
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rv {
+
+// Parses a user duration: `30m`, `2h`, `1.5h`, `3d`, `90s`, `2:59:00`, `1-12:00:00`, `MM:SS`,
+// or a bare number of minutes (Slurm's convention). Zero and negatives are errors.
+Result<std::int64_t> parse_duration(std::string_view text);
+
+// Parses a Slurm time field (`D-HH:MM:SS`, `HH:MM:SS`, `MM:SS`, minutes); `UNLIMITED`,
+// `INFINITE`, `N/A` and empty give -1.
+Result<std::int64_t> parse_slurm_time(std::string_view text);
+
+// Formats seconds as Slurm's `[D-]HH:MM:SS`.
+std::string format_slurm_time(std::int64_t seconds);
+
+// Formats seconds for people: `45s`, `12m`, `2h30m`, `3d4h`.
+std::string format_human_duration(std::int64_t seconds);
+
+// Parses a memory size (`200G`, `512M`, `1.5T`, `4096` = MiB) into MiB.
+Result<std::int64_t> parse_memory_mb(std::string_view text);
+
+} // namespace rv

@@ -1,0 +1,37 @@
+#include "core/model/cluster.hpp"
+
+#include <algorithm>
+
+namespace rv::model {
+
+int Node::gpus_total() const
+{
+  int n = 0;
+  for (const auto& g : gpus) {
+    n += g.count;
+  }
+  return n;
+}
+
+int Node::gpus_free() const
+{
+  int used = 0;
+  for (const auto& g : gpus_used) {
+    used += g.count;
+  }
+  return std::max(0, gpus_total() - used);
+}
+
+const Partition* Cluster::find_partition(const std::string& name) const
+{
+  auto it = std::find_if(partitions.begin(), partitions.end(), [&](const auto& p) { return p.name == name; });
+  return it == partitions.end() ? nullptr : &*it;
+}
+
+const Node* Cluster::find_node(const std::string& name) const
+{
+  auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name == name; });
+  return it == nodes.end() ? nullptr : &*it;
+}
+
+} // namespace rv::model

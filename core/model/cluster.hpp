@@ -1,0 +1,107 @@
+#pragma once
+// What rv knows about a cluster: filled by slurm/ parsers (and the site profile), read by
+// strategy/. Plain data; no behaviour beyond small queries.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::model {
+
+// A GPU GRES entry: `gpu:a100:8(S:0-1)` is {type "a100", count 8}; untyped `gpu:4` has type "".
+struct GpuGres {
+  std::string type;
+  int count = 0;
+};
+
+// One node as sinfo/scontrol show it.
+struct Node {
+  std::string name;
+  std::vector<std::string> partitions;
+  std::string state;          // lower-case base state without flags: idle, mixed, allocated, down...
+  std::vector<std::string> state_flags; // drain, reserved, maint, not_responding, cloud, ...
+  bool usable = true;         // false when down, drained, draining, failed, reserved, maint, inval
+  int cpus_total = 0;
+  int cpus_alloc = 0;
+  std::int64_t mem_mb = 0;       // RealMemory
+  std::int64_t alloc_mem_mb = 0; // AllocMem, when known
+  std::vector<GpuGres> gpus;      // configured GPUs
+  std::vector<GpuGres> gpus_used; // allocated GPUs, when known
+  std::vector<std::string> features; // AvailableFeatures
+  int gpus_total() const;
+  int gpus_free() const;
+};
+
+// TRESBillingWeights of a partition. Memory weights are per GiB.
+struct BillingWeights {
+  bool present = false;
+  double cpu = 0;
+  double mem_per_gb = 0;
+  double gpu = 0;                            // GRES/gpu
+  std::map<std::string, double> gpu_by_type; // GRES/gpu:a100
+  std::map<std::string, double> other;       // node, license, ... as written
+};
+
+// One partition, from `scontrol show partition` (and sinfo for its nodes).
+struct Partition {
+  std::string name;
+  std::vector<std::string> nodes; // expanded host names
+  std::string state = "UP";
+  bool is_default = false;
+  std::int64_t max_time_s = -1;     // -1 = UNLIMITED
+  std::int64_t default_time_s = -1; // -1 = none
+  int max_nodes = -1;               // -1 = UNLIMITED
+  int max_cpus_per_node = -1;
+  std::int64_t def_mem_per_gpu_mb = 0;
+  std::int64_t def_mem_per_cpu_mb = 0;
+  std::int64_t max_mem_per_cpu_mb = 0;
+  int def_cpu_per_gpu = 0;
+  BillingWeights billing;
+  std::vector<std::string> allow_accounts; // empty = ALL
+  std::vector<std::string> allow_qos;      // empty = ALL
+  std::vector<std::string> deny_accounts;
+  std::string qos; // partition QOS, "" if none
+  std::int64_t priority_tier = 1;
+};
+
+// The scheduler and site settings from `scontrol show config`.
+struct SchedulerConfig {
+  std::string slurm_version;
+  std::string cluster_name;
+  std::string scheduler_type;      // sched/backfill
+  std::int64_t bf_interval_s = 30; // bf_interval
+  std::int64_t bf_resolution_s = 60;
+  std::int64_t bf_window_min = 1440;
+  int bf_max_job_user = 0;   // 0 = no limit
+  std::string priority_flags; // e.g. MAX_TRES
+  bool max_tres = false;      // PriorityFlags has MAX_TRES
+  std::int64_t def_mem_per_cpu_mb = 0;
+  std::string select_type_parameters;
+  bool requeue_allowed = true; // JobRequeue
+  int max_job_count = 0;
+  std::map<std::string, std::string> raw; // every key = value as printed
+};
+
+// Per-user limits that apply to every request, from QOS/associations or the site profile.
+struct UserLimits {
+  std::optional<int> max_gpus;        // per user, across jobs
+  std::optional<int> max_submit_jobs; // MaxSubmitJobs
+  std::optional<int> max_jobs;        // MaxJobs (running)
+  std::string default_account;
+};
+
+// Everything discovery produced.
+struct Cluster {
+  std::vector<Partition> partitions;
+  std::vector<Node> nodes;
+  SchedulerConfig config;
+  UserLimits limits;
+  std::string timezone;     // IANA name or a fixed offset like "+01:00"; "" = UTC
+  std::int64_t utc_offset_s = 0; // the cluster's offset from UTC now
+  const Partition* find_partition(const std::string& name) const;
+  const Node* find_node(const std::string& name) const;
+};
+
+} // namespace rv::model

@@ -1,0 +1,56 @@
+#pragma once
+// A user's request and the strategies the planner derives from it: produced by strategy/,
+// rendered by templates/, submitted and raced by slurm/.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::model {
+
+// What the user asked for. Unset optionals mean "rv decides".
+struct JobRequest {
+  int gpus = 1;
+  std::optional<std::string> gpu_type;    // as typed; may be an alias
+  std::int64_t time_s = 3600;             // total work time wanted
+  std::optional<std::int64_t> mem_mb;     // per node
+  std::optional<int> cpus_per_task;       // per node (one task per node)
+  std::optional<int> min_vram_gb;
+  bool single_node = false;
+  bool allow_mig = true;
+  bool allow_time_min = false; // the job copes with a shortened limit
+  bool allow_checkpoint = true;
+  std::string account;
+  std::string qos;
+  std::vector<std::string> exclude_nodes;
+  std::string job_name; // Slurm job name; also keys the checkpoint dir
+};
+
+enum class StrategyKind { direct, backfill, time_min, checkpoint };
+
+// One way to run the request: a fully specified sbatch resource set plus estimates.
+struct Strategy {
+  std::string id;        // s1, s2, ... in rank order
+  std::string gpu_type;  // the Slurm GRES type ("" = untyped)
+  std::string partition;
+  std::string gres;      // e.g. "gpu:a100:4" (per node)
+  std::string constraint; // --constraint, "" if none
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int cpus_per_task = 1;           // one task per node
+  std::int64_t mem_mb_per_node = 0;
+  std::int64_t walltime_s = 0;     // --time
+  std::int64_t time_min_s = 0;     // --time-min, 0 = unset
+  std::int64_t total_time_s = 0;   // the work the user asked for (> walltime for checkpoint)
+  StrategyKind kind = StrategyKind::direct;
+  std::optional<std::int64_t> est_wait_s; // nullopt = unknown
+  double est_su = 0;
+  std::string label;
+  std::vector<std::string> reasons; // why it exists and how it was sized, for --dry-run
+};
+
+// Names a strategy kind as it appears in JSON and tables.
+const char* to_string(StrategyKind kind);
+
+} // namespace rv::model

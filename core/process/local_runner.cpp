@@ -1,0 +1,234 @@
+#include "core/process/local_runner.hpp"
+
+#include "core/interrupt.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rv::proc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto k_kill_grace = std::chrono::seconds(2); // SIGTERM, then SIGKILL after this
+
+struct Pipe {
+  int fd[2] = {-1, -1};
+  ~Pipe()
+  {
+    close_end(0);
+    close_end(1);
+  }
+  void close_end(int i)
+  {
+    if (fd[i] >= 0) {
+      ::close(fd[i]);
+      fd[i] = -1;
+    }
+  }
+  bool open() { return ::pipe2(fd, O_CLOEXEC) == 0; }
+};
+
+std::string errno_text()
+{
+  return std::strerror(errno);
+}
+
+} // namespace
+
+bool on_path(const std::string& program)
+{
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/bin:/bin";
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return true;
+    }
+    if (colon == std::string_view::npos) {
+      return false;
+    }
+    rest.remove_prefix(colon + 1);
+  }
+}
+
+Result<Outcome> LocalRunner::run(const Command& cmd)
+{
+  if (cmd.argv.empty()) {
+    return fail(ErrorCode::usage, "empty command");
+  }
+  ++m_round_trips;
+  Pipe in, out, err;
+  if (!in.open() || !out.open() || !err.open()) {
+    return fail(ErrorCode::io, "cannot create pipes: " + errno_text());
+  }
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Own process group, so a timeout kills grandchildren too (`sh -c 'sleep 100'`);
+  // default signal dispositions, since rv ignores SIGPIPE.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGHUP);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<char*> argv;
+  argv.reserve(cmd.argv.size() + 1);
+  for (const auto& a : cmd.argv) {
+    argv.push_back(const_cast<char*>(a.c_str()));
+  }
+  argv.push_back(nullptr);
+
+  const auto start = Clock::now();
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return fail(ErrorCode::io, fmt::format("cannot run {}: {}", cmd.argv[0], std::strerror(rc)),
+                rc == ENOENT ? "is it installed and on PATH?" : "");
+  }
+  in.close_end(0);
+  out.close_end(1);
+  err.close_end(1);
+
+  std::string input = cmd.stdin_data.value_or("");
+  std::size_t written = 0;
+  if (input.empty()) {
+    in.close_end(1);
+  } else {
+    ::fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
+  }
+
+  Outcome outcome;
+  bool killing = false;
+  Clock::time_point kill_at{};
+  // Past the timeout or on an interrupt: SIGTERM to the group, SIGKILL after a grace period.
+  auto enforce_limits = [&] {
+    const auto now = Clock::now();
+    if (!killing && cmd.timeout.count() > 0 && now - start >= cmd.timeout) {
+      outcome.timed_out = true;
+      killing = true;
+    }
+    if (!killing && interrupt_signal() != 0) {
+      killing = true;
+    }
+    if (killing) {
+      if (kill_at == Clock::time_point{}) {
+        ::kill(-pid, SIGTERM);
+        kill_at = now + k_kill_grace;
+      } else if (now >= kill_at) {
+        ::kill(-pid, SIGKILL);
+      }
+    }
+  };
+  char buf[65536];
+  while (out.fd[0] >= 0 || err.fd[0] >= 0) {
+    pollfd fds[3];
+    int n = 0;
+    int out_i = -1, err_i = -1, in_i = -1;
+    if (out.fd[0] >= 0) {
+      out_i = n;
+      fds[n++] = {out.fd[0], POLLIN, 0};
+    }
+    if (err.fd[0] >= 0) {
+      err_i = n;
+      fds[n++] = {err.fd[0], POLLIN, 0};
+    }
+    if (in.fd[1] >= 0) {
+      in_i = n;
+      fds[n++] = {in.fd[1], POLLOUT, 0};
+    }
+    enforce_limits();
+    int r = ::poll(fds, static_cast<nfds_t>(n), 100);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    auto drain = [&](int idx, Pipe& p, std::string& sink, const OutputSink& stream) {
+      if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) {
+        return;
+      }
+      ssize_t got = ::read(p.fd[0], buf, sizeof buf);
+      if (got > 0) {
+        sink.append(buf, static_cast<std::size_t>(got));
+        if (stream) {
+          stream(std::string_view(buf, static_cast<std::size_t>(got)));
+        }
+      } else if (got == 0 || errno != EINTR) {
+        p.close_end(0);
+      }
+    };
+    drain(out_i, out, outcome.out, cmd.on_stdout);
+    drain(err_i, err, outcome.err, cmd.on_stderr);
+    if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      ssize_t put = ::write(in.fd[1], input.data() + written, input.size() - written);
+      if (put > 0) {
+        written += static_cast<std::size_t>(put);
+      }
+      if ((put < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) {
+        in.close_end(1);
+      }
+    }
+  }
+  in.close_end(1);
+
+  // The pipes may close before the child exits (it closed them itself): keep the limits.
+  int status = 0;
+  while (true) {
+    pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno != EINTR)) {
+      break;
+    }
+    enforce_limits();
+    ::usleep(10000);
+  }
+  // The group leader is gone; make sure no stray member of its group survives a timeout.
+  if (killing) {
+    ::kill(-pid, SIGKILL);
+  }
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  if (WIFEXITED(status)) {
+    outcome.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.signal = WTERMSIG(status);
+  }
+  spdlog::debug("local: {} -> exit {} signal {} in {} ms", cmd.argv[0], outcome.exit_code, outcome.signal,
+                outcome.elapsed.count());
+  if (killing && !outcome.timed_out) {
+    return fail(ErrorCode::interrupted, fmt::format("interrupted while running {}", cmd.argv[0]));
+  }
+  return outcome;
+}
+
+} // namespace rv::proc

@@ -1,0 +1,19 @@
+#pragma once
+// Runs commands on this machine with posix_spawn: the login-node case.
+
+#include "core/process/runner.hpp"
+
+namespace rv::proc {
+
+// Runs argv directly (no shell), stdout and stderr apart, with a timeout that kills the
+// child's whole process group. An interrupt (SIGINT/SIGTERM) kills the child too.
+class LocalRunner final : public Runner {
+public:
+  Result<Outcome> run(const Command& cmd) override;
+  std::string where() const override { return "local"; }
+};
+
+// Tells whether `program` is an executable on PATH.
+bool on_path(const std::string& program);
+
+} // namespace rv::proc

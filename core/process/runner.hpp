@@ -1,0 +1,63 @@
+#pragma once
+// The one seam every external command goes through: local, SSH, dry-run or fake.
+
+#include "core/result.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::proc {
+
+// Receives output as it arrives, for streaming (`rv exec`, `rv logs -f`).
+using OutputSink = std::function<void(std::string_view)>;
+
+// A command to run: an argv, never a shell string built by concatenation.
+struct Command {
+  std::vector<std::string> argv;
+  std::optional<std::string> stdin_data;
+  std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // 0 = no limit
+  OutputSink on_stdout; // when set, stdout is streamed here (and still captured)
+  OutputSink on_stderr;
+};
+
+// How a command ended. A non-zero exit is an Outcome, not an error.
+struct Outcome {
+  int exit_code = -1; // -1 when killed by a signal
+  int signal = 0;     // the terminating signal, 0 if none
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  std::chrono::milliseconds elapsed{};
+
+  bool ok() const { return exit_code == 0; }
+  // The shell-style status: exit code, or 128+signal.
+  int status() const { return signal != 0 ? 128 + signal : exit_code; }
+};
+
+// Runs commands somewhere. Fails only when a command could not be run at all.
+class Runner {
+public:
+  virtual ~Runner() = default;
+
+  // Runs `cmd` to completion (or its timeout, which sets `timed_out`).
+  virtual Result<Outcome> run(const Command& cmd) = 0;
+
+  // Runs every command of `cmds`, one Outcome each, in as few round trips as the runner can
+  // (one for SSH). The default runs them one after another.
+  virtual Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds);
+
+  // Names where commands run, for messages: "local" or "ssh user@host:port".
+  virtual std::string where() const = 0;
+
+  // Counts the round trips made so far (one per run, one per batch).
+  virtual int round_trips() const { return m_round_trips; }
+
+protected:
+  int m_round_trips = 0;
+};
+
+} // namespace rv::proc

@@ -1,0 +1,124 @@
+#include "core/process/shell.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace rv::proc {
+namespace {
+
+bool is_safe(char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.' || c == '/' || c == ',' || c == ':' || c == '=' || c == '@' ||
+         c == '+' || c == '%';
+}
+
+constexpr std::string_view k_frame = "RV-BATCH ";
+
+// Reads a decimal number at `pos` up to `stop`; advances `pos` past `stop`.
+bool read_number(std::string_view text, std::size_t& pos, char stop, long long& value)
+{
+  auto end = text.find(stop, pos);
+  if (end == std::string_view::npos) {
+    return false;
+  }
+  auto [ptr, ec] = std::from_chars(text.data() + pos, text.data() + end, value);
+  if (ec != std::errc{} || ptr != text.data() + end) {
+    return false;
+  }
+  pos = end + 1;
+  return true;
+}
+
+} // namespace
+
+std::string shell_quote(std::string_view word)
+{
+  if (!word.empty() && std::all_of(word.begin(), word.end(), is_safe) && word.front() != '=') {
+    return std::string(word);
+  }
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+std::string shell_join(const std::vector<std::string>& argv)
+{
+  std::string line;
+  for (const auto& word : argv) {
+    if (!line.empty()) {
+      line += ' ';
+    }
+    line += shell_quote(word);
+  }
+  return line;
+}
+
+std::string batch_script(const std::vector<Command>& cmds)
+{
+  // Each command's output goes to files first, so that interleaving can never corrupt a frame;
+  // the frames are then printed with their byte lengths.
+  std::string script = "d=$(mktemp -d \"${TMPDIR:-/tmp}/rv-batch.XXXXXX\") || exit 97\n"
+                       "trap 'rm -rf \"$d\"' EXIT\n";
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    const auto& cmd = cmds[i];
+    std::string line = shell_join(cmd.argv);
+    auto secs = std::chrono::ceil<std::chrono::seconds>(cmd.timeout).count();
+    if (secs > 0) {
+      line = fmt::format("if command -v timeout >/dev/null 2>&1; then timeout -k 5 {} {}; else {}; fi",
+                         secs, line, line);
+    }
+    std::string input = cmd.stdin_data ? fmt::format("printf '%s' {} | ", shell_quote(*cmd.stdin_data))
+                                       : std::string();
+    std::string redirect_in = cmd.stdin_data ? "" : " </dev/null";
+    script += fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line,
+                          redirect_in, i, i, i);
+  }
+  script += fmt::format("i=0\nwhile [ $i -lt {} ]; do\n"
+                        "  printf '{}%s %s %s %s\\n' $i \"$(cat \"$d/$i.s\")\" "
+                        "$(($(wc -c <\"$d/$i.o\"))) $(($(wc -c <\"$d/$i.e\")))\n"
+                        "  cat \"$d/$i.o\" \"$d/$i.e\"\n"
+                        "  i=$((i+1))\ndone\n",
+                        cmds.size(), k_frame);
+  return script;
+}
+
+Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_t expected)
+{
+  std::vector<Outcome> outcomes;
+  std::size_t pos = 0;
+  while (outcomes.size() < expected) {
+    if (out.substr(pos, k_frame.size()) != k_frame) {
+      return fail(ErrorCode::parse,
+                  fmt::format("batch output is cut short after {} of {} commands", outcomes.size(), expected),
+                  "the remote shell must be POSIX (sh, bash, zsh); run with -v to see its output");
+    }
+    pos += k_frame.size();
+    long long index = 0, status = 0, out_len = 0, err_len = 0;
+    if (!read_number(out, pos, ' ', index) || !read_number(out, pos, ' ', status) ||
+        !read_number(out, pos, ' ', out_len) || !read_number(out, pos, '\n', err_len) ||
+        index != static_cast<long long>(outcomes.size()) || out_len < 0 || err_len < 0 ||
+        pos + static_cast<std::size_t>(out_len + err_len) > out.size()) {
+      return fail(ErrorCode::parse, "batch output has a malformed frame header");
+    }
+    Outcome o;
+    o.exit_code = static_cast<int>(status); // as the shell saw it: 128+N after signal N
+    o.out = std::string(out.substr(pos, static_cast<std::size_t>(out_len)));
+    pos += static_cast<std::size_t>(out_len);
+    o.err = std::string(out.substr(pos, static_cast<std::size_t>(err_len)));
+    pos += static_cast<std::size_t>(err_len);
+    outcomes.push_back(std::move(o));
+  }
+  return outcomes;
+}
+
+} // namespace rv::proc

@@ -1,0 +1,25 @@
+#pragma once
+// Quoting for POSIX shells, and the framing that runs many commands in one round trip.
+
+#include "core/process/runner.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::proc {
+
+// Quotes `word` so that a POSIX shell reads it back byte for byte (single quotes; `'` as '\'').
+std::string shell_quote(std::string_view word);
+
+// Quotes every word of `argv` and joins them with spaces: a command line for `sh -c`.
+std::string shell_join(const std::vector<std::string>& argv);
+
+// Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
+// stdout and stderr in length-prefixed frames that `parse_batch_output` reads back.
+std::string batch_script(const std::vector<Command>& cmds);
+
+// Splits the output of a `batch_script` run into one Outcome per command.
+Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_t expected);
+
+} // namespace rv::proc

@@ -1,0 +1,51 @@
+#pragma once
+// Runs commands on the login node over one libssh session, kept open for the whole rv run.
+
+#include "core/process/runner.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace rv::proc {
+
+// `[user@]host[:port]`, split; an alias from ~/.ssh/config is just a host.
+struct SshDestination {
+  std::string user;
+  std::string host;
+  int port = 0; // 0 = from ssh config, else 22
+};
+
+// Splits `dest` (`[user@]host[:port]`, `[user@][v6addr]:port`); rejects empty parts.
+Result<SshDestination> parse_destination(std::string_view dest);
+
+struct SshOptions {
+  std::string destination;   // as the user gave it
+  std::string ssh_config;    // OpenSSH client config to honour; "" = none
+  std::string identity_file; // tried before the agent and the default keys
+  std::string known_hosts;   // "" = from ssh config, else ~/.ssh/known_hosts
+  std::chrono::seconds connect_timeout{15};
+};
+
+class SshRunner final : public Runner {
+public:
+  explicit SshRunner(SshOptions options);
+  ~SshRunner() override;
+  SshRunner(const SshRunner&) = delete;
+  SshRunner& operator=(const SshRunner&) = delete;
+
+  // Connects, verifies the host key and authenticates, unless already connected.
+  Result<void> connect();
+
+  // Runs `cmd` as one channel exec: the argv is quoted for the remote POSIX shell.
+  Result<Outcome> run(const Command& cmd) override;
+  // Runs every command in one channel (one round trip), each with its own outcome.
+  Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
+  std::string where() const override;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace rv::proc
