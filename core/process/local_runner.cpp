@@ -1,6 +1,7 @@
 #include "core/process/local_runner.hpp"
 
 #include "core/interrupt.hpp"
+#include "core/process/shell.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -229,6 +230,27 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
     return fail(ErrorCode::interrupted, fmt::format("interrupted while running {}", cmd.argv[0]));
   }
   return outcome;
+}
+
+Result<std::vector<Outcome>> LocalRunner::run_batch(const std::vector<Command>& cmds)
+{
+  if (cmds.empty()) {
+    return std::vector<Outcome>{};
+  }
+  Command whole;
+  whole.argv = {"/bin/sh", "-s"};
+  whole.stdin_data = batch_script(cmds);
+  whole.timeout = std::chrono::milliseconds(0);
+  for (const auto& c : cmds) {
+    if (c.timeout.count() > 0) {
+      whole.timeout += c.timeout + std::chrono::seconds(5);
+    }
+  }
+  RV_TRY(outcome, run(whole));
+  if (outcome.timed_out) {
+    return fail(ErrorCode::timeout, fmt::format("a batch of {} commands timed out", cmds.size()));
+  }
+  return parse_batch_output(outcome.out, cmds.size());
 }
 
 } // namespace rv::proc

@@ -10,6 +10,8 @@ namespace rv::proc {
 class LocalRunner final : public Runner {
 public:
   Result<Outcome> run(const Command& cmd) override;
+  // Runs the same framed script as SSH does, through /bin/sh: one process tree, one round trip.
+  Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
   std::string where() const override { return "local"; }
 };
 

@@ -1,0 +1,180 @@
+#include "core/interrupt.hpp"
+#include "core/process/local_runner.hpp"
+#include "core/process/shell.hpp"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <thread>
+
+using namespace rv;
+using namespace rv::proc;
+using namespace std::chrono_literals;
+
+namespace {
+const std::string k_nasty = "a b  'single' \"double\" $HOME `id` $(id) \\ ; | & * ? [x] {a,b} ~ #\nline2\n\tñ 日本 \x01 end";
+
+Command cmd(std::vector<std::string> argv)
+{
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = 10s;
+  return c;
+}
+} // namespace
+
+TEST_CASE("local runner: exit status and separate streams")
+{
+  LocalRunner r;
+  auto o = r.run(cmd({"/bin/sh", "-c", "echo out; echo err >&2; exit 7"}));
+  REQUIRE(o);
+  CHECK(o->exit_code == 7);
+  CHECK(o->out == "out\n");
+  CHECK(o->err == "err\n");
+  CHECK_FALSE(o->timed_out);
+}
+
+TEST_CASE("local runner: arguments arrive byte for byte")
+{
+  LocalRunner r;
+  auto o = r.run(cmd({"printf", "%s", k_nasty}));
+  REQUIRE(o);
+  CHECK(o->out == k_nasty);
+}
+
+TEST_CASE("local runner: a signal is reported as such")
+{
+  LocalRunner r;
+  auto o = r.run(cmd({"/bin/sh", "-c", "kill -TERM $$"}));
+  REQUIRE(o);
+  CHECK(o->signal == SIGTERM);
+  CHECK(o->status() == 128 + SIGTERM);
+}
+
+TEST_CASE("local runner: a timeout kills the whole process group")
+{
+  LocalRunner r;
+  auto c = cmd({"/bin/sh", "-c", "sleep 30 & sleep 30; echo never"});
+  c.timeout = 300ms;
+  const auto start = std::chrono::steady_clock::now();
+  auto o = r.run(c);
+  REQUIRE(o);
+  CHECK(o->timed_out);
+  CHECK(o->out.empty());
+  CHECK(std::chrono::steady_clock::now() - start < 5s);
+}
+
+TEST_CASE("local runner: large outputs on both streams do not deadlock")
+{
+  LocalRunner r;
+  auto o = r.run(cmd({"/bin/sh", "-c", "head -c 3000000 /dev/zero; head -c 2000000 /dev/zero >&2"}));
+  REQUIRE(o);
+  CHECK(o->out.size() == 3000000);
+  CHECK(o->err.size() == 2000000);
+}
+
+TEST_CASE("local runner: large stdin reaches the child")
+{
+  LocalRunner r;
+  auto c = cmd({"wc", "-c"});
+  c.stdin_data = std::string(5'000'000, 'x');
+  auto o = r.run(c);
+  REQUIRE(o);
+  CHECK(o->out.find("5000000") != std::string::npos);
+}
+
+TEST_CASE("local runner: a missing program is an error with a hint")
+{
+  LocalRunner r;
+  auto o = r.run(cmd({"rv-no-such-program-xyz"}));
+  REQUIRE_FALSE(o);
+  CHECK(o.error().message.find("rv-no-such-program-xyz") != std::string::npos);
+  CHECK_FALSE(o.error().hint.empty());
+}
+
+TEST_CASE("local runner: an interrupt kills the child and reports it")
+{
+  LocalRunner r;
+  std::thread t([] {
+    std::this_thread::sleep_for(200ms);
+    raise_interrupt(SIGINT);
+  });
+  auto o = r.run(cmd({"sleep", "30"}));
+  t.join();
+  clear_interrupt();
+  REQUIRE_FALSE(o);
+  CHECK(o.error().code == ErrorCode::interrupted);
+}
+
+TEST_CASE("local runner: streaming sinks see the output")
+{
+  LocalRunner r;
+  std::string seen;
+  auto c = cmd({"/bin/sh", "-c", "echo one; echo two"});
+  c.on_stdout = [&](std::string_view s) { seen += s; };
+  auto o = r.run(c);
+  REQUIRE(o);
+  CHECK(seen == "one\ntwo\n");
+}
+
+TEST_CASE("local runner: no zombies are left behind")
+{
+  LocalRunner r;
+  for (int i = 0; i < 50; ++i) {
+    REQUIRE(r.run(cmd({"true"})));
+  }
+  auto o = r.run(cmd({"/bin/sh", "-c", "ps -o stat= --ppid $PPID | grep -c Z || true"}));
+  REQUIRE(o);
+  CHECK(o->out == "0\n");
+}
+
+TEST_CASE("batch: many commands in one round trip, each with its own outcome")
+{
+  LocalRunner r;
+  std::vector<Command> cmds = {cmd({"printf", "%s", k_nasty}), cmd({"/bin/sh", "-c", "echo e >&2; exit 3"}),
+                               cmd({"true"}), cmd({"head", "-c", "100000", "/dev/zero"})};
+  cmds[2].stdin_data = "ignored";
+  const int before = r.round_trips();
+  auto outs = r.run_batch(cmds);
+  REQUIRE(outs);
+  CHECK(r.round_trips() == before + 1);
+  REQUIRE(outs->size() == 4);
+  CHECK((*outs)[0].out == k_nasty);
+  CHECK((*outs)[0].exit_code == 0);
+  CHECK((*outs)[1].exit_code == 3);
+  CHECK((*outs)[1].err == "e\n");
+  CHECK((*outs)[3].out.size() == 100000);
+}
+
+TEST_CASE("batch: stdin data reaches the command exactly")
+{
+  LocalRunner r;
+  auto c = cmd({"cat"});
+  c.stdin_data = k_nasty;
+  auto outs = r.run_batch({c});
+  REQUIRE(outs);
+  CHECK((*outs)[0].out == k_nasty);
+}
+
+TEST_CASE("batch output parser rejects truncated frames")
+{
+  CHECK_FALSE(parse_batch_output("", 1));
+  CHECK_FALSE(parse_batch_output("RV-BATCH 0 0 10 0\nshort", 1));
+  CHECK_FALSE(parse_batch_output("RV-BATCH 1 0 0 0\n", 1));
+  auto ok = parse_batch_output("RV-BATCH 0 5 2 1\nabc", 1);
+  REQUIRE(ok);
+  CHECK((*ok)[0].out == "ab");
+  CHECK((*ok)[0].err == "c");
+  CHECK((*ok)[0].exit_code == 5);
+}
+
+TEST_CASE("shell_quote round-trips through sh")
+{
+  LocalRunner r;
+  for (const std::string& w : {std::string(""), std::string("plain"), std::string("it's"), k_nasty,
+                               std::string("=x"), std::string("-n")}) {
+    auto o = r.run(cmd({"/bin/sh", "-c", "printf '%s' " + shell_quote(w)}));
+    REQUIRE(o);
+    CHECK(o->out == w);
+  }
+}
