@@ -62,6 +62,7 @@ Result<SshDestination> parse_destination(std::string_view dest)
     }
   }
   std::string_view port_text;
+  bool has_port = false;
   if (!dest.empty() && dest.front() == '[') { // [v6addr]:port
     auto close = dest.find(']');
     if (close == std::string_view::npos) {
@@ -74,10 +75,12 @@ Result<SshDestination> parse_destination(std::string_view dest)
         return bad("junk after ']'");
       }
       port_text = rest.substr(1);
+      has_port = true;
     }
   } else if (auto colon = dest.find(':'); colon != std::string_view::npos && dest.find(':', colon + 1) == std::string_view::npos) {
     d.host = std::string(dest.substr(0, colon));
     port_text = dest.substr(colon + 1);
+    has_port = true;
   } else {
     d.host = std::string(dest);
   }
@@ -89,7 +92,7 @@ Result<SshDestination> parse_destination(std::string_view dest)
       return bad("unexpected character in host name");
     }
   }
-  if (!port_text.empty() || (dest.find(':') != std::string_view::npos && dest.front() != '[')) {
+  if (has_port) {
     int port = 0;
     auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (port_text.empty() || ec != std::errc{} || p != port_text.data() + port_text.size() || port < 1 || port > 65535) {
