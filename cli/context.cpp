@@ -36,7 +36,7 @@ Result<void> Context::load_config()
   if (auto r = config.load_env(env); !r) {
     return r;
   }
-  const std::pair<const char*, const std::string*> flags[] = {
+  const std::pair<const char*, const std::optional<std::string>*> flags[] = {
       {"host", &global.host},
       {"identity_file", &global.identity_file},
       {"known_hosts", &global.known_hosts},
@@ -45,8 +45,8 @@ Result<void> Context::load_config()
       {"account", &global.account},
   };
   for (const auto& [key, value] : flags) {
-    if (!value->empty()) {
-      if (auto r = config.set(key, *value, Origin::flag); !r) {
+    if (value->has_value()) {
+      if (auto r = config.set(key, **value, Origin::flag); !r) {
         return r;
       }
     }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,13 +14,14 @@ namespace rv::cli {
 
 // Flags that every command takes.
 struct GlobalOptions {
-  std::string host;
+  // Unset optionals were not given; a given empty value is meaningful (`--ssh-config ''`).
+  std::optional<std::string> host;
   std::string config_file;
-  std::string identity_file;
-  std::string known_hosts;
-  std::string ssh_config;
-  std::string connect_timeout;
-  std::string account;
+  std::optional<std::string> identity_file;
+  std::optional<std::string> known_hosts;
+  std::optional<std::string> ssh_config;
+  std::optional<std::string> connect_timeout;
+  std::optional<std::string> account;
   int verbosity = 0;
   bool quiet = false;
   bool json = false;
