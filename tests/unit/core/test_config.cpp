@@ -1,0 +1,88 @@
+#include "core/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace rv;
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text)
+{
+  auto dir = std::filesystem::temp_directory_path() / ("rv-test-config-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+} // namespace
+
+TEST_CASE("config layers: default < file < env < flag, with origins")
+{
+  Config c;
+  CHECK(c.get("connect_timeout") == "15s");
+  CHECK(c.origin("connect_timeout") == Origin::default_value);
+
+  auto path = write_temp("layers.json", R"({"host": "from-file", "account": "acct-file", "max_strategies": 4})");
+  REQUIRE(c.load_file(path));
+  CHECK(c.get("host") == "from-file");
+  CHECK(c.origin("host") == Origin::file);
+  CHECK(c.get("max_strategies") == "4");
+
+  REQUIRE(c.load_env({{"RV_HOST", "from-env"}, {"UNRELATED", "x"}}));
+  CHECK(c.get("host") == "from-env");
+  CHECK(c.origin("host") == Origin::environment);
+  CHECK(c.get("account") == "acct-file");
+
+  REQUIRE(c.set("host", "from-flag", Origin::flag));
+  CHECK(c.get("host") == "from-flag");
+  CHECK(std::string(to_string(c.origin("host"))) == "flag");
+}
+
+TEST_CASE("config: a missing file is fine, a broken one is a clear error")
+{
+  Config c;
+  CHECK(c.load_file("/nonexistent/rv/config.json"));
+  auto bad = write_temp("bad.json", "{ host: nope");
+  auto r = c.load_file(bad);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::config);
+  CHECK(r.error().message.find("bad.json") != std::string::npos);
+  CHECK_FALSE(r.error().hint.empty());
+
+  auto list = write_temp("list.json", "[1, 2]");
+  CHECK_FALSE(c.load_file(list));
+  auto nested = write_temp("nested.json", R"({"host": {"a": 1}})");
+  CHECK_FALSE(c.load_file(nested));
+}
+
+TEST_CASE("config: unknown keys get a did-you-mean")
+{
+  Config c;
+  auto r = c.set("hots", "x", Origin::flag);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().hint.find("'host'") != std::string::npos);
+  auto path = write_temp("typo.json", R"({"acount": "x"})");
+  auto f = c.load_file(path);
+  REQUIRE_FALSE(f);
+  CHECK(f.error().hint.find("account") != std::string::npos);
+}
+
+TEST_CASE("config: durations are validated when read")
+{
+  Config c;
+  CHECK(*c.get_seconds("connect_timeout") == 15);
+  REQUIRE(c.set("connect_timeout", "soon", Origin::environment));
+  auto r = c.get_seconds("connect_timeout");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("connect_timeout") != std::string::npos);
+  CHECK(r.error().message.find("env") != std::string::npos);
+}
+
+TEST_CASE("did_you_mean")
+{
+  CHECK(did_you_mean("a10", {"a100", "v100", "h200"}) == "a100");
+  CHECK(did_you_mean("zzzzzz", {"a100", "v100"}).empty());
+}
