@@ -1,0 +1,236 @@
+#include "core/store/record_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace rv::store {
+namespace fs = std::filesystem;
+namespace {
+
+Error io_error(const std::string& what, const fs::path& path)
+{
+  return Error{ErrorCode::io, fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)),
+               "check the permissions and free space of rv's state directory"};
+}
+
+bool valid_id(const std::string& id)
+{
+  return !id.empty() && id.size() <= 64 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+         });
+}
+
+bool write_all(int fd, std::string_view data)
+{
+  while (!data.empty()) {
+    auto n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+} // namespace
+
+Result<void> write_file_atomic(const fs::path& path, std::string_view data)
+{
+  auto tmp = path;
+  tmp += fmt::format(".tmp.{}", ::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return std::unexpected(io_error("cannot create", tmp));
+  }
+  if (!write_all(fd, data) || ::fsync(fd) != 0) {
+    auto err = io_error("cannot write", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return std::unexpected(err);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    auto err = io_error("cannot rename into", path);
+    ::unlink(tmp.c_str());
+    return std::unexpected(err);
+  }
+  // The rename is durable only once the directory entry is on disk.
+  int dir = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return {};
+}
+
+Result<FileLock> FileLock::acquire(const fs::path& path)
+{
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return std::unexpected(io_error("cannot open lock", path));
+  }
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      auto err = io_error("cannot lock", path);
+      ::close(fd);
+      return std::unexpected(err);
+    }
+  }
+  return FileLock(fd);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd)
+{
+  other.m_fd = -1;
+}
+
+FileLock::~FileLock()
+{
+  if (m_fd >= 0) {
+    ::close(m_fd); // releases the flock
+  }
+}
+
+RecordStore::RecordStore(fs::path dir) : m_dir(std::move(dir)) {}
+
+fs::path RecordStore::default_dir()
+{
+  const char* state = std::getenv("XDG_STATE_HOME");
+  if (state && *state) {
+    return fs::path(state) / "rv" / "requests";
+  }
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : ".") / ".local" / "state" / "rv" / "requests";
+}
+
+fs::path RecordStore::path_of(const std::string& id) const
+{
+  return m_dir / (id + ".json");
+}
+
+Result<void> RecordStore::ensure_dir() const
+{
+  std::error_code ec;
+  fs::create_directories(m_dir, ec);
+  if (ec) {
+    return fail(ErrorCode::io, fmt::format("cannot create {}: {}", m_dir.string(), ec.message()));
+  }
+  ::chmod(m_dir.c_str(), 0700);
+  return {};
+}
+
+Result<void> RecordStore::create(const std::string& id, const nlohmann::json& record)
+{
+  if (!valid_id(id)) {
+    return fail(ErrorCode::usage, fmt::format("invalid record id '{}'", id));
+  }
+  if (auto r = ensure_dir(); !r) {
+    return r;
+  }
+  RV_TRY(lock, FileLock::acquire(m_dir / ".lock"));
+  if (fs::exists(path_of(id))) {
+    return fail(ErrorCode::io, fmt::format("record {} exists already in {}", id, m_dir.string()));
+  }
+  return write_file_atomic(path_of(id), record.dump(2) + "\n");
+}
+
+Result<nlohmann::json> RecordStore::read(const std::string& id) const
+{
+  if (!valid_id(id)) {
+    return fail(ErrorCode::usage, fmt::format("invalid record id '{}'", id));
+  }
+  std::ifstream in(path_of(id));
+  if (!in) {
+    return fail(ErrorCode::io, fmt::format("no record {} in {}", id, m_dir.string()), "`rv ps -a` lists requests");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return fail(ErrorCode::parse, fmt::format("record {} is corrupt: {}", path_of(id).string(), e.what()));
+  }
+}
+
+Result<nlohmann::json> RecordStore::update(const std::string& id, const std::function<void(nlohmann::json&)>& change)
+{
+  if (auto r = ensure_dir(); !r) {
+    return std::unexpected(r.error());
+  }
+  RV_TRY(lock, FileLock::acquire(m_dir / ".lock"));
+  RV_TRY(record, read(id));
+  change(record);
+  if (auto w = write_file_atomic(path_of(id), record.dump(2) + "\n"); !w) {
+    return std::unexpected(w.error());
+  }
+  return record;
+}
+
+Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* skipped) const
+{
+  std::vector<std::pair<std::string, nlohmann::json>> found;
+  std::error_code ec;
+  if (!fs::exists(m_dir, ec)) {
+    return std::vector<nlohmann::json>{};
+  }
+  for (const auto& entry : fs::directory_iterator(m_dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (entry.path().extension() != ".json") {
+      continue; // lock file and temp files of writers in flight
+    }
+    auto id = name.substr(0, name.size() - 5);
+    auto record = read(id);
+    if (record) {
+      found.emplace_back(id, std::move(*record));
+    } else if (skipped) {
+      skipped->push_back(name);
+    }
+  }
+  if (ec) {
+    return fail(ErrorCode::io, fmt::format("cannot list {}: {}", m_dir.string(), ec.message()));
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    auto ta = a.second.value("created_at", std::string());
+    auto tb = b.second.value("created_at", std::string());
+    return ta != tb ? ta < tb : a.first < b.first;
+  });
+  std::vector<nlohmann::json> records;
+  records.reserve(found.size());
+  for (auto& [id, rec] : found) {
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+Result<void> RecordStore::remove(const std::string& id)
+{
+  if (!valid_id(id)) {
+    return fail(ErrorCode::usage, fmt::format("invalid record id '{}'", id));
+  }
+  RV_TRY(lock, FileLock::acquire(m_dir / ".lock"));
+  std::error_code ec;
+  fs::remove(path_of(id), ec);
+  return {};
+}
+
+std::string new_request_id()
+{
+  std::random_device rd;
+  return fmt::format("{:08x}", rd());
+}
+
+} // namespace rv::store
