@@ -1,0 +1,67 @@
+#pragma once
+// The race between a request's sibling jobs, as a pure state machine: each poll's
+// observations go in, decisions (winner, jobs to cancel, hopeless jobs) come out.
+
+#include "slurm/job_state.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::slurm {
+
+// What one poll learned about one job.
+struct JobView {
+  JobState state = JobState::unknown;
+  std::string reason;            // pending reason, "" if none
+  std::string nodes;             // allocated nodes (hostlist), "" if none
+  std::int64_t start_epoch = 0;  // when it started, 0 if not (yet) known
+  std::string source;            // squeue, scontrol, sacct, or "" when no record was found
+};
+
+// One sibling of the request.
+struct RaceEntry {
+  std::string strategy_id;
+  std::string job_id;
+  JobView last;
+  bool cancel_sent = false;
+  std::string hopeless_reason; // set once its pending reason shows it can never start
+};
+
+// What to do after a poll.
+struct RaceDecision {
+  std::optional<std::size_t> new_winner;  // set on the poll that decides the winner
+  std::vector<std::string> cancel;        // job ids to scancel now
+  std::vector<std::size_t> newly_hopeless; // entries found hopeless on this poll
+  bool all_failed = false;                // every sibling ended (or is hopeless) without a winner
+};
+
+class Race {
+public:
+  // `entries` in rank order: a tie between siblings that started in the same poll goes to the
+  // claimant (the job holding the in-job claim), then the earliest start, then the better rank.
+  explicit Race(std::vector<RaceEntry> entries);
+
+  // Feeds one poll's views (job id -> view; missing ids mean "no news", kept alive).
+  // `claimant` is the job id that holds the in-job claim, when known.
+  RaceDecision observe(const std::map<std::string, JobView>& views, const std::string& claimant = {});
+
+  // Job ids that are not known to be over and have no cancel sent: for Ctrl-C, timeouts, errors.
+  std::vector<std::string> cancel_all();
+
+  // Records that a cancel was sent to `job_id` (e.g. by cancel_all's caller).
+  void mark_cancelled(const std::string& job_id);
+
+  const std::vector<RaceEntry>& entries() const { return m_entries; }
+  std::optional<std::size_t> winner() const { return m_winner; }
+  // True when more than one sibling is a candidate this poll (the caller may read the claim).
+  bool needs_claimant(const std::map<std::string, JobView>& views) const;
+
+private:
+  std::vector<RaceEntry> m_entries;
+  std::optional<std::size_t> m_winner;
+};
+
+} // namespace rv::slurm
