@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# Shared settings and helpers for up.sh, down.sh, smoke.sh and capture.sh (sourced, not run).
+# Facts behind every choice here: /work/shared/reference/slurm-testbed.md and docs/testbed.md.
+
+# shellcheck disable=SC2034  # the settings are used by the scripts that source this file
+TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+TB_ACCOUNTING=${TB_ACCOUNTING:-1}
+TB_CLUSTER=rvtest
+TB_SSH_PORT=2222
+TB_SSH_USER=rvtest
+TB_ACCOUNT=rvacct
+TB_DB_PORT=3307
+TB_ETC=/etc/slurm
+# Simulated nodes: name|partition|slurmd port|CPUs|sockets|cores per socket|MiB|gpu type|gpus|billing/GPU
+TB_NODES=(
+  "a100-1|gpu-a100|17001|64|2|32|512000|a100|8|509"
+  "a100-2|gpu-a100|17002|64|2|32|512000|a100|8|509"
+  "a6000-1|gpu-a6000|17003|32|2|16|256000|a6000|8|200"
+  "v100-1|gpu-v100|17004|32|2|16|192000|v100|4|150"
+  "h200-1|gpu-h200|17005|96|2|48|1024000|h200|4|1000"
+  "mig-1|gpu-mig|17006|16|1|16|128000|a100_1g.10gb|7|70"
+  "cpu-1|cpu|17007|8|1|8|32000|||"
+)
+
+# Debian packages the testbed needs (the accounting ones only with TB_ACCOUNTING=1).
+tb_packages() {
+  local pkgs=(munge slurmctld slurmd slurm-client openssh-server)
+  if [[ $TB_ACCOUNTING == 1 ]]; then
+    pkgs+=(slurmdbd mariadb-server)
+  fi
+  printf '%s\n' "${pkgs[@]}"
+}
+
+tb_node_names() {
+  local line
+  for line in "${TB_NODES[@]}"; do
+    printf '%s\n' "${line%%|*}"
+  done
+}
+
+tb_log() { printf 'testbed: %s\n' "$*" >&2; }
+tb_die() {
+  printf 'testbed: error: %s\n' "$*" >&2
+  exit 1
+}
+
+tb_now() { date +%s.%N; }
+tb_since() { awk -v a="$1" -v b="$(tb_now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# True when the pid in pidfile $1 is a live (non-zombie) process.
+tb_pid_alive() {
+  local pidfile=$1 pid state
+  [[ -s $pidfile ]] || return 1
+  pid=$(<"$pidfile")
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  state=$(ps -o stat= -p "$pid" 2>/dev/null) || return 1
+  [[ $state != Z* ]]
+}
+
+tb_pid_gone() { ! tb_pid_alive "$1"; }
+
+# Every pidfile the testbed owns, in stop order (login node first, munge last).
+tb_pidfiles() {
+  local n
+  printf '%s\n' "$TB_DIR/sshd.pid"
+  while read -r n; do printf '%s\n' "$TB_DIR/slurmd-$n.pid"; done < <(tb_node_names)
+  printf '%s\n' "$TB_DIR/slurmctld.pid" "$TB_DIR/slurmdbd.pid" "$TB_DIR/db/mysqld.pid" "$TB_DIR/munge/munged.pid"
+}
+
+# Poll `cmd...` every 0.2 s until it succeeds or $1 seconds pass.
+tb_wait() {
+  local timeout=$1 start
+  shift
+  start=$SECONDS
+  until "$@"; do
+    ((SECONDS - start < timeout)) || return 1
+    sleep 0.2
+  done
+}
