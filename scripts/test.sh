@@ -17,7 +17,7 @@ junit=$(mktemp /tmp/rv-ctest-XXXXXX.xml)
 rc=0
 ctest --test-dir "$RV_BUILD_DIR" --output-on-failure --output-junit "$junit" </dev/null || rc=$?
 # The junit summary: <testsuite ... tests="N" failures="F" ... skipped="S" ...>
-summary=$(grep -m1 -o '<testsuite [^>]*>' "$junit" || true)
+summary=$(tr '\n\t' '  ' <"$junit" | grep -m1 -o '<testsuite [^>]*>' || true)
 rm -f "$junit"
 attr() { sed -n "s/.* $1=\"\\([0-9]*\\)\".*/\\1/p" <<<"$summary"; }
 total=$(attr tests) failed=$(attr failures) skipped=$(attr skipped)

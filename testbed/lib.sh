@@ -77,3 +77,56 @@ tb_wait() {
     sleep 0.2
   done
 }
+
+# apt-get install packages on Debian 12 without starting their system services.
+tb_apt_install() {
+  local created_policy=0 manflag=/var/lib/man-db/auto-update
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    # Keeps the maintainer scripts from starting the system's own munge/slurm/mariadb/ssh services.
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    created_policy=1
+  fi
+  # The man-db trigger costs ~5 s per install and nothing here reads man pages.
+  if [[ -e $manflag ]]; then mv "$manflag" "$manflag.rv-off"; fi
+  local rc=0
+  {
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  } </dev/null || rc=$?
+  if [[ -e $manflag.rv-off ]]; then mv "$manflag.rv-off" "$manflag"; fi
+  ((created_policy == 0)) || rm -f /usr/sbin/policy-rc.d
+  return "$rc"
+}
+
+# True when every package named is installed.
+tb_installed() {
+  local status
+  status=$(dpkg-query -W -f '${db:Status-Status}\n' "$@" 2>/dev/null) || return 1
+  ! grep -qv '^installed$' <<<"$status"
+}
+
+# Every node registered and answering: none down, drained, invalid, unknown or not responding.
+tb_nodes_ok() {
+  local states
+  states=$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
+  [[ $(wc -l <<<"$states") -eq ${#TB_NODES[@]} ]] || return 1
+  ! grep -Eq ' (down|drain|drng|inval|unk|fail|maint|npc|plnd)|\*' <<<"$states"
+}
+
+# True when the testbed in $TB_DIR runs: every daemon of ours alive, munge works, nodes answer
+# (idle or busy with someone's jobs).
+tb_is_up() {
+  local pidfile acct=$TB_ACCOUNTING
+  [[ -f $TB_DIR/env ]] || return 1
+  grep -q '^export TB_ACCOUNTING=1$' "$TB_DIR/env" && acct=1 || acct=0 # the running mode wins
+  while read -r pidfile; do
+    case $pidfile in
+      */munged.pid) [[ -e $pidfile ]] || continue ;; # a munged we reused is not ours
+      */slurmdbd.pid | */mysqld.pid) [[ $acct == 1 ]] || continue ;;
+    esac
+    tb_pid_alive "$pidfile" || return 1
+  done < <(tb_pidfiles)
+  munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 || return 1
+  tb_nodes_ok
+}

@@ -11,47 +11,6 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
 
-install_packages() {
-  local created_policy=0 manflag=/var/lib/man-db/auto-update pkgs
-  mapfile -t pkgs < <(tb_packages)
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    # Keep the maintainer scripts from starting the system's own munge/slurm/mariadb/ssh services.
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-    chmod 755 /usr/sbin/policy-rc.d
-    created_policy=1
-  fi
-  # The man-db trigger costs ~5 s per install and nothing here reads man pages.
-  [[ -e $manflag ]] && mv "$manflag" "$manflag.rv-off"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
-  [[ -e $manflag.rv-off ]] && mv "$manflag.rv-off" "$manflag"
-  ((created_policy == 0)) || rm -f /usr/sbin/policy-rc.d
-}
-
-# All daemons alive and every node answering (idle or busy with someone's jobs).
-testbed_running() {
-  local pidfile
-  [[ -f $TB_DIR/env ]] || return 1
-  while read -r pidfile; do
-    case $pidfile in
-      */munged.pid) [[ ! -e $pidfile ]] && continue ;;     # a munged we reused is not ours
-      */slurmdbd.pid | */mysqld.pid) [[ $TB_ACCOUNTING == 1 ]] || continue ;;
-    esac
-    tb_pid_alive "$pidfile" || return 1
-  done < <(tb_pidfiles)
-  munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 || return 1
-  nodes_ok
-}
-
-# Every node registered: none down, drained, invalid, unknown or not responding.
-nodes_ok() {
-  local states
-  states=$(timeout 10 sinfo -h -N -o '%N %t' 2>/dev/null) || return 1
-  [[ $(wc -l <<<"$states") -eq ${#TB_NODES[@]} ]] || return 1
-  ! grep -Eq ' (down|drain|drng|inval|unk|fail|maint|comp|npc|plnd)|\*' <<<"$states"
-}
-
 all_idle() {
   tb_pid_alive "$TB_DIR/slurmctld.pid" || tb_die "slurmctld died; see $TB_DIR/log/slurmctld.log"
   local states
@@ -76,7 +35,7 @@ write_slurm_conf() {
     [[ -n ${part_nodes[$part]:-} ]] || parts+=("$part")
     part_nodes[$part]+="${part_nodes[$part]:+,}$name"
     part_weight[$part]=$weight
-    [[ -z $gtype || $acct_tres == *":$gtype"* ]] || acct_tres+=",gres/gpu:$gtype"
+    [[ -z $gtype || "$acct_tres," == *",gres/gpu:$gtype,"* ]] || acct_tres+=",gres/gpu:$gtype"
   done
   {
     cat <<EOF
@@ -330,15 +289,12 @@ EOF
 }
 
 if [[ ${TB_INSTALL:-0} == 1 ]]; then
-  tb_log "installing packages: $(tb_packages | tr '\n' ' ')"
-  install_packages
+  mapfile -t pkgs < <(tb_packages)
+  tb_log "installing packages: ${pkgs[*]}"
+  tb_apt_install "${pkgs[@]}"
 fi
 
-if [[ -f $TB_DIR/env ]]; then
-  # shellcheck source=/dev/null
-  TB_ACCOUNTING=$(. "$TB_DIR/env" && echo "$TB_ACCOUNTING") # the running mode wins
-fi
-if testbed_running; then
+if tb_is_up; then
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
   exit 0
 fi
