@@ -24,7 +24,7 @@ fi
 stopped=()
 while read -r pidfile; do
   tb_pid_alive "$pidfile" || continue
-  pid=$(<"$pidfile")
+  pid=$(tb_pid_of "$pidfile") || continue
   name=$(basename "$pidfile" .pid)
   kill -TERM "$pid" 2>/dev/null || true
   # A slurmd stuck in its registration back-off ignores SIGTERM (see docs/testbed.md).
@@ -39,7 +39,7 @@ done < <(tb_pidfiles)
 # Verify with ps: none of the pids we own may still run.
 left=()
 while read -r pidfile; do
-  if tb_pid_alive "$pidfile"; then left+=("$(basename "$pidfile" .pid)=$(<"$pidfile")"); fi
+  if tb_pid_alive "$pidfile"; then left+=("$(basename "$pidfile" .pid)=$(tb_pid_of "$pidfile")"); fi
 done < <(tb_pidfiles)
 ((${#left[@]} == 0)) || tb_die "still running: ${left[*]}"
 tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(pgrep -ax slurmstepd | tr '\n' ' ')"

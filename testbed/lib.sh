@@ -47,12 +47,19 @@ tb_die() {
 tb_now() { date +%s.%N; }
 tb_since() { awk -v a="$1" -v b="$(tb_now)" 'BEGIN { printf "%.1f", b - a }'; }
 
+# Prints the pid in pidfile $1. Daemons delete their pidfile as they exit, so it may vanish at any
+# moment: `read` instead of $(<file), whose failure exits the script even inside `if` or `||`.
+tb_pid_of() {
+  local pid=""
+  { read -r pid <"$1"; } 2>/dev/null || true
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  printf '%s\n' "$pid"
+}
+
 # True when the pid in pidfile $1 is a live (non-zombie) process.
 tb_pid_alive() {
-  local pidfile=$1 pid state
-  [[ -s $pidfile ]] || return 1
-  pid=$(<"$pidfile")
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  local pid state
+  pid=$(tb_pid_of "$1") || return 1
   state=$(ps -o stat= -p "$pid" 2>/dev/null) || return 1
   [[ $state != Z* ]]
 }
