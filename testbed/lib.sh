@@ -24,7 +24,7 @@ TB_NODES=(
 
 # Debian packages the testbed needs (the accounting ones only with TB_ACCOUNTING=1).
 tb_packages() {
-  local pkgs=(munge slurmctld slurmd slurm-client openssh-server)
+  local pkgs=(munge slurmctld slurmd slurm-client openssh-server procps) # procps: ps, pgrep
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)
   fi
