@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# From a fresh Debian 12 (as root) to rv running its main job through the loopback login node:
+# install the build and testbed packages, build rv into build/, start the testbed (left running),
+# then `rv exec sinfo` over ssh.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $(id -u) == 0 ]] || { rv_log "error: run as root (apt-get, testbed daemons)"; exit 1; }
+rv_install_deps
+rv_build
+rv_testbed_up
+# shellcheck source=/dev/null
+. "$TB_DIR/env"
+rv_log "testbed is up (stop it with: bash testbed/down.sh)"
+cd "$RV_ROOT"
+build/cli/rv --ssh-config "$TB_SSH_CONFIG" --host rvtb exec sinfo

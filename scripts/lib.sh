@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# Shared functions for scripts/bootstrap.sh, scripts/test.sh and .ci/run (sourced, not run).
+# Everything targets a Debian 12 machine where we are root; only Debian's mirror is needed.
+
+RV_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RV_BUILD_DIR=${RV_BUILD_DIR:-$RV_ROOT/build}
+export TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+# shellcheck source=testbed/lib.sh
+. "$RV_ROOT/testbed/lib.sh"
+
+RV_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libspdlog-dev
+  libssh-dev doctest-dev shellcheck rsync git jq) # jq: integration tests read --json output
+
+rv_log() { printf 'rv-scripts: %s\n' "$*" >&2; }
+
+# Every package rv needs to build, test and run its testbed.
+rv_packages() {
+  printf '%s\n' "${RV_BUILD_PACKAGES[@]}"
+  tb_packages
+}
+
+# apt-get install the build and testbed packages (always: bootstrap is for fresh machines).
+rv_install_deps() {
+  local pkgs t0
+  mapfile -t pkgs < <(rv_packages)
+  t0=$(tb_now)
+  rv_log "apt-get install ${#pkgs[@]} packages (and their dependencies)"
+  tb_apt_install "${pkgs[@]}"
+  rv_log "packages installed in $(tb_since "$t0") s"
+}
+
+# Install only when something is missing: a second test run does not touch apt at all.
+rv_install_deps_if_needed() {
+  local pkgs
+  mapfile -t pkgs < <(rv_packages)
+  if tb_installed "${pkgs[@]}"; then
+    return 0
+  fi
+  rv_install_deps
+}
+
+# Configure (once) and build rv into $RV_BUILD_DIR.
+rv_build() {
+  local t0
+  t0=$(tb_now)
+  if [[ ! -f $RV_BUILD_DIR/build.ninja ]]; then
+    cmake -S "$RV_ROOT" -B "$RV_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  fi
+  cmake --build "$RV_BUILD_DIR"
+  rv_log "built in $(tb_since "$t0") s"
+}
+
+# Bring the testbed up unless it already runs. Sets RV_STARTED_TESTBED=1 when this call started it.
+RV_STARTED_TESTBED=0
+rv_testbed_up() {
+  if tb_is_up; then
+    rv_log "testbed already up in $TB_DIR: using it as is"
+    return 0
+  fi
+  RV_STARTED_TESTBED=1
+  bash "$RV_ROOT/testbed/up.sh"
+}
+
+# Stop the testbed only if rv_testbed_up started it (someone else's testbed stays up).
+rv_testbed_down_if_started() {
+  if ((RV_STARTED_TESTBED == 1)); then
+    bash "$RV_ROOT/testbed/down.sh"
+  fi
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build rv if needed, make sure the testbed runs, run every test (unit + integration) with ctest
+# and print the counts. A testbed this script started is stopped at the end; one that was already
+# running is left alone.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $(id -u) == 0 ]] || { rv_log "error: run as root (integration tests need the local testbed)"; exit 1; }
+t0=$(tb_now)
+rv_install_deps_if_needed
+rv_build
+trap rv_testbed_down_if_started EXIT
+rv_testbed_up
+
+junit=$(mktemp /tmp/rv-ctest-XXXXXX.xml)
+rc=0
+ctest --test-dir "$RV_BUILD_DIR" --output-on-failure --output-junit "$junit" </dev/null || rc=$?
+# The junit summary: <testsuite ... tests="N" failures="F" ... skipped="S" ...>
+summary=$(tr '\n\t' '  ' <"$junit" | grep -m1 -o '<testsuite [^>]*>' || true)
+rm -f "$junit"
+attr() { sed -n "s/.* $1=\"\\([0-9]*\\)\".*/\\1/p" <<<"$summary"; }
+total=$(attr tests) failed=$(attr failures) skipped=$(attr skipped)
+total=${total:-0} failed=${failed:-0} skipped=${skipped:-0}
+printf 'tests: %s total, %s passed, %s failed, %s skipped (%s s)\n' "$total" \
+  "$((total - failed - skipped))" "$failed" "$skipped" "$(tb_since "$t0")"
+exit "$rc"

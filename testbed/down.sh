@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Stop every daemon testbed/up.sh started (by its pidfile only), then wipe $TB_DIR.
+# Jobs still queued are cancelled first so that no slurmstepd or job process outlives the testbed.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=testbed/lib.sh
+. "$here/lib.sh"
+
+t0=$(tb_now)
+[[ $(id -u) == 0 ]] || tb_die "down.sh must run as root"
+
+no_jobs_left() { [[ -z $(timeout 10 squeue -h -o %i 2>/dev/null) ]]; }
+no_stepd_left() { ! pgrep -x slurmstepd >/dev/null; }
+
+if tb_pid_alive "$TB_DIR/slurmctld.pid"; then
+  mapfile -t jobs < <(timeout 10 squeue -h -o %i 2>/dev/null || true)
+  if ((${#jobs[@]})); then
+    tb_log "cancelling ${#jobs[@]} job(s)"
+    timeout 10 scancel --full "${jobs[@]}" 2>/dev/null || true
+    tb_wait 15 no_jobs_left || tb_log "warning: jobs still listed after 15 s"
+  fi
+fi
+
+stopped=()
+while read -r pidfile; do
+  tb_pid_alive "$pidfile" || continue
+  pid=$(tb_pid_of "$pidfile") || continue
+  name=$(basename "$pidfile" .pid)
+  kill -TERM "$pid" 2>/dev/null || true
+  # A slurmd stuck in its registration back-off ignores SIGTERM (see docs/testbed.md).
+  if ! tb_wait 10 tb_pid_gone "$pidfile"; then
+    tb_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    tb_wait 5 tb_pid_gone "$pidfile" || tb_die "$name ($pid) survived SIGKILL"
+  fi
+  stopped+=("$name")
+done < <(tb_pidfiles)
+
+# Verify with ps: none of the pids we own may still run.
+left=()
+while read -r pidfile; do
+  if tb_pid_alive "$pidfile"; then left+=("$(basename "$pidfile" .pid)=$(tb_pid_of "$pidfile")"); fi
+done < <(tb_pidfiles)
+((${#left[@]} == 0)) || tb_die "still running: ${left[*]}"
+tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(pgrep -ax slurmstepd | tr '\n' ' ')"
+
+if [[ -e $TB_DIR/.rv-testbed ]]; then
+  rm -rf "$TB_DIR"
+fi
+tb_log "down in $(tb_since "$t0") s; stopped ${#stopped[@]} daemon(s): ${stopped[*]:-none}"
