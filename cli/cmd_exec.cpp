@@ -72,11 +72,8 @@ void setup_exec(CLI::App& app, Context& ctx)
   cmd->footer("One argument is a shell command line (`rv exec 'squeue -u $USER | wc -l'`); several\n"
               "arguments are passed as an exact argv. Use -- before commands that take flags.");
   cmd->add_option("--timeout", opts->timeout, "kill the command after this long (30s, 5m)");
-  // Everything from the first word of the command on belongs to the command, flags included.
-  cmd->prefix_command();
-  cmd->allow_extras();
+  // main.cpp splits the command off (cli/command_words.hpp): its flags never reach CLI11.
   cmd->callback([&ctx, opts] {
-    ctx.takes_trailing = true;
     ctx.action = [&ctx, opts] {
       opts->command = ctx.trailing;
       if (opts->command.empty()) {

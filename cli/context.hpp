@@ -31,10 +31,8 @@ struct GlobalOptions {
 struct Context {
   GlobalOptions global;
   Config config;
-  // Words after a command that takes one (`rv exec CMD...`), verbatim.
+  // The user's command after `rv exec` (see cli/command_words.hpp), verbatim.
   std::vector<std::string> trailing;
-  // Set by a subcommand whose action reads `trailing`; other commands reject extra words.
-  bool takes_trailing = false;
   // The selected subcommand's action; returns the process exit code.
   std::function<Result<int>()> action;
 

@@ -1,5 +1,6 @@
 // rv: the GPU job launcher for Slurm clusters. The one catch site for every error.
 
+#include "cli/command_words.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "core/interrupt.hpp"
@@ -41,7 +42,6 @@ int main(int argc, char** argv)
   app.set_version_flag("--version", std::string("rv ") + RV_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
-  app.allow_extras(); // `rv exec`/`rv run` take what follows their command; checked below
 
   auto& g = ctx.global;
   app.add_option("-H,--host", g.host, "login node: [user@]host[:port] or an ~/.ssh/config alias (env RV_HOST)");
@@ -58,20 +58,17 @@ int main(int argc, char** argv)
   rv::cli::setup_exec(app, ctx);
   rv::cli::setup_config(app, ctx);
 
+  // The user's command is split off before CLI11 sees it, so that its flags stay its own.
+  auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec"});
+  ctx.trailing = std::move(split.command);
+  std::vector<char*> rv_argv{argv[0]};
+  for (auto& word : split.rv_args) {
+    rv_argv.push_back(word.data());
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(rv_argv.size()), rv_argv.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  }
-
-  ctx.trailing = app.remaining();
-  if (!ctx.trailing.empty() && ctx.trailing.front() == "--") {
-    ctx.trailing.erase(ctx.trailing.begin());
-  }
-  if (!ctx.trailing.empty() && !ctx.takes_trailing) {
-    return report(rv::Error{rv::ErrorCode::usage, fmt::format("unexpected argument '{}'", ctx.trailing.front()),
-                            "see rv --help"},
-                  g.json);
   }
   rv::setup_logging(g.verbosity, g.quiet || g.json);
   rv::install_interrupt_handlers();
