@@ -43,9 +43,14 @@ std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids)
 
 Result<std::vector<SacctJob>> parse_sacct(std::string_view input)
 {
+  return parse_sacct(input, sacct_fields);
+}
+
+Result<std::vector<SacctJob>> parse_sacct(std::string_view input, std::string_view fields)
+{
   auto delim = sniff_delimiter(input);
   std::vector<std::string> columns;
-  for (auto f : text::split(sacct_fields, ",")) {
+  for (auto f : text::split(fields, ",")) {
     columns.push_back(text::lower(f));
   }
   // Without a delimiter: a fixed-width table; rebuild it as '|' lines under its header.

@@ -37,4 +37,7 @@ std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids);
 // (JobID, State, ExitCode, ...). Rows whose JobID is a step (`123.batch`) are skipped.
 Result<std::vector<SacctJob>> parse_sacct(std::string_view text);
 
+// Parses headerless output of `-o <fields>` (comma list, any case); a header still wins.
+Result<std::vector<SacctJob>> parse_sacct(std::string_view text, std::string_view fields);
+
 } // namespace rv::slurm
