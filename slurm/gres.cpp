@@ -55,7 +55,12 @@ Result<std::vector<model::GpuGres>> parse_gres(std::string_view gres)
   }
   auto tokens = text::split_top_level(gres, ',');
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    auto token = text::trim(tokens[i]);
+    // `gpu:(null):2` is an untyped GPU on some versions: drop the marker before the suffix.
+    std::string cleaned(text::trim(tokens[i]));
+    if (auto null_at = cleaned.find(":(null):"); null_at != std::string::npos) {
+      cleaned.erase(null_at + 1, 6);
+    }
+    std::string_view token = cleaned;
     bool last = i + 1 == tokens.size();
     if (auto paren = token.find('('); paren != std::string_view::npos) {
       token = token.substr(0, paren); // `(S:0-1)`, `(IDX:0,2-3)`, `(-/5,5/5)`

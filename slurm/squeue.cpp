@@ -115,7 +115,12 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view input)
     reason = col("NODELIST(R");
   }
   for (const auto& r : t.rows) {
-    auto cell = [&](int c) -> std::string_view { return c >= 0 && static_cast<std::size_t>(c) < r.size() ? r[static_cast<std::size_t>(c)] : ""; };
+    auto cell = [&](int c) -> std::string_view {
+      if (c < 0 || static_cast<std::size_t>(c) >= r.size()) {
+        return {};
+      }
+      return r[static_cast<std::size_t>(c)]; // a view of the row, never of a temporary
+    };
     if (id < 0 || cell(id).empty()) {
       continue;
     }
