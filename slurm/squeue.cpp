@@ -45,30 +45,69 @@ std::int64_t duration_cell(std::string_view s)
   return d ? *d : -1;
 }
 
-// rv's 12 fields: %i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j
-Result<SqueueJob> from_rv_fields(const std::vector<std::string_view>& f)
+// One line of a '|' format: `letters[i]` names what field i holds.
+Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const std::vector<char>& letters)
 {
   SqueueJob j;
-  j.job_id = text::trim(f[0]);
-  j.state = long_job_state(f[1]);
-  j.reason = strip_parens(f[2]);
-  j.partition = text::trim(f[3]);
-  j.nodes = text::is_null(f[4]) ? "" : std::string(text::trim(f[4]));
-  j.node_count = text::to_int32(f[5]).value_or(0);
-  RV_TRY(start, time_cell(f[6], j.job_id));
-  j.start_time = start;
-  RV_TRY(end, time_cell(f[7], j.job_id));
-  j.end_time = end;
-  j.time_limit_s = duration_cell(f[8]);
-  j.elapsed_s = std::max<std::int64_t>(0, duration_cell(f[9]));
-  j.tres_per_node = text::is_null(f[10]) ? "" : std::string(text::trim(f[10]));
-  std::string name(f[11]);
-  for (std::size_t i = 12; i < f.size(); ++i) { // the name held '|'
-    name += "|";
-    name += f[i];
+  for (std::size_t i = 0; i < letters.size() && i < f.size(); ++i) {
+    auto v = text::trim(f[i]);
+    switch (letters[i]) {
+    case 'i': case 'A': j.job_id = v; break;
+    case 'T': case 't': j.state = long_job_state(v); break;
+    case 'r': j.reason = strip_parens(v); break;
+    case 'R': // %R: the reason in parentheses while pending, else the nodes
+      if (!v.empty() && v.front() == '(') {
+        j.reason = strip_parens(v);
+      } else if (!text::is_null(v)) {
+        j.nodes = v;
+      }
+      break;
+    case 'P': j.partition = v; break;
+    case 'N': case 'Y':
+      if (!text::is_null(v)) {
+        j.nodes = v;
+      }
+      break;
+    case 'D': j.node_count = text::to_int32(v).value_or(0); break;
+    case 'S': {
+      RV_TRY(t, time_cell(v, j.job_id));
+      j.start_time = t;
+      break;
+    }
+    case 'e': {
+      RV_TRY(t, time_cell(v, j.job_id));
+      j.end_time = t;
+      break;
+    }
+    case 'l': j.time_limit_s = duration_cell(v); break;
+    case 'M': j.elapsed_s = std::max<std::int64_t>(0, duration_cell(v)); break;
+    case 'b': j.tres_per_node = text::is_null(v) ? "" : std::string(v); break;
+    case 'j': {
+      std::string name(f[i]);
+      for (auto k = i + 1; i + 1 == letters.size() && k < f.size(); ++k) { // the name held '|'
+        name += "|";
+        name += f[k];
+      }
+      j.name = std::move(name);
+      break;
+    }
+    default: break;
+    }
   }
-  j.name = std::move(name);
   return j;
+}
+
+// `%.10i|%T|%20j` -> {'i', 'T', 'j'}.
+std::vector<char> format_letters(std::string_view format)
+{
+  std::vector<char> out;
+  for (auto spec : text::split(format, "|")) {
+    while (!spec.empty() && (spec.front() == '%' || spec.front() == '.' || (spec.front() >= '0' && spec.front() <= '9'))) {
+      spec.remove_prefix(1);
+    }
+    out.push_back(spec.empty() ? '?' : spec.front());
+  }
+  return out;
 }
 
 } // namespace
@@ -87,20 +126,26 @@ std::string long_job_state(std::string_view state)
 std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids)
 {
   return {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-t", "all", "-j",
-          fmt::format("{}", fmt::join(job_ids, ",")), "-o", "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j"};
+          fmt::format("{}", fmt::join(job_ids, ",")), "-o", std::string(squeue_format)};
 }
 
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view input)
 {
+  return parse_squeue(input, squeue_format);
+}
+
+Result<std::vector<SqueueJob>> parse_squeue(std::string_view input, std::string_view format)
+{
   std::vector<SqueueJob> out;
   auto first = text::trim(input.substr(0, input.find('\n')));
   if (first.find("JOBID") == std::string_view::npos) {
+    auto letters = format_letters(format);
     for (auto line : text::lines(input)) {
       auto f = text::split(line, "|");
-      if (f.size() < 12 || text::trim(f[0]).empty()) {
-        continue; // not rv's format (or an empty line)
+      if (f.size() < letters.size() || text::trim(f[0]).empty()) {
+        continue; // not this format (or an empty line)
       }
-      RV_TRY(j, from_rv_fields(f));
+      RV_TRY(j, from_fields(f, letters));
       out.push_back(std::move(j));
     }
     return out;

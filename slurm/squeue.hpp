@@ -31,9 +31,16 @@ struct SqueueJob {
 // -o '%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j'` (env pins the ISO time format).
 std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids);
 
+// The `-o` format squeue_argv uses.
+inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j";
+
 // Parses rv's format, or a blank-aligned table with a JOBID header (default, --start).
-// Lines that do not fit are skipped; fails only when rv-format fields are malformed.
+// Lines with too few fields are skipped; fails only when a time field is malformed.
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
+
+// Parses headerless output of any '|'-separated `-o` format built from %i %A %T %t %r %R %P
+// %N %Y %D %S %e %l %M %b %j (others are ignored); a last %j keeps any '|' in the name.
+Result<std::vector<SqueueJob>> parse_squeue(std::string_view text, std::string_view format);
 
 // Expands squeue's compact state codes (`PD` -> PENDING); long names are returned as is.
 std::string long_job_state(std::string_view state);
