@@ -30,6 +30,8 @@ struct Node {
   std::vector<GpuGres> gpus;      // configured GPUs
   std::vector<GpuGres> gpus_used; // allocated GPUs, when known
   std::vector<std::string> features; // AvailableFeatures
+  bool gpus_used_known = false;      // gpus_used came from GresUsed or an AllocTRES with gres/gpu
+  std::string reason;                // why it is drained/down, as Slurm prints it; "" if none
   int gpus_total() const;
   int gpus_free() const;
 };
@@ -48,6 +50,8 @@ struct BillingWeights {
 struct Partition {
   std::string name;
   std::vector<std::string> nodes; // expanded host names
+  std::string nodes_hostlist;     // the Nodes= hostlist as printed, for display
+  int total_gpus = -1;            // gres/gpu in the partition's TRES; -1 when not printed
   std::string state = "UP";
   bool is_default = false;
   std::int64_t max_time_s = -1;     // -1 = UNLIMITED
@@ -77,6 +81,8 @@ struct SchedulerConfig {
   int bf_max_job_user = 0;   // 0 = no limit
   std::string priority_flags; // e.g. MAX_TRES
   bool max_tres = false;      // PriorityFlags has MAX_TRES
+  bool max_tres_gres = false; // PriorityFlags has MAX_TRES_GRES (GRES summed, the rest maxed)
+  int bf_max_job_test = 100;  // bf_max_job_test
   std::int64_t def_mem_per_cpu_mb = 0;
   std::string select_type_parameters;
   bool requeue_allowed = true; // JobRequeue
@@ -90,6 +96,9 @@ struct UserLimits {
   std::optional<int> max_submit_jobs; // MaxSubmitJobs
   std::optional<int> max_jobs;        // MaxJobs (running)
   std::string default_account;
+  std::vector<std::string> accounts; // accounts the user has associations with
+  std::vector<std::string> qos;      // QOS names the user's associations allow
+  std::optional<std::int64_t> max_wall_s; // the smallest MaxWall among those QOS
 };
 
 // Everything discovery produced.
@@ -100,6 +109,7 @@ struct Cluster {
   UserLimits limits;
   std::string timezone;     // IANA name or a fixed offset like "+01:00"; "" = UTC
   std::int64_t utc_offset_s = 0; // the cluster's offset from UTC now
+  std::vector<std::string> warnings; // discovery steps that failed but were not needed
   const Partition* find_partition(const std::string& name) const;
   const Node* find_node(const std::string& name) const;
 };

@@ -1,0 +1,212 @@
+#include "slurm/discover.hpp"
+
+#include "core/duration.hpp"
+#include "slurm/cluster_time.hpp"
+#include "slurm/gres.hpp"
+#include "slurm/scontrol.hpp"
+#include "slurm/sinfo.hpp"
+#include "slurm/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rv::slurm {
+namespace {
+
+enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_p, assoc_p, qos_p, user_p };
+constexpr std::size_t base_probes = 6;
+constexpr std::size_t all_probes = 9;
+
+proc::Command command(std::vector<std::string> argv)
+{
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = std::chrono::seconds(30);
+  return c;
+}
+
+std::string first_line(const std::string& s)
+{
+  return std::string(text::trim(std::string_view(s).substr(0, s.find('\n'))));
+}
+
+std::string failure(const char* what, const proc::Outcome& o)
+{
+  return fmt::format("{} failed (exit {}): {}", what, o.status(), first_line(o.err));
+}
+
+void keep_min(std::optional<int>& slot, std::optional<std::int64_t> v)
+{
+  if (v && *v >= 0 && (!slot || *v < *slot)) {
+    slot = static_cast<int>(*v);
+  }
+}
+
+std::optional<std::int64_t> gpus_in(std::string_view tres)
+{
+  auto gpus = parse_tres_gpus(tres);
+  if (!gpus || gpus->empty()) {
+    return std::nullopt;
+  }
+  return total_gpus(*gpus);
+}
+
+// sacctmgr -P: Account|Partition|QOS|GrpTRES|MaxTRES|MaxJobs|MaxSubmit; QOS rows:
+// Name|MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxWall; user row: DefaultAccount.
+void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const proc::Outcome& user,
+                  model::Cluster& c)
+{
+  auto& l = c.limits;
+  std::set<std::string> allowed;
+  for (auto line : text::lines(assoc.out)) {
+    auto f = text::split(line, "|");
+    if (f.size() < 7) {
+      continue;
+    }
+    std::string account(text::trim(f[0]));
+    if (!account.empty() && std::find(l.accounts.begin(), l.accounts.end(), account) == l.accounts.end()) {
+      l.accounts.push_back(account);
+    }
+    for (const auto& q : text::comma_list(f[2])) {
+      allowed.insert(q);
+    }
+    keep_min(l.max_gpus, gpus_in(f[3]));
+    keep_min(l.max_jobs, text::to_int(f[5]));
+    keep_min(l.max_submit_jobs, text::to_int(f[6]));
+  }
+  l.qos.assign(allowed.begin(), allowed.end());
+  for (auto line : text::lines(qos.out)) {
+    auto f = text::split(line, "|");
+    if (f.size() < 5 || !allowed.contains(std::string(text::trim(f[0])))) {
+      continue;
+    }
+    keep_min(l.max_gpus, gpus_in(f[1]));
+    keep_min(l.max_jobs, text::to_int(f[2]));
+    keep_min(l.max_submit_jobs, text::to_int(f[3]));
+    if (auto wall = parse_slurm_time(text::trim(f[4])); wall && *wall > 0 && (!l.max_wall_s || *wall < *l.max_wall_s)) {
+      l.max_wall_s = *wall;
+    }
+  }
+  l.default_account = first_line(user.out);
+}
+
+// `+0100 CET` and `/usr/share/zoneinfo/Europe/Berlin`.
+void parse_zone(const proc::Outcome& date, const proc::Outcome& zone, model::Cluster& c)
+{
+  if (!date.ok()) {
+    c.warnings.push_back(failure("date +%z", date));
+    return;
+  }
+  auto words = text::split_ws(date.out);
+  auto offset = words.empty() ? fail(ErrorCode::parse, "empty date output") : parse_utc_offset(words[0]);
+  if (!offset) {
+    c.warnings.push_back(offset.error().message);
+    return;
+  }
+  c.utc_offset_s = *offset;
+  auto link = first_line(zone.out);
+  auto at = link.find("zoneinfo/");
+  if (zone.ok() && at != std::string::npos) {
+    c.timezone = link.substr(at + 9);
+  } else {
+    auto mins = std::abs(*offset) / 60;
+    c.timezone = fmt::format("{}{:02}:{:02}", *offset < 0 ? '-' : '+', mins / 60, mins % 60);
+  }
+}
+
+} // namespace
+
+std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
+{
+  std::vector<proc::Command> cmds;
+  cmds.push_back(command(sinfo_argv(q.partitions)));
+  cmds.push_back(command({"scontrol", "-o", "show", "partition"}));
+  cmds.push_back(command({"scontrol", "-d", "-o", "show", "node"}));
+  cmds.push_back(command({"scontrol", "show", "config"}));
+  cmds.push_back(command({"date", "+%z %Z"}));
+  cmds.push_back(command({"readlink", "/etc/localtime"}));
+  if (!q.user.empty()) {
+    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
+                            "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit"}));
+    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
+    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));
+  }
+  return cmds;
+}
+
+Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
+{
+  if (o.size() != base_probes && o.size() != all_probes) {
+    return fail(ErrorCode::generic, fmt::format("discovery expected {} or {} outcomes, got {}", base_probes,
+                                                all_probes, o.size()));
+  }
+  model::Cluster c;
+  std::vector<SinfoRow> rows;
+  if (o[sinfo_p].ok()) {
+    RV_TRY(r, parse_sinfo(o[sinfo_p].out));
+    rows = std::move(r);
+  } else {
+    c.warnings.push_back(failure("sinfo", o[sinfo_p]));
+  }
+  RV_TRY(sinfo_nodes, nodes_from_sinfo(rows));
+  if (o[node_p].ok()) {
+    RV_TRY(nodes, parse_scontrol_nodes(o[node_p].out));
+    c.nodes = std::move(nodes);
+    for (auto& n : c.nodes) { // scontrol without GresUsed: take sinfo's
+      auto it = std::find_if(sinfo_nodes.begin(), sinfo_nodes.end(), [&](const auto& s) { return s.name == n.name; });
+      if (!n.gpus_used_known && it != sinfo_nodes.end() && it->gpus_used_known) {
+        n.gpus_used = it->gpus_used;
+        n.gpus_used_known = true;
+      }
+    }
+  } else if (o[sinfo_p].ok()) {
+    c.warnings.push_back(failure("scontrol show node", o[node_p]));
+    c.nodes = std::move(sinfo_nodes);
+  } else {
+    return fail(ErrorCode::slurm_rejected, fmt::format("cannot list nodes: {}", failure("scontrol show node", o[node_p])),
+                "check that Slurm's commands work on the login node (sinfo, scontrol)");
+  }
+  if (o[partition_p].ok()) {
+    RV_TRY(parts, parse_scontrol_partitions(o[partition_p].out));
+    c.partitions = std::move(parts);
+  } else {
+    c.warnings.push_back(failure("scontrol show partition", o[partition_p]));
+    for (const auto& r : rows) { // names and nodes only; limits stay unknown
+      auto it = std::find_if(c.partitions.begin(), c.partitions.end(), [&](const auto& p) { return p.name == r.partition; });
+      if (it == c.partitions.end()) {
+        c.partitions.push_back(model::Partition{});
+        c.partitions.back().name = r.partition;
+        c.partitions.back().is_default = r.default_partition;
+        it = std::prev(c.partitions.end());
+      }
+      it->nodes.push_back(r.node);
+    }
+  }
+  if (o[config_p].ok()) {
+    RV_TRY(config, parse_scontrol_config(o[config_p].out));
+    c.config = std::move(config);
+  } else {
+    c.warnings.push_back(failure("scontrol show config", o[config_p]));
+  }
+  parse_zone(o[date_p], o[zone_p], c);
+  if (o.size() == all_probes) {
+    for (auto p : {assoc_p, qos_p, user_p}) {
+      if (!o[p].ok()) {
+        c.warnings.push_back(failure("sacctmgr", o[p])); // accounting may be unreadable: fine
+      }
+    }
+    parse_limits(o[assoc_p], o[qos_p], o[user_p], c);
+  }
+  return c;
+}
+
+Result<model::Cluster> discover(proc::Runner& runner, const DiscoveryQuery& query)
+{
+  RV_TRY(outcomes, runner.run_batch(discovery_commands(query)));
+  return parse_discovery(outcomes);
+}
+
+} // namespace rv::slurm

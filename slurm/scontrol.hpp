@@ -1,0 +1,69 @@
+#pragma once
+// Parsers for `scontrol show node|partition|job|config|reservation` (multi-line or `-o`).
+
+#include "core/model/cluster.hpp"
+#include "core/result.hpp"
+#include "slurm/cluster_time.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::slurm {
+
+// One `Key=Value ...` record; keys in print order (a key seen twice keeps its first value).
+struct Record {
+  std::vector<std::pair<std::string, std::string>> fields;
+  // The value of `key`, or nullptr; exact, case-sensitive (`NodeList` is not `ReqNodeList`).
+  const std::string* get(std::string_view key) const;
+  // The value of `key`, or "" when absent or a null marker.
+  std::string value(std::string_view key) const;
+};
+
+// Splits scontrol output into records: a record starts where its first key repeats, so both
+// the multi-line and the `-o` one-line layouts work. Prose ("No jobs in the system") gives none.
+Result<std::vector<Record>> parse_records(std::string_view text);
+
+// Parses `scontrol -d -o show node` (or without -d/-o) into nodes.
+Result<std::vector<model::Node>> parse_scontrol_nodes(std::string_view text);
+
+// Converts one node record; GPUs from Gres (CfgTRES as fallback), used GPUs from GresUsed
+// (only with -d) or AllocTRES when it lists gres/gpu.
+Result<model::Node> node_from_record(const Record& r);
+
+// Parses `scontrol -o show partition` (or multi-line) into partitions, hostlists expanded.
+Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view text);
+
+// Parses a TRESBillingWeights value (`CPU=1.0,Mem=0.25G,GRES/gpu:a100=3`); Mem is per GiB.
+Result<model::BillingWeights> parse_billing_weights(std::string_view text);
+
+// Parses `scontrol show config` (`Key = value` lines) into the scheduler settings.
+Result<model::SchedulerConfig> parse_scontrol_config(std::string_view text);
+
+// What rv needs from `scontrol show job <id>`.
+struct JobInfo {
+  std::string job_id;
+  std::string name;
+  std::string state;       // JobState, e.g. RUNNING, PENDING, FAILED
+  std::string reason;      // Reason, "" for None
+  std::string partition;
+  std::string nodes;       // NodeList (the allocation), "" while pending
+  std::string batch_host;  // BatchHost
+  int exit_status = 0;     // ExitCode=status:signal
+  int exit_signal = 0;
+  std::optional<ClusterTime> submit_time, start_time, end_time; // cluster-local
+  std::int64_t time_limit_s = -1; // -1 = UNLIMITED
+  std::int64_t time_min_s = -1;   // -1 = none
+  std::int64_t run_time_s = 0;
+  std::string tres;                  // TRES= (allocated, or requested while pending)
+  std::vector<model::GpuGres> gpus;  // from TRES, else TresPerNode x nodes
+  Record raw;
+};
+
+// Parses `scontrol show job` output (one or several jobs).
+Result<std::vector<JobInfo>> parse_scontrol_jobs(std::string_view text);
+
+} // namespace rv::slurm

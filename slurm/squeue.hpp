@@ -1,0 +1,48 @@
+#pragma once
+// `squeue` rows: rv's pipe format, and the default/`--start` layouts read by their header.
+
+#include "core/result.hpp"
+#include "slurm/cluster_time.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::slurm {
+
+// One job as squeue prints it.
+struct SqueueJob {
+  std::string job_id;    // %i (array tasks as 123_4)
+  std::string state;     // long form: PENDING, RUNNING, ... (short codes are expanded)
+  std::string reason;    // %r without parentheses; "" for None
+  std::string partition; // %P; a pending multi-partition job prints `a,b`
+  std::string nodes;     // %N allocated hostlist, or SCHEDNODES with --start
+  int node_count = 0;    // %D
+  std::optional<ClusterTime> start_time, end_time; // %S, %e: cluster-local
+  std::int64_t time_limit_s = -1; // %l; -1 = UNLIMITED
+  std::int64_t elapsed_s = 0;     // %M
+  std::string tres_per_node;      // %b; "" for N/A
+  std::string name;               // %j (last: it may contain '|')
+};
+
+// The argv rv runs: `env SLURM_TIME_FORMAT=standard squeue -h -t all -j ID,ID
+// -o '%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j'` (env pins the ISO time format).
+std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids);
+
+// The `-o` format squeue_argv uses.
+inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j";
+
+// Parses rv's format, or a blank-aligned table with a JOBID header (default, --start).
+// Lines with too few fields are skipped; fails only when a time field is malformed.
+Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
+
+// Parses headerless output of any '|'-separated `-o` format built from %i %A %T %t %r %R %P
+// %N %Y %D %S %e %l %M %b %j (others are ignored); a last %j keeps any '|' in the name.
+Result<std::vector<SqueueJob>> parse_squeue(std::string_view text, std::string_view format);
+
+// Expands squeue's compact state codes (`PD` -> PENDING); long names are returned as is.
+std::string long_job_state(std::string_view state);
+
+} // namespace rv::slurm

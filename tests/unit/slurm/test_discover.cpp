@@ -1,0 +1,165 @@
+#include "slurm/discover.hpp"
+
+#include "core/process/dry_run_runner.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv;
+using namespace rv::slurm;
+
+namespace {
+
+proc::Outcome ok(std::string out)
+{
+  proc::Outcome o;
+  o.exit_code = 0;
+  o.out = std::move(out);
+  return o;
+}
+
+proc::Outcome failed(std::string err)
+{
+  proc::Outcome o;
+  o.exit_code = 1;
+  o.err = std::move(err);
+  return o;
+}
+
+// Counts run_batch calls: DryRunRunner inherits the default run_batch, which counts one round
+// trip per command, so "one round trip" is checked as "one batch".
+class BatchCounter final : public proc::Runner {
+public:
+  explicit BatchCounter(proc::DryRunRunner::Responder r) : m_inner(std::move(r)) {}
+  Result<proc::Outcome> run(const proc::Command& cmd) override { return m_inner.run(cmd); }
+  Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override
+  {
+    ++batches;
+    return m_inner.run_batch(cmds);
+  }
+  std::string where() const override { return "test"; }
+  const std::vector<proc::Command>& recorded() const { return m_inner.recorded(); }
+  int batches = 0;
+
+private:
+  proc::DryRunRunner m_inner;
+};
+
+bool starts(const proc::Command& c, std::initializer_list<const char*> words)
+{
+  std::size_t i = 0;
+  for (const char* w : words) {
+    if (i >= c.argv.size() || c.argv[i] != w) {
+      return false;
+    }
+    ++i;
+  }
+  return true;
+}
+
+proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail)
+{
+  if (starts(c, {"sinfo"})) {
+    return ok("a100-1|gpu*|mixed|64|8/56/0/64|512000|64000|gpu:a100:4(S:0-1)|gpu:a100:1(IDX:0)|a100|none\n"
+              "a100-2|gpu*|drained|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|bad gpu\n");
+  }
+  if (starts(c, {"scontrol", "-o", "show", "partition"})) {
+    return ok("PartitionName=gpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A DefaultTime=NONE MaxNodes=2 "
+              "MaxTime=2-00:00:00 Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8 "
+              "TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0 DefMemPerGPU=65536\n");
+  }
+  if (starts(c, {"scontrol", "-d", "-o", "show", "node"})) {
+    if (scontrol_nodes_fail) {
+      return failed("slurm_load_node error: Unable to contact slurm controller\n");
+    }
+    // CfgTRES without gres/gpu and no GresUsed: sinfo must fill in the used GPUs.
+    return ok("NodeName=a100-1 CPUAlloc=8 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=64000 "
+              "State=MIXED Partitions=gpu CfgTRES=cpu=64,mem=500G AllocTRES=cpu=8\n"
+              "NodeName=a100-2 CPUAlloc=0 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=0 "
+              "State=IDLE+DRAIN Partitions=gpu Reason=bad gpu [root@2026-01-01T00:00:00]\n");
+  }
+  if (starts(c, {"scontrol", "show", "config"})) {
+    return ok("ClusterName = rvtest\nSLURM_VERSION = 22.05.8\nPriorityFlags = MAX_TRES\n"
+              "SchedulerParameters = bf_interval=30,bf_max_job_user=5\n");
+  }
+  if (starts(c, {"date"})) {
+    return ok("+0100 CET\n");
+  }
+  if (starts(c, {"readlink"})) {
+    return ok("/usr/share/zoneinfo/Europe/Berlin\n");
+  }
+  if (starts(c, {"sacctmgr", "-n", "-P", "show", "assoc"})) {
+    return ok("lab1||normal,gpu_qos|gres/gpu=8|||\nlab1|gpu|gpu_qos|||10|20\n");
+  }
+  if (starts(c, {"sacctmgr", "-n", "-P", "show", "qos"})) {
+    return ok("normal||||\ngpu_qos|gres/gpu=4|8||2-00:00:00\nother|gres/gpu=1|||\n");
+  }
+  if (starts(c, {"sacctmgr", "-n", "-P", "show", "user"})) {
+    return failed("sacctmgr: error: Problem talking to the database\n");
+  }
+  return failed("unexpected command");
+}
+
+} // namespace
+
+TEST_CASE("discovery_commands lists every probe, the sacctmgr ones only with a user")
+{
+  CHECK(discovery_commands({}).size() == 6);
+  auto cmds = discovery_commands({"alice", {"gpu"}});
+  REQUIRE(cmds.size() == 9);
+  CHECK(cmds[0].argv.front() == "sinfo");
+  CHECK(cmds[0].argv.back() == "gpu");
+  CHECK(cmds[6].argv[5] == "user=alice");
+}
+
+TEST_CASE("discover makes one round trip and builds the cluster")
+{
+  BatchCounter runner([](const proc::Command& c) { return cluster_responder(c, false); });
+  auto cluster = discover(runner, {"alice", {}});
+  REQUIRE_MESSAGE(cluster.has_value(), (cluster ? "" : cluster.error().message));
+  CHECK(runner.batches == 1);
+  CHECK(runner.recorded().size() == 9);
+  REQUIRE(cluster->nodes.size() == 2);
+  const auto* a = cluster->find_node("a100-1");
+  REQUIRE(a != nullptr);
+  CHECK(a->usable);
+  CHECK(a->gpus_used_known); // from sinfo's GresUsed
+  CHECK(a->gpus_free() == 3);
+  CHECK_FALSE(cluster->find_node("a100-2")->usable);
+  const auto* p = cluster->find_partition("gpu");
+  REQUIRE(p != nullptr);
+  CHECK(p->nodes.size() == 2);
+  CHECK(p->max_time_s == 2 * 86400);
+  CHECK(p->billing.gpu == doctest::Approx(2.0));
+  CHECK(cluster->config.cluster_name == "rvtest");
+  CHECK(cluster->config.max_tres);
+  CHECK(cluster->config.bf_max_job_user == 5);
+  CHECK(cluster->utc_offset_s == 3600);
+  CHECK(cluster->timezone == "Europe/Berlin");
+  CHECK(cluster->limits.accounts == std::vector<std::string>{"lab1"});
+  CHECK(cluster->limits.qos == std::vector<std::string>{"gpu_qos", "normal"});
+  CHECK(cluster->limits.max_gpus == 4);
+  CHECK(cluster->limits.max_jobs == 8);
+  CHECK(cluster->limits.max_submit_jobs == 20);
+  CHECK(cluster->limits.max_wall_s == 2 * 86400);
+  CHECK(cluster->limits.default_account.empty());
+  CHECK(cluster->warnings.size() == 1); // the failed sacctmgr show user
+}
+
+TEST_CASE("discover falls back to sinfo when scontrol show node fails")
+{
+  proc::DryRunRunner runner([](const proc::Command& c) { return cluster_responder(c, true); });
+  auto cluster = discover(runner, {});
+  REQUIRE(cluster.has_value());
+  CHECK(cluster->nodes.size() == 2);
+  CHECK(cluster->find_node("a100-2")->reason == "bad gpu");
+  CHECK(cluster->warnings.size() == 1);
+}
+
+TEST_CASE("parse_discovery fails when nothing lists the nodes, or on a wrong outcome count")
+{
+  std::vector<proc::Outcome> outcomes(6, failed("boom"));
+  auto c = parse_discovery(outcomes);
+  REQUIRE_FALSE(c.has_value());
+  CHECK(c.error().code == ErrorCode::slurm_rejected);
+  CHECK_FALSE(parse_discovery(std::vector<proc::Outcome>(3)).has_value());
+}
