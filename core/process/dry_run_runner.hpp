@@ -14,6 +14,8 @@ public:
   explicit DryRunRunner(Responder respond = {}) : m_respond(std::move(respond)) {}
 
   Result<Outcome> run(const Command& cmd) override;
+  // Records each command of the batch; counts one round trip for the whole batch.
+  Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
   std::string where() const override { return "dry-run"; }
 
   // The commands seen so far, in order.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -139,7 +140,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
       outcome.timed_out = true;
       killing = true;
     }
-    if (!killing && interrupt_signal() != 0) {
+    if (!killing && !cmd.uninterruptible && interrupt_signal() != 0) {
       killing = true;
     }
     if (killing) {
@@ -241,6 +242,7 @@ Result<std::vector<Outcome>> LocalRunner::run_batch(const std::vector<Command>& 
   whole.argv = {"/bin/sh", "-s"};
   whole.stdin_data = batch_script(cmds);
   whole.timeout = std::chrono::milliseconds(0);
+  whole.uninterruptible = std::all_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.uninterruptible; });
   for (const auto& c : cmds) {
     if (c.timeout.count() > 0) {
       whole.timeout += c.timeout + std::chrono::seconds(5);

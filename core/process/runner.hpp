@@ -22,6 +22,8 @@ struct Command {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // 0 = no limit
   OutputSink on_stdout; // when set, stdout is streamed here (and still captured)
   OutputSink on_stderr;
+  // Cleanup (scancel after Ctrl-C) must run even though an interrupt is pending.
+  bool uninterruptible = false;
 };
 
 // How a command ended. A non-zero exit is an Outcome, not an error.

@@ -8,6 +8,7 @@
 #include <libssh/libssh.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -339,7 +340,7 @@ struct SshRunner::Impl {
         break;
       }
       const bool over_time = cmd.timeout.count() > 0 && Clock::now() - start >= cmd.timeout;
-      if (!stopping && (over_time || interrupt_signal() != 0)) {
+      if (!stopping && (over_time || (!cmd.uninterruptible && interrupt_signal() != 0))) {
         // Ask the remote side to stop the command; closing the channel ends the session's
         // processes' stdio, so they see EOF/SIGPIPE even where sshd ignores signal requests.
         outcome.timed_out = over_time;
@@ -409,6 +410,7 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
   // The script travels on stdin: no quoting through the login shell, no ARG_MAX, nothing in ps.
   Command whole;
   whole.timeout = std::chrono::milliseconds(0);
+  whole.uninterruptible = std::all_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.uninterruptible; });
   for (const auto& c : cmds) {
     if (c.timeout.count() > 0) {
       whole.timeout += c.timeout + std::chrono::seconds(5);

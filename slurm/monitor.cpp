@@ -1,0 +1,223 @@
+#include "slurm/monitor.hpp"
+
+#include "core/interrupt.hpp"
+#include "slurm/sacct.hpp"
+#include "slurm/scontrol.hpp"
+#include "slurm/squeue.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+
+namespace rv::slurm {
+namespace {
+
+proc::Command command(std::vector<std::string> argv)
+{
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = std::chrono::seconds(60);
+  return c;
+}
+
+std::string join(const std::vector<std::string>& ids)
+{
+  std::string out;
+  for (const auto& id : ids) {
+    out += (out.empty() ? "" : " ") + id;
+  }
+  return out;
+}
+
+} // namespace
+
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids)
+{
+  if (job_ids.empty()) {
+    return {};
+  }
+  std::vector<std::string> argv = {"scancel"};
+  argv.insert(argv.end(), job_ids.begin(), job_ids.end());
+  auto cmd = command(std::move(argv));
+  cmd.uninterruptible = true;
+  RV_TRY(outcome, runner.run(cmd));
+  if (!outcome.ok()) {
+    return fail(ErrorCode::slurm_rejected,
+                fmt::format("scancel {} failed (exit {}): {}", join(job_ids), outcome.status(), outcome.err),
+                fmt::format("cancel them by hand: scancel {}", join(job_ids)));
+  }
+  spdlog::info("cancelled {}", join(job_ids));
+  return {};
+}
+
+Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                 std::int64_t now_epoch, int* controller_calls)
+{
+  std::map<std::string, JobView> views;
+  auto count = [&](int n) {
+    if (controller_calls) {
+      *controller_calls += n;
+    }
+  };
+  RV_TRY(sq, runner.run(command(squeue_argv(job_ids))));
+  count(1);
+  // squeue exits 1 with "Invalid job id" when none of the ids is known any more.
+  if (sq.ok()) {
+    RV_TRY(rows, parse_squeue(sq.out, squeue_format));
+    for (const auto& row : rows) {
+      JobView v;
+      v.state = parse_job_state(row.state);
+      v.reason = row.reason;
+      v.nodes = row.nodes;
+      v.source = "squeue";
+      if (is_started(v.state) || is_terminal(v.state)) {
+        v.start_epoch = row.elapsed_s > 0 || is_started(v.state) ? now_epoch - row.elapsed_s : 0;
+      }
+      views[row.job_id] = v;
+    }
+  } else {
+    spdlog::debug("squeue exit {}: {}", sq.status(), sq.err);
+  }
+  std::vector<std::string> vanished;
+  for (const auto& id : job_ids) {
+    if (!views.count(id)) {
+      vanished.push_back(id);
+    }
+  }
+  if (vanished.empty()) {
+    return views;
+  }
+  // scontrol first (the controller still knows recently finished jobs), then accounting,
+  // which may lag: no record at all leaves the job unknown, i.e. alive.
+  std::vector<proc::Command> batch;
+  for (const auto& id : vanished) {
+    batch.push_back(command({"scontrol", "show", "job", id}));
+  }
+  batch.push_back(command(sacct_argv(vanished)));
+  RV_TRY(outs, runner.run_batch(batch));
+  count(static_cast<int>(vanished.size()));
+  for (std::size_t i = 0; i < vanished.size(); ++i) {
+    if (!outs[i].ok()) {
+      continue;
+    }
+    auto jobs = parse_scontrol_jobs(outs[i].out);
+    if (!jobs || jobs->empty()) {
+      continue;
+    }
+    const auto& j = jobs->front();
+    JobView v;
+    v.state = parse_job_state(j.state);
+    v.reason = j.reason;
+    v.nodes = j.nodes;
+    v.source = "scontrol";
+    if (j.run_time_s > 0 || is_started(v.state)) {
+      v.start_epoch = now_epoch - j.run_time_s;
+    }
+    views[vanished[i]] = v;
+  }
+  if (outs.back().ok()) {
+    if (auto rows = parse_sacct(outs.back().out, sacct_fields)) {
+      for (const auto& row : *rows) {
+        if (views.count(row.job_id) || std::find(vanished.begin(), vanished.end(), row.job_id) == vanished.end()) {
+          continue;
+        }
+        JobView v;
+        v.state = parse_job_state(row.state);
+        v.nodes = row.nodes;
+        v.source = "sacct";
+        if (row.start_time) {
+          v.start_epoch = now_epoch - std::max<std::int64_t>(row.elapsed_s, 0) - 1;
+        }
+        views[row.job_id] = v;
+      }
+    }
+  }
+  return views;
+}
+
+Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options)
+{
+  RaceStats stats;
+  std::vector<std::string> ids;
+  for (const auto& e : race.entries()) {
+    ids.push_back(e.job_id);
+  }
+  const auto start = clock.now();
+  auto interval = options.initial_poll;
+
+  // Every exit that is not a win cancels whatever is still alive, and says so.
+  auto abandon = [&](Error why) -> Result<RaceStats> {
+    auto left = race.cancel_all();
+    if (!left.empty()) {
+      if (options.on_cancel) {
+        options.on_cancel(left);
+      }
+      auto cancelled = cancel_jobs(runner, left);
+      stats.controller_calls += 1;
+      if (cancelled) {
+        stats.cancelled.insert(stats.cancelled.end(), left.begin(), left.end());
+        why.message += fmt::format("; cancelled {}", join(left));
+      } else {
+        why.message += fmt::format("; could not cancel {}: {}", join(left), cancelled.error().message);
+      }
+    }
+    return std::unexpected(why);
+  };
+
+  while (true) {
+    if (int sig = interrupt_signal(); sig != 0) {
+      return abandon(Error{ErrorCode::interrupted, fmt::format("interrupted by signal {} during the race", sig), ""});
+    }
+    if (options.timeout.count() > 0 && clock.now() - start >= options.timeout) {
+      return abandon(Error{ErrorCode::timeout, "no strategy started before the race timeout",
+                           "raise the timeout, or see `rv up --dry-run` for the expected waits"});
+    }
+    auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls);
+    if (!views) {
+      if (views.error().code == ErrorCode::interrupted) {
+        continue; // the loop head cancels everything
+      }
+      return abandon(views.error());
+    }
+    ++stats.polls;
+    std::string claimant;
+    if (race.needs_claimant(*views) && !options.claim_argv.empty()) {
+      if (auto c = runner.run(command(options.claim_argv)); c && c->ok()) {
+        claimant = c->out.substr(0, c->out.find_first_of(" \n"));
+      }
+    }
+    auto decision = race.observe(*views, claimant);
+    if (!decision.cancel.empty()) {
+      if (options.on_cancel) {
+        options.on_cancel(decision.cancel);
+      }
+      if (auto r = cancel_jobs(runner, decision.cancel); !r) {
+        return abandon(r.error());
+      }
+      stats.controller_calls += 1;
+      stats.cancelled.insert(stats.cancelled.end(), decision.cancel.begin(), decision.cancel.end());
+    }
+    if (options.on_update) {
+      options.on_update(race, decision);
+    }
+    if (race.winner()) {
+      return stats;
+    }
+    if (decision.all_failed) {
+      std::string why;
+      for (const auto& e : race.entries()) {
+        why += fmt::format("{}{} ({}): {}", why.empty() ? "" : "; ", e.strategy_id, e.job_id,
+                           e.hopeless_reason.empty() ? to_string(e.last.state) : "pending forever: " + e.hopeless_reason);
+      }
+      return fail(ErrorCode::slurm_rejected, "every strategy ended without starting: " + why,
+                  "see each job's log with `rv logs`, or re-plan with `--dry-run`");
+    }
+    clock.sleep_for(interval);
+    interval = std::min(options.max_poll,
+                        std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(interval.count()) * options.backoff)));
+  }
+}
+
+} // namespace rv::slurm

@@ -1,0 +1,48 @@
+#pragma once
+// The race loop: polls the request's jobs (one squeue call per poll for all of them, with
+// backoff), falls back to scontrol then sacct for jobs that left squeue, cancels the losers the
+// moment a winner is known, and cancels everything on an interrupt, a timeout or an error.
+
+#include "core/clock.hpp"
+#include "core/process/runner.hpp"
+#include "slurm/race.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rv::slurm {
+
+struct MonitorOptions {
+  std::chrono::milliseconds initial_poll{1000};
+  std::chrono::milliseconds max_poll{5000};
+  double backoff = 1.3;
+  std::chrono::milliseconds timeout{0}; // 0 = wait as long as it takes
+  // A remote command whose stdout names the job holding the in-job claim ("" = don't ask).
+  std::vector<std::string> claim_argv;
+  // Called after every poll (state for `rv ps`-style progress and the request record).
+  std::function<void(const Race&, const RaceDecision&)> on_update;
+  // Called with job ids right before they are cancelled, so the caller can record it first.
+  std::function<void(const std::vector<std::string>&)> on_cancel;
+};
+
+struct RaceStats {
+  int polls = 0;
+  int controller_calls = 0; // squeue + scontrol + scancel calls (sacct goes to slurmdbd)
+  std::vector<std::string> cancelled;
+};
+
+// Runs the race to its end: a winner (and every loser cancelled), or all siblings failed
+// (an error naming why), or an interrupt/timeout (every job cancelled, then an error).
+Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options);
+
+// Cancels `job_ids` in one scancel call, even while an interrupt is pending.
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids);
+
+// Polls once: squeue for every id, then scontrol and sacct for the ids squeue no longer
+// knows. `now_epoch` turns elapsed times into start times.
+Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                 std::int64_t now_epoch, int* controller_calls = nullptr);
+
+} // namespace rv::slurm

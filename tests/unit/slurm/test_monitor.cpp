@@ -1,0 +1,160 @@
+#include "core/interrupt.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
+#include "slurm/monitor.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <csignal>
+
+using namespace rv;
+using namespace rv::slurm;
+using rv::test::FakeClock;
+using rv::test::FakeRunner;
+
+namespace {
+Race race_of(std::initializer_list<const char*> ids)
+{
+  std::vector<RaceEntry> entries;
+  int n = 1;
+  for (const char* id : ids) {
+    entries.push_back(RaceEntry{"s" + std::to_string(n++), id, {}, false, {}});
+  }
+  return Race(std::move(entries));
+}
+
+bool is_squeue(const std::vector<std::string>& argv)
+{
+  return std::find(argv.begin(), argv.end(), "squeue") != argv.end();
+}
+
+bool is_sacct(const std::vector<std::string>& argv)
+{
+  return std::find(argv.begin(), argv.end(), "sacct") != argv.end();
+}
+
+// rv's squeue format: %i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j
+std::string row(const char* id, const char* state, const char* reason = "None", const char* elapsed = "0:00")
+{
+  return fmt::format("{}|{}|{}|gpu-a100|{}|1|N/A|N/A|1:00:00|{}|gres:gpu:a100:1|rv-x\n", id, state, reason,
+                     std::string(state) == "RUNNING" ? "a100-1" : "", elapsed);
+}
+} // namespace
+
+TEST_CASE("monitor: the winner's siblings are cancelled in one scancel, with backoff between polls")
+{
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "PENDING", "Priority")));
+  r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "RUNNING", "None", "0:03")));
+  r.expect_prefix({"scancel", "11"}, FakeRunner::reply(0));
+  auto race = race_of({"11", "12"});
+  std::vector<std::string> recorded;
+  MonitorOptions opts;
+  opts.on_cancel = [&](const std::vector<std::string>& ids) { recorded = ids; };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(*race.winner() == 1);
+  CHECK(stats->cancelled == std::vector<std::string>{"11"});
+  CHECK(recorded == std::vector<std::string>{"11"});
+  CHECK(stats->polls == 2);
+  CHECK(clock.slept_ms() == 1000);
+}
+
+TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacct; no record is not failure")
+{
+  FakeRunner r;
+  FakeClock clock;
+  // Poll 1: 21 pending, 22 vanished; scontrol and sacct know nothing yet (lag).
+  r.expect(is_squeue, FakeRunner::reply(0, row("21", "PENDING", "Resources")));
+  r.expect_prefix({"scontrol", "show", "job", "22"}, FakeRunner::reply(1, "", "slurm_load_jobs error: Invalid job id specified"));
+  r.expect(is_sacct, FakeRunner::reply(0, ""));
+  // Poll 2: sacct now has it: it completed between polls, so it won.
+  r.expect(is_squeue, FakeRunner::reply(0, row("21", "PENDING", "Resources")));
+  r.expect_prefix({"scontrol", "show", "job", "22"}, FakeRunner::reply(1, "", "Invalid job id"));
+  r.expect(is_sacct, FakeRunner::reply(0, "22|COMPLETED|0:0|00:00:02|2026-11-22T04:00:00|2026-11-22T04:00:02|a100-2|billing=1|gpu-a100|rv-x\n"));
+  r.expect_prefix({"scancel", "21"}, FakeRunner::reply(0));
+  auto race = race_of({"21", "22"});
+  auto stats = run_race(r, clock, race, {});
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(*race.winner() == 1);
+  CHECK(race.entries()[1].last.source == "sacct");
+  CHECK(stats->cancelled == std::vector<std::string>{"21"});
+}
+
+TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
+{
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("31", "PENDING", "Resources") + row("32", "PENDING", "Priority")));
+  r.expect_prefix({"scancel", "31", "32"}, FakeRunner::reply(0));
+  auto race = race_of({"31", "32"});
+  MonitorOptions opts;
+  opts.on_update = [](const Race&, const RaceDecision&) { raise_interrupt(SIGINT); };
+  auto stats = run_race(r, clock, race, opts);
+  clear_interrupt();
+  REQUIRE_FALSE(stats);
+  CHECK(stats.error().code == ErrorCode::interrupted);
+  CHECK(stats.error().message.find("cancelled 31 32") != std::string::npos);
+  CHECK(r.all_consumed());
+}
+
+TEST_CASE("monitor: a timeout cancels everything; all failing is an error naming each")
+{
+  {
+    FakeRunner r;
+    FakeClock clock;
+    for (int i = 0; i < 3; ++i) {
+      r.expect(is_squeue, FakeRunner::reply(0, row("41", "PENDING", "Resources")));
+    }
+    r.expect_prefix({"scancel", "41"}, FakeRunner::reply(0));
+    auto race = race_of({"41"});
+    MonitorOptions opts;
+    opts.timeout = std::chrono::milliseconds(2500);
+    auto stats = run_race(r, clock, race, opts);
+    REQUIRE_FALSE(stats);
+    CHECK(stats.error().code == ErrorCode::timeout);
+    CHECK(r.all_consumed());
+  }
+  {
+    FakeRunner r;
+    FakeClock clock;
+    r.expect(is_squeue, FakeRunner::reply(0, row("51", "FAILED", "NonZeroExitCode") +
+                                                 row("52", "PENDING", "PartitionTimeLimit")));
+    r.expect_prefix({"scancel", "52"}, FakeRunner::reply(0));
+    auto race = race_of({"51", "52"});
+    auto stats = run_race(r, clock, race, {});
+    REQUIRE_FALSE(stats);
+    CHECK(stats.error().message.find("PartitionTimeLimit") != std::string::npos);
+    CHECK(stats.error().message.find("FAILED") != std::string::npos);
+  }
+}
+
+TEST_CASE("monitor: polls back off to the cap, bounding controller calls per minute")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const int polls = 40;
+  for (int i = 0; i < polls; ++i) {
+    r.expect(is_squeue, FakeRunner::reply(0, row("61", "PENDING", "Resources") + row("62", "PENDING", "Resources")));
+  }
+  r.expect_prefix({"scancel"}, FakeRunner::reply(0));
+  auto race = race_of({"61", "62"});
+  MonitorOptions opts;
+  int seen = 0;
+  opts.on_update = [&](const Race&, const RaceDecision&) {
+    if (++seen == polls) {
+      raise_interrupt(SIGTERM);
+    }
+  };
+  auto stats = run_race(r, clock, race, opts);
+  clear_interrupt();
+  REQUIRE_FALSE(stats);
+  // 40 polls took at least (1 + 1.3 + ... ) then 5 s each: far under 60 controller calls a minute.
+  const double minutes = static_cast<double>(clock.slept_ms()) / 60000.0;
+  CHECK(static_cast<double>(polls) / minutes < 15.0);
+}
