@@ -232,6 +232,10 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       c.free = info && info->free;
       c.max_time_s = part->max_time_s;
       c.probe_full_s = part->max_time_s >= 0 ? std::min(req.time_s, part->max_time_s) : req.time_s;
+      if (c.mig_like) {
+        c.reasons.push_back(fmt::format("MIG-like slice{}: included because the request allows MIG",
+                                        info && info->vram_gb ? fmt::format(" ({} GB VRAM)", *info->vram_gb) : std::string()));
+      }
       size_resources(c, t, *part, req, opts);
       if (c.cpus_per_task > t.cpus_per_node) {
         impossible.push_back(fmt::format("{}: {} CPUs per node > {} on the nodes", shape, c.cpus_per_task, t.cpus_per_node));

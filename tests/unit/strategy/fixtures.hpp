@@ -68,7 +68,7 @@ inline const char* campus_profile_json()
     "_comment": "test profile",
     "su_per_billing_hour": 1.0,
     "default_account": "lab",
-    "aliases": {"a100": {"types": ["a100_80"], "constraint": "gpupod&a100_80gb"}, "hopper": "h200"},
+    "aliases": {"a100": {"types": ["a100_80"], "constraint": "gpupod&a100_80gb"}, "hopper": "h200", "ampere": {"types": ["a100_80", "h200"]}},
     "types": {
       "a100_80": {"vram_gb": 80, "nvlink": true, "infiniband": true},
       "v100": {"vram_gb": 32, "su_per_gpu_hour": 20.96},
