@@ -46,7 +46,8 @@ void check_golden(const std::string& name, const nlohmann::json& actual)
   std::stringstream text;
   text << in.rdbuf();
   auto expected = nlohmann::json::parse(text.str());
-  CHECK_MESSAGE(expected == actual, "golden " << path << " differs; diff:\n" << nlohmann::json::diff(expected, actual).dump(1));
+  bool same = expected == actual;
+  CHECK_MESSAGE(same, "golden " << path << " differs; diff:\n" << nlohmann::json::diff(expected, actual).dump(1));
 }
 
 } // namespace
