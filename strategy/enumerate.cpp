@@ -228,6 +228,7 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       c.constraint = sel ? sel->constraint : "";
       c.account = account;
       c.qos = req.qos;
+      c.exclude = fmt::format("{}", fmt::join(req.exclude_nodes, ","));
       c.mig_like = t.mig_like;
       c.free = info && info->free;
       c.max_time_s = part->max_time_s;

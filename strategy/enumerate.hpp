@@ -24,6 +24,7 @@ struct Candidate {
   std::string constraint;      // from a profile alias, "" = none
   std::string account;         // request, else profile default, else cluster default; "" = none
   std::string qos;             // "" = none
+  std::string exclude;         // --exclude from request.exclude_nodes, comma-joined; "" = none
   int nodes = 1;
   int gpus_per_node = 1;
   int cpus_per_task = 1;       // one task per node

@@ -142,6 +142,9 @@ std::vector<std::string> probe_args(const Candidate& c)
   if (!c.qos.empty()) {
     args.push_back("--qos=" + c.qos);
   }
+  if (!c.exclude.empty()) {
+    args.push_back("--exclude=" + c.exclude);
+  }
   args.push_back("--wrap=true");
   return args;
 }

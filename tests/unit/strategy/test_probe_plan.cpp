@@ -82,6 +82,9 @@ TEST_CASE("probe script: every argument single-quoted, & in constraint intact")
                 "'--job-name=rv-probe' '--output=/dev/null' '--partition=gpu-a100' '--nodes=2' "
                 "'--ntasks-per-node=1' '--cpus-per-task=64' '--mem=500000M' '--gres=gpu:a100_80:4' "
                 "'--constraint=gpupod&a100_80gb' '--account=lab'\\''s' '--wrap=true'");
+  auto excluded = a100_candidate("c3", 3600);
+  excluded.exclude = "a1,a2";
+  CHECK(probe_script({excluded}, {}).find("'--exclude=a1,a2' '--wrap=true'") != std::string::npos);
   auto grid = coarse_grid(a100_candidate("c2", 5000), {});
   CHECK(grid == std::vector<std::int64_t>{1800, 3600, 5000});
 }
