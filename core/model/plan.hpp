@@ -48,6 +48,12 @@ struct Strategy {
   double est_su = 0;
   std::string label;
   std::vector<std::string> reasons; // why it exists and how it was sized, for --dry-run
+  // Added by the planner (strategy/):
+  int segments = 1;       // checkpoint: segments of walltime_s planned to cover total_time_s
+  std::string account;    // --account ("" = none): request, else profile default, else cluster
+  std::string qos;        // --qos ("" = none)
+  bool free = false;      // the site profile marks the type free (est_su is 0)
+  bool mig_like = false;  // a MIG-like slice
 };
 
 // Names a strategy kind as it appears in JSON and tables.

@@ -1,0 +1,58 @@
+#include "strategy/plan.hpp"
+
+#include "strategy/cost.hpp"
+#include "strategy/estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace rv::strategy {
+
+Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const model::JobRequest& request,
+                  const Windows& probes, const PlanOptions& opts)
+{
+  RV_TRY(cands, enumerate_candidates(cluster, profile, request, opts));
+  Plan out;
+  out.rejected = std::move(cands.rejected);
+  out.notes = std::move(cands.notes);
+  std::vector<model::Strategy> all;
+  std::set<std::pair<std::string, std::string>> produced; // (type, partition) with any strategy
+  std::map<std::pair<std::string, std::string>, std::string> empty_why;
+  for (const auto& c : cands.list) {
+    const auto* window = probes.find(c.gpu_type, c.partition, c.nodes, c.gpus_per_node);
+    if (window) {
+      out.windows.push_back(*window);
+    }
+    auto strategies = strategies_for(c, window, request, opts);
+    if (strategies.empty()) {
+      empty_why.emplace(std::make_pair(c.gpu_type, c.partition),
+                        "--time exceeds MaxTime and no checkpoint segment fits (window too short or checkpointing off)");
+      continue;
+    }
+    produced.emplace(c.gpu_type, c.partition);
+    const auto* part = cluster.find_partition(c.partition);
+    auto rate = su_rate(*part, cluster.config, profile, {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);
+    for (auto& s : strategies) {
+      s.est_su = su_for(rate, s.total_time_s); // checkpoint: the whole requested time
+      s.reasons.push_back(fmt::format("SU {:.2f} = {:.2f} SU/h x {:.2f} h ({}: {})", s.est_su, rate.su_per_hour,
+                                      static_cast<double>(s.total_time_s) / 3600.0, rate.method, rate.detail));
+      all.push_back(std::move(s));
+    }
+  }
+  for (const auto& [key, why] : empty_why) {
+    if (!produced.contains(key)) {
+      out.rejected.push_back({key.first, key.second, why});
+    }
+  }
+  out.width = fanout_width(cluster, opts, out.notes);
+  auto ranked = rank_strategies(std::move(all), out.width);
+  out.strategies = std::move(ranked.kept);
+  out.pruned = std::move(ranked.pruned);
+  if (out.strategies.empty()) {
+    out.notes.push_back("no viable strategy: see rejected");
+  }
+  return out;
+}
+
+} // namespace rv::strategy

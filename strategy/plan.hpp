@@ -1,0 +1,41 @@
+#pragma once
+// The planner: cluster + profile + request + probe windows -> ranked strategies, with the reasons
+// for every decision as data. Pure: no I/O, no clock, no logging. JSON shape: docs/plan-json.md.
+
+#include "core/model/cluster.hpp"
+#include "core/model/plan.hpp"
+#include "core/result.hpp"
+#include "strategy/enumerate.hpp"
+#include "strategy/options.hpp"
+#include "strategy/probe_plan.hpp"
+#include "strategy/profile.hpp"
+#include "strategy/rank.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rv::strategy {
+
+struct Plan {
+  std::vector<model::Strategy> strategies; // ranked, ids s1.., at most the fan-out width
+  std::vector<Window> windows;             // the probe windows of the shapes considered
+  std::vector<Rejection> rejected;         // types (per partition) dropped, with reasons
+  std::vector<Pruned> pruned;              // strategies dropped by dominance or width
+  std::vector<std::string> notes;          // type resolution, width caps, ...
+  int width = 0;                           // the fan-out width applied
+};
+
+// Plans `request`. `probes` may be empty (no probing): waits are then unknown (null). Fails only
+// on usage errors (unknown --type, GPU count < 1).
+Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const model::JobRequest& request,
+                  const Windows& probes, const PlanOptions& opts = {});
+
+// The plan as JSON: {"strategies": [...], "windows": [...], "rejected": [...], "pruned": [...],
+// "notes": [...], "width": N}.
+nlohmann::json to_json(const Plan& plan);
+nlohmann::json to_json(const model::Strategy& s);
+nlohmann::json to_json(const Window& w);
+
+} // namespace rv::strategy
