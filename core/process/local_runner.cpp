@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -253,6 +254,15 @@ Result<std::vector<Outcome>> LocalRunner::run_batch(const std::vector<Command>& 
     return fail(ErrorCode::timeout, fmt::format("a batch of {} commands timed out", cmds.size()));
   }
   return parse_batch_output(outcome.out, cmds.size());
+}
+
+std::string LocalRunner::user()
+{
+  if (const passwd* pw = ::getpwuid(::getuid())) {
+    return pw->pw_name;
+  }
+  const char* env = std::getenv("USER");
+  return env ? env : "";
 }
 
 } // namespace rv::proc

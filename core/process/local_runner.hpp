@@ -13,6 +13,7 @@ public:
   // Runs the same framed script as SSH does, through /bin/sh: one process tree, one round trip.
   Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
   std::string where() const override { return "local"; }
+  std::string user() override;
 };
 
 // Tells whether `program` is an executable on PATH.

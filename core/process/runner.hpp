@@ -55,6 +55,9 @@ public:
   // Names where commands run, for messages: "local" or "ssh user@host:port".
   virtual std::string where() const = 0;
 
+  // The user commands run as on the cluster ("" when unknown): for sacctmgr and squeue -u.
+  virtual std::string user() { return {}; }
+
   // Counts the round trips made so far (one per run, one per batch).
   virtual int round_trips() const { return m_round_trips; }
 

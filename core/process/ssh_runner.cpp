@@ -108,6 +108,7 @@ struct SshRunner::Impl {
   SshOptions options;
   ssh_session session = nullptr;
   std::string label; // user@host:port once connected
+  std::string remote_user; // once connected
 
   ~Impl()
   {
@@ -241,6 +242,7 @@ struct SshRunner::Impl {
     ssh_options_get(session, SSH_OPTIONS_HOST, &host);
     ssh_options_get_port(session, &port);
     label = fmt::format("{}@{}:{}", user ? user : "?", host ? host : dest.host, port);
+    remote_user = user ? user : "";
     ssh_string_free_char(user);
     ssh_string_free_char(host);
 
@@ -425,6 +427,14 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
     spdlog::debug("ssh: batch exit {}, stderr: {}", outcome.exit_code, outcome.err);
   }
   return parsed;
+}
+
+std::string SshRunner::user()
+{
+  if (!connect()) {
+    return {};
+  }
+  return m_impl->remote_user;
 }
 
 std::string SshRunner::where() const

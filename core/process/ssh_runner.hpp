@@ -42,6 +42,8 @@ public:
   // Runs every command in one channel (one round trip), each with its own outcome.
   Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
   std::string where() const override;
+  // The remote user, as the ssh config or DEST resolved it (connects if needed).
+  std::string user() override;
 
 private:
   struct Impl;
