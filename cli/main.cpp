@@ -56,10 +56,13 @@ int main(int argc, char** argv)
   app.add_flag("--json", g.json, "print results (and errors) as JSON on stdout");
 
   rv::cli::setup_exec(app, ctx);
+  rv::cli::setup_up(app, ctx);
+  rv::cli::setup_run(app, ctx);
+  rv::cli::setup_cost(app, ctx);
   rv::cli::setup_config(app, ctx);
 
   // The user's command is split off before CLI11 sees it, so that its flags stay its own.
-  auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec"});
+  auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"});
   ctx.trailing = std::move(split.command);
   std::vector<char*> rv_argv{argv[0]};
   for (auto& word : split.rv_args) {

@@ -50,7 +50,7 @@ bool is_mig_like(const Profile& profile, const std::string& type)
     return false;
   }
   std::regex re(profile.mig_pattern, std::regex::ECMAScript | std::regex::icase);
-  return std::regex_match(type, re);
+  return std::regex_search(type, re);
 }
 
 std::vector<TypeOnPartition> derive_gpu_types(const model::Cluster& cluster, const Profile& profile)

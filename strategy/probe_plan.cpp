@@ -26,7 +26,7 @@ constexpr std::string_view k_prelude = R"SH(#!/bin/sh
 rv_probe() {
   rv_cid=$1; rv_wall=$2; shift 2
   rv_min=$(( (rv_wall + 59) / 60 ))
-  rv_out=$(sbatch --test-only --time="$rv_min" "$@" 2>&1 </dev/null)
+  rv_out=$(SLURM_TIME_FORMAT=standard sbatch --test-only --time="$rv_min" "$@" 2>&1 </dev/null)
   rv_now=$(date +%s)
   rv_at=$(printf '%s\n' "$rv_out" | sed -n 's/.*to start at \([0-9][0-9-]*T[0-9:]*\).*/\1/p' | head -n 1)
   rv_start=FAIL

@@ -1,0 +1,76 @@
+// `rv up` and `rv run`: plan the fan-out; with --dry-run, show it and submit nothing.
+
+#include "cli/commands.hpp"
+#include "cli/launch.hpp"
+#include "cli/plan_options.hpp"
+#include "cli/planning.hpp"
+
+namespace rv::cli {
+namespace {
+
+struct UpOptions {
+  PlanFlags plan;
+  std::string run;
+};
+
+struct RunOptions {
+  PlanFlags plan;
+  bool follow = false;
+  std::string workdir;
+};
+
+Result<PlanRun> plan_request(const PlanFlags& flags, Context& ctx, proc::Runner& runner)
+{
+  RV_TRY(request, to_request(flags, ctx.config.get("account")));
+  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies")));
+  return make_plan(ctx, runner, request, options);
+}
+
+Result<int> run_up(const UpOptions& opts, Context& ctx)
+{
+  RV_TRY(runner, ctx.make_runner());
+  RV_TRY(run, plan_request(opts.plan, ctx, *runner));
+  if (opts.plan.dry_run) {
+    print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
+    return 0;
+  }
+  return launch_up(ctx, *runner, run, opts.run);
+}
+
+Result<int> run_run(const RunOptions& opts, Context& ctx)
+{
+  if (ctx.trailing.empty()) {
+    return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
+  }
+  RV_TRY(runner, ctx.make_runner());
+  RV_TRY(run, plan_request(opts.plan, ctx, *runner));
+  if (opts.plan.dry_run) {
+    print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
+    return 0;
+  }
+  return launch_run(ctx, *runner, run, ctx.trailing, opts.workdir, opts.follow);
+}
+
+} // namespace
+
+void setup_up(CLI::App& app, Context& ctx)
+{
+  auto opts = std::make_shared<UpOptions>();
+  auto* cmd = app.add_subcommand("up", "fan out an allocation, then a shell (or --run CMD) on the winning node");
+  add_plan_flags(cmd, opts->plan, true);
+  cmd->add_option("--run", opts->run, "run this command line on the winning node instead of a shell");
+  cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
+}
+
+void setup_run(CLI::App& app, Context& ctx)
+{
+  auto opts = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
+  add_plan_flags(cmd, opts->plan, true);
+  cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
+  cmd->add_option("--workdir", opts->workdir, "remote directory the command runs in (default: your home)");
+  cmd->footer("Options go before CMD; everything from CMD on belongs to CMD (`--` works too).");
+  cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_run(*opts, ctx); }; });
+}
+
+} // namespace rv::cli

@@ -1,0 +1,106 @@
+#include "cli/plan_options.hpp"
+
+#include "core/duration.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace rv::cli {
+
+void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
+{
+  cmd->add_option("-g,--gpu", f.gpus, "GPUs in total (default 1)");
+  cmd->add_option("-t,--type", f.type, "GPU type or alias (a100, h200, ...); default: any");
+  cmd->add_option("--time", f.time, "work time: 30m, 2h, 1.5h, 3d, 2:59:00, 1-12:00:00 (default 1h)");
+  cmd->add_option("--mem", f.mem, "memory per node: 200G, 512M (default: the GPU share of the node)");
+  cmd->add_option("--cpus", f.cpus, "CPUs per node (default: the GPU share of the node)");
+  cmd->add_option("--vram", f.vram, "minimum GPU memory in GB (needs VRAM in the site profile)");
+  cmd->add_flag("--single-node", f.single_node, "never split the GPUs over several nodes");
+  cmd->add_flag("--mig", f.mig, "also consider MIG-like GPU slices (1 GPU only)");
+  cmd->add_flag("--time-min", f.time_min, "the job copes with a shortened limit: allow --time-min strategies");
+  cmd->add_flag("--no-checkpoint", f.no_checkpoint, "no checkpoint-segment strategies");
+  cmd->add_option("--qos", f.qos, "Slurm QOS");
+  cmd->add_option("--exclude", f.exclude, "nodes never to use (comma list)");
+  cmd->add_option("--name", f.name, "job name (default rv-<request id>)");
+  cmd->add_option("--max-strategies", f.max_strategies, "most strategies to fan out to (config max_strategies)");
+  if (with_dry_run) {
+    cmd->add_flag("--dry-run", f.dry_run, "show the probe windows and ranked strategies; submit nothing");
+  }
+}
+
+Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& account)
+{
+  model::JobRequest r;
+  if (f.gpus < 1) {
+    return fail(ErrorCode::usage, fmt::format("--gpu must be at least 1, not {}", f.gpus),
+                "for CPU-only work use sbatch directly");
+  }
+  r.gpus = f.gpus;
+  if (!f.type.empty()) {
+    r.gpu_type = f.type;
+  }
+  RV_TRY(secs, parse_duration(f.time));
+  r.time_s = secs;
+  if (!f.mem.empty()) {
+    RV_TRY(mb, parse_memory_mb(f.mem));
+    r.mem_mb = mb;
+  }
+  if (f.cpus) {
+    if (*f.cpus < 1) {
+      return fail(ErrorCode::usage, fmt::format("--cpus must be at least 1, not {}", *f.cpus));
+    }
+    r.cpus_per_task = *f.cpus;
+  }
+  if (f.vram) {
+    if (*f.vram < 1) {
+      return fail(ErrorCode::usage, fmt::format("--vram must be at least 1 (GB), not {}", *f.vram));
+    }
+    r.min_vram_gb = *f.vram;
+  }
+  r.single_node = f.single_node;
+  r.allow_mig = f.mig;
+  r.allow_time_min = f.time_min;
+  r.allow_checkpoint = !f.no_checkpoint;
+  r.account = account;
+  r.qos = f.qos;
+  if (!f.exclude.empty()) {
+    std::string_view rest = f.exclude;
+    while (!rest.empty()) {
+      auto comma = rest.find(',');
+      auto node = rest.substr(0, comma);
+      if (!node.empty()) {
+        r.exclude_nodes.emplace_back(node);
+      }
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  for (char c : f.name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      return fail(ErrorCode::usage, fmt::format("--name '{}' has a character other than letters, digits, - _ .", f.name));
+    }
+  }
+  r.job_name = f.name;
+  return r;
+}
+
+Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::string& config_width)
+{
+  strategy::PlanOptions opts;
+  int width = 0;
+  if (f.max_strategies) {
+    width = *f.max_strategies;
+  } else {
+    auto [p, ec] = std::from_chars(config_width.data(), config_width.data() + config_width.size(), width);
+    if (ec != std::errc{} || p != config_width.data() + config_width.size()) {
+      return fail(ErrorCode::config, fmt::format("max_strategies '{}' is not a whole number", config_width));
+    }
+  }
+  if (width < 1 || width > 64) {
+    return fail(ErrorCode::usage, fmt::format("the fan-out width must be 1-64, not {}", width));
+  }
+  opts.max_width = width;
+  return opts;
+}
+
+} // namespace rv::cli

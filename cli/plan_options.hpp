@@ -1,0 +1,43 @@
+#pragma once
+// The plan flags `rv up`, `rv run` and `rv cost` share, and their conversion to a JobRequest.
+
+#include "core/model/plan.hpp"
+#include "core/result.hpp"
+#include "strategy/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::cli {
+
+struct PlanFlags {
+  int gpus = 1;
+  std::string type;
+  std::string time = "1h";
+  std::string mem;
+  std::optional<int> cpus;
+  std::optional<int> vram;
+  bool single_node = false;
+  bool mig = false;
+  bool time_min = false;
+  bool no_checkpoint = false;
+  std::string qos;
+  std::string exclude;
+  std::string name;
+  std::optional<int> max_strategies;
+  bool dry_run = false;
+};
+
+// Adds the plan flags to `cmd`; `with_dry_run` adds --dry-run too.
+void add_plan_flags(CLI::App* cmd, PlanFlags& flags, bool with_dry_run);
+
+// Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives).
+Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account);
+
+// The planner knobs, with the fan-out width from --max-strategies or the config.
+Result<strategy::PlanOptions> to_plan_options(const PlanFlags& flags, const std::string& config_width);
+
+} // namespace rv::cli

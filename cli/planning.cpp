@@ -1,0 +1,159 @@
+#include "cli/planning.hpp"
+
+#include "core/duration.hpp"
+#include "slurm/discover.hpp"
+#include "strategy/enumerate.hpp"
+#include "strategy/probe_plan.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace rv::cli {
+namespace {
+
+std::string wait_text(const std::optional<std::int64_t>& s)
+{
+  return s ? (*s <= 0 ? "now" : "~" + format_human_duration(*s)) : "unknown";
+}
+
+void out(const std::string& text)
+{
+  std::fputs(text.c_str(), stdout);
+}
+
+} // namespace
+
+Result<strategy::Profile> load_profile(const Config& config)
+{
+  const auto& path = config.get("profile");
+  if (path.empty()) {
+    return strategy::Profile{};
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return fail(ErrorCode::config, fmt::format("cannot read site profile {}", path),
+                "fix the `profile` setting (rv config show), or see docs/profile.md");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto profile = strategy::parse_profile(text.str());
+  if (!profile) {
+    profile.error().message = fmt::format("site profile {}: {}", path, profile.error().message);
+  }
+  return profile;
+}
+
+Result<model::Cluster> discover_cluster(proc::Runner& runner)
+{
+  slurm::DiscoveryQuery query;
+  query.user = runner.user();
+  auto cluster = slurm::discover(runner, query);
+  if (cluster) {
+    for (const auto& w : cluster->warnings) {
+      spdlog::debug("discovery: {}", w);
+    }
+  }
+  return cluster;
+}
+
+Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRequest& request,
+                          const strategy::PlanOptions& options)
+{
+  const auto start = std::chrono::steady_clock::now();
+  PlanRun run;
+  RV_TRY(profile, load_profile(ctx.config));
+  run.profile = std::move(profile);
+  const int trips_before = runner.round_trips();
+  const std::string user = runner.user(); // connects first, so that trips count after connecting
+  (void)user;
+  RV_TRY(cluster, discover_cluster(runner));
+  run.cluster = std::move(cluster);
+
+  RV_TRY(candidates, strategy::enumerate_candidates(run.cluster, run.profile, request, options));
+  strategy::Windows windows;
+  if (!candidates.list.empty()) {
+    proc::Command probe;
+    probe.argv = {"sh", "-s"};
+    probe.stdin_data = strategy::probe_script(candidates.list, options);
+    probe.timeout = std::chrono::minutes(5);
+    RV_TRY(outcome, runner.run(probe));
+    if (!outcome.ok() && outcome.out.empty()) {
+      return fail(ErrorCode::slurm_rejected,
+                  fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(),
+                              outcome.err),
+                  "run with -v; check that sbatch works on the login node");
+    }
+    windows = strategy::parse_probe_output(outcome.out, candidates.list, options);
+    for (const auto& w : windows.list) {
+      run.probes += static_cast<int>(w.probes.size());
+    }
+  }
+  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, windows, options));
+  run.plan = std::move(plan);
+  run.round_trips = runner.round_trips() - trips_before;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::debug("plan: {} round trips, {} probes, {:.2f} s", run.round_trips, run.probes, run.seconds);
+  return run;
+}
+
+void print_plan(const PlanRun& run, bool json, bool verbose)
+{
+  const auto& plan = run.plan;
+  if (json) {
+    auto doc = strategy::to_json(plan);
+    doc["round_trips"] = run.round_trips;
+    doc["probes"] = run.probes;
+    doc["seconds"] = run.seconds;
+    out(doc.dump(2) + "\n");
+    return;
+  }
+  out(fmt::format("cluster {} (Slurm {}), {} partitions, {} nodes; {} probes in {} round trips, {:.2f} s\n\n",
+                  run.cluster.config.cluster_name, run.cluster.config.slurm_version, run.cluster.partitions.size(),
+                  run.cluster.nodes.size(), run.probes, run.round_trips, run.seconds));
+  out("backfill windows (longest walltime that starts now; start of the full request):\n");
+  for (const auto& w : plan.windows) {
+    out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
+                    w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
+                    wait_text(w.full_start_in_s)));
+  }
+  out("\nstrategies, best first:\n");
+  out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10}\n", "id", "kind", "type", "partition",
+                  "shape", "walltime", "time-min", "wait", "SU"));
+  for (const auto& s : plan.strategies) {
+    out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10.1f}\n", s.id, model::to_string(s.kind),
+                    s.gpu_type, s.partition, fmt::format("{}x{}", s.nodes, s.gpus_per_node),
+                    format_slurm_time(s.walltime_s), s.time_min_s ? format_slurm_time(s.time_min_s) : "-",
+                    wait_text(s.est_wait_s), s.est_su));
+    if (verbose) {
+      for (const auto& r : s.reasons) {
+        out(fmt::format("         {}\n", r));
+      }
+    }
+  }
+  if (plan.strategies.empty()) {
+    out("  (none)\n");
+  }
+  if (!plan.rejected.empty()) {
+    out("\ndropped:\n");
+    for (const auto& r : plan.rejected) {
+      out(fmt::format("  {:<16} {:<12} {}\n", r.gpu_type, r.partition, r.reason));
+    }
+  }
+  if (verbose && !plan.pruned.empty()) {
+    out("\npruned:\n");
+    for (const auto& p : plan.pruned) {
+      out(fmt::format("  {:<40} {}\n", p.strategy.label, p.reason));
+    }
+  }
+  for (const auto& n : plan.notes) {
+    out(fmt::format("note: {}\n", n));
+  }
+}
+
+} // namespace rv::cli

@@ -1,0 +1,34 @@
+#pragma once
+// discover -> probe -> plan against a live cluster: two round trips after connecting.
+
+#include "cli/context.hpp"
+#include "core/model/cluster.hpp"
+#include "strategy/plan.hpp"
+#include "strategy/profile.hpp"
+
+namespace rv::cli {
+
+struct PlanRun {
+  model::Cluster cluster;
+  strategy::Profile profile;
+  strategy::Plan plan;
+  int round_trips = 0;  // after connecting: discovery + probes
+  double seconds = 0;   // wall time of the whole pipeline
+  int probes = 0;       // sbatch --test-only calls the login node ran
+};
+
+// Reads the site profile named by the config (none = an empty profile).
+Result<strategy::Profile> load_profile(const Config& config);
+
+// Discovers the cluster in one round trip.
+Result<model::Cluster> discover_cluster(proc::Runner& runner);
+
+// Discovers, probes every candidate's backfill window on the login node in one round trip,
+// and plans.
+Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRequest& request,
+                          const strategy::PlanOptions& options);
+
+// Prints a plan: a table on a terminal, or the documented JSON with --json.
+void print_plan(const PlanRun& run, bool json, bool verbose);
+
+} // namespace rv::cli
