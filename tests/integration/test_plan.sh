@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# rv up --dry-run and rv cost against the real cluster: busy partitions get long or unknown waits,
+# free ones start now, long requests get checkpoint segments, SU matches Slurm's own billing, and
+# every dropped type says why. Discovery and probes take at most 2 round trips.
+# shellcheck source=tests/integration/lib.sh
+. "$RV_SOURCE_DIR/tests/integration/lib.sh"
+
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+jobs_to_cancel=()
+cleanup_jobs() { ((${#jobs_to_cancel[@]} == 0)) || scancel "${jobs_to_cancel[@]}" 2>/dev/null || true; }
+trap 'cleanup_jobs; it_cleanup' EXIT
+
+occupy() { # partition gres: a long job that holds every GPU of the partition's nodes
+  local id
+  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J rv-it-occupy -o /dev/null --wrap 'sleep 1800')
+  jobs_to_cancel+=("$id")
+  wait_for_job_state 30 "$id" RUNNING
+}
+
+# Idle cluster: two round trips after connecting, every type starts now.
+run ssh_rv --json up --dry-run -g 2 --time 3h
+assert_rc 0 "dry-run on an idle cluster"
+assert_json '.round_trips' '2' "discovery and all probes take 2 round trips"
+assert_json '[.strategies[] | select(.est_wait_s == null or .est_wait_s > 300)] | length' '0' "idle: every strategy starts now"
+assert_json '[.strategies[] | .nodes * .gpus_per_node] | unique' '[2]' "every topology is exactly 2 GPUs"
+assert_json '[.strategies[] | select(.nodes == 2)] | length > 0' 'true' "a 2x1 topology is offered"
+pass "idle cluster: 2 round trips, every strategy starts now, exact topologies"
+
+# Fill gpu-a100 (both nodes) and gpu-h200 with long jobs.
+occupy gpu-a100 gpu:a100:8
+occupy gpu-a100 gpu:a100:8
+occupy gpu-h200 gpu:h200:4
+run ssh_rv --json up --dry-run -g 2 --time 3h
+assert_rc 0 "dry-run on a busy cluster"
+assert_json '[.windows[] | select(.partition == "gpu-a6000" or .partition == "gpu-v100") | .full_start_in_s <= 300] | all' 'true' \
+  "free partitions start now"
+assert_json '[.windows[] | select(.partition == "gpu-a100" or .partition == "gpu-h200") | (.full_start_in_s == null or .full_start_in_s > 600)] | all' 'true' \
+  "busy partitions wait long or unknown"
+assert_json '.strategies[0].partition | IN("gpu-a6000", "gpu-v100")' 'true' "a free type ranks first"
+pass "busy a100/h200 wait, free a6000/v100 start now and rank first"
+
+# A request longer than MaxTime (2 days) gets checkpoint segments where a window exists.
+run ssh_rv --json up --dry-run -g 1 --time 3d -t v100
+assert_rc 0 "3-day request"
+assert_json '[.strategies[] | .kind] | unique' '["checkpoint"]' "only checkpoint strategies beyond MaxTime"
+assert_json '.strategies[0] | .walltime_s <= 172800 and .total_time_s == 259200' 'true' "segments within MaxTime, total kept"
+pass "a 3-day request gets checkpoint segments"
+
+# The rejected list explains every dropped type.
+run ssh_rv --json up --dry-run -g 2 --time 1h -t a100
+assert_json '[.rejected[] | select(.reason == "")] | length' '0' "every rejection has a reason"
+assert_json '[.rejected[] | .partition] | sort' '["gpu-a6000","gpu-h200","gpu-mig","gpu-v100"]' "the other types are dropped"
+run ssh_rv up --dry-run -g 1 -t a10
+assert_rc 2 "an unknown type is a usage error"
+assert_contains "$RUN_ERR" "a100" "did-you-mean for an unknown type"
+run ssh_rv up --dry-run -g 0
+assert_rc 2 "0 GPUs is a usage error"
+run ssh_rv up --dry-run --time 0h
+assert_rc 2 "0h is a usage error"
+pass "rejections carry reasons; bad types, counts and times are clear errors"
+
+# SU follows the configured weights: rv's billing for a shape equals what Slurm bills for it.
+run ssh_rv --json cost -g 1 --time 1h
+assert_rc 0 "rv cost"
+row=$(jq -c '.rows[] | select(.partition == "gpu-v100")' "$IT_DIR/out")
+cpus=$(jq -r .cpus_per_task <<<"$row") mem=$(jq -r .mem_mb <<<"$row") billing=$(jq -r '.billing | floor' <<<"$row")
+id=$(sbatch --parsable -p gpu-v100 --gres=gpu:v100:1 -c "$cpus" --mem="${mem}M" -t 5 -o /dev/null --wrap 'sleep 60')
+jobs_to_cancel+=("$id")
+wait_for_job_state 30 "$id" RUNNING
+slurm_billing=$(scontrol show job "$id" | grep -o 'billing=[0-9]*' | head -1 | cut -d= -f2)
+assert_eq "$slurm_billing" "$billing" "rv's billing for 1 v100 equals Slurm's"
+assert_json '[.rows[] | select(.partition == "gpu-h200") | .su] > [.rows[] | select(.partition == "gpu-v100") | .su]' 'true' \
+  "h200 (weight 1000) costs more than v100 (weight 150)"
+pass "SU matches Slurm's billing ($slurm_billing) and follows the weights"
