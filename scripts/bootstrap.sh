@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 (as root) to rv running its main job through the loopback login node:
 # install the build and testbed packages, build rv into build/, start the testbed (left running),
-# then `rv exec sinfo` over ssh.
+# then rv's main job over ssh: `rv exec sinfo` and the plan of a 2-GPU request (`rv up --dry-run`).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -14,4 +14,7 @@ rv_testbed_up
 . "$TB_DIR/env"
 rv_log "testbed is up (stop it with: bash testbed/down.sh)"
 cd "$RV_ROOT"
-build/cli/rv --ssh-config "$TB_SSH_CONFIG" --host rvtb exec sinfo
+rv=(build/cli/rv --ssh-config "$TB_SSH_CONFIG" --host rvtb)
+"${rv[@]}" exec sinfo
+echo
+"${rv[@]}" up --dry-run --gpu 2 --time 3h
