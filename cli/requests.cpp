@@ -1,0 +1,125 @@
+#include "cli/requests.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+namespace rv::cli {
+
+const JobRecord* RequestRecord::winner_job() const
+{
+  for (const auto& j : jobs) {
+    if (!winner.empty() && j.strategy_id == winner) {
+      return &j;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> RequestRecord::job_ids() const
+{
+  std::vector<std::string> ids;
+  for (const auto& j : jobs) {
+    if (!j.job_id.empty()) {
+      ids.push_back(j.job_id);
+    }
+  }
+  return ids;
+}
+
+nlohmann::json to_json(const RequestRecord& r)
+{
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& j : r.jobs) {
+    jobs.push_back({{"strategy_id", j.strategy_id}, {"label", j.label}, {"partition", j.partition},
+                    {"gpu_type", j.gpu_type}, {"nodes", j.nodes}, {"job_id", j.job_id}, {"error", j.error},
+                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list}});
+  }
+  return {{"id", r.id},       {"created_at", r.created_at}, {"host", r.host},
+          {"name", r.name},   {"kind", r.kind},             {"command", r.command},
+          {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
+          {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
+          {"plan", r.plan}};
+}
+
+Result<RequestRecord> request_from_json(const nlohmann::json& j)
+{
+  try {
+    RequestRecord r;
+    r.id = j.at("id").get<std::string>();
+    r.created_at = j.value("created_at", "");
+    r.host = j.value("host", "");
+    r.name = j.value("name", "");
+    r.kind = j.value("kind", "run");
+    r.command = j.value("command", "");
+    r.workdir = j.value("workdir", "");
+    r.remote_root = j.value("remote_root", "");
+    r.log_dir = j.value("log_dir", "");
+    r.state = j.value("state", "submitting");
+    r.winner = j.value("winner", "");
+    r.plan = j.value("plan", nlohmann::json::object());
+    for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
+      JobRecord job;
+      job.strategy_id = jj.value("strategy_id", "");
+      job.label = jj.value("label", "");
+      job.partition = jj.value("partition", "");
+      job.gpu_type = jj.value("gpu_type", "");
+      job.nodes = jj.value("nodes", 1);
+      job.job_id = jj.value("job_id", "");
+      job.error = jj.value("error", "");
+      job.state = jj.value("state", "");
+      job.reason = jj.value("reason", "");
+      job.node_list = jj.value("node_list", "");
+      r.jobs.push_back(std::move(job));
+    }
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(ErrorCode::parse, fmt::format("malformed request record: {}", e.what()));
+  }
+}
+
+store::RecordStore request_store()
+{
+  const char* dir = std::getenv("RV_STATE_DIR");
+  if (dir && *dir) {
+    return store::RecordStore(std::filesystem::path(dir) / "requests");
+  }
+  return store::RecordStore(store::RecordStore::default_dir());
+}
+
+Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key)
+{
+  RV_TRY(all, store.list());
+  std::vector<RequestRecord> matches;
+  for (const auto& j : all) {
+    auto r = request_from_json(j);
+    if (!r) {
+      continue;
+    }
+    bool hit = r->id.starts_with(key) || r->name == key;
+    for (const auto& job : r->jobs) {
+      hit = hit || (!job.job_id.empty() && job.job_id == key);
+    }
+    if (hit) {
+      matches.push_back(std::move(*r));
+    }
+  }
+  if (matches.empty()) {
+    return fail(ErrorCode::usage, fmt::format("no request matches '{}'", key), "`rv ps -a` lists requests");
+  }
+  if (matches.size() > 1) {
+    std::string ids;
+    for (const auto& m : matches) {
+      ids += (ids.empty() ? "" : ", ") + m.id;
+    }
+    return fail(ErrorCode::usage, fmt::format("'{}' matches several requests: {}", key, ids), "give more of the id");
+  }
+  return matches.front();
+}
+
+std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
+{
+  return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
+}
+
+} // namespace rv::cli
