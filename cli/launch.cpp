@@ -1,16 +1,377 @@
 #include "cli/launch.hpp"
 
+#include "cli/requests.hpp"
+#include "core/clock.hpp"
+#include "core/interrupt.hpp"
+#include "core/process/shell.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/sacct.hpp"
+#include "slurm/scontrol.hpp"
+#include "slurm/submit.hpp"
+#include "templates/render.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <unistd.h>
+
 namespace rv::cli {
+namespace {
+
+std::string utc_now_iso()
+{
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void write_fd(int fd, std::string_view s)
+{
+  while (!s.empty()) {
+    auto n = ::write(fd, s.data(), s.size());
+    if (n <= 0) {
+      return;
+    }
+    s.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Resolved remote paths for one request.
+struct RemotePaths {
+  std::string root, logs, checkpoints, outputs, cache, requests;
+};
+
+// Asks the login node for $HOME (one round trip) and creates rv's directories there.
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config)
+{
+  std::string root = config.get("remote_root");
+  std::string scratch = config.get("scratch_root");
+  proc::Command cmd;
+  // $HOME expands on the login node; the configured paths travel as positional arguments.
+  cmd.argv = {"sh", "-c",
+              "case $1 in '~'|'~/'*) r=\"$HOME${1#\\~}\";; *) r=$1;; esac; "
+              "case $2 in '') c=\"$r/cache\";; '~'|'~/'*) c=\"$HOME${2#\\~}\";; *) c=$2;; esac; "
+              "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
+              "chmod 700 \"$r\" && printf '%s\\n%s\\n' \"$r\" \"$c\"",
+              "rv-prepare", root, scratch};
+  cmd.timeout = std::chrono::seconds(30);
+  RV_TRY(out, runner.run(cmd));
+  auto nl = out.out.find('\n');
+  if (!out.ok() || nl == std::string::npos) {
+    return fail(ErrorCode::io, fmt::format("cannot create rv's directories under {} on {}: {}", root, runner.where(), out.err),
+                "check the `remote_root` setting and that the cluster's home is writable");
+  }
+  RemotePaths p;
+  p.root = out.out.substr(0, nl);
+  p.cache = out.out.substr(nl + 1, out.out.find('\n', nl + 1) - nl - 1);
+  p.logs = p.root + "/logs";
+  p.checkpoints = p.root + "/checkpoints";
+  p.outputs = p.root + "/outputs";
+  p.requests = p.root + "/requests";
+  if (!p.root.starts_with("/")) {
+    return fail(ErrorCode::config, fmt::format("remote_root resolved to a relative path '{}'", p.root));
+  }
+  return p;
+}
+
+std::string short_hash(const std::string& text)
+{
+  return fmt::format("{:08x}", static_cast<std::uint32_t>(std::hash<std::string>{}(text)));
+}
+
+std::string join(const std::vector<std::string>& words, const char* sep)
+{
+  std::string out;
+  for (const auto& w : words) {
+    out += (out.empty() ? "" : sep) + w;
+  }
+  return out;
+}
+
+// Updates the record, logging (not failing) when the local store cannot be written.
+void save(store::RecordStore& store, const RequestRecord& r)
+{
+  auto doc = to_json(r);
+  if (auto u = store.update(r.id, [&](nlohmann::json& rec) { rec = doc; }); !u) {
+    spdlog::warn("cannot update request record {}: {}", r.id, u.error().message);
+  }
+}
+
+struct FinalStatus {
+  std::string state;
+  int exit_status = 0;
+  int exit_signal = 0;
+};
+
+// The job's final state and exit code: scontrol first, then accounting (which may lag).
+Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
+{
+  for (int attempt = 0; attempt < 15; ++attempt) {
+    proc::Command sc;
+    sc.argv = {"scontrol", "show", "job", job_id};
+    proc::Command sa;
+    sa.argv = slurm::sacct_argv({job_id});
+    RV_TRY(outs, runner.run_batch({sc, sa}));
+    if (outs[0].ok()) {
+      if (auto jobs = slurm::parse_scontrol_jobs(outs[0].out); jobs && !jobs->empty()) {
+        const auto& j = jobs->front();
+        auto st = slurm::parse_job_state(j.state);
+        if (slurm::is_terminal(st)) {
+          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal};
+        }
+      }
+    }
+    if (outs[1].ok()) {
+      if (auto rows = slurm::parse_sacct(outs[1].out, slurm::sacct_fields); rows) {
+        for (const auto& row : *rows) {
+          auto st = slurm::parse_job_state(row.state);
+          if (row.job_id == job_id && slurm::is_terminal(st)) {
+            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal};
+          }
+        }
+      }
+    }
+    clock.sleep_for(std::chrono::seconds(1));
+  }
+  return fail(ErrorCode::timeout, fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
+              "check `sacct -j ID` on the cluster");
+}
+
+// Streams the job's .out/.err to ours until it ends; returns its final status.
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job)
+{
+  std::size_t out_off = 0, err_off = 0;
+  auto flush = [&]() -> Result<void> {
+    auto tail = [](const std::string& path, std::size_t off) {
+      proc::Command c;
+      c.argv = {"tail", "-c", fmt::format("+{}", off + 1), path};
+      c.timeout = std::chrono::seconds(30);
+      return c;
+    };
+    RV_TRY(outs, runner.run_batch({tail(log_path(r, job, false), out_off), tail(log_path(r, job, true), err_off)}));
+    if (outs[0].ok()) {
+      write_fd(1, outs[0].out);
+      out_off += outs[0].out.size();
+    }
+    if (outs[1].ok()) {
+      write_fd(2, outs[1].out);
+      err_off += outs[1].out.size();
+    }
+    return {};
+  };
+  auto interval = std::chrono::milliseconds(1000);
+  while (true) {
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted,
+                  fmt::format("stopped following; job {} keeps running", job.job_id),
+                  fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
+    }
+    if (auto f = flush(); !f) {
+      return std::unexpected(f.error());
+    }
+    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds()));
+    auto it = views.find(job.job_id);
+    if (it != views.end() && slurm::is_terminal(it->second.state)) {
+      if (auto f = flush(); !f) {
+        return std::unexpected(f.error());
+      }
+      return final_status(runner, job.job_id, clock);
+    }
+    clock.sleep_for(interval);
+    interval = std::min(std::chrono::milliseconds(3000), interval * 2);
+  }
+}
+
+// Maps a final state to rv's exit code (docs/exit-codes.md) and names the failure.
+int exit_code_of(const FinalStatus& s, const std::string& job_id)
+{
+  if (s.state == "COMPLETED") {
+    return s.exit_status;
+  }
+  if (s.state == "FAILED") {
+    spdlog::error("job {} FAILED with exit code {}{}", job_id, s.exit_status,
+                  s.exit_signal ? fmt::format(" (signal {})", s.exit_signal) : "");
+    return s.exit_status != 0 ? s.exit_status : (s.exit_signal ? 128 + s.exit_signal : 1);
+  }
+  spdlog::error("job {} ended {}", job_id, s.state);
+  if (s.state == "TIMEOUT") {
+    return 124;
+  }
+  if (s.state == "OUT_OF_MEMORY") {
+    return 137;
+  }
+  if (s.state == "CANCELLED") {
+    return 130;
+  }
+  return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
+}
+
+} // namespace
 
 Result<int> launch_up(Context&, proc::Runner&, const PlanRun&, const std::string&)
 {
-  return fail(ErrorCode::usage, "rv up can only --dry-run so far", "add --dry-run");
+  return fail(ErrorCode::usage, "rv up can only --dry-run so far", "use `rv run -f CMD` for batch work");
 }
 
-Result<int> launch_run(Context&, proc::Runner&, const PlanRun&, const std::vector<std::string>&, const std::string&,
-                       bool)
+Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
+                       const std::string& workdir, bool follow)
 {
-  return fail(ErrorCode::usage, "rv run can only --dry-run so far", "add --dry-run");
+  const auto& plan = planned.plan;
+  if (plan.strategies.empty()) {
+    std::string why;
+    for (const auto& r : plan.rejected) {
+      why += fmt::format("; {} on {}: {}", r.gpu_type, r.partition, r.reason);
+    }
+    return fail(ErrorCode::usage, "no viable strategy for this request" + why, "see `--dry-run -v`");
+  }
+  RV_TRY(paths, prepare_remote(runner, ctx.config));
+
+  // The record exists before the first sbatch, so that nothing submitted is ever unknown.
+  auto store = request_store();
+  RequestRecord rec;
+  rec.id = store::new_request_id();
+  rec.created_at = utc_now_iso();
+  rec.host = runner.where();
+  rec.kind = "run";
+  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
+  rec.command = command.size() == 1 ? command.front() : proc::shell_join(command);
+  rec.workdir = workdir;
+  rec.remote_root = paths.root;
+  rec.log_dir = paths.logs;
+  rec.plan = strategy::to_json(plan);
+  rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
+  for (const auto& s : plan.strategies) {
+    rec.jobs.push_back(JobRecord{s.id, s.label, s.partition, s.gpu_type, s.nodes, "", "", "", "", ""});
+  }
+  if (auto c = store.create(rec.id, to_json(rec)); !c) {
+    return std::unexpected(c.error());
+  }
+
+  templates::RenderOptions ro;
+  ro.request_id = rec.id;
+  ro.command = rec.command;
+  ro.workdir = workdir;
+  ro.log_dir = paths.logs;
+  ro.remote_root = paths.root;
+  ro.checkpoint_root = paths.checkpoints;
+  ro.project_key = "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.output_root = paths.outputs;
+  ro.cache_root = paths.cache;
+  std::vector<slurm::Submission> subs;
+  std::vector<std::size_t> sub_index;
+  for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
+    model::JobRequest req = planned.request;
+    req.job_name = rec.name;
+    auto script = templates::render(plan.strategies[i], req, ro);
+    if (!script) {
+      rec.jobs[i].error = script.error().message;
+      continue;
+    }
+    subs.push_back({plan.strategies[i].id, *script});
+    sub_index.push_back(i);
+  }
+  auto submitted = slurm::submit_all(runner, subs);
+  if (!submitted) {
+    rec.state = "failed";
+    save(store, rec);
+    return fail(submitted.error().code,
+                fmt::format("{} (request {}; if any job was submitted, `rv ps` finds it by its name {})",
+                            submitted.error().message, rec.id, rec.name),
+                submitted.error().hint);
+  }
+  for (std::size_t k = 0; k < submitted->size(); ++k) {
+    auto& job = rec.jobs[sub_index[k]];
+    job.job_id = (*submitted)[k].job_id;
+    job.error = (*submitted)[k].error;
+    job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+  }
+  rec.state = rec.job_ids().empty() ? "failed" : "submitted";
+  save(store, rec);
+
+  if (!ctx.global.json) {
+    std::fputs(fmt::format("request {} ({}): {} strategies on {}\n", rec.id, rec.name, rec.jobs.size(), rec.host).c_str(),
+               stdout);
+    for (const auto& j : rec.jobs) {
+      std::fputs(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
+                             j.error.empty() ? "" : "  REFUSED: " + j.error)
+                     .c_str(),
+                 stdout);
+    }
+    std::fflush(stdout);
+  }
+  if (rec.job_ids().empty()) {
+    return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
+                "the reasons are listed above; try --dry-run -v");
+  }
+  if (!follow) {
+    if (ctx.global.json) {
+      print_json(to_json(rec));
+    }
+    return 0;
+  }
+
+  // The race: first to start wins; the others are cancelled; Ctrl-C cancels everything.
+  std::vector<slurm::RaceEntry> entries;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty()) {
+      entries.push_back(slurm::RaceEntry{j.strategy_id, j.job_id, {}, false, {}});
+    }
+  }
+  slurm::Race race(std::move(entries));
+  SystemClock clock;
+  slurm::MonitorOptions mo;
+  mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/job_id"};
+  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision&) {
+    for (const auto& e : rc.entries()) {
+      for (auto& j : rec.jobs) {
+        if (j.job_id == e.job_id) {
+          j.state = slurm::to_string(e.last.state);
+          j.reason = e.last.reason;
+          j.node_list = e.last.nodes;
+        }
+      }
+    }
+    if (rc.winner()) {
+      rec.winner = rc.entries()[*rc.winner()].strategy_id;
+      rec.state = "won";
+    }
+    save(store, rec);
+  };
+  const auto race_start = std::chrono::steady_clock::now();
+  auto stats = slurm::run_race(runner, clock, race, mo);
+  if (!stats) {
+    rec.state = stats.error().code == ErrorCode::interrupted || stats.error().code == ErrorCode::timeout ? "cancelled"
+                                                                                                       : "failed";
+    save(store, rec);
+    return std::unexpected(stats.error());
+  }
+  const auto* winner = rec.winner_job();
+  if (!winner) {
+    return fail(ErrorCode::generic, "the race ended without a winner");
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - race_start).count();
+  spdlog::info("{} won: job {} on {} after {:.1f} s ({}); cancelled {}", winner->strategy_id, winner->job_id,
+               winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label,
+               stats->cancelled.empty() ? "nothing" : join(stats->cancelled, " "));
+  auto status = follow_job(runner, clock, rec, *winner);
+  if (!status) {
+    return std::unexpected(status.error());
+  }
+  rec.state = "done";
+  for (auto& j : rec.jobs) {
+    if (j.strategy_id == rec.winner) {
+      j.state = status->state;
+    }
+  }
+  save(store, rec);
+  return exit_code_of(*status, winner->job_id);
 }
 
 } // namespace rv::cli

@@ -9,6 +9,7 @@
 namespace rv::cli {
 
 struct PlanRun {
+  model::JobRequest request;
   model::Cluster cluster;
   strategy::Profile profile;
   strategy::Plan plan;
