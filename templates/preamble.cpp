@@ -184,6 +184,11 @@ std::string preamble(const Context& ctx)
             {"output_root", shell_quote(o.output_root)}};
 
   std::string out = fill(k_functions, vars);
+  if (ctx.checkpoint) {
+    out += fmt::format("\n# A checkpoint signal that comes during setup is remembered, not fatal.\n"
+                       "_rv_signalled=0\ntrap '_rv_signalled=1' {}\n",
+                       ctx.signal);
+  }
   out += guard(ctx);
   out += fill(k_environment, vars);
   if (ctx.multi_node && o.nccl_defaults) {
