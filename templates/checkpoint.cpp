@@ -74,10 +74,10 @@ fi
 _rv_write_int "$RV_STATE_DIR/segments" "$RV_SEGMENT"
 
 # When to signal: the real end of the allocation minus the lead (Slurm's own --signal is the
-# backstop), at least 60 s from now, and no later than the rest of the requested total.
+# backstop), at least 30 s from now, and no later than the rest of the requested total.
 _rv_start=$(date +%s)
 _rv_delay=$(( RV_JOB_END_TIME - RV_SIGNAL_LEAD_S - _rv_start ))
-[ "$_rv_delay" -ge 60 ] || _rv_delay=60
+[ "$_rv_delay" -ge 30 ] || _rv_delay=30
 _rv_left=$(( RV_TOTAL_REQUESTED_S - RV_ELAPSED_S ))
 [ "$_rv_left" -ge "$_rv_delay" ] || _rv_delay=$_rv_left
 _rv_log "segment $RV_SEGMENT of job $SLURM_JOB_ID: ${RV_ELAPSED_S}s of ${RV_TOTAL_REQUESTED_S}s done; SIG$RV_SIGNAL in ${_rv_delay}s"
@@ -114,8 +114,9 @@ _rv_log "resubmitted as job $_rv_next"
 exit 0
 )sh";
 
-constexpr std::string_view k_requeue = R"sh(if scontrol requeue "$SLURM_JOB_ID"; then
-  _rv_log "requeued job $SLURM_JOB_ID for the next segment"
+constexpr std::string_view k_requeue = R"sh(# Slurm stops this script as soon as the requeue is accepted: everything is recorded above.
+_rv_log "requeueing job $SLURM_JOB_ID for the next segment"
+if scontrol requeue "$SLURM_JOB_ID"; then
   exit 0
 fi
 _rv_log "warning: scontrol requeue failed; resubmitting the script instead")sh";

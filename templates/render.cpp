@@ -209,7 +209,7 @@ Result<std::string> normalize_signal(std::string_view name)
 Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t lead_s)
 {
   constexpr std::int64_t jitter_s = 60;   // Slurm may signal up to 60 s early
-  constexpr std::int64_t min_run_s = 60;  // a segment runs at least this long
+  constexpr std::int64_t min_run_s = 30;  // a segment runs at least this long
   constexpr std::int64_t min_lead_s = 30; // time to write a checkpoint and requeue
   if (lead_s < min_lead_s || lead_s > 65535) {
     return fail(ErrorCode::usage, fmt::format("checkpoint signal lead {} s is out of range", lead_s),
@@ -219,7 +219,7 @@ Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t
   if (lead < min_lead_s) {
     return fail(ErrorCode::usage,
                 fmt::format("a {} s segment is too short for checkpointing", walltime_s),
-                "checkpoint segments need at least 150 s of walltime (60 s run, 60 s signal jitter, 30 s lead)");
+                "checkpoint segments need at least 120 s of walltime (30 s run, 60 s signal jitter, 30 s lead)");
   }
   return lead;
 }

@@ -49,7 +49,7 @@ Result<std::string> render(const model::Strategy& strategy, const model::JobRequ
 Result<std::string> normalize_signal(std::string_view name);
 
 // Seconds before the end at which a checkpoint segment is signalled: the requested lead, cut so
-// that at least 60 s of run time remain even when Slurm signals 60 s early; error below 30 s.
+// that at least 30 s of run time remain even when Slurm signals 60 s early; error below 30 s.
 Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t lead_s);
 
 } // namespace rv::templates

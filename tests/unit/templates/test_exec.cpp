@@ -161,7 +161,7 @@ TEST_CASE("exec: checkpoint: a signalled segment records its time and requeues")
   CHECK(elapsed >= 1);
   CHECK(elapsed <= 4);
   CHECK(fx.read("ckpt/myproj-1a2b3c/train/.rv/req-ck/segments") == "1\n");
-  CHECK(fx.read("stderr.txt").find("requeued job 500") != std::string::npos);
+  CHECK(fx.read("stderr.txt").find("requeueing job 500") != std::string::npos);
 }
 
 TEST_CASE("exec: checkpoint: without requeue the script resubmits itself, as the same owner")

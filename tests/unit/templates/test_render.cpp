@@ -76,8 +76,8 @@ TEST_CASE("templates: checkpoint scripts signal the batch shell and requeue")
 TEST_CASE("templates: the signal lead leaves room for Slurm's jitter")
 {
   CHECK(effective_signal_lead(4 * 3600, 300).value() == 300);
-  CHECK(effective_signal_lead(240, 600).value() == 120); // 240 - 60 jitter - 60 run
-  CHECK(effective_signal_lead(150, 600).value() == 30);
-  CHECK_FALSE(effective_signal_lead(149, 600).has_value());
+  CHECK(effective_signal_lead(240, 600).value() == 150); // 240 - 60 jitter - 30 run
+  CHECK(effective_signal_lead(120, 600).value() == 30);
+  CHECK_FALSE(effective_signal_lead(119, 600).has_value());
   CHECK_FALSE(effective_signal_lead(3600, 10).has_value());
 }

@@ -1,0 +1,120 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # RUN_* are for the tests that source this file
+# Sourced by every tests/integration/test_*.sh. ctest runs each script with RV (the rv binary) and
+# RV_SOURCE_DIR set; exit 0 = pass, 125 = skipped (no testbed here), anything else = fail.
+#
+# Gives each test: a fresh temp dir as cwd (removed on exit, kept with RV_IT_KEEP=1), an isolated
+# rv config, the testbed's variables (TB_SSH_*, from $TB_DIR/env), `run` to capture a command,
+# assert_* helpers that say what failed, and wait_for to poll instead of sleeping.
+set -euo pipefail
+
+: "${RV:?RV must be the path of the rv binary (ctest sets it)}"
+: "${RV_SOURCE_DIR:?RV_SOURCE_DIR must be the source tree (ctest sets it)}"
+IT_NAME=$(basename "$0" .sh)
+IT_CHECKS=0
+
+it_fail() {
+  printf '%s: FAIL: %s\n' "$IT_NAME" "$1" >&2
+  shift
+  local line
+  for line in "$@"; do printf '  %s\n' "$line" >&2; done
+  exit 1
+}
+
+# --- temp dir and environment -------------------------------------------------------------
+IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rv-it-$IT_NAME.XXXXXX")
+it_cleanup() {
+  local rc=$?
+  cd /
+  if [[ ${RV_IT_KEEP:-0} == 1 ]] || ((rc != 0 && rc != 125)); then
+    printf '%s: files kept in %s\n' "$IT_NAME" "$IT_DIR" >&2
+  else
+    rm -rf "$IT_DIR"
+  fi
+}
+trap it_cleanup EXIT
+cd "$IT_DIR"
+# rv must not pick up the developer's config or host.
+export XDG_CONFIG_HOME=$IT_DIR/config
+unset RV_HOST RV_CONFIG RV_ACCOUNT
+export NO_COLOR=1
+
+# --- the testbed ----------------------------------------------------------------------------
+TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+if [[ -f $TB_DIR/env ]]; then
+  # shellcheck source=/dev/null
+  . "$TB_DIR/env"
+elif [[ ${CI:-} == true ]]; then
+  it_fail "no testbed: $TB_DIR/env is missing (in CI the testbed must run: scripts/test.sh starts it)"
+else
+  printf '%s: SKIP: no testbed (%s/env missing; start one with testbed/up.sh)\n' "$IT_NAME" "$TB_DIR" >&2
+  exit 125
+fi
+
+# --- running commands ---------------------------------------------------------------------
+# run CMD...: runs CMD with stdin from /dev/null; sets RUN_RC, RUN_OUT, RUN_ERR (files $IT_DIR/out,
+# $IT_DIR/err, trailing newlines kept in the files, stripped in the variables), RUN_SECS, RUN_CMD.
+run() {
+  local t0
+  RUN_CMD=$(printf '%q ' "$@")
+  t0=$(date +%s%N)
+  RUN_RC=0
+  "$@" </dev/null >"$IT_DIR/out" 2>"$IT_DIR/err" || RUN_RC=$?
+  RUN_SECS=$(awk -v ns=$(($(date +%s%N) - t0)) 'BEGIN { printf "%.2f", ns / 1e9 }')
+  RUN_OUT=$(<"$IT_DIR/out")
+  RUN_ERR=$(<"$IT_DIR/err")
+}
+
+# What the last `run` did, for failure messages.
+it_last_run() {
+  printf '%s\n' "command: $RUN_CMD" "exit: $RUN_RC after ${RUN_SECS}s" "stdout: $(head -c 2000 "$IT_DIR/out")" \
+    "stderr: $(head -c 2000 "$IT_DIR/err")"
+}
+
+pass() {
+  IT_CHECKS=$((IT_CHECKS + 1))
+  printf 'ok %d - %s\n' "$IT_CHECKS" "$*"
+}
+
+# --- asserts (each prints what it expected, what it got, and the last command) --------------
+assert_eq() { # expected actual what
+  [[ $1 == "$2" ]] || it_fail "$3" "expected: $(printf '%q' "$1")" "actual:   $(printf '%q' "$2")"
+}
+assert_contains() { # haystack needle what
+  [[ $1 == *"$2"* ]] || it_fail "$3" "expected to contain: $2" "in: $1"
+}
+assert_not_contains() { # haystack needle what
+  [[ $1 != *"$2"* ]] || it_fail "$3" "expected not to contain: $2" "in: $1"
+}
+assert_match() { # string ERE what
+  [[ $1 =~ $2 ]] || it_fail "$3" "expected to match: $2" "in: $1"
+}
+assert_rc() { # expected-exit-code what (checks the last run)
+  [[ $RUN_RC == "$1" ]] || it_fail "$2: expected exit $1" "$(it_last_run)"
+}
+assert_faster_than() { # seconds what (checks the last run)
+  awk -v a="$RUN_SECS" -v b="$1" 'BEGIN { exit !(a < b) }' || it_fail "$2: took ${RUN_SECS}s, limit $1s" "$(it_last_run)"
+}
+assert_json() { # jq-filter expected what: applies the filter to the last run's stdout
+  local got
+  got=$(jq -c "$1" "$IT_DIR/out" 2>&1) || it_fail "$3: stdout is not JSON" "$(it_last_run)"
+  [[ $got == "$2" ]] || it_fail "$3: jq '$1'" "expected: $2" "actual:   $got" "$(it_last_run)"
+}
+
+# --- polling ----------------------------------------------------------------------------------
+# wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; fails the test after SECONDS.
+wait_for() {
+  local limit=$1 start=$SECONDS
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS - start < limit)) || it_fail "timed out after ${limit}s waiting for: $*"
+    sleep 0.2
+  done
+}
+# wait_for_job_state SECONDS JOBID STATE: polls squeue (all states) until the job is in STATE.
+wait_for_job_state() {
+  local job=$2 state=$3
+  # shellcheck disable=SC2317  # called through wait_for
+  job_in_state() { [[ $(squeue -h -t all -j "$job" -o %T 2>/dev/null) == "$state" ]]; }
+  wait_for "$1" job_in_state
+}
