@@ -1,0 +1,141 @@
+// Checkpoint segments: run the command until shortly before the allocation ends (or the requested
+// total is used up), signal it, let it exit, then requeue or resubmit this script.
+
+#include "core/process/shell.hpp"
+#include "templates/detail.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rv::templates::detail {
+namespace {
+
+constexpr std::string_view k_checkpoint = R"sh(
+# ---- checkpoint segments (docs/templates.md, "Checkpoint protocol") ----
+export RV_SIGNAL={{signal}}
+export RV_TOTAL_REQUESTED_S={{total_s}}
+RV_SIGNAL_LEAD_S={{lead_s}}
+export RV_CLAIM_OWNER="${RV_CLAIM_OWNER:-$SLURM_JOB_ID}"
+RV_STATE_DIR="$RV_CHECKPOINT_DIR/.rv/"{{state_key}}
+mkdir -p -- "$RV_STATE_DIR" || { _rv_log "error: cannot create $RV_STATE_DIR"; exit 1; }
+
+_rv_read_int() {
+  local v
+  v=$(cat -- "$1" 2>/dev/null)
+  case "$v" in '' | *[!0-9]*) echo 0 ;; *) echo "$v" ;; esac
+}
+_rv_write_int() { printf '%s\n' "$2" >"$1.tmp.$$" && mv -f -- "$1.tmp.$$" "$1"; }
+
+# Forwards the checkpoint signal to the command's process group, once.
+_rv_forward() {
+  _rv_signalled=1 _rv_traps=$(( ${_rv_traps:-0} + 1 ))
+  if [ -n "${_rv_child:-}" ] && [ "${_rv_forwarded:-0}" = 0 ]; then
+    _rv_forwarded=1
+    _rv_log "sending SIG$RV_SIGNAL to the command"
+    kill -s "$RV_SIGNAL" -- "-$_rv_child" 2>/dev/null
+  fi
+}
+
+# Runs "$@" in its own process group and waits until the whole group has exited (children of a
+# compound command included). Sets _rv_status, and _rv_signalled=1 once the signal came
+# (also before the command started: it is then forwarded as soon as the command runs).
+_rv_run_group() {
+  _rv_signalled="${_rv_signalled:-0}" _rv_forwarded=0 _rv_child="" _rv_traps=0
+  trap _rv_forward "$RV_SIGNAL"
+  set -m
+  "$@" &
+  _rv_child=$!
+  set +m
+  [ "$_rv_signalled" = 0 ] || _rv_forward
+  _rv_status=""
+  while :; do
+    _rv_seen=$_rv_traps
+    wait "$_rv_child"
+    _rv_rc=$?
+    # 127: an earlier, interrupted wait already collected the command's status.
+    [ "$_rv_rc" = 127 ] && [ -n "$_rv_status" ] && break
+    _rv_status=$_rv_rc
+    # A trap interrupts wait (status 128+n) while the command may still run: wait again.
+    [ "$_rv_seen" != "$_rv_traps" ] || break
+  done
+  while kill -0 -- "-$_rv_child" 2>/dev/null; do sleep 1; done
+  trap - "$RV_SIGNAL"
+}
+export -f _rv_forward _rv_run_group
+
+RV_ELAPSED_S=$(_rv_read_int "$RV_STATE_DIR/elapsed_s")
+RV_SEGMENT=$(( $(_rv_read_int "$RV_STATE_DIR/segments") + 1 ))
+export RV_ELAPSED_S RV_SEGMENT
+if [ "$RV_ELAPSED_S" -ge "$RV_TOTAL_REQUESTED_S" ]; then
+  _rv_log "requested total of ${RV_TOTAL_REQUESTED_S}s already reached; nothing to run"
+  exit 0
+fi
+_rv_write_int "$RV_STATE_DIR/segments" "$RV_SEGMENT"
+
+# When to signal: the real end of the allocation minus the lead (Slurm's own --signal is the
+# backstop), at least 30 s from now, and no later than the rest of the requested total.
+_rv_start=$(date +%s)
+_rv_delay=$(( RV_JOB_END_TIME - RV_SIGNAL_LEAD_S - _rv_start ))
+[ "$_rv_delay" -ge 30 ] || _rv_delay=30
+_rv_left=$(( RV_TOTAL_REQUESTED_S - RV_ELAPSED_S ))
+[ "$_rv_left" -ge "$_rv_delay" ] || _rv_delay=$_rv_left
+_rv_log "segment $RV_SEGMENT of job $SLURM_JOB_ID: ${RV_ELAPSED_S}s of ${RV_TOTAL_REQUESTED_S}s done; SIG$RV_SIGNAL in ${_rv_delay}s"
+
+set -m
+( sleep "$_rv_delay"; kill -s "$RV_SIGNAL" "$$" ) >/dev/null 2>&1 &
+_rv_watchdog=$!
+set +m
+{{run}}
+kill -- "-$_rv_watchdog" 2>/dev/null
+
+RV_ELAPSED_S=$(( RV_ELAPSED_S + $(date +%s) - _rv_start ))
+_rv_write_int "$RV_STATE_DIR/elapsed_s" "$RV_ELAPSED_S" ||
+  _rv_log "warning: cannot record the elapsed time in $RV_STATE_DIR"
+if [ "$_rv_signalled" = 0 ]; then
+  if [ "$_rv_status" -eq 0 ]; then
+    _rv_log "command finished after ${RV_ELAPSED_S}s in $RV_SEGMENT segment(s)"
+  else
+    _rv_log "command failed with status $_rv_status before any checkpoint signal; not continuing"
+  fi
+  exit "$_rv_status"
+fi
+if [ "$RV_ELAPSED_S" -ge "$RV_TOTAL_REQUESTED_S" ]; then
+  _rv_log "requested total of ${RV_TOTAL_REQUESTED_S}s reached (status $_rv_status); not continuing"
+  exit "$_rv_status"
+fi
+_rv_log "segment $RV_SEGMENT stopped by SIG$RV_SIGNAL (status $_rv_status); ${RV_ELAPSED_S}s of ${RV_TOTAL_REQUESTED_S}s done"
+{{continue}}
+_rv_next=$(sbatch --parsable --export=ALL,RV_CLAIM_OWNER="$RV_CLAIM_OWNER" "$0") || {
+  _rv_log "error: could not resubmit $0; the next segment must be started by hand"
+  exit 1
+}
+_rv_log "resubmitted as job $_rv_next"
+exit 0
+)sh";
+
+constexpr std::string_view k_requeue = R"sh(# Slurm stops this script as soon as the requeue is accepted: everything is recorded above.
+_rv_log "requeueing job $SLURM_JOB_ID for the next segment"
+if scontrol requeue "$SLURM_JOB_ID"; then
+  exit 0
+fi
+_rv_log "warning: scontrol requeue failed; resubmitting the script instead")sh";
+
+} // namespace
+
+std::string checkpoint_body(const Context& ctx)
+{
+  const auto& o = ctx.options;
+  std::string run = ctx.multi_node ? "_rv_run_group " + srun_line(ctx)
+                                   : std::string("_rv_run_group bash -c \"$RV_COMMAND\"");
+  std::string state_key = o.request_id.empty() ? std::string("\"job-$RV_CLAIM_OWNER\"")
+                                               : proc::shell_quote(o.request_id);
+  return fill(k_checkpoint, {{"signal", ctx.signal},
+                             {"total_s", std::to_string(ctx.strategy.total_time_s > 0 ? ctx.strategy.total_time_s : ctx.request.time_s)},
+                             {"lead_s", std::to_string(ctx.signal_lead_s)},
+                             {"state_key", state_key},
+                             {"run", run},
+                             {"continue", o.use_requeue ? std::string(k_requeue) : std::string()}});
+}
+
+} // namespace rv::templates::detail

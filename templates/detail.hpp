@@ -1,0 +1,53 @@
+#pragma once
+// Internal pieces shared by the template files; not part of the templates API.
+
+#include "core/model/plan.hpp"
+#include "templates/launcher.hpp"
+#include "templates/render.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rv::templates::detail {
+
+using Vars = std::vector<std::pair<std::string_view, std::string>>;
+
+// Replaces every `{{name}}` in `text` with its value; a placeholder with no value is a bug in a
+// template, so it throws std::logic_error (tests render every template).
+std::string fill(std::string_view text, const Vars& vars);
+
+// Quotes a value for an `#SBATCH` line: sbatch reads double quotes and backslashes itself.
+std::string sbatch_quote(std::string_view value);
+
+// Validated, derived inputs every template part reads.
+struct Context {
+  const model::Strategy& strategy;
+  const model::JobRequest& request;
+  const RenderOptions& options;
+  std::string job_name;
+  std::string signal;         // normalised, e.g. USR1
+  std::int64_t signal_lead_s = 0;
+  LauncherInjection launch;   // the command as it runs
+  bool multi_node = false;
+  bool checkpoint = false;
+  int local_ranks = 1;        // processes per node that share the CPUs
+};
+
+// `#!/bin/bash`, the #SBATCH lines and the header comment.
+std::string sbatch_header(const Context& ctx);
+// Shell functions every script uses, the guard, the environment, modules, venv, cd.
+std::string preamble(const Context& ctx);
+// The fan-out race guard: functions and the call (empty without a request id).
+std::string guard(const Context& ctx);
+// The part that runs the command, per template.
+std::string single_body(const Context& ctx);
+std::string multi_node_setup(const Context& ctx);
+std::string multi_node_body(const Context& ctx);
+std::string checkpoint_body(const Context& ctx);
+// `srun ...` line running `_rv_task` once per node (multi-node and checkpoint multi-node).
+std::string srun_line(const Context& ctx);
+
+} // namespace rv::templates::detail

@@ -1,0 +1,74 @@
+// The in-job race guard of a fan-out request: the first script to start claims the request,
+// cancels its siblings and runs; any other sibling that starts cancels itself.
+
+#include "core/process/shell.hpp"
+#include "templates/detail.hpp"
+
+namespace rv::templates::detail {
+namespace {
+
+constexpr std::string_view k_guard = R"sh(
+# ---- fan-out race guard (docs/templates.md, "Guard protocol") ----
+RV_CLAIM_DIR={{claim_dir}}
+
+# Cancels the other jobs of this request: same user, comment rv:<request id>, not this job.
+_rv_cancel_siblings() {
+  local user="${SLURM_JOB_USER:-${USER:-}}" id comment
+  [ -n "$user" ] || user=$(id -un)
+  squeue -h -u "$user" -o '%i %k' 2>/dev/null | while read -r id comment; do
+    if [ "$comment" = {{comment}} ] && [ "$id" != "$SLURM_JOB_ID" ]; then
+      _rv_log "cancelling sibling job $id of request $RV_REQUEST_ID"
+      scancel "$id" || _rv_log "warning: scancel $id failed"
+    fi
+  done
+}
+
+# Claims the request with an atomic mkdir on the shared filesystem. The winner records its job
+# id in the claim; a later segment of the winner (requeued: same job id; resubmitted: carries
+# RV_CLAIM_OWNER) proceeds. Anything else is a duplicate: it cancels itself and exits 0.
+_rv_guard() {
+  local owner="" waited=0
+  if ! mkdir -p -- "${RV_CLAIM_DIR%/*}"; then
+    _rv_log "error: cannot create ${RV_CLAIM_DIR%/*}; not running to avoid a duplicate run"
+    exit 1
+  fi
+  if mkdir -- "$RV_CLAIM_DIR" 2>/dev/null; then
+    printf '%s\n' "$SLURM_JOB_ID" >"$RV_CLAIM_DIR/owner.$SLURM_JOB_ID" &&
+      mv -f -- "$RV_CLAIM_DIR/owner.$SLURM_JOB_ID" "$RV_CLAIM_DIR/owner"
+    export RV_CLAIM_OWNER="$SLURM_JOB_ID"
+    _rv_log "job $SLURM_JOB_ID won request $RV_REQUEST_ID"
+    _rv_cancel_siblings
+    return 0
+  fi
+  while [ ! -s "$RV_CLAIM_DIR/owner" ] && [ "$waited" -lt 60 ]; do
+    sleep 1
+    waited=$(( waited + 1 ))
+  done
+  owner=$(cat -- "$RV_CLAIM_DIR/owner" 2>/dev/null)
+  if [ -n "$owner" ] && { [ "$owner" = "$SLURM_JOB_ID" ] || [ "$owner" = "${RV_CLAIM_OWNER:-}" ]; }; then
+    export RV_CLAIM_OWNER="$owner"
+    _rv_log "job $SLURM_JOB_ID continues request $RV_REQUEST_ID (claimed by job $owner)"
+    return 0
+  fi
+  _rv_log "request $RV_REQUEST_ID already claimed by job ${owner:-unknown}; job $SLURM_JOB_ID cancels itself"
+  scancel "$SLURM_JOB_ID"
+  exit 0
+}
+RV_REQUEST_ID={{request_id}}
+_rv_guard
+)sh";
+
+} // namespace
+
+std::string guard(const Context& ctx)
+{
+  const auto& o = ctx.options;
+  if (o.request_id.empty()) {
+    return {};
+  }
+  return fill(k_guard, {{"claim_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/claim")},
+                        {"comment", proc::shell_quote("rv:" + o.request_id)},
+                        {"request_id", proc::shell_quote(o.request_id)}});
+}
+
+} // namespace rv::templates::detail

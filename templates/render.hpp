@@ -1,0 +1,55 @@
+#pragma once
+// Renders the sbatch script for one strategy of a request. Pure: no commands, no clock, no I/O.
+// The protocols the scripts follow (environment, checkpoint segments, fan-out guard) are
+// described in docs/templates.md.
+
+#include "core/model/plan.hpp"
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rv::templates {
+
+// One environment variable exported into the job (never a secret: scripts sit on shared disks).
+struct EnvVar {
+  std::string name;
+  std::string value;
+};
+
+// Everything a script needs besides the strategy and the request. Paths are absolute paths on
+// the cluster, already resolved (no `~`, no `$USER`); they are quoted, so any byte is allowed,
+// except in `log_dir`, which sbatch itself reads (no newline, `"`, `\` or `%`).
+struct RenderOptions {
+  std::string request_id;      // fan-out request; "" = no race guard, no --comment
+  std::string command;         // the user's shell command line, verbatim
+  std::string workdir;         // cd here before running; "" = sbatch's working directory
+  std::string log_dir;         // per-user rv log dir: %x-%j.out/.err and per-node logs
+  std::string remote_root;     // shared rv root: claims live in <root>/requests/<id>/claim
+  std::string checkpoint_root; // RV_CHECKPOINT_DIR = <root>/<project_key>/<job name>
+  std::string project_key;     // keeps checkpoints of equal job names in two projects apart
+  std::string output_root;     // RV_OUTPUT_DIR = <root>/<job name>-<job id>
+  std::string cache_root;      // HF, pip, uv, torch, triton, vLLM and wandb caches below it
+  std::vector<std::string> modules; // `module load` each, in order
+  std::string venv;                 // activate <venv>/bin/activate; "" = none
+  std::string signal = "USR1";      // checkpoint signal: USR1, USR2, TERM, INT, HUP, ... (SIG optional)
+  std::int64_t signal_lead_s = 300; // checkpoint: signal this long before the allocation ends
+  bool use_requeue = true;          // checkpoint: `scontrol requeue`, else re-sbatch the script
+  std::vector<EnvVar> env;          // exported last, overriding rv's defaults
+  bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
+};
+
+// The script for `strategy` (single node, multi-node, or checkpoint segments when
+// strategy.kind is checkpoint), or a usage error with a hint when an input is invalid.
+Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
+                           const RenderOptions& options);
+
+// The signal name as Slurm and `kill -s` want it (`USR2` for "sigusr2"), or an error.
+Result<std::string> normalize_signal(std::string_view name);
+
+// Seconds before the end at which a checkpoint segment is signalled: the requested lead, cut so
+// that at least 30 s of run time remain even when Slurm signals 60 s early; error below 30 s.
+Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t lead_s);
+
+} // namespace rv::templates

@@ -1,0 +1,19 @@
+// Single node: the batch shell runs the command itself.
+
+#include "templates/detail.hpp"
+
+namespace rv::templates::detail {
+
+std::string single_body(const Context& /*ctx*/)
+{
+  return R"sh(
+# ---- run (single node) ----
+_rv_log "job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname)}: running the command"
+bash -c "$RV_COMMAND"
+_rv_status=$?
+_rv_log "command exited with status $_rv_status"
+exit "$_rv_status"
+)sh";
+}
+
+} // namespace rv::templates::detail

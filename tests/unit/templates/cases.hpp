@@ -1,0 +1,144 @@
+#pragma once
+// Shared inputs for the template tests: every golden file is one of these cases.
+
+#include "core/model/plan.hpp"
+#include "templates/render.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rv::templates::testing {
+
+struct Case {
+  std::string name; // golden file: tests/data/templates/<name>.sbatch.golden
+  model::Strategy strategy;
+  model::JobRequest request;
+  RenderOptions options;
+};
+
+// The quoting torture test: every shell metacharacter a user might type.
+inline const std::string k_nasty_command =
+    "printf '<%s>\\n' \"it's\" '$HOME' \"$RV_JOB_NAME\" 'a  b' \"back\\`tick\\`\" 'ünïcödé ✓' '*' "
+    "\"$(echo sub)\" 'semi;colon' 'pipe|amp&' \"dq\\\"inside\"\n"
+    "echo \"second line $((1 + 2))\"; exit 7";
+
+inline RenderOptions base_options(std::string request_id = "r20261122-ab12")
+{
+  RenderOptions o;
+  o.request_id = std::move(request_id);
+  o.command = "python train.py --lr 3e-4";
+  o.log_dir = "/scratch/alice/.rv/logs";
+  o.remote_root = "/scratch/alice/.rv";
+  o.checkpoint_root = "/scratch/alice/.rv/checkpoints";
+  o.project_key = "myproj-1a2b3c";
+  o.output_root = "/scratch/alice/.rv/outputs";
+  o.cache_root = "/scratch/alice/.cache/rv";
+  return o;
+}
+
+inline model::Strategy base_strategy()
+{
+  model::Strategy s;
+  s.id = "s1";
+  s.gpu_type = "a100";
+  s.partition = "gpu-a100";
+  s.gres = "gpu:a100:2";
+  s.nodes = 1;
+  s.gpus_per_node = 2;
+  s.cpus_per_task = 16;
+  s.mem_mb_per_node = 65536;
+  s.walltime_s = 2 * 3600;
+  s.total_time_s = 2 * 3600;
+  s.kind = model::StrategyKind::direct;
+  return s;
+}
+
+inline model::JobRequest base_request()
+{
+  model::JobRequest r;
+  r.gpus = 2;
+  r.time_s = 2 * 3600;
+  r.account = "rvacct";
+  r.job_name = "train";
+  return r;
+}
+
+inline std::vector<Case> golden_cases()
+{
+  std::vector<Case> cases;
+  {
+    Case c{"single_full", base_strategy(), base_request(), base_options()};
+    c.strategy.constraint = "a100_80gb&nvlink|\"odd\"";
+    c.request.exclude_nodes = {"a100-3", "a100-4"};
+    c.request.qos = "normal";
+    c.options.command = "torchrun --nproc_per_node=2 train.py --epochs 3";
+    c.options.workdir = "/scratch/alice/.rv/workspaces/my proj/snap-1";
+    c.options.modules = {"cuda/12.8.0", "miniforge/24.11.3-py3.12"};
+    c.options.venv = "/scratch/alice/.rv/envs/my proj";
+    c.options.env = {{"WANDB_PROJECT", "it's \"quoted\" $notexpanded"}, {"HF_HUB_OFFLINE", "1"}};
+    cases.push_back(c);
+  }
+  {
+    Case c{"single_nasty_no_request", base_strategy(), base_request(), base_options("")};
+    c.strategy.gres.clear();
+    c.request.account.clear();
+    c.options.command = k_nasty_command;
+    cases.push_back(c);
+  }
+  {
+    Case c{"single_time_min", base_strategy(), base_request(), base_options()};
+    c.strategy.kind = model::StrategyKind::time_min;
+    c.strategy.time_min_s = 30 * 60;
+    c.strategy.gpus_per_node = 1;
+    c.strategy.gres = "gpu:1";
+    c.options.command = "python -m torch.distributed.run --nproc_per_node 1 --master-port 29400 x.py";
+    cases.push_back(c);
+  }
+  {
+    Case c{"multi_node_torchrun", base_strategy(), base_request(), base_options()};
+    c.strategy.nodes = 2;
+    c.strategy.gres = "gpu:a100:4";
+    c.strategy.gpus_per_node = 4;
+    c.strategy.cpus_per_task = 32;
+    c.options.command = "torchrun --nproc_per_node=4 --nnodes 2 train.py --master_port 1";
+    cases.push_back(c);
+  }
+  {
+    Case c{"multi_node_accelerate", base_strategy(), base_request(), base_options()};
+    c.strategy.nodes = 2;
+    c.options.nccl_defaults = false;
+    c.options.command = "cd src && accelerate launch --num_processes 4 --main-process-port 0 train.py";
+    cases.push_back(c);
+  }
+  {
+    Case c{"checkpoint_requeue", base_strategy(), base_request(), base_options()};
+    c.strategy.kind = model::StrategyKind::checkpoint;
+    c.strategy.walltime_s = 4 * 3600;
+    c.strategy.time_min_s = 3600;
+    c.strategy.total_time_s = 12 * 3600;
+    c.request.time_s = 12 * 3600;
+    cases.push_back(c);
+  }
+  {
+    Case c{"checkpoint_resubmit_usr2", base_strategy(), base_request(), base_options("")};
+    c.strategy.kind = model::StrategyKind::checkpoint;
+    c.strategy.walltime_s = 240;
+    c.strategy.total_time_s = 3600;
+    c.options.use_requeue = false;
+    c.options.signal = "sigusr2";
+    c.options.signal_lead_s = 600;
+    cases.push_back(c);
+  }
+  {
+    Case c{"checkpoint_multi_node_deepspeed", base_strategy(), base_request(), base_options()};
+    c.strategy.kind = model::StrategyKind::checkpoint;
+    c.strategy.nodes = 2;
+    c.strategy.walltime_s = 3 * 3600;
+    c.strategy.total_time_s = 24 * 3600;
+    c.options.command = "deepspeed --num_gpus 2 train.py --deepspeed ds.json";
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+} // namespace rv::templates::testing

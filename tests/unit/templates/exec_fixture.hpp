@@ -1,0 +1,78 @@
+#pragma once
+// Runs rendered scripts with bash on this machine: SLURM_* variables faked, and fake scontrol,
+// squeue, scancel, sbatch and srun (tests/fakes/bin) first on PATH. Each fixture has its own
+// temp dir; nothing is written into the source tree.
+
+#include "cases.hpp"
+#include "golden.hpp"
+#include "templates/render.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace rv::templates::testing {
+
+struct ExecFixture {
+  std::filesystem::path dir;
+
+  ExecFixture()
+  {
+    static std::atomic<int> counter{0};
+    dir = std::filesystem::temp_directory_path() /
+          ("rv-templates-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "logs");
+  }
+  ~ExecFixture() { std::filesystem::remove_all(dir); }
+  ExecFixture(const ExecFixture&) = delete;
+  ExecFixture& operator=(const ExecFixture&) = delete;
+
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+
+  // Options whose every path lies in the temp dir.
+  RenderOptions options(std::string request_id = "req-1") const
+  {
+    auto o = base_options(std::move(request_id));
+    o.log_dir = path("logs");
+    o.remote_root = path("rv");
+    o.checkpoint_root = path("ckpt");
+    o.output_root = path("out");
+    o.cache_root = path("cache");
+    o.workdir = dir.string();
+    return o;
+  }
+
+  // Writes `script` to <dir>/<name>.sbatch and returns the path.
+  std::string write_script(const std::string& name, const std::string& script) const
+  {
+    auto file = path(name + ".sbatch");
+    rv::testing::write_text(file, script);
+    return file;
+  }
+
+  // The `env -i ...` prefix for a fake job `job_id`; `extra` adds NAME=value words.
+  std::string job_env(const std::string& job_id, const std::string& extra = "") const
+  {
+    return "env -i PATH='" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' HOME=/home/alice "
+           "USER=alice SLURM_JOB_ID=" + job_id + " SLURM_JOB_USER=alice SLURM_JOB_NODELIST='node-[1-2]' "
+           "SLURMD_NODENAME=node-1 FAKE_LOG='" + path("calls.log") + "' " + extra + " ";
+  }
+
+  // Runs a shell line with /bin/sh and returns its exit status.
+  static int sh(const std::string& line)
+  {
+    int raw = std::system(line.c_str());
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  }
+
+  std::string read(const std::string& name) const { return rv::testing::read_text(path(name)); }
+};
+
+} // namespace rv::templates::testing

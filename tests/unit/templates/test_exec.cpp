@@ -1,0 +1,233 @@
+// Runs rendered scripts for real (bash, fake Slurm commands): quoting, exit status, the guard,
+// multi-node ranks and the checkpoint protocol.
+
+#include "exec_fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace rv::templates;
+using namespace rv::templates::testing;
+namespace model = rv::model;
+
+namespace {
+
+std::string render_ok(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
+{
+  auto script = render(s, r, o);
+  REQUIRE_MESSAGE(script.has_value(), script.error().message);
+  return *script;
+}
+
+std::size_t count(const std::string& text, const std::string& needle)
+{
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("exec: the command runs exactly as typed at a shell, once, and its status is the job's")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  opts.command = k_nasty_command;
+  auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
+  // What bash prints for the same command line typed at a shell (same HOME, same RV_JOB_NAME).
+  rv::testing::write_text(fx.path("cmd.txt"), k_nasty_command);
+  int expected_rc = ExecFixture::sh("env -i HOME=/home/alice RV_JOB_NAME=train PATH=/usr/bin:/bin bash -c \"$(cat '" +
+                                    fx.path("cmd.txt") + "')\" >'" + fx.path("expected.txt") + "' 2>/dev/null");
+  CHECK(expected_rc == 7);
+  int rc = ExecFixture::sh(fx.job_env("101") + "bash '" + script + "' >'" + fx.path("stdout.txt") + "' 2>'" +
+                           fx.path("stderr.txt") + "'");
+  CHECK(rc == 7);
+  auto out = fx.read("stdout.txt");
+  CHECK(out == fx.read("expected.txt"));
+  CHECK(out == "<it's>\n<$HOME>\n<train>\n<a  b>\n<back`tick`>\n<ünïcödé ✓>\n<*>\n<sub>\n<semi;colon>\n"
+               "<pipe|amp&>\n<dq\"inside>\nsecond line 3\n");
+  CHECK(fx.read("stderr.txt").find("rv: command exited with status 7") != std::string::npos);
+}
+
+TEST_CASE("exec: the environment the job sees")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  opts.command = "echo \"omp=$OMP_NUM_THREADS port=$MASTER_PORT end=$RV_JOB_END_TIME ckpt=$RV_CHECKPOINT_DIR "
+                 "out=$RV_OUTPUT_DIR hf=$HF_HOME py=$PYTHONUNBUFFERED tok=$TOKENIZERS_PARALLELISM pwd=$PWD "
+                 "x=$MY_VAR\"";
+  opts.env = {{"MY_VAR", "a $b"}};
+  auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("20123", "FAKE_END_TIME=2026-11-22T06:00:00") + "bash '" + script +
+                           "' >'" + fx.path("stdout.txt") + "' 2>/dev/null");
+  CHECK(rc == 0);
+  auto out = fx.read("stdout.txt");
+  CHECK(out.find("omp=16 ") != std::string::npos);
+  CHECK(out.find("port=20123 ") != std::string::npos); // 20000 + 20123 % 20000
+  CHECK(out.find("end=1795327200 ") != std::string::npos);
+  CHECK(out.find("ckpt=" + fx.path("ckpt") + "/myproj-1a2b3c/train ") != std::string::npos);
+  CHECK(out.find("out=" + fx.path("out") + "/train-20123 ") != std::string::npos);
+  CHECK(out.find("hf=" + fx.path("cache") + "/huggingface ") != std::string::npos);
+  CHECK(out.find("py=1 tok=false pwd=" + fx.dir.string() + " x=a $b\n") != std::string::npos);
+}
+
+TEST_CASE("exec: two siblings starting together run the command once")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-race");
+  opts.command = "echo \"ran in $SLURM_JOB_ID\" >>'" + fx.path("ran.txt") + "'; sleep 1";
+  auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
+  rv::testing::write_text(fx.path("squeue.txt"), "201 rv:req-race\n202 rv:req-race\n300 rv:other\n");
+  auto run = [&](const std::string& id) {
+    return fx.job_env(id, "FAKE_SQUEUE_FILE='" + fx.path("squeue.txt") + "'") + "bash '" + script + "' >'" +
+           fx.path(id + ".out") + "' 2>'" + fx.path(id + ".err") + "'; echo $? >'" + fx.path(id + ".rc") + "'";
+  };
+  CHECK(ExecFixture::sh("(" + run("201") + ") & (" + run("202") + ") & wait") == 0);
+  auto ran = fx.read("ran.txt");
+  CHECK(count(ran, "ran in") == 1);
+  CHECK(fx.read("201.rc") == "0\n");
+  CHECK(fx.read("202.rc") == "0\n");
+  const std::string winner = ran.find("201") != std::string::npos ? "201" : "202";
+  const std::string loser = winner == "201" ? "202" : "201";
+  auto calls = fx.read("calls.log");
+  CHECK(count(calls, "scancel " + loser + "\n") >= 1); // the winner cancels it, and it cancels itself
+  CHECK(calls.find("scancel " + winner + "\n") == std::string::npos);
+  CHECK(calls.find("scancel 300") == std::string::npos);
+  CHECK(fx.read(loser + ".err").find("already claimed by job " + winner) != std::string::npos);
+  CHECK(fx.read("rv/requests/req-race/claim/owner") == winner + "\n");
+
+  // A requeued winner (same job id) and a resubmitted segment (RV_CLAIM_OWNER) proceed.
+  CHECK(ExecFixture::sh(fx.job_env(winner) + "bash '" + script + "' >/dev/null 2>&1") == 0);
+  CHECK(ExecFixture::sh(fx.job_env("777", "RV_CLAIM_OWNER=" + winner) + "bash '" + script + "' >/dev/null 2>&1") == 0);
+  CHECK(ExecFixture::sh(fx.job_env("778") + "bash '" + script + "' >/dev/null 2>&1") == 0);
+  ran = fx.read("ran.txt");
+  CHECK(count(ran, "ran in") == 3);
+  CHECK(ran.find("ran in 777") != std::string::npos);
+  CHECK(ran.find("ran in 778") == std::string::npos);
+}
+
+TEST_CASE("exec: multi-node tasks get their node rank and one master")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  opts.command = "echo \"rank=$NODE_RANK world=$WORLD_SIZE addr=$MASTER_ADDR port=$MASTER_PORT\"; "
+                 "[ \"$NODE_RANK\" = 1 ] && exit 5; exit 0";
+  auto s = base_strategy();
+  s.nodes = 2;
+  auto script = fx.write_script("job", render_ok(s, base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("4242", "SLURM_NNODES=2") + "bash '" + script + "' >'" +
+                           fx.path("stdout.txt") + "' 2>/dev/null");
+  CHECK(rc == 5);
+  auto out = fx.read("stdout.txt");
+  CHECK(out.find("rank=0 world=2 addr=node-1 port=24242\n") != std::string::npos);
+  CHECK(out.find("rank=1 world=2 addr=node-1 port=24242\n") != std::string::npos);
+  CHECK(fx.read("calls.log").find("--output=" + fx.path("logs") + "/train-%j.node%t.out") != std::string::npos);
+}
+
+namespace {
+
+// A checkpoint strategy: 1 h segments of a 3 h total.
+model::Strategy checkpoint_strategy()
+{
+  auto s = base_strategy();
+  s.kind = model::StrategyKind::checkpoint;
+  s.walltime_s = 3600;
+  s.total_time_s = 3 * 3600;
+  return s;
+}
+
+// A command that checkpoints on SIGUSR1 (or USR2) and exits 0, like a well-behaved trainer.
+const std::string k_checkpointing_command =
+    "trap 'echo \"checkpoint at segment $RV_SEGMENT\"; exit 0' USR1 USR2; sleep 20 & wait; echo never";
+
+} // namespace
+
+TEST_CASE("exec: checkpoint: a signalled segment records its time and requeues")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-ck");
+  opts.command = k_checkpointing_command;
+  auto script = fx.write_script("job", render_ok(checkpoint_strategy(), base_request(), opts));
+  // Slurm's --signal=B:USR1 reaches the batch shell; the script must forward it to the command.
+  int rc = ExecFixture::sh(fx.job_env("500") + "bash '" + script + "' >'" + fx.path("stdout.txt") + "' 2>'" +
+                           fx.path("stderr.txt") + "' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid");
+  CHECK(rc == 0);
+  CHECK(fx.read("stdout.txt") == "checkpoint at segment 1\n");
+  CHECK(fx.read("calls.log").find("scontrol requeue 500\n") != std::string::npos);
+  auto elapsed = std::stoi(fx.read("ckpt/myproj-1a2b3c/train/.rv/req-ck/elapsed_s"));
+  CHECK(elapsed >= 1);
+  CHECK(elapsed <= 4);
+  CHECK(fx.read("ckpt/myproj-1a2b3c/train/.rv/req-ck/segments") == "1\n");
+  CHECK(fx.read("stderr.txt").find("requeueing job 500") != std::string::npos);
+}
+
+TEST_CASE("exec: checkpoint: without requeue the script resubmits itself, as the same owner")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-ck2");
+  opts.command = k_checkpointing_command;
+  opts.use_requeue = false;
+  opts.signal = "USR2";
+  auto script = fx.write_script("job", render_ok(checkpoint_strategy(), base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("600") + "bash '" + script + "' >/dev/null 2>'" + fx.path("stderr.txt") +
+                           "' & pid=$!; sleep 2; kill -USR2 $pid; wait $pid");
+  CHECK(rc == 0);
+  auto calls = fx.read("calls.log");
+  CHECK(calls.find("requeue") == std::string::npos);
+  CHECK(calls.find("sbatch --parsable --export=ALL,RV_CLAIM_OWNER=600 " + script + "\n") != std::string::npos);
+}
+
+TEST_CASE("exec: checkpoint: a crash is not continued, and its status is the job's")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-crash");
+  opts.command = "echo boom >&2; exit 3";
+  auto script = fx.write_script("job", render_ok(checkpoint_strategy(), base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("700") + "bash '" + script + "' >/dev/null 2>'" + fx.path("stderr.txt") + "'");
+  CHECK(rc == 3);
+  auto calls = fx.read("calls.log");
+  CHECK(calls.find("requeue") == std::string::npos);
+  CHECK(calls.find("sbatch") == std::string::npos);
+  CHECK(fx.read("stderr.txt").find("not continuing") != std::string::npos);
+}
+
+TEST_CASE("exec: checkpoint: the last segment is signalled when the requested total is used up")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-total");
+  opts.command = "trap 'echo stopped; exit 0' USR1; cd / && { sleep 20 & wait; }; echo never";
+  auto script = fx.write_script("job", render_ok(checkpoint_strategy(), base_request(), opts));
+  std::filesystem::create_directories(fx.path("ckpt/myproj-1a2b3c/train/.rv/req-total"));
+  rv::testing::write_text(fx.path("ckpt/myproj-1a2b3c/train/.rv/req-total/elapsed_s"), "10798\n"); // 2 s left
+  int rc = ExecFixture::sh(fx.job_env("800") + "bash '" + script + "' >'" + fx.path("stdout.txt") + "' 2>'" +
+                           fx.path("stderr.txt") + "'");
+  CHECK(rc == 0);
+  CHECK(fx.read("stdout.txt") == "stopped\n");
+  CHECK(fx.read("stderr.txt").find("requested total of 10800s reached") != std::string::npos);
+  CHECK(fx.read("calls.log").find("requeue") == std::string::npos);
+
+  // Once the total is reached a further segment does nothing.
+  rc = ExecFixture::sh(fx.job_env("800") + "bash '" + script + "' >'" + fx.path("stdout2.txt") + "' 2>/dev/null");
+  CHECK(rc == 0);
+  CHECK(fx.read("stdout2.txt").empty());
+}
+
+TEST_CASE("exec: checkpoint multi-node: the signal reaches every node's command")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-mn");
+  opts.command = "trap 'echo \"node $NODE_RANK saved\"; exit 0' USR1; sleep 20 & wait";
+  auto s = checkpoint_strategy();
+  s.nodes = 2;
+  auto script = fx.write_script("job", render_ok(s, base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("900", "SLURM_NNODES=2") + "bash '" + script + "' >'" + fx.path("stdout.txt") +
+                           "' 2>'" + fx.path("stderr.txt") + "' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid");
+  CHECK(rc == 0);
+  auto out = fx.read("stdout.txt");
+  CHECK(out.find("node 0 saved") != std::string::npos);
+  CHECK(out.find("node 1 saved") != std::string::npos);
+  CHECK(fx.read("calls.log").find("scontrol requeue 900") != std::string::npos);
+}
