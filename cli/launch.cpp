@@ -1,5 +1,6 @@
 #include "cli/launch.hpp"
 
+#include "cli/commands.hpp"
 #include "cli/requests.hpp"
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
