@@ -1,6 +1,7 @@
 #include "cli/launch.hpp"
 
 #include "cli/commands.hpp"
+#include "cli/follow.hpp"
 #include "cli/requests.hpp"
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
@@ -31,17 +32,6 @@ std::string utc_now_iso()
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-void write_fd(int fd, std::string_view s)
-{
-  while (!s.empty()) {
-    auto n = ::write(fd, s.data(), s.size());
-    if (n <= 0) {
-      return;
-    }
-    s.remove_prefix(static_cast<std::size_t>(n));
-  }
 }
 
 // Resolved remote paths for one request.
@@ -103,115 +93,6 @@ void save(store::RecordStore& store, const RequestRecord& r)
   if (auto u = store.update(r.id, [&](nlohmann::json& rec) { rec = doc; }); !u) {
     spdlog::warn("cannot update request record {}: {}", r.id, u.error().message);
   }
-}
-
-struct FinalStatus {
-  std::string state;
-  int exit_status = 0;
-  int exit_signal = 0;
-};
-
-// The job's final state and exit code: scontrol first, then accounting (which may lag).
-Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
-{
-  for (int attempt = 0; attempt < 15; ++attempt) {
-    proc::Command sc;
-    sc.argv = {"scontrol", "show", "job", job_id};
-    proc::Command sa;
-    sa.argv = slurm::sacct_argv({job_id});
-    RV_TRY(outs, runner.run_batch({sc, sa}));
-    if (outs[0].ok()) {
-      if (auto jobs = slurm::parse_scontrol_jobs(outs[0].out); jobs && !jobs->empty()) {
-        const auto& j = jobs->front();
-        auto st = slurm::parse_job_state(j.state);
-        if (slurm::is_terminal(st)) {
-          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal};
-        }
-      }
-    }
-    if (outs[1].ok()) {
-      if (auto rows = slurm::parse_sacct(outs[1].out, slurm::sacct_fields); rows) {
-        for (const auto& row : *rows) {
-          auto st = slurm::parse_job_state(row.state);
-          if (row.job_id == job_id && slurm::is_terminal(st)) {
-            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal};
-          }
-        }
-      }
-    }
-    clock.sleep_for(std::chrono::seconds(1));
-  }
-  return fail(ErrorCode::timeout, fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
-              "check `sacct -j ID` on the cluster");
-}
-
-// Streams the job's .out/.err to ours until it ends; returns its final status.
-Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job)
-{
-  std::size_t out_off = 0, err_off = 0;
-  auto flush = [&]() -> Result<void> {
-    auto tail = [](const std::string& path, std::size_t off) {
-      proc::Command c;
-      c.argv = {"tail", "-c", fmt::format("+{}", off + 1), path};
-      c.timeout = std::chrono::seconds(30);
-      return c;
-    };
-    RV_TRY(outs, runner.run_batch({tail(log_path(r, job, false), out_off), tail(log_path(r, job, true), err_off)}));
-    if (outs[0].ok()) {
-      write_fd(1, outs[0].out);
-      out_off += outs[0].out.size();
-    }
-    if (outs[1].ok()) {
-      write_fd(2, outs[1].out);
-      err_off += outs[1].out.size();
-    }
-    return {};
-  };
-  auto interval = std::chrono::milliseconds(1000);
-  while (true) {
-    if (interrupt_signal() != 0) {
-      return fail(ErrorCode::interrupted,
-                  fmt::format("stopped following; job {} keeps running", job.job_id),
-                  fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
-    }
-    if (auto f = flush(); !f) {
-      return std::unexpected(f.error());
-    }
-    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds()));
-    auto it = views.find(job.job_id);
-    if (it != views.end() && slurm::is_terminal(it->second.state)) {
-      if (auto f = flush(); !f) {
-        return std::unexpected(f.error());
-      }
-      return final_status(runner, job.job_id, clock);
-    }
-    clock.sleep_for(interval);
-    interval = std::min(std::chrono::milliseconds(3000), interval * 2);
-  }
-}
-
-// Maps a final state to rv's exit code (docs/exit-codes.md) and names the failure.
-int exit_code_of(const FinalStatus& s, const std::string& job_id)
-{
-  if (s.state == "COMPLETED") {
-    return s.exit_status;
-  }
-  if (s.state == "FAILED") {
-    spdlog::error("job {} FAILED with exit code {}{}", job_id, s.exit_status,
-                  s.exit_signal ? fmt::format(" (signal {})", s.exit_signal) : "");
-    return s.exit_status != 0 ? s.exit_status : (s.exit_signal ? 128 + s.exit_signal : 1);
-  }
-  spdlog::error("job {} ended {}", job_id, s.state);
-  if (s.state == "TIMEOUT") {
-    return 124;
-  }
-  if (s.state == "OUT_OF_MEMORY") {
-    return 137;
-  }
-  if (s.state == "CANCELLED") {
-    return 130;
-  }
-  return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
 }
 
 } // namespace
@@ -328,7 +209,7 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
   slurm::Race race(std::move(entries));
   SystemClock clock;
   slurm::MonitorOptions mo;
-  mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/job_id"};
+  mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/owner"};
   mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision&) {
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {

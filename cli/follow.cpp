@@ -1,0 +1,132 @@
+#include "cli/follow.hpp"
+
+#include "core/interrupt.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/sacct.hpp"
+#include "slurm/scontrol.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+namespace rv::cli {
+namespace {
+
+void write_fd(int fd, std::string_view s)
+{
+  while (!s.empty()) {
+    auto n = ::write(fd, s.data(), s.size());
+    if (n <= 0) {
+      return;
+    }
+    s.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+} // namespace
+
+Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
+{
+  for (int attempt = 0; attempt < 15; ++attempt) {
+    proc::Command sc;
+    sc.argv = {"scontrol", "show", "job", job_id};
+    proc::Command sa;
+    sa.argv = slurm::sacct_argv({job_id});
+    RV_TRY(outs, runner.run_batch({sc, sa}));
+    if (outs[0].ok()) {
+      if (auto jobs = slurm::parse_scontrol_jobs(outs[0].out); jobs && !jobs->empty()) {
+        const auto& j = jobs->front();
+        auto st = slurm::parse_job_state(j.state);
+        if (slurm::is_terminal(st)) {
+          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal};
+        }
+      }
+    }
+    if (outs[1].ok()) {
+      if (auto rows = slurm::parse_sacct(outs[1].out, slurm::sacct_fields); rows) {
+        for (const auto& row : *rows) {
+          auto st = slurm::parse_job_state(row.state);
+          if (row.job_id == job_id && slurm::is_terminal(st)) {
+            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal};
+          }
+        }
+      }
+    }
+    clock.sleep_for(std::chrono::seconds(1));
+  }
+  return fail(ErrorCode::timeout, fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
+              "check `sacct -j ID` on the cluster");
+}
+
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job,
+                               std::size_t out_offset, std::size_t err_offset)
+{
+  std::size_t out_off = out_offset, err_off = err_offset;
+  auto flush = [&]() -> Result<void> {
+    auto tail = [](const std::string& path, std::size_t off) {
+      proc::Command c;
+      c.argv = {"tail", "-c", fmt::format("+{}", off + 1), path};
+      c.timeout = std::chrono::seconds(30);
+      return c;
+    };
+    RV_TRY(outs, runner.run_batch({tail(log_path(r, job, false), out_off), tail(log_path(r, job, true), err_off)}));
+    if (outs[0].ok()) {
+      write_fd(1, outs[0].out);
+      out_off += outs[0].out.size();
+    }
+    if (outs[1].ok()) {
+      write_fd(2, outs[1].out);
+      err_off += outs[1].out.size();
+    }
+    return {};
+  };
+  auto interval = std::chrono::milliseconds(1000);
+  while (true) {
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted,
+                  fmt::format("stopped following; job {} keeps running", job.job_id),
+                  fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
+    }
+    if (auto f = flush(); !f) {
+      return std::unexpected(f.error());
+    }
+    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds()));
+    auto it = views.find(job.job_id);
+    if (it != views.end() && slurm::is_terminal(it->second.state)) {
+      if (auto f = flush(); !f) {
+        return std::unexpected(f.error());
+      }
+      return final_status(runner, job.job_id, clock);
+    }
+    clock.sleep_for(interval);
+    interval = std::min(std::chrono::milliseconds(3000), interval * 2);
+  }
+}
+
+int exit_code_of(const FinalStatus& s, const std::string& job_id)
+{
+  if (s.state == "COMPLETED") {
+    return s.exit_status;
+  }
+  if (s.state == "FAILED") {
+    spdlog::error("job {} FAILED with exit code {}{}", job_id, s.exit_status,
+                  s.exit_signal ? fmt::format(" (signal {})", s.exit_signal) : "");
+    return s.exit_status != 0 ? s.exit_status : (s.exit_signal ? 128 + s.exit_signal : 1);
+  }
+  spdlog::error("job {} ended {}", job_id, s.state);
+  if (s.state == "TIMEOUT") {
+    return 124;
+  }
+  if (s.state == "OUT_OF_MEMORY") {
+    return 137;
+  }
+  if (s.state == "CANCELLED") {
+    return 130;
+  }
+  return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
+}
+
+
+} // namespace rv::cli

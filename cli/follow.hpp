@@ -1,0 +1,29 @@
+#pragma once
+// Following a job: stream its logs until it ends, then read its final state.
+
+#include "cli/requests.hpp"
+#include "core/clock.hpp"
+#include "core/process/runner.hpp"
+
+#include <string>
+
+namespace rv::cli {
+
+struct FinalStatus {
+  std::string state; // COMPLETED, FAILED, TIMEOUT, ...
+  int exit_status = 0;
+  int exit_signal = 0;
+};
+
+// The job's final state and exit code: scontrol first, then accounting (which may lag).
+Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock);
+
+// Streams the job's .out to stdout and .err to stderr (from `out_offset`/`err_offset` bytes)
+// until it ends; returns its final status. An interrupt stops following, not the job.
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job,
+                               std::size_t out_offset = 0, std::size_t err_offset = 0);
+
+// Maps a final state to rv's exit code (docs/exit-codes.md) and logs what failed.
+int exit_code_of(const FinalStatus& s, const std::string& job_id);
+
+} // namespace rv::cli
