@@ -1,0 +1,28 @@
+#pragma once
+// Finishing what a killed rv left behind: refresh the states of the stored requests' jobs,
+// cancel the losers of requests whose winner is known, and find orphans by job name.
+
+#include "cli/requests.hpp"
+#include "core/clock.hpp"
+#include "core/process/runner.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rv::cli {
+
+struct ReapReport {
+  std::vector<std::string> cancelled; // loser job ids cancelled now
+  std::vector<std::string> orphans;   // job ids found by name that the record did not hold
+  std::vector<std::string> notes;     // one line each, for stderr
+};
+
+// Refreshes `requests` (one squeue for all their jobs, scontrol/sacct for vanished ones),
+// reaps losers and adopts orphans; saves every changed record.
+Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::RecordStore& store,
+                                    std::vector<RequestRecord>& requests);
+
+// Tells whether every job of the request has ended (or none was ever submitted).
+bool request_finished(const RequestRecord& r);
+
+} // namespace rv::cli
