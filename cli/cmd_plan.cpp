@@ -29,7 +29,10 @@ Result<PlanRun> plan_request(const PlanFlags& flags, Context& ctx, proc::Runner&
 Result<int> run_up(const UpOptions& opts, Context& ctx)
 {
   RV_TRY(runner, ctx.make_runner());
-  RV_TRY(run, plan_request(opts.plan, ctx, *runner));
+  // An interactive allocation cannot be split into checkpoint segments.
+  PlanFlags flags = opts.plan;
+  flags.no_checkpoint = true;
+  RV_TRY(run, plan_request(flags, ctx, *runner));
   if (opts.plan.dry_run) {
     print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
     return 0;

@@ -97,13 +97,17 @@ void save(store::RecordStore& store, const RequestRecord& r)
 
 } // namespace
 
-Result<int> launch_up(Context&, proc::Runner&, const PlanRun&, const std::string&)
-{
-  return fail(ErrorCode::usage, "rv up can only --dry-run so far", "use `rv run -f CMD` for batch work");
-}
+namespace {
 
-Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
-                       const std::string& workdir, bool follow)
+struct Launched {
+  RequestRecord rec;
+  RemotePaths paths;
+};
+
+// Records the request, renders and submits every strategy in one round trip, records the job
+// ids and prints them. Fails when nothing could be submitted.
+Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRun& planned,
+                                const std::string& command_line, const std::string& workdir, const char* kind)
 {
   const auto& plan = planned.plan;
   if (plan.strategies.empty()) {
@@ -121,9 +125,8 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
   rec.id = store::new_request_id();
   rec.created_at = utc_now_iso();
   rec.host = runner.where();
-  rec.kind = "run";
-  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
-  rec.command = command.size() == 1 ? command.front() : proc::shell_join(command);
+  rec.kind = kind;
+  rec.command = command_line;
   rec.workdir = workdir;
   rec.remote_root = paths.root;
   rec.log_dir = paths.logs;
@@ -192,13 +195,16 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
-  if (!follow) {
-    if (ctx.global.json) {
-      print_json(to_json(rec));
-    }
-    return 0;
-  }
+  return Launched{std::move(rec), std::move(paths)};
+}
 
+// Races the submitted siblings: the first to start wins, the others are cancelled, Ctrl-C or
+// an error cancels everything. Returns the winner's strategy id (also in `l.rec.winner`).
+Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
+{
+  auto store = request_store();
+  auto& rec = l.rec;
+  const auto& paths = l.paths;
   // The race: first to start wins; the others are cancelled; Ctrl-C cancels everything.
   std::vector<slurm::RaceEntry> entries;
   for (const auto& j : rec.jobs) {
@@ -242,7 +248,28 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}); cancelled {}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label,
                stats->cancelled.empty() ? "nothing" : join(stats->cancelled, " "));
-  auto status = follow_job(runner, clock, rec, *winner);
+  return *winner;
+}
+
+} // namespace
+
+Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
+                       const std::string& workdir, bool follow)
+{
+  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
+  const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
+  RV_TRY(launched, submit_request(ctx, runner, planned, line, workdir, "run"));
+  if (!follow) {
+    if (ctx.global.json) {
+      print_json(to_json(launched.rec));
+    }
+    return 0;
+  }
+  RV_TRY(winner, race_request(runner, launched));
+  auto store = request_store();
+  auto& rec = launched.rec;
+  SystemClock clock;
+  auto status = follow_job(runner, clock, rec, winner);
   if (!status) {
     return std::unexpected(status.error());
   }
@@ -253,7 +280,42 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
     }
   }
   save(store, rec);
-  return exit_code_of(*status, winner->job_id);
+  return exit_code_of(*status, winner.job_id);
+}
+
+Result<int> launch_up(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::string& command)
+{
+  // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap.
+  RV_TRY(launched, submit_request(ctx, runner, planned, "exec sleep 2147483647", "", "up"));
+  RV_TRY(winner, race_request(runner, launched));
+  auto store = request_store();
+  if (ctx.global.json) {
+    print_json(to_json(launched.rec));
+    return 0; // the allocation stays: `rv stop` releases it
+  }
+  std::vector<std::string> srun = {"srun", "--jobid=" + winner.job_id, "--overlap", "--nodes=1", "--ntasks=1"};
+  Result<int> status = 0;
+  if (!command.empty()) {
+    proc::Command c;
+    c.argv = srun;
+    c.argv.insert(c.argv.end(), {"bash", "-c", command});
+    c.timeout = std::chrono::milliseconds(0);
+    c.on_stdout = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); std::fflush(stdout); };
+    c.on_stderr = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
+    auto o = runner.run(c);
+    status = o ? Result<int>(o->status()) : Result<int>(std::unexpected(o.error()));
+  } else {
+    srun.insert(srun.end(), {"--pty", "bash", "-l"});
+    status = runner.run_interactive(srun);
+  }
+  // Release the allocation whatever happened to the shell or the command.
+  clear_interrupt();
+  if (auto c = slurm::cancel_jobs(runner, {winner.job_id}); !c) {
+    spdlog::warn("could not release allocation {}: {}", winner.job_id, c.error().message);
+  }
+  launched.rec.state = "done";
+  save(store, launched.rec);
+  return status;
 }
 
 } // namespace rv::cli

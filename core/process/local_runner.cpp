@@ -265,4 +265,37 @@ std::string LocalRunner::user()
   return env ? env : "";
 }
 
+Result<int> LocalRunner::run_interactive(const std::vector<std::string>& argv)
+{
+  if (argv.empty()) {
+    return fail(ErrorCode::usage, "empty command");
+  }
+  ++m_round_trips;
+  std::vector<char*> args;
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  // The child shares our terminal and process group, so Ctrl-C reaches it as usual.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return fail(ErrorCode::io, fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 } // namespace rv::proc

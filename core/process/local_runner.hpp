@@ -14,6 +14,8 @@ public:
   Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
   std::string where() const override { return "local"; }
   std::string user() override;
+  // Runs `argv` on this terminal (SSH: in a PTY, with the local terminal in raw mode).
+  Result<int> run_interactive(const std::vector<std::string>& argv) override;
 };
 
 // Tells whether `program` is an executable on PATH.

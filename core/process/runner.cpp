@@ -13,4 +13,9 @@ Result<std::vector<Outcome>> Runner::run_batch(const std::vector<Command>& cmds)
   return outcomes;
 }
 
+Result<int> Runner::run_interactive(const std::vector<std::string>&)
+{
+  return fail(ErrorCode::usage, "an interactive command needs a terminal, which " + where() + " cannot give");
+}
+
 } // namespace rv::proc

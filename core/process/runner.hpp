@@ -58,6 +58,10 @@ public:
   // The user commands run as on the cluster ("" when unknown): for sacctmgr and squeue -u.
   virtual std::string user() { return {}; }
 
+  // Runs `argv` attached to this terminal (a PTY over SSH), for `rv up`'s shell; returns its
+  // exit status. The default refuses: not every runner has a terminal to give.
+  virtual Result<int> run_interactive(const std::vector<std::string>& argv);
+
   // Counts the round trips made so far (one per run, one per batch).
   virtual int round_trips() const { return m_round_trips; }
 

@@ -10,6 +10,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
 #include <cstring>
 
 namespace rv::proc {
@@ -427,6 +431,73 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
     spdlog::debug("ssh: batch exit {}, stderr: {}", outcome.exit_code, outcome.err);
   }
   return parsed;
+}
+
+Result<int> SshRunner::run_interactive(const std::vector<std::string>& argv)
+{
+  if (auto r = connect(); !r) {
+    return std::unexpected(r.error());
+  }
+  ++m_round_trips;
+  ssh_session session = m_impl->session;
+  ssh_channel channel = ssh_channel_new(session);
+  if (!channel) {
+    return fail(ErrorCode::unreachable, "ssh: cannot open a channel");
+  }
+  const bool tty = ::isatty(0) != 0;
+  winsize ws{};
+  if (tty) {
+    ::ioctl(0, TIOCGWINSZ, &ws);
+  }
+  const char* term = std::getenv("TERM");
+  auto cleanup = [&] {
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+  };
+  if (ssh_channel_open_session(channel) != SSH_OK ||
+      (tty && ssh_channel_request_pty_size(channel, term ? term : "xterm", ws.ws_col ? ws.ws_col : 80,
+                                           ws.ws_row ? ws.ws_row : 24) != SSH_OK) ||
+      ssh_channel_request_exec(channel, shell_join(argv).c_str()) != SSH_OK) {
+    std::string why = ssh_get_error(session);
+    cleanup();
+    return fail(ErrorCode::unreachable, "ssh: cannot start the interactive command: " + why);
+  }
+  // Raw mode: keystrokes (Ctrl-C included) go to the remote side, which has the PTY.
+  termios saved{};
+  if (tty) {
+    ::tcgetattr(0, &saved);
+    termios raw = saved;
+    ::cfmakeraw(&raw);
+    ::tcsetattr(0, TCSANOW, &raw);
+  }
+  char buf[16384];
+  bool stdin_open = true;
+  while (!ssh_channel_is_eof(channel) && !ssh_channel_is_closed(channel)) {
+    for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
+      int n = ssh_channel_read_nonblocking(channel, buf, sizeof buf, is_stderr);
+      if (n > 0) {
+        [[maybe_unused]] auto w = ::write(is_stderr ? 2 : 1, buf, static_cast<std::size_t>(n));
+      }
+    }
+    pollfd pfd{0, POLLIN, 0};
+    if (stdin_open && ::poll(&pfd, 1, 20) > 0) {
+      auto n = ::read(0, buf, sizeof buf);
+      if (n > 0) {
+        ssh_channel_write(channel, buf, static_cast<uint32_t>(n));
+      } else {
+        stdin_open = false;
+        ssh_channel_send_eof(channel);
+      }
+    } else if (!stdin_open) {
+      ssh_channel_poll_timeout(channel, 20, 0);
+    }
+  }
+  if (tty) {
+    ::tcsetattr(0, TCSANOW, &saved);
+  }
+  int status = ssh_channel_get_exit_status(channel);
+  cleanup();
+  return status < 0 ? 255 : status;
 }
 
 std::string SshRunner::user()

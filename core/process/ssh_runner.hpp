@@ -44,6 +44,8 @@ public:
   std::string where() const override;
   // The remote user, as the ssh config or DEST resolved it (connects if needed).
   std::string user() override;
+  // Runs `argv` on this terminal (SSH: in a PTY, with the local terminal in raw mode).
+  Result<int> run_interactive(const std::vector<std::string>& argv) override;
 
 private:
   struct Impl;
