@@ -9,6 +9,7 @@
 #include "slurm/monitor.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
+#include "slurm/hostlist.hpp"
 #include "slurm/submit.hpp"
 #include "templates/render.hpp"
 
@@ -98,6 +99,44 @@ void save(store::RecordStore& store, const RequestRecord& r)
 } // namespace
 
 namespace {
+
+// Warns when the winning node's real GPU type differs from the strategy's (a partition can
+// hold nodes of another type), and, for multi-node jobs only, about the network between nodes.
+void check_allocation(proc::Runner& runner, const JobRecord& winner)
+{
+  if (winner.nodes > 1) {
+    spdlog::warn("{} spans {} nodes: GPUs on different nodes talk over the network (NCCL over InfiniBand or "
+                 "Ethernet), not NVLink",
+                 winner.job_id, winner.nodes);
+  }
+  if (winner.node_list.empty() || winner.gpu_type.empty()) {
+    return;
+  }
+  auto hosts = slurm::expand_hostlist(winner.node_list);
+  if (!hosts || hosts->empty()) {
+    return;
+  }
+  proc::Command c;
+  c.argv = {"scontrol", "-o", "show", "node", hosts->front()};
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  if (!o || !o->ok()) {
+    return;
+  }
+  auto nodes = slurm::parse_scontrol_nodes(o->out);
+  if (!nodes || nodes->empty()) {
+    return;
+  }
+  std::string types;
+  for (const auto& g : nodes->front().gpus) {
+    if (g.type == winner.gpu_type) {
+      return;
+    }
+    types += (types.empty() ? "" : ",") + (g.type.empty() ? std::string("untyped") : g.type);
+  }
+  spdlog::warn("job {} asked for {} GPUs but node {} has {}: the partition mixes GPU types", winner.job_id,
+               winner.gpu_type, hosts->front(), types.empty() ? "no GPUs" : types);
+}
 
 struct Launched {
   RequestRecord rec;
@@ -248,6 +287,7 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}); cancelled {}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label,
                stats->cancelled.empty() ? "nothing" : join(stats->cancelled, " "));
+  check_allocation(runner, *winner);
   return *winner;
 }
 
