@@ -44,6 +44,25 @@ struct Pipe {
   bool open() { return ::pipe2(fd, O_CLOEXEC) == 0; }
 };
 
+// Children get default signal dispositions (rv ignores SIGPIPE and catches SIGINT/SIGTERM);
+// `own_group` puts the child in a new process group.
+void init_spawn_attr(posix_spawnattr_t& attr, bool own_group)
+{
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  short flags = POSIX_SPAWN_SETSIGDEF;
+  if (own_group) {
+    posix_spawnattr_setpgroup(&attr, 0);
+    flags = static_cast<short>(flags | POSIX_SPAWN_SETPGROUP);
+  }
+  posix_spawnattr_setflags(&attr, flags);
+}
+
 std::string errno_text()
 {
   return std::strerror(errno);
@@ -89,19 +108,9 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
   posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
+  // Own process group, so a timeout kills grandchildren too (`sh -c 'sleep 100'`).
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Own process group, so a timeout kills grandchildren too (`sh -c 'sleep 100'`);
-  // default signal dispositions, since rv ignores SIGPIPE.
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGHUP);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  init_spawn_attr(attr, true);
 
   std::vector<char*> argv;
   argv.reserve(cmd.argv.size() + 1);
@@ -278,14 +287,7 @@ Result<int> LocalRunner::run_interactive(const std::vector<std::string>& argv)
   args.push_back(nullptr);
   // The child shares our terminal and process group, so Ctrl-C reaches it as usual.
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  init_spawn_attr(attr, false);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
   posix_spawnattr_destroy(&attr);
