@@ -72,7 +72,9 @@ int main(int argc, char** argv)
   try {
     app.parse(static_cast<int>(rv_argv.size()), rv_argv.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (and help or the version); every usage error exits 2.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : rv::exit_code_for(rv::ErrorCode::usage);
   }
   rv::setup_logging(g.verbosity, g.quiet || g.json);
   rv::install_interrupt_handlers();
