@@ -1,0 +1,129 @@
+#include "cli/reap.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+using namespace rv;
+using namespace rv::cli;
+using rv::test::FakeClock;
+using rv::test::FakeRunner;
+
+namespace {
+RequestRecord request(const char* id, std::string state)
+{
+  RequestRecord r;
+  r.id = id;
+  r.name = std::string("rv-") + id;
+  r.state = std::move(state);
+  r.jobs = {JobRecord{"s1", "", "gpu-a100", "a100", 1, "11", "", "PENDING", "", ""},
+            JobRecord{"s2", "", "gpu-v100", "v100", 1, "12", "", "PENDING", "", ""}};
+  return r;
+}
+
+std::string row(const char* id, const char* state, const char* nodes)
+{
+  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|1:00:00|0:05|N/A|rv-x\n", id, state, nodes);
+}
+
+bool has(const std::vector<std::string>& argv, const char* word)
+{
+  return std::find(argv.begin(), argv.end(), word) != argv.end();
+}
+
+store::RecordStore temp_store(const char* name)
+{
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("rv-reap-{}-{}", name, ::getpid());
+  std::filesystem::remove_all(dir);
+  return store::RecordStore(dir);
+}
+} // namespace
+
+TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a started winner")
+{
+  auto store = temp_store("loser");
+  std::vector<RequestRecord> reqs = {request("aaaa0001", "submitted")};
+  REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "") + row("12", "RUNNING", "v100-1")));
+  r.expect_prefix({"scancel", "11"}, FakeRunner::reply(0));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.all_consumed());
+  CHECK(report->cancelled == std::vector<std::string>{"11"});
+  CHECK(reqs[0].winner == "s2");
+  auto saved = store.read("aaaa0001");
+  REQUIRE(saved);
+  CHECK((*saved)["winner"] == "s2");
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job name")
+{
+  auto store = temp_store("orphan");
+  auto req = request("bbbb0002", "submitting");
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0002"); }, FakeRunner::reply(0, "21|rv-bbbb0002\n"));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("21", "PENDING", "")));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(report->orphans == std::vector<std::string>{"21"});
+  CHECK(reqs[0].job_ids() == std::vector<std::string>{"21"});
+  CHECK(reqs[0].state == "submitted");
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("reap: nothing to do for finished requests, and no winner means no cancel")
+{
+  auto store = temp_store("none");
+  auto done = request("cccc0003", "done");
+  done.jobs[0].state = "COMPLETED";
+  done.jobs[1].state = "CANCELLED";
+  CHECK(request_finished(done));
+  std::vector<RequestRecord> reqs = {done};
+  FakeRunner r;
+  FakeClock clock;
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.seen().empty());
+
+  auto pending = request("dddd0004", "submitted");
+  REQUIRE(store.create(pending.id, to_json(pending)));
+  std::vector<RequestRecord> reqs2 = {pending};
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "") + row("12", "PENDING", "")));
+  auto report2 = refresh_and_reap(r, clock, store, reqs2);
+  REQUIRE(report2);
+  CHECK(report2->cancelled.empty());
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("request records round-trip through JSON, and find_request resolves prefixes and job ids")
+{
+  auto store = temp_store("find");
+  auto a = request("abcd1234", "submitted");
+  auto b = request("abef5678", "done");
+  b.jobs[0].job_id = "99";
+  REQUIRE(store.create(a.id, to_json(a)));
+  REQUIRE(store.create(b.id, to_json(b)));
+  auto back = request_from_json(to_json(a));
+  REQUIRE(back);
+  CHECK(back->jobs.size() == 2);
+  CHECK(back->jobs[1].partition == "gpu-v100");
+  CHECK(find_request(store, "abcd")->id == "abcd1234");
+  CHECK(find_request(store, "99")->id == "abef5678");
+  CHECK(find_request(store, "rv-abef5678")->id == "abef5678");
+  auto ambiguous = find_request(store, "ab");
+  REQUIRE_FALSE(ambiguous);
+  CHECK(ambiguous.error().message.find("several") != std::string::npos);
+  CHECK_FALSE(find_request(store, "zzz"));
+  std::filesystem::remove_all(store.dir());
+}
