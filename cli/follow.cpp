@@ -40,7 +40,7 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
         const auto& j = jobs->front();
         auto st = slurm::parse_job_state(j.state);
         if (slurm::is_terminal(st)) {
-          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal};
+          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal, j.run_time_s};
         }
       }
     }
@@ -49,7 +49,7 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
         for (const auto& row : *rows) {
           auto st = slurm::parse_job_state(row.state);
           if (row.job_id == job_id && slurm::is_terminal(st)) {
-            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal};
+            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal, row.elapsed_s};
           }
         }
       }

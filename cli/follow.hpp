@@ -13,6 +13,7 @@ struct FinalStatus {
   std::string state; // COMPLETED, FAILED, TIMEOUT, ...
   int exit_status = 0;
   int exit_signal = 0;
+  std::int64_t run_time_s = -1; // how long it ran (not queued); -1 = unknown
 };
 
 // The job's final state and exit code: scontrol first, then accounting (which may lag).

@@ -9,6 +9,7 @@
 #include "slurm/monitor.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
+#include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/submit.hpp"
 #include "templates/render.hpp"
@@ -291,6 +292,21 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
   return *winner;
 }
 
+// A job that fails this soon after starting with a GPU-fault signature is retried elsewhere.
+constexpr std::int64_t k_hardware_retry_window_s = 300;
+constexpr int k_hardware_retries = 2;
+
+// The GPU-fault signature in the tail of the winner's stderr logs (per-node logs too), or "".
+std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job)
+{
+  proc::Command c;
+  c.argv = {"sh", "-c", "tail -q -n 100 \"$1\" \"$2\".node*.err 2>/dev/null; true", "rv-fault",
+            log_path(rec, job, true), fmt::format("{}/{}-{}", rec.log_dir, rec.name, job.job_id)};
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  return o ? slurm::find_gpu_fault(o->out) : std::string();
+}
+
 } // namespace
 
 Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
@@ -298,29 +314,50 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
 {
   // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
   const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
-  RV_TRY(launched, submit_request(ctx, runner, planned, line, workdir, "run"));
-  if (!follow) {
-    if (ctx.global.json) {
-      print_json(to_json(launched.rec));
+  PlanRun current = planned;
+  for (int attempt = 0;; ++attempt) {
+    RV_TRY(launched, submit_request(ctx, runner, current, line, workdir, "run"));
+    if (!follow) {
+      if (ctx.global.json) {
+        print_json(to_json(launched.rec));
+      }
+      return 0;
     }
-    return 0;
-  }
-  RV_TRY(winner, race_request(runner, launched));
-  auto store = request_store();
-  auto& rec = launched.rec;
-  SystemClock clock;
-  auto status = follow_job(runner, clock, rec, winner);
-  if (!status) {
-    return std::unexpected(status.error());
-  }
-  rec.state = "done";
-  for (auto& j : rec.jobs) {
-    if (j.strategy_id == rec.winner) {
-      j.state = status->state;
+    RV_TRY(winner, race_request(runner, launched));
+    auto store = request_store();
+    auto& rec = launched.rec;
+    SystemClock clock;
+    auto status = follow_job(runner, clock, rec, winner);
+    if (!status) {
+      return std::unexpected(status.error());
     }
+    rec.state = "done";
+    for (auto& j : rec.jobs) {
+      if (j.strategy_id == rec.winner) {
+        j.state = status->state;
+      }
+    }
+    save(store, rec);
+    // Hardware retry: failed within minutes of starting (queue time does not count), with a
+    // known GPU-fault signature: plan again without the node(s), at most twice.
+    if (status->state == "FAILED" && attempt < k_hardware_retries && status->run_time_s >= 0 &&
+        status->run_time_s <= k_hardware_retry_window_s) {
+      if (auto fault = gpu_fault_in_logs(runner, rec, winner); !fault.empty()) {
+        auto nodes = slurm::expand_hostlist(winner.node_list);
+        if (nodes && !nodes->empty()) {
+          spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} ({}/{})",
+                       winner.job_id, status->run_time_s, fault, winner.node_list, winner.node_list, attempt + 1,
+                       k_hardware_retries);
+          auto request = current.request;
+          request.exclude_nodes.insert(request.exclude_nodes.end(), nodes->begin(), nodes->end());
+          RV_TRY(replanned, make_plan(ctx, runner, request, current.options));
+          current = std::move(replanned);
+          continue;
+        }
+      }
+    }
+    return exit_code_of(*status, winner.job_id);
   }
-  save(store, rec);
-  return exit_code_of(*status, winner.job_id);
 }
 
 Result<int> launch_up(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::string& command)

@@ -68,6 +68,7 @@ Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRe
   const auto start = std::chrono::steady_clock::now();
   PlanRun run;
   run.request = request;
+  run.options = options;
   RV_TRY(profile, load_profile(ctx.config));
   run.profile = std::move(profile);
   const int trips_before = runner.round_trips();

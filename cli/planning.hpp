@@ -10,6 +10,7 @@ namespace rv::cli {
 
 struct PlanRun {
   model::JobRequest request;
+  strategy::PlanOptions options;
   model::Cluster cluster;
   strategy::Profile profile;
   strategy::Plan plan;
