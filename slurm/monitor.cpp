@@ -73,7 +73,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       v.nodes = row.nodes;
       v.source = "squeue";
       if (is_started(v.state) || is_terminal(v.state)) {
-        v.start_epoch = row.elapsed_s > 0 || is_started(v.state) ? now_epoch - row.elapsed_s : 0;
+        v.start_epoch = row.elapsed_s > 0 || is_started(v.state) || !row.nodes.empty() ? now_epoch - row.elapsed_s : 0;
       }
       views[row.job_id] = v;
     }
