@@ -221,7 +221,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   save(store, rec);
 
   if (!ctx.global.json) {
-    std::fputs(fmt::format("request {} ({}): {} strategies on {}\n", rec.id, rec.name, rec.jobs.size(), rec.host).c_str(),
+    std::fputs(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(), rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host).c_str(),
                stdout);
     for (const auto& j : rec.jobs) {
       std::fputs(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
