@@ -27,10 +27,11 @@ _rv_read_int() {
 }
 _rv_write_int() { printf '%s\n' "$2" >"$1.tmp.$$" && mv -f -- "$1.tmp.$$" "$1"; }
 
-# Forwards the checkpoint signal to the command's process group, once.
+# Forwards the checkpoint signal to the command's process group, once. Inside an srun task
+# (RV_IN_TASK=1) Slurm has delivered it to every process of the step already: only record it.
 _rv_forward() {
-  _rv_signalled=1 _rv_traps=$(( ${_rv_traps:-0} + 1 ))
-  if [ -n "${_rv_child:-}" ] && [ "${_rv_forwarded:-0}" = 0 ]; then
+  _rv_signalled=1
+  if [ "${RV_IN_TASK:-0}" = 0 ] && [ -n "${_rv_child:-}" ] && [ "${_rv_forwarded:-0}" = 0 ]; then
     _rv_forwarded=1
     _rv_log "sending SIG$RV_SIGNAL to the command"
     kill -s "$RV_SIGNAL" -- "-$_rv_child" 2>/dev/null
@@ -41,24 +42,17 @@ _rv_forward() {
 # compound command included). Sets _rv_status, and _rv_signalled=1 once the signal came
 # (also before the command started: it is then forwarded as soon as the command runs).
 _rv_run_group() {
-  _rv_signalled="${_rv_signalled:-0}" _rv_forwarded=0 _rv_child="" _rv_traps=0
+  _rv_signalled="${_rv_signalled:-0}" _rv_forwarded=0 _rv_child=""
   trap _rv_forward "$RV_SIGNAL"
   set -m
   "$@" &
   _rv_child=$!
   set +m
   [ "$_rv_signalled" = 0 ] || _rv_forward
-  _rv_status=""
-  while :; do
-    _rv_seen=$_rv_traps
-    wait "$_rv_child"
-    _rv_rc=$?
-    # 127: an earlier, interrupted wait already collected the command's status.
-    [ "$_rv_rc" = 127 ] && [ -n "$_rv_status" ] && break
-    _rv_status=$_rv_rc
-    # A trap interrupts wait (status 128+n) while the command may still run: wait again.
-    [ "$_rv_seen" != "$_rv_traps" ] || break
-  done
+  # Poll, then wait once: a trap that interrupts `wait` can lose the status (bash 5.2 gives -1).
+  while kill -0 "$_rv_child" 2>/dev/null; do sleep 1; done
+  wait "$_rv_child"
+  _rv_status=$?
   while kill -0 -- "-$_rv_child" 2>/dev/null; do sleep 1; done
   trap - "$RV_SIGNAL"
 }

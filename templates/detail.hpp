@@ -36,6 +36,11 @@ struct Context {
   int local_ranks = 1;        // processes per node that share the CPUs
 };
 
+// Checks every input render() takes; the first problem found, as a usage error with a hint.
+Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o);
+// Checks a job name, request id or project key: [A-Za-z0-9._-]{1,128}, not starting with - or .
+Result<bool> check_name(std::string_view what, std::string_view value, bool allow_empty);
+
 // `#!/bin/bash`, the #SBATCH lines and the header comment.
 std::string sbatch_header(const Context& ctx);
 // Shell functions every script uses, the guard, the environment, modules, venv, cd.

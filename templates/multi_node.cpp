@@ -53,7 +53,7 @@ std::string srun_line(const Context& ctx)
 std::string multi_node_setup(const Context& ctx)
 {
   std::string task_run = ctx.checkpoint
-                             ? "  _rv_run_group bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
+                             ? "  RV_IN_TASK=1\n  _rv_run_group bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
                              : "  exec bash -c \"$RV_COMMAND\"";
   return fill(k_setup, {{"nodes", std::to_string(ctx.strategy.nodes)}, {"task_run", task_run}});
 }

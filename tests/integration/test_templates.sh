@@ -51,6 +51,12 @@ render ck_resubmit --kind checkpoint --walltime 120 --total 150 --lead 30 --requ
 echo "segment $RV_SEGMENT of job $SLURM_JOB_ID starts"; while :; do sleep 1; done'
 first_resubmit=$(submit ck_resubmit)
 
+render ck_multi --kind checkpoint --nodes 2 --walltime 120 --total 100 --lead 30 --request-id "$P"it-ckmn \
+  --no-requeue --partition gpu-a100 --gres gpu:a100:1 --gpus-per-node 1 \
+  --command 'trap '\''echo "node $NODE_RANK segment $RV_SEGMENT saved"; exit 0'\'' USR1
+while :; do sleep 1; done'
+first_multi=$(submit ck_multi)
+
 render single --partition gpu-a100 --gres gpu:a100:2 --cpus 4 --gpus-per-node 2 --request-id "$P"it-single \
   --command 'echo "cvd=$CUDA_VISIBLE_DEVICES omp=$OMP_NUM_THREADS port=$MASTER_PORT now=$(date +%s) end=$RV_JOB_END_TIME"
 echo "ckpt=$RV_CHECKPOINT_DIR out=$RV_OUTPUT_DIR hf=$HF_HOME"'
@@ -81,7 +87,8 @@ race_b=$(submit race_b)
 wait_for 60 job_done "$single"
 assert_eq COMPLETED "$(state_of "$single")" "single-node job state"
 log=$(log_of single "$single" out)
-assert_contains "$log" "cvd=0,1 omp=4 port=$((20000 + single % 20000)) " "single-node environment"
+# Two of the node's GPUs (which two depends on the other jobs running there).
+assert_match "$log" "cvd=[0-9]+,[0-9]+ omp=4 port=$((20000 + single % 20000)) " "single-node environment"
 assert_contains "$log" "ckpt=$ROOT/checkpoints/it/${P}single out=$ROOT/outputs/${P}single-$single hf=$ROOT/cache/huggingface" \
   "single-node directories"
 [[ $log =~ now=([0-9]+)\ end=([0-9]+) ]] || it_fail "no now/end in the log" "$log"
@@ -131,14 +138,17 @@ pass "checkpoint: a crash is not continued"
 
 # ---- checkpoint by resubmission: 150 s of work in 2-minute segments ----
 # Slurm's --signal may come up to ~30 s early here (60 s on real clusters), so 2 or 3 segments.
-resubmit_done() {
+# chain_done NAME: the newest job named NAME ended, and did not hand over to a next segment.
+chain_done() {
   local last
-  last=$(jobs_named ck_resubmit)
+  last=$(jobs_named "$1")
   last=${last% }
   last=${last##* }
   job_done "$last" || return 1
-  [[ $(state_of "$last") != COMPLETED ]] || grep -q 'reached' "$ROOT/logs/${P}ck_resubmit-$last.err"
+  [[ $(state_of "$last") != COMPLETED ]] || grep -q 'reached' "$ROOT/logs/$P$1-$last.err"
 }
+# shellcheck disable=SC2317  # called through wait_for
+resubmit_done() { chain_done ck_resubmit; }
 wait_for 270 resubmit_done
 read -r -a segs <<<"$(jobs_named ck_resubmit)"
 assert_eq "$first_resubmit" "${segs[0]}" "first segment"
@@ -153,6 +163,23 @@ assert_contains "$(log_of ck_resubmit "${segs[-1]}" err)" "requested total of 15
 elapsed=$(<"$ROOT/checkpoints/it/${P}ck_resubmit/.rv/${P}it-ckrs/elapsed_s")
 ((elapsed >= 150 && elapsed < 200)) || it_fail "elapsed_s is $elapsed, expected 150-200"
 pass "checkpoint (resubmit, USR2): ${#segs[@]} segments signalled and resubmitted, stopped after the total (${elapsed}s)"
+
+# ---- checkpoint on 2 nodes: the signal reaches both nodes' commands ----
+# shellcheck disable=SC2317  # called through wait_for
+multi_done() { chain_done ck_multi; }
+wait_for 270 multi_done
+read -r -a segs <<<"$(jobs_named ck_multi)"
+assert_eq "$first_multi" "${segs[0]}" "first 2-node segment"
+((${#segs[@]} >= 2)) || it_fail "expected 2 or more segments of ck_multi, got ${segs[*]}"
+n=0
+for id in "${segs[@]}"; do
+  n=$((n + 1))
+  assert_eq COMPLETED "$(state_of "$id")" "2-node segment $n ($id) state"
+  assert_contains "$(log_of ck_multi "$id" node0.out)" "node 0 segment $n saved" "node 0 of segment $n signalled"
+  assert_contains "$(log_of ck_multi "$id" node1.out)" "node 1 segment $n saved" "node 1 of segment $n signalled"
+done
+assert_contains "$(log_of ck_multi "${segs[-1]}" err)" "requested total of 100s reached" "2-node stop message"
+pass "checkpoint on 2 nodes: ${#segs[@]} segments, both nodes signalled each time, stopped after the total"
 
 # ---- checkpoint by requeue: same job id, Slurm holds it 120 s in between ----
 wait_for 330 job_done "$ck_requeue"

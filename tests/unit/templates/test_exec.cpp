@@ -140,8 +140,10 @@ model::Strategy checkpoint_strategy()
 }
 
 // A command that checkpoints on SIGUSR1 (or USR2) and exits 0, like a well-behaved trainer.
+// It keeps running for 1 s after the signal, so a second signal would print a second line.
 const std::string k_checkpointing_command =
-    "trap 'echo \"checkpoint at segment $RV_SEGMENT\"; exit 0' USR1 USR2; sleep 20 & wait; echo never";
+    "trap 'echo \"checkpoint at segment $RV_SEGMENT\"; stop=1' USR1 USR2; stop=; "
+    "while [ -z \"$stop\" ]; do sleep 0.2; done; sleep 1";
 
 } // namespace
 
@@ -219,7 +221,9 @@ TEST_CASE("exec: checkpoint multi-node: the signal reaches every node's command"
 {
   ExecFixture fx;
   auto opts = fx.options("req-mn");
-  opts.command = "trap 'echo \"node $NODE_RANK saved\"; exit 0' USR1; sleep 20 & wait";
+  // Counts deliveries: Slurm signals every process of the step; rv must not add a second signal.
+  opts.command = "trap 'echo \"node $NODE_RANK saved\"; stop=1' USR1; stop=; "
+                 "while [ -z \"$stop\" ]; do sleep 0.2; done; sleep 1";
   auto s = checkpoint_strategy();
   s.nodes = 2;
   auto script = fx.write_script("job", render_ok(s, base_request(), opts));
@@ -227,7 +231,7 @@ TEST_CASE("exec: checkpoint multi-node: the signal reaches every node's command"
                            "' 2>'" + fx.path("stderr.txt") + "' & pid=$!; sleep 2; kill -USR1 $pid; wait $pid");
   CHECK(rc == 0);
   auto out = fx.read("stdout.txt");
-  CHECK(out.find("node 0 saved") != std::string::npos);
-  CHECK(out.find("node 1 saved") != std::string::npos);
+  CHECK(count(out, "node 0 saved") == 1);
+  CHECK(count(out, "node 1 saved") == 1);
   CHECK(fx.read("calls.log").find("scontrol requeue 900") != std::string::npos);
 }

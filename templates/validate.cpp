@@ -1,0 +1,126 @@
+// Input validation for render(): every error names the bad value and says what to do.
+
+#include "templates/detail.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+namespace rv::templates::detail {
+namespace {
+
+bool is_name_char(char c)
+{
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+} // namespace
+
+Result<bool> check_name(std::string_view what, std::string_view value, bool allow_empty)
+{
+  if (value.empty() && allow_empty) {
+    return true;
+  }
+  if (value.empty() || value.size() > 128 || !std::all_of(value.begin(), value.end(), is_name_char) ||
+      value.front() == '-' || value.front() == '.') {
+    return fail(ErrorCode::usage, fmt::format("invalid {} '{}'", what, value),
+                "use 1-128 letters, digits, '_', '-' or '.', not starting with '-' or '.'");
+  }
+  return true;
+}
+
+namespace {
+
+Result<bool> check_path(std::string_view what, std::string_view path, bool required)
+{
+  if (path.empty()) {
+    if (required) {
+      return fail(ErrorCode::usage, fmt::format("no {} given", what),
+                  "set it in the rv config (an absolute path on the cluster)");
+    }
+    return true;
+  }
+  if (path.front() != '/' || path.find('\0') != std::string_view::npos ||
+      path.find('\n') != std::string_view::npos) {
+    return fail(ErrorCode::usage, fmt::format("{} '{}' is not an absolute path", what, path),
+                "give an absolute path on the cluster, without newlines");
+  }
+  return true;
+}
+
+Result<bool> check_directive(std::string_view what, std::string_view value)
+{
+  if (value.find_first_of("\n\r") != std::string_view::npos || value.find('\0') != std::string_view::npos) {
+    return fail(ErrorCode::usage, fmt::format("{} contains a line break", what),
+                "#SBATCH values must fit on one line");
+  }
+  return true;
+}
+
+} // namespace
+
+Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
+{
+  if (o.command.find_first_not_of(" \t\n") == std::string::npos) {
+    return fail(ErrorCode::usage, "the command is empty", "give the command to run, e.g. `rv run python train.py`");
+  }
+  if (o.command.find('\0') != std::string::npos) {
+    return fail(ErrorCode::usage, "the command contains a NUL byte", "remove it; shells cannot pass NUL bytes");
+  }
+  if (s.nodes < 1 || s.gpus_per_node < 0 || s.cpus_per_task < 1 || s.walltime_s <= 0 ||
+      s.mem_mb_per_node < 0 || s.time_min_s < 0) {
+    return fail(ErrorCode::usage,
+                fmt::format("strategy {} has invalid resources (nodes {}, gpus/node {}, cpus {}, time {} s)",
+                            s.id, s.nodes, s.gpus_per_node, s.cpus_per_task, s.walltime_s),
+                "this is a planner bug; please report it with --dry-run output");
+  }
+  std::vector<Result<bool>> checks{
+      check_name("request id", o.request_id, true),
+      check_name("project key", o.project_key, true),
+      check_directive("partition", s.partition),
+      check_directive("GRES", s.gres),
+      check_directive("GPU type", s.gpu_type),
+      check_directive("constraint", s.constraint),
+      check_directive("account", r.account),
+      check_directive("QOS", r.qos),
+      check_path("log directory", o.log_dir, true),
+      check_path("remote root", o.remote_root, !o.request_id.empty()),
+      check_path("checkpoint root", o.checkpoint_root, true),
+      check_path("output root", o.output_root, true),
+      check_path("cache root", o.cache_root, true),
+      check_path("working directory", o.workdir, false),
+      check_path("venv", o.venv, false),
+  };
+  for (const auto& node : r.exclude_nodes) {
+    checks.push_back(check_directive("excluded node", node));
+  }
+  for (const auto& check : checks) {
+    if (!check) {
+      return std::unexpected(check.error());
+    }
+  }
+  if (o.log_dir.find_first_of("\"\\%") != std::string::npos) {
+    return fail(ErrorCode::usage, fmt::format("log directory '{}' contains '\"', '\\' or '%'", o.log_dir),
+                "sbatch reads these itself in --output; choose another directory");
+  }
+  for (const auto& m : o.modules) {
+    if (m.empty() || m.find_first_of(" \t\n") != std::string::npos) {
+      return fail(ErrorCode::usage, fmt::format("invalid module name '{}'", m), "give one module per entry, e.g. cuda/12.8.0");
+    }
+  }
+  for (const auto& e : o.env) {
+    bool ok = !e.name.empty() && !std::isdigit(static_cast<unsigned char>(e.name[0])) &&
+              std::all_of(e.name.begin(), e.name.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+              });
+    if (!ok || e.value.find('\0') != std::string::npos) {
+      return fail(ErrorCode::usage, fmt::format("invalid environment variable name '{}'", e.name),
+                  "use letters, digits and '_', not starting with a digit");
+    }
+  }
+  return true;
+}
+
+} // namespace rv::templates::detail
