@@ -120,7 +120,7 @@ for width in $WIDTHS; do
   rows=$(SLURM_TIME_FORMAT=%s sacct -X -P -n -j "$ids" -o JobID,Partition,State,Start,End)
   winner=$(awk -F'|' '$3 == "COMPLETED" { print $1 "@" $2 }' <<<"$rows")
   win_start=$(awk -F'|' '$3 == "COMPLETED" { print $4 }' <<<"$rows")
-  last=$(awk -F'|' -v s="$win_start" '$3 ~ /^CANCELLED/ { d = $5 - s; if (d > m || n++ == 0) m = d } END { print (n ? m : "-") }' <<<"$rows")
+  last=$(awk -F'|' -v s="$win_start" '$3 ~ /^CANCELLED/ { d = $5 - s; if (n++ == 0 || d > m) m = d } END { print (n ? m : "-") }' <<<"$rows")
   # rv logs "sN won: job J on NODE after X s": X counts from the start of its race loop.
   after=$(sed -n 's/.* won: job .* after \([0-9.]*\) s .*/\1/p' "$WORK/err" | head -1)
   seen=$(awk -v t="$t_sub" -v x="${after:-nan}" -v s="$win_start" 'BEGIN { printf "%.1f", t + x - s }')
