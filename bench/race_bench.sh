@@ -49,16 +49,17 @@ job_running() { [[ $(squeue -h -j "$1" -o %T) == RUNNING ]]; }
 
 # partition -> occupier job ids (space separated); every node of every GPU partition is filled.
 declare -A held
-occupy() { # partition gres
+occupy() { # partition gres [nodes]: one job holding every GPU of the partition's nodes
   local id
-  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J rv-bench-occupy -o /dev/null --wrap 'sleep 1800')
+  # One job for all nodes: holding them one by one can wedge against another session's 2-node
+  # job (FIFO: it blocks our second occupier while our first blocks it).
+  id=$(sbatch --parsable -p "$1" -N "${3:-1}" --gres="$2" -t 30 -J rv-bench-occupy -o /dev/null --wrap 'sleep 1800')
   occupiers+=("$id")
   held[$1]="${held[$1]:-} $id"
   wait_until 180 "occupier $id on $1 to run" job_running "$id"
 }
 occupy_all() {
-  occupy gpu-a100 gpu:a100:8
-  occupy gpu-a100 gpu:a100:8
+  occupy gpu-a100 gpu:a100:8 2
   occupy gpu-a6000 gpu:a6000:8
   occupy gpu-v100 gpu:v100:4
   occupy gpu-h200 gpu:h200:4
@@ -74,25 +75,39 @@ sacct_final() { # every job of the comma list has a final state in accounting
   [[ $(SLURM_TIME_FORMAT=%s sacct -X -P -n -j "$1" -o State | grep -cE '^(CANCELLED|COMPLETED|FAILED|TIMEOUT)') == "$n" ]]
 }
 
-printf '%-6s %-10s %-8s %-9s %-22s %-16s %-12s %-10s\n' width strategies race_s rv_exit "winner" "last_cancel_s" rpc_per_min rpcs_total
+# RPCs one squeue call costs rvtest (squeue 22.05: REQUEST_FED_INFO + REQUEST_JOB_INFO = 2);
+# the least of 3 tries, as other rvtest traffic can only add.
+per_squeue=
+for _ in 1 2 3; do
+  a=$(rvtest_rpcs)
+  ssh -F "$TB_SSH_CONFIG" rvtb 'squeue -h -t all -j 1,2 -o %i' >/dev/null 2>&1 || true
+  b=$(rvtest_rpcs)
+  ((${per_squeue:-999} <= b - a)) || per_squeue=$((b - a))
+done
+echo "one squeue call = $per_squeue slurmctld RPCs" >&2
+printf '%-6s %-10s %-7s %-8s %-16s %-14s %-12s %-13s %-14s %-17s %-10s\n' width strategies race_s rv_exit winner last_cancel_s rv_saw_win_s polls_per_min rv_rpc_per_min sdiag_rpc_per_min sdiag_rpcs_total
 for width in $WIDTHS; do
   occupiers=() held=()
   occupy_all
   others=$(squeue -h -u rvtest -o '%j' | grep -vc "^$NAME" || true)
   ((others == 0)) || echo "warning: $others other rvtest jobs in the queue: sdiag counts their RPCs too" >&2
   c_start=$(rvtest_rpcs)
-  env --default-signal=INT "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb run -f -g 1 --mig --max-strategies "$width" \
+  env --default-signal=INT "$RV" -vv --ssh-config "$TB_SSH_CONFIG" --host rvtb run -f -g 1 --mig --max-strategies "$width" \
     --time 10m --name "$NAME-$width" -- 'sleep 5' </dev/null >"$WORK/out" 2>"$WORK/err" &
   rv_pid=$!
   wait_until 60 "the submission of width $width" submitted
+  t_sub=$(now) # the race loop starts right after the record says submitted (to within the 0.2 s poll here)
   rec=$RV_STATE_DIR/requests/$rid.json
   ids=$(jq -r '[.jobs[] | select(.job_id != "") | .job_id] | join(",")' "$rec")
   n=$(awk -F, '{ print NF }' <<<"$ids")
   # The race proper: every strategy pends; rv polls.
-  c0=$(rvtest_rpcs) t0=$(now)
+  c0=$(rvtest_rpcs) t0=$(now) l0=$(wc -l <"$WORK/err")
   sleep "$RACE_S"
-  c1=$(rvtest_rpcs) t1=$(now)
-  # Release the partition of the last-ranked strategy (not a100: it has two occupiers).
+  c1=$(rvtest_rpcs) t1=$(now) l1=$(wc -l <"$WORK/err")
+  # rv's own share, from its trace (-vv logs every remote command line): squeue calls x RPCs each.
+  polls=$(sed -n "$((l0 + 1)),${l1}p" "$WORK/err" | grep -c 'ssh: exec .*squeue' || true)
+  others=$(sed -n "$((l0 + 1)),${l1}p" "$WORK/err" | grep -cE 'ssh: exec .*(scontrol|scancel|sbatch)' || true)
+  # Release the partition of the last-ranked strategy (not a100: it has two nodes).
   part=$(jq -r '[.jobs[] | select(.job_id != "" and .partition != "gpu-a100") | .partition] | last' "$rec")
   # shellcheck disable=SC2086  # one word per job id
   scancel ${held[$part]}
@@ -105,9 +120,14 @@ for width in $WIDTHS; do
   rows=$(SLURM_TIME_FORMAT=%s sacct -X -P -n -j "$ids" -o JobID,Partition,State,Start,End)
   winner=$(awk -F'|' '$3 == "COMPLETED" { print $1 "@" $2 }' <<<"$rows")
   win_start=$(awk -F'|' '$3 == "COMPLETED" { print $4 }' <<<"$rows")
-  last=$(awk -F'|' -v s="$win_start" '$3 ~ /^CANCELLED/ { d = $5 - s; if (d > m || n++ == 0) m = d } END { print (n ? m : "-") }' <<<"$rows")
+  last=$(awk -F'|' -v s="$win_start" '$3 ~ /^CANCELLED/ { d = $5 - s; if (n++ == 0 || d > m) m = d } END { print (n ? m : "-") }' <<<"$rows")
+  # rv logs "sN won: job J on NODE after X s": X counts from the start of its race loop.
+  after=$(sed -n 's/.* won: job .* after \([0-9.]*\) s .*/\1/p' "$WORK/err" | head -1)
+  seen=$(awk -v t="$t_sub" -v x="${after:-nan}" -v s="$win_start" 'BEGIN { printf "%.1f", t + x - s }')
+  own=$(awk -v p="$polls" -v o="$others" -v r="$per_squeue" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", (p * r + o) * 60 / (t1 - t0) }')
   rate=$(awk -v a="$c0" -v b="$c1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", (b - a) * 60 / (t1 - t0) }')
-  printf '%-6s %-10s %-8s %-9s %-22s %-16s %-12s %-10s\n' "$width" "$n" "$RACE_S" "$rc" "$winner" "$last" "$rate" \
+  printf '%-6s %-10s %-7s %-8s %-16s %-14s %-12s %-13s %-14s %-17s %-10s\n' "$width" "$n" "$RACE_S" "$rc" "$winner" "$last" "$seen" \
+    "$(awk -v p="$polls" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", p * 60 / (t1 - t0) }')" "$own" "$rate" \
     "$((c_end - c_start))"
   [[ -n ${BENCH_VERBOSE:-} ]] && { echo "$rows"; cat "$WORK/err"; } >&2
   scancel "${occupiers[@]}" 2>/dev/null || true

@@ -26,9 +26,11 @@ cleanup_jobs() {
 }
 trap 'cleanup_jobs; it_cleanup' EXIT
 
-occupy() { # partition gres: a long job that holds every GPU of one of the partition's nodes
+occupy() { # partition gres [nodes]: a long job that holds every GPU of every node of the partition
   local id
-  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J rv-it-occupy -o /dev/null --wrap 'sleep 1800')
+  # One job for all nodes: holding them one by one can wedge against another test's 2-node job
+  # (FIFO: it blocks our second occupier while our first blocks it).
+  id=$(sbatch --parsable -p "$1" -N "${3:-1}" --gres="$2" -t 30 -J rv-it-occupy -o /dev/null --wrap 'sleep 1800')
   jobs_to_cancel+=("$id")
   # Other tests may hold these nodes for a while (the cluster is shared): wait for them.
   wait_for_job_state 120 "$id" RUNNING
@@ -97,8 +99,7 @@ assert_eq "" "$(squeue -h -j "$ids" 2>/dev/null)" "no job of the fast request is
 pass "a job that finishes between polls is the winner; rv exits 0 (request $rid, winner $winner)"
 
 # ---- the race: a100 (both nodes), h200 and v100 full, a6000 free: a6000 wins, losers cancelled ----
-occupy gpu-a100 gpu:a100:8
-occupy gpu-a100 gpu:a100:8
+occupy gpu-a100 gpu:a100:8 2
 occupy gpu-h200 gpu:h200:4
 occupy gpu-v100 gpu:v100:4
 run ssh_rv run -f -g 1 --time 5m --name "$NAME-race" -- 'echo "won on $SLURM_JOB_PARTITION"'

@@ -86,6 +86,23 @@ TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacc
   CHECK(stats->cancelled == std::vector<std::string>{"21"});
 }
 
+TEST_CASE("monitor: a job that failed within its first second, between polls, still won (it had nodes)")
+{
+  FakeRunner r;
+  FakeClock clock;
+  // `exit 3` at once: squeue -t all shows FAILED, elapsed 0:00, but with its node.
+  r.expect(is_squeue, FakeRunner::reply(0, row("31", "PENDING", "Resources") +
+                                              "32|FAILED|NonZeroExitCode|gpu-a6000|a6000-1|1|N/A|N/A|5:00|0:00|gres:gpu:a6000:1|rv-x\n"));
+  r.expect_prefix({"scancel", "31"}, FakeRunner::reply(0));
+  auto race = race_of({"31", "32"});
+  auto stats = run_race(r, clock, race, {});
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 1);
+  CHECK(stats->cancelled == std::vector<std::string>{"31"});
+}
+
 TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
 {
   FakeRunner r;
