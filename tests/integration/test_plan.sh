@@ -39,8 +39,9 @@ assert_json '[.windows[] | select(.partition == "gpu-a100" or .partition == "gpu
 assert_json '.strategies[0].partition | IN("gpu-a6000", "gpu-v100")' 'true' "a free type ranks first"
 pass "busy a100/h200 wait, free a6000/v100 start now and rank first"
 
-# A request longer than MaxTime (2 days) gets checkpoint segments where a window exists.
-run ssh_rv --json up --dry-run -g 1 --time 3d -t v100
+# A batch request longer than MaxTime (2 days) gets checkpoint segments where a window exists
+# (`rv up` never does: an interactive allocation cannot be split).
+run ssh_rv --json run --dry-run -g 1 --time 3d -t v100 -- python train.py
 assert_rc 0 "3-day request"
 assert_json '[.strategies[] | .kind] | unique' '["checkpoint"]' "only checkpoint strategies beyond MaxTime"
 assert_json '.strategies[0] | .walltime_s <= 172800 and .total_time_s == 259200' 'true' "segments within MaxTime, total kept"
