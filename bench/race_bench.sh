@@ -18,6 +18,9 @@ RACE_S=${RACE_S:-60}
 # shellcheck source=/dev/null
 . "${TB_DIR:-/tmp/rv-testbed}/env"
 RV=$(realpath "$RV")
+# The cluster is shared with the integration tests: take their lock (tests/integration/lib.sh).
+exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
+flock -w 2400 9 || { echo "race_bench: the testbed lock stayed taken" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/rv-race-bench.XXXXXX)
 export RV_STATE_DIR=$WORK/state XDG_CONFIG_HOME=$WORK/config NO_COLOR=1
 unset RV_HOST RV_CONFIG RV_ACCOUNT

@@ -51,6 +51,15 @@ else
   exit 125
 fi
 
+# One integration test at a time per machine: they share one cluster and most of them fill its
+# partitions. Benchmarks take the same lock (RV_TESTBED_LOCK). Waits at most 40 minutes.
+RV_TESTBED_LOCK=${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}
+exec 9>>"$RV_TESTBED_LOCK"
+if ! flock -n 9; then
+  printf '%s: waiting for the testbed lock (%s)\n' "$IT_NAME" "$RV_TESTBED_LOCK" >&2
+  flock -w 2400 9 || it_fail "the testbed lock $RV_TESTBED_LOCK stayed taken for 40 minutes"
+fi
+
 # --- running commands ---------------------------------------------------------------------
 # run CMD...: runs CMD with stdin from /dev/null; sets RUN_RC, RUN_OUT, RUN_ERR (files $IT_DIR/out,
 # $IT_DIR/err, trailing newlines kept in the files, stripped in the variables), RUN_SECS, RUN_CMD.
