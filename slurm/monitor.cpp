@@ -4,6 +4,7 @@
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/squeue.hpp"
+#include "slurm/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -110,9 +111,10 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
     JobView v;
     v.state = parse_job_state(j.state);
     v.reason = j.reason;
-    v.nodes = j.nodes;
+    v.nodes = text::is_null(j.nodes) ? std::string{} : j.nodes;
     v.source = "scontrol";
-    if (j.run_time_s > 0 || is_started(v.state)) {
+    // A job that failed in its first second has RunTime=0 but had its nodes: it started.
+    if (j.run_time_s > 0 || is_started(v.state) || (is_terminal(v.state) && !v.nodes.empty())) {
       v.start_epoch = now_epoch - j.run_time_s;
     }
     views[vanished[i]] = v;

@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -101,6 +104,29 @@ TEST_CASE("monitor: a job that failed within its first second, between polls, st
   REQUIRE(race.winner());
   CHECK(*race.winner() == 1);
   CHECK(stats->cancelled == std::vector<std::string>{"31"});
+}
+
+TEST_CASE("monitor: a job gone from squeue that scontrol shows done in 0 s on a node still won")
+{
+  // Captured on the testbed: COMPLETED, RunTime=00:00:00, NodeList=cpu-1.
+  std::ifstream in(std::filesystem::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "scontrol_show_job.completed.txt");
+  const std::string completed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(completed.find("RunTime=00:00:00") != std::string::npos);
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("1", "PENDING", "Resources")));
+  r.expect_prefix({"scontrol", "show", "job", "2"}, FakeRunner::reply(0, completed));
+  r.expect(is_sacct, FakeRunner::reply(0, ""));
+  r.expect_prefix({"scancel", "1"}, FakeRunner::reply(0));
+  auto race = race_of({"1", "2"});
+  auto stats = run_race(r, clock, race, {});
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 1);
+  CHECK(race.entries()[1].last.source == "scontrol");
+  CHECK(race.entries()[1].last.nodes == "cpu-1");
+  CHECK(stats->cancelled == std::vector<std::string>{"1"});
 }
 
 TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
