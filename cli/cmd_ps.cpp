@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <iostream>
+#include <unistd.h>
 
 namespace rv::cli {
 namespace {
@@ -94,14 +96,24 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
   auto store = request_store();
   std::vector<RequestRecord> targets;
   if (opts.all) {
-    if (!opts.yes) {
-      return fail(ErrorCode::usage, "rv stop --all cancels every job of every request rv knows",
-                  "add --yes to confirm");
-    }
     RV_TRY(requests, load_requests(store));
     for (auto& r : requests) {
       if (!request_finished(r)) {
         targets.push_back(std::move(r));
+      }
+    }
+    if (!opts.yes && !targets.empty()) {
+      if (!::isatty(0)) {
+        return fail(ErrorCode::usage,
+                    fmt::format("rv stop --all cancels every job of {} active request(s)", targets.size()),
+                    "add --yes to confirm");
+      }
+      std::fputs(fmt::format("cancel every job of {} active request(s)? [y/N] ", targets.size()).c_str(), stderr);
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (answer != "y" && answer != "Y" && answer != "yes") {
+        std::fputs("nothing cancelled\n", stderr);
+        return 1;
       }
     }
   } else {
@@ -119,11 +131,20 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
       }
     }
   }
-  if (!ids.empty()) {
-    RV_TRY(runner, ctx.make_runner());
-    if (auto c = slurm::cancel_jobs(*runner, ids); !c) {
-      return std::unexpected(c.error());
+  std::vector<RequestRecord*> with_secrets;
+  for (auto& r : targets) {
+    if (!r.secrets_file.empty()) {
+      with_secrets.push_back(&r);
     }
+  }
+  if (!ids.empty() || !with_secrets.empty()) {
+    RV_TRY(runner, ctx.make_runner());
+    if (!ids.empty()) {
+      if (auto c = slurm::cancel_jobs(*runner, ids); !c) {
+        return std::unexpected(c.error());
+      }
+    }
+    remove_secrets(*runner, store, with_secrets, true);
   }
   for (auto& r : targets) {
     (void)store.update(r.id, [](nlohmann::json& rec) { rec["state"] = "cancelled"; });
@@ -170,8 +191,10 @@ Result<int> run_logs(const LogsOptions& opts, Context& ctx)
   RV_TRY(runner, ctx.make_runner());
   if (opts.follow && opts.node < 0) {
     SystemClock clock;
-    RV_TRY(status, follow_job(*runner, clock, r, *job));
-    return exit_code_of(status, job->job_id);
+    RV_TRY(status, follow_job(*runner, clock, r, *job, 0, 0, [&](const std::string& prev, const std::string& next) {
+      record_next_segment(store, r, prev, next);
+    }));
+    return exit_code_of(status, status.job_id);
   }
   proc::Command c;
   c.argv = opts.tail >= 0 ? std::vector<std::string>{"tail", "-n", std::to_string(opts.tail), path}

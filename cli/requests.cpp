@@ -33,13 +33,14 @@ nlohmann::json to_json(const RequestRecord& r)
   for (const auto& j : r.jobs) {
     jobs.push_back({{"strategy_id", j.strategy_id}, {"label", j.label}, {"partition", j.partition},
                     {"gpu_type", j.gpu_type}, {"nodes", j.nodes}, {"job_id", j.job_id}, {"error", j.error},
-                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list}});
+                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list},
+                    {"earlier_segments", j.earlier_segments}});
   }
   return {{"id", r.id},       {"created_at", r.created_at}, {"host", r.host},
           {"name", r.name},   {"kind", r.kind},             {"command", r.command},
           {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
           {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
-          {"plan", r.plan}};
+          {"plan", r.plan},   {"secrets", r.secrets},       {"secrets_file", r.secrets_file}};
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -58,6 +59,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.state = j.value("state", "submitting");
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
+    r.secrets = j.value("secrets", std::vector<std::string>{});
+    r.secrets_file = j.value("secrets_file", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");
@@ -70,6 +73,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.state = jj.value("state", "");
       job.reason = jj.value("reason", "");
       job.node_list = jj.value("node_list", "");
+      job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
       r.jobs.push_back(std::move(job));
     }
     return r;
@@ -120,6 +124,20 @@ Result<RequestRecord> find_request(const store::RecordStore& store, const std::s
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
 {
   return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
+}
+
+void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)
+{
+  for (auto& j : r.jobs) {
+    if (j.job_id == prev) {
+      j.earlier_segments.push_back(prev);
+      j.job_id = next;
+      j.state = "PENDING";
+      j.node_list.clear();
+    }
+  }
+  auto doc = to_json(r);
+  (void)store.update(r.id, [&](nlohmann::json& rec) { rec = doc; });
 }
 
 } // namespace rv::cli
