@@ -197,6 +197,12 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
     rec.jobs.push_back(JobRecord{s.id, s.label, s.partition, s.gpu_type, s.nodes, "", "", "", "", "", {}});
   }
   if (auto c = store.create(rec.id, to_json(rec)); !c) {
+    if (!rec.secrets_file.empty()) { // nothing was submitted: the secrets must not stay behind
+      proc::Command rm;
+      rm.argv = {"rm", "-f", "--", rec.secrets_file};
+      rm.timeout = std::chrono::seconds(30);
+      (void)runner.run(rm);
+    }
     return std::unexpected(c.error());
   }
 
