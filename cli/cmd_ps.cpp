@@ -3,6 +3,8 @@
 #include "cli/commands.hpp"
 #include "cli/follow.hpp"
 #include "cli/reap.hpp"
+#include "core/duration.hpp"
+#include "core/interrupt.hpp"
 #include "slurm/monitor.hpp"
 
 #include <fmt/format.h>
@@ -34,6 +36,23 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
     }
   }
   return requests;
+}
+
+// Where a job is: its node(s) and run time once it has started; else its pending reason and
+// Slurm's start estimate; else sbatch's refusal.
+std::string job_detail(const JobRecord& j)
+{
+  if (!j.node_list.empty()) {
+    return j.elapsed_s > 0 ? fmt::format("{} {}", j.node_list, format_human_duration(j.elapsed_s)) : j.node_list;
+  }
+  if (!j.error.empty()) {
+    return j.error;
+  }
+  std::string d = j.reason.empty() ? "" : "(" + j.reason + ")";
+  if (!j.start_estimate.empty()) {
+    d += (d.empty() ? "" : " ") + std::string("start ~") + j.start_estimate;
+  }
+  return d;
 }
 
 struct PsOptions {
@@ -77,9 +96,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
     out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", r.id, r.name, r.state, r.created_at, cmd));
     for (const auto& j : r.jobs) {
-      auto detail = !j.node_list.empty() ? j.node_list : j.reason.empty() ? j.error : "(" + j.reason + ")";
-      out(fmt::format("  {} {:<6} {:<9} {:<13} {:<20} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
-                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, detail, j.label));
+      out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
+                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));
     }
   }
   return 0;
@@ -175,22 +193,48 @@ Result<int> run_logs(const LogsOptions& opts, Context& ctx)
     RV_TRY(found, find_request(store, opts.key));
     r = std::move(found);
   }
-  const JobRecord* job = r.winner_job();
-  for (const auto& j : r.jobs) {
-    if (!opts.key.empty() && j.job_id == opts.key) {
-      job = &j;
+  RV_TRY(runner, ctx.make_runner());
+  const JobRecord* job = nullptr;
+  auto pick = [&] {
+    job = r.winner_job();
+    for (const auto& j : r.jobs) {
+      if (!opts.key.empty() && j.job_id == opts.key) {
+        job = &j;
+      }
     }
-  }
-  if (!job) {
-    return fail(ErrorCode::usage, fmt::format("request {} has no winner yet", r.id), "rv ps shows its jobs");
+  };
+  pick();
+  // `rv run` returns before the race is decided: refresh (and reap) until a sibling has started,
+  // waiting for it with -f.
+  SystemClock clock;
+  auto interval = std::chrono::milliseconds(1000);
+  while (!job) {
+    std::vector<RequestRecord> one = {r};
+    RV_TRY(report, refresh_and_reap(*runner, clock, store, one));
+    for (const auto& n : report.notes) {
+      spdlog::info("{}", n);
+    }
+    r = std::move(one.front());
+    pick();
+    if (job) {
+      break;
+    }
+    if (!opts.follow || request_finished(r)) {
+      return fail(ErrorCode::usage,
+                  fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
+                  request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
+    }
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));
+    }
+    clock.sleep_for(interval);
+    interval = std::min(std::chrono::milliseconds(5000), interval * 2);
   }
   auto path = log_path(r, *job, opts.err);
   if (opts.node >= 0) {
     path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, opts.node, opts.err ? "err" : "out");
   }
-  RV_TRY(runner, ctx.make_runner());
   if (opts.follow && opts.node < 0) {
-    SystemClock clock;
     RV_TRY(status, follow_job(*runner, clock, r, *job, 0, 0, [&](const std::string& prev, const std::string& next) {
       record_next_segment(store, r, prev, next);
     }));

@@ -194,7 +194,12 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   rec.plan = strategy::to_json(plan);
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
-    rec.jobs.push_back(JobRecord{s.id, s.label, s.partition, s.gpu_type, s.nodes, "", "", "", "", "", {}});
+    JobRecord& j = rec.jobs.emplace_back();
+    j.strategy_id = s.id;
+    j.label = s.label;
+    j.partition = s.partition;
+    j.gpu_type = s.gpu_type;
+    j.nodes = s.nodes;
   }
   if (auto c = store.create(rec.id, to_json(rec)); !c) {
     if (!rec.secrets_file.empty()) { // nothing was submitted: the secrets must not stay behind
@@ -291,9 +296,7 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {
-          j.state = slurm::to_string(e.last.state);
-          j.reason = e.last.reason;
-          j.node_list = e.last.nodes;
+          apply_view(j, e.last);
         }
       }
     }

@@ -47,7 +47,10 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       std::string id(line.substr(0, bar));
       auto ids = r.job_ids();
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
-        r.jobs.push_back(JobRecord{"orphan", "found by name after rv died", "", "", 1, id, "", "", "", "", {}});
+        JobRecord& orphan = r.jobs.emplace_back();
+        orphan.strategy_id = "orphan";
+        orphan.label = "found by name after rv died";
+        orphan.job_id = id;
         report.orphans.push_back(id);
         report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
       }
@@ -85,11 +88,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       if (it == views.end() || it->second.source.empty()) {
         continue;
       }
-      j.state = slurm::to_string(it->second.state);
-      j.reason = it->second.reason;
-      if (!it->second.nodes.empty()) {
-        j.node_list = it->second.nodes;
-      }
+      apply_view(j, it->second);
       changed = true;
     }
     // The winner: the one the record names, else the first (in rank order) that started.

@@ -34,7 +34,8 @@ nlohmann::json to_json(const RequestRecord& r)
     jobs.push_back({{"strategy_id", j.strategy_id}, {"label", j.label}, {"partition", j.partition},
                     {"gpu_type", j.gpu_type}, {"nodes", j.nodes}, {"job_id", j.job_id}, {"error", j.error},
                     {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list},
-                    {"earlier_segments", j.earlier_segments}});
+                    {"earlier_segments", j.earlier_segments}, {"start_estimate", j.start_estimate},
+                    {"elapsed_s", j.elapsed_s}});
   }
   return {{"id", r.id},       {"created_at", r.created_at}, {"host", r.host},
           {"name", r.name},   {"kind", r.kind},             {"command", r.command},
@@ -74,6 +75,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.reason = jj.value("reason", "");
       job.node_list = jj.value("node_list", "");
       job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
+      job.start_estimate = jj.value("start_estimate", "");
+      job.elapsed_s = jj.value("elapsed_s", std::int64_t{0});
       r.jobs.push_back(std::move(job));
     }
     return r;
@@ -124,6 +127,17 @@ Result<RequestRecord> find_request(const store::RecordStore& store, const std::s
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
 {
   return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
+}
+
+void apply_view(JobRecord& job, const slurm::JobView& view)
+{
+  job.state = slurm::to_string(view.state);
+  job.reason = view.reason;
+  if (!view.nodes.empty()) {
+    job.node_list = view.nodes;
+  }
+  job.start_estimate = view.start_estimate;
+  job.elapsed_s = view.elapsed_s;
 }
 
 void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)

@@ -4,6 +4,7 @@
 
 #include "core/result.hpp"
 #include "core/store/record_store.hpp"
+#include "slurm/race.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +26,13 @@ struct JobRecord {
   std::string reason;    // last known pending reason
   std::string node_list; // where it ran
   std::vector<std::string> earlier_segments; // job ids of the checkpoint segments before job_id
+  std::string start_estimate;  // pending: Slurm's expected start (cluster-local), "" if none
+  std::int64_t elapsed_s = 0;  // run time when last seen
 };
+
+// Copies what a poll saw of a job into its record: state, reason, nodes (kept when the view has
+// none), start estimate and run time.
+void apply_view(JobRecord& job, const slurm::JobView& view);
 
 // One request.
 struct RequestRecord {

@@ -73,6 +73,10 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       v.reason = row.reason;
       v.nodes = row.nodes;
       v.source = "squeue";
+      v.elapsed_s = row.elapsed_s;
+      if (v.state == JobState::pending && row.start_time) {
+        v.start_estimate = format_cluster_time(*row.start_time);
+      }
       if (is_started(v.state) || is_terminal(v.state)) {
         v.start_epoch = row.elapsed_s > 0 || is_started(v.state) || !row.nodes.empty() ? now_epoch - row.elapsed_s : 0;
       }
@@ -113,6 +117,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
     v.reason = j.reason;
     v.nodes = text::is_null(j.nodes) ? std::string{} : j.nodes;
     v.source = "scontrol";
+    v.elapsed_s = j.run_time_s;
     // A job that failed in its first second has RunTime=0 but had its nodes: it started.
     if (j.run_time_s > 0 || is_started(v.state) || (is_terminal(v.state) && !v.nodes.empty())) {
       v.start_epoch = now_epoch - j.run_time_s;
@@ -129,6 +134,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
         v.state = parse_job_state(row.state);
         v.nodes = row.nodes;
         v.source = "sacct";
+        v.elapsed_s = std::max<std::int64_t>(row.elapsed_s, 0);
         if (row.start_time) {
           v.start_epoch = now_epoch - std::max<std::int64_t>(row.elapsed_s, 0) - 1;
         }

@@ -57,7 +57,13 @@ RequestRecord request()
   r.name = "rv-req";
   r.remote_root = "/rv";
   r.log_dir = "/rv/logs";
-  r.jobs = {JobRecord{"s1", "", "p", "a100", 1, "21", "", "RUNNING", "", "n1", {}}};
+  auto& j = r.jobs.emplace_back();
+  j.strategy_id = "s1";
+  j.partition = "p";
+  j.gpu_type = "a100";
+  j.job_id = "21";
+  j.state = "RUNNING";
+  j.node_list = "n1";
   r.winner = "s1";
   return r;
 }

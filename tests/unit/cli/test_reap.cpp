@@ -19,8 +19,14 @@ RequestRecord request(const char* id, std::string state)
   r.id = id;
   r.name = std::string("rv-") + id;
   r.state = std::move(state);
-  r.jobs = {JobRecord{"s1", "", "gpu-a100", "a100", 1, "11", "", "PENDING", "", "", {}},
-            JobRecord{"s2", "", "gpu-v100", "v100", 1, "12", "", "PENDING", "", "", {}}};
+  r.jobs.resize(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    r.jobs[k].strategy_id = fmt::format("s{}", k + 1);
+    r.jobs[k].partition = k == 0 ? "gpu-a100" : "gpu-v100";
+    r.jobs[k].gpu_type = k == 0 ? "a100" : "v100";
+    r.jobs[k].job_id = fmt::format("{}", 11 + k);
+    r.jobs[k].state = "PENDING";
+  }
   return r;
 }
 

@@ -201,3 +201,17 @@ TEST_CASE("monitor: polls back off to the cap, bounding controller calls per min
   const double minutes = static_cast<double>(clock.slept_ms()) / 60000.0;
   CHECK(static_cast<double>(polls) / minutes < 15.0);
 }
+
+TEST_CASE("monitor: a poll keeps Slurm's start estimate of pending jobs and the run time of started ones")
+{
+  FakeRunner r;
+  r.expect(is_squeue, FakeRunner::reply(0, "41|PENDING|Resources|gpu-a100||1|2026-11-22T09:00:00|N/A|1:00:00|0:00|gres:gpu:a100:1|rv-x\n"
+                                           "42|RUNNING|None|gpu-v100|v100-1|1|2026-11-22T08:00:00|N/A|1:00:00|12:34|gres:gpu:v100:1|rv-x\n"));
+  auto views = poll_jobs(r, {"41", "42"}, 1'000'000);
+  REQUIRE(views);
+  CHECK((*views)["41"].start_estimate == "2026-11-22T09:00:00");
+  CHECK((*views)["41"].elapsed_s == 0);
+  CHECK((*views)["42"].start_estimate.empty()); // started: no estimate
+  CHECK((*views)["42"].elapsed_s == 754);
+  CHECK((*views)["42"].start_epoch == 1'000'000 - 754);
+}
