@@ -3,7 +3,7 @@
 # failover and the hindsight bound on the same seeded background load, on the local testbed.
 # Run as root on the testbed machine, testbed up (docs/testbed.md):
 #   bash bench/ttg/run.sh [--short] [--rv PATH] [--out DIR] [ttg.py options...]
-# Full run (~20 min): 4 request sizes x 3 repeats. --short (~3 min): 2 requests, 1 repeat, a
+# Full run (~22 min): 4 request sizes x 3 repeats. --short (~2.5 min): 2 requests, 1 repeat, a
 # 30 s cap; what CI's smoke test runs. Results: DIR/table.md, DIR/results.json, DIR/ttg.png
 # (with gnuplot), DIR/workload-seed*.jsonl (the submission sequences). Takes the testbed lock for
 # the whole run (RV_TESTBED_LOCKED=1: the caller holds it already, as the integration test does).
