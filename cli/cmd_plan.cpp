@@ -22,7 +22,7 @@ struct RunOptions {
 Result<PlanRun> plan_request(const PlanFlags& flags, Context& ctx, proc::Runner& runner)
 {
   RV_TRY(request, to_request(flags, ctx.config.get("account")));
-  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies")));
+  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   return make_plan(ctx, runner, request, options);
 }
 

@@ -84,7 +84,8 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   return r;
 }
 
-Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::string& config_width)
+Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::string& config_width,
+                                              const std::string& time_scale)
 {
   strategy::PlanOptions opts;
   int width = 0;
@@ -100,7 +101,12 @@ Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::str
     return fail(ErrorCode::usage, fmt::format("the fan-out width must be 1-64, not {}", width));
   }
   opts.max_width = width;
-  return opts;
+  std::int64_t scale = 0;
+  auto [sp, sec] = std::from_chars(time_scale.data(), time_scale.data() + time_scale.size(), scale);
+  if (sec != std::errc{} || sp != time_scale.data() + time_scale.size() || scale < 1 || scale > 3600) {
+    return fail(ErrorCode::config, fmt::format("time_scale '{}' is not a whole number from 1 to 3600", time_scale));
+  }
+  return strategy::compress_time(std::move(opts), scale);
 }
 
 } // namespace rv::cli

@@ -37,7 +37,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& flags, bool with_dry_run);
 // Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives).
 Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account);
 
-// The planner knobs, with the fan-out width from --max-strategies or the config.
-Result<strategy::PlanOptions> to_plan_options(const PlanFlags& flags, const std::string& config_width);
+// The planner knobs, with the fan-out width from --max-strategies or the config, and the time
+// knobs compressed by the config's time_scale (benchmarks on a compressed-time cluster).
+Result<strategy::PlanOptions> to_plan_options(const PlanFlags& flags, const std::string& config_width,
+                                              const std::string& time_scale = "1");
 
 } // namespace rv::cli

@@ -44,6 +44,7 @@ const std::vector<ConfigKey>& config_keys()
       {"remote_root", "~/.rv", "rv's directory on the cluster (logs, requests, snapshots)"},
       {"scratch_root", "", "scratch directory for caches (HF_HOME, pip, torch...); empty = remote_root/cache"},
       {"max_strategies", "8", "most strategies one request fans out to"},
+      {"time_scale", "1", "benchmarks only: the cluster's time runs this many times faster (planner knobs divided)"},
       {"log_level", "info", "stderr log level: trace, debug, info, warn, error"},
   };
   return keys;

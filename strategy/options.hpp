@@ -19,4 +19,11 @@ struct PlanOptions {
   std::vector<std::int64_t> probe_grid = {1800, 3600, 7200, 14400, 28800, 57600, 86400, 172800};
 };
 
+// The knobs for a cluster whose time runs `scale` times faster than the clock (the time-to-GPU
+// benchmark's compressed workload, docs/benchmark-time-to-gpu.md; config `time_scale`): every
+// duration above divided by `scale`, but never below what Slurm can express or the checkpoint
+// template needs (walltimes are whole minutes; a segment needs 120 s, its margin 90 s of signal
+// jitter and lead). scale 1 returns `o` unchanged.
+PlanOptions compress_time(PlanOptions o, std::int64_t scale);
+
 } // namespace rv::strategy

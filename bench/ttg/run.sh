@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The time-to-GPU benchmark (docs/benchmark-time-to-gpu.md): rv against naive sbatch, serial
+# failover and the hindsight bound on the same seeded background load, on the local testbed.
+# Run as root on the testbed machine, testbed up (docs/testbed.md):
+#   bash bench/ttg/run.sh [--short] [--rv PATH] [--out DIR] [ttg.py options...]
+# Full run (~22 min): 4 request sizes x 3 repeats. --short (~2.5 min): 2 requests, 1 repeat, a
+# 30 s cap; what CI's smoke test runs. Results: DIR/table.md, DIR/results.json, DIR/ttg.png
+# (with gnuplot), DIR/workload-seed*.jsonl (the submission sequences). Takes the testbed lock for
+# the whole run (RV_TESTBED_LOCKED=1: the caller holds it already, as the integration test does).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+rv=$root/build/cli/rv
+out=
+args=()
+while (($#)); do
+  case $1 in
+    --short) args+=(--scenarios "1x30m,4x3h" --repeats 1 --cap 30 --hindsight-groups 1) ;;
+    --rv) rv=$2; shift ;;
+    --out) out=$2; shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+[[ $(id -u) == 0 ]] || { echo "ttg: run as root (background users, sdiag, scancel)" >&2; exit 1; }
+[[ -x $rv ]] || { echo "ttg: no rv binary at $rv (build it: cmake --build build --target rv)" >&2; exit 1; }
+# shellcheck source=/dev/null
+. "${TB_DIR:-/tmp/rv-testbed}/env"
+if [[ ${RV_TESTBED_LOCKED:-0} != 1 ]]; then
+  exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
+  flock -w 2400 9 || { echo "ttg: the testbed lock stayed taken" >&2; exit 1; }
+fi
+out=${out:-$root/build/bench-ttg/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+# Whatever happens, no job of ours outlives the run (ttg.py purges between replays too).
+cleanup() {
+  local ids
+  ids=$(squeue -h -u "$(printf 'rvbg%02d,' 1 2 3 4 5 6 7 8)rvtest" -o '%i %u %j' 2>/dev/null |
+    awk '$2 ~ /^rvbg/ || index($3, "ttg-") == 1 { print $1 }')
+  # shellcheck disable=SC2086  # one word per job id
+  [[ -z $ids ]] || scancel $ids 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+echo "ttg: results in $out (log: $out/log)" >&2
+python3 "$here/ttg.py" --rv "$(realpath "$rv")" --out "$out" "${args[@]}" 2> >(tee "$out/log" >&2)

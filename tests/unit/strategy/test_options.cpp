@@ -1,0 +1,37 @@
+#include "cli/plan_options.hpp"
+#include "strategy/options.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv::strategy;
+
+TEST_CASE("compress_time: scale 1 keeps every knob")
+{
+  PlanOptions d;
+  auto o = compress_time(d, 1);
+  CHECK(o.now_threshold_s == d.now_threshold_s);
+  CHECK(o.probe_grid == d.probe_grid);
+  CHECK(o.min_segment_s == d.min_segment_s);
+}
+
+TEST_CASE("compress_time: 60x divides the time knobs, within what Slurm and the checkpoint template allow")
+{
+  auto o = compress_time(PlanOptions{}, 60);
+  CHECK(o.now_threshold_s == 5);
+  CHECK(o.refine_resolution_s == 60);  // 600/60 = 10 s, but walltimes are whole minutes
+  CHECK(o.min_segment_s == 120);       // 30 s would be below the template's 120 s minimum
+  CHECK(o.checkpoint_margin_s == 90);  // 60 s signal jitter + 30 s lead
+  CHECK(o.probe_grid == std::vector<std::int64_t>{60, 120, 240, 480, 960, 1440, 2880}); // 30 s -> 1 min, deduplicated
+  CHECK(o.max_width == PlanOptions{}.max_width);
+}
+
+TEST_CASE("to_plan_options: time_scale comes from the config and is validated")
+{
+  rv::cli::PlanFlags f;
+  auto ok = rv::cli::to_plan_options(f, "8", "60");
+  REQUIRE(ok);
+  CHECK(ok->now_threshold_s == 5);
+  CHECK(rv::cli::to_plan_options(f, "8")->now_threshold_s == 300);
+  CHECK_FALSE(rv::cli::to_plan_options(f, "8", "0"));
+  CHECK_FALSE(rv::cli::to_plan_options(f, "8", "fast"));
+}
