@@ -228,6 +228,8 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
     model::JobRequest req = planned.request;
     req.job_name = rec.name;
+    ro.strategy_rank = static_cast<int>(i) + 1; // the plan is in rank order
+    ro.strategy_count = static_cast<int>(plan.strategies.size());
     auto script = templates::render(plan.strategies[i], req, ro);
     if (!script) {
       rec.jobs[i].error = script.error().message;

@@ -23,14 +23,38 @@ _rv_cancel_siblings() {
   done
 }
 
+# A tie: siblings that start within the settle time of each other. Each announces its rank, waits,
+# and yields to a better-ranked sibling that also started (the plan ranked it cheaper or sooner).
+# Prints the better rank that started, if any.
+_rv_better_started() {
+  local f r best=""
+  for f in "${RV_CLAIM_DIR%/*}"/started.*; do
+    [ -e "$f" ] || continue
+    r=${f##*.}
+    case $r in '' | *[!0-9]*) continue ;; esac
+    if [ "$r" -lt "$RV_STRATEGY_RANK" ] && { [ -z "$best" ] || [ "$r" -lt "$best" ]; }; then best=$r; fi
+  done
+  printf '%s' "$best"
+}
+
 # Claims the request with an atomic mkdir on the shared filesystem. The winner records its job
 # id in the claim; a later segment of the winner (requeued: same job id; resubmitted: carries
 # RV_CLAIM_OWNER) proceeds. Anything else is a duplicate: it cancels itself and exits 0.
 _rv_guard() {
-  local owner="" waited=0
+  local owner="" waited=0 better=""
   if ! mkdir -p -- "${RV_CLAIM_DIR%/*}"; then
     _rv_log "error: cannot create ${RV_CLAIM_DIR%/*}; not running to avoid a duplicate run"
     exit 1
+  fi
+  if [ "$RV_STRATEGY_COUNT" -gt 1 ] && [ ! -e "$RV_CLAIM_DIR" ] && [ -z "${RV_CLAIM_OWNER:-}" ]; then
+    : >"${RV_CLAIM_DIR%/*}/started.$RV_STRATEGY_RANK"
+    sleep "$RV_TIE_SETTLE_S"
+    better=$(_rv_better_started)
+    if [ -n "$better" ] && [ ! -e "$RV_CLAIM_DIR" ]; then
+      _rv_log "strategy $better (ranked better) started too; job $SLURM_JOB_ID (rank $RV_STRATEGY_RANK) yields and cancels itself"
+      scancel "$SLURM_JOB_ID"
+      exit 0
+    fi
   fi
   if mkdir -- "$RV_CLAIM_DIR" 2>/dev/null; then
     printf '%s\n' "$SLURM_JOB_ID" >"$RV_CLAIM_DIR/owner.$SLURM_JOB_ID" &&
@@ -55,6 +79,9 @@ _rv_guard() {
   exit 0
 }
 RV_REQUEST_ID={{request_id}}
+RV_STRATEGY_RANK={{rank}}
+RV_STRATEGY_COUNT={{count}}
+RV_TIE_SETTLE_S=${RV_TIE_SETTLE_S:-2}
 _rv_guard
 )sh";
 
@@ -68,7 +95,9 @@ std::string guard(const Context& ctx)
   }
   return fill(k_guard, {{"claim_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/claim")},
                         {"comment", proc::shell_quote("rv:" + o.request_id)},
-                        {"request_id", proc::shell_quote(o.request_id)}});
+                        {"request_id", proc::shell_quote(o.request_id)},
+                        {"rank", std::to_string(o.strategy_rank)},
+                        {"count", std::to_string(o.strategy_count)}});
 }
 
 } // namespace rv::templates::detail

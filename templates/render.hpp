@@ -23,6 +23,8 @@ struct EnvVar {
 // except in `log_dir`, which sbatch itself reads (no newline, `"`, `\` or `%`).
 struct RenderOptions {
   std::string request_id;      // fan-out request; "" = no race guard, no --comment
+  int strategy_rank = 0;       // this strategy's place in the plan (1 = best); 0 = unknown
+  int strategy_count = 0;      // siblings in the request, this one included; 0 = unknown
   std::string command;         // the user's shell command line, verbatim
   std::string workdir;         // cd here before running; "" = sbatch's working directory
   std::string log_dir;         // per-user rv log dir: %x-%j.out/.err and per-node logs

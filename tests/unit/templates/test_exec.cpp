@@ -142,6 +142,40 @@ TEST_CASE("exec: two siblings starting together run the command once")
   CHECK(ran.find("ran in 778") == std::string::npos);
 }
 
+TEST_CASE("exec: a tie goes to the better-ranked sibling, even when it starts a moment later")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-tie");
+  opts.command = "echo \"ran in $SLURM_JOB_ID\" >>'" + fx.path("ran.txt") + "'";
+  opts.strategy_count = 2;
+  opts.strategy_rank = 1;
+  auto best = fx.write_script("best", render_ok(base_strategy(), base_request(), opts));
+  opts.strategy_rank = 2;
+  auto second = fx.write_script("second", render_ok(base_strategy(), base_request(), opts));
+  rv::testing::write_text(fx.path("squeue.txt"), "401 rv:req-tie\n402 rv:req-tie\n");
+  auto run = [&](const std::string& id, const std::string& script) {
+    return fx.job_env(id, "RV_TIE_SETTLE_S=1 FAKE_SQUEUE_FILE='" + fx.path("squeue.txt") + "'") + "bash '" + script +
+           "' >'" + fx.path(id + ".out") + "' 2>'" + fx.path(id + ".err") + "'";
+  };
+  // The worse-ranked one starts first; the better one 0.3 s later, within the settle time.
+  CHECK(ExecFixture::sh("(" + run("402", second) + ") & sleep 0.3; (" + run("401", best) + ") & wait") == 0);
+  CHECK(fx.read("ran.txt") == "ran in 401\n");
+  CHECK(fx.read("402.err").find("yields") != std::string::npos);
+  CHECK(fx.read("rv/requests/req-tie/claim/owner") == "401\n");
+  CHECK(fx.read("calls.log").find("scancel 402\n") != std::string::npos);
+
+  // Alone (no better sibling started), the second-ranked one claims after the settle time.
+  ExecFixture fx2;
+  auto opts2 = fx2.options("req-alone");
+  opts2.command = "echo alone";
+  opts2.strategy_count = 3;
+  opts2.strategy_rank = 3;
+  auto script = fx2.write_script("job", render_ok(base_strategy(), base_request(), opts2));
+  CHECK(ExecFixture::sh(fx2.job_env("500", "RV_TIE_SETTLE_S=0") + "bash '" + script + "' >'" + fx2.path("out.txt") +
+                        "' 2>/dev/null") == 0);
+  CHECK(fx2.read("out.txt") == "alone\n");
+}
+
 TEST_CASE("exec: multi-node tasks get their node rank and one master")
 {
   ExecFixture fx;
