@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 namespace rv::slurm {
@@ -154,6 +155,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
   }
   const auto start = clock.now();
   auto interval = options.initial_poll;
+  std::optional<std::chrono::steady_clock::time_point> first_unclaimed_start;
 
   // Every exit that is not a win cancels whatever is still alive, and says so.
   auto abandon = [&](Error why) -> Result<RaceStats> {
@@ -191,12 +193,21 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     }
     ++stats.polls;
     std::string claimant;
-    if (race.needs_claimant(*views) && !options.claim_argv.empty()) {
+    const bool claim_mode = !options.claim_argv.empty();
+    bool waiting_for_claim = false;
+    if (claim_mode && race.needs_claimant(*views, 1)) {
       if (auto c = runner.run(command(options.claim_argv)); c && c->ok()) {
         claimant = c->out.substr(0, c->out.find_first_of(" \n"));
       }
+      if (claimant.empty()) {
+        // Started, not yet claimed: the guard is settling a tie or has not run yet.
+        if (!first_unclaimed_start) {
+          first_unclaimed_start = clock.now();
+        }
+        waiting_for_claim = clock.now() - *first_unclaimed_start < options.claim_wait;
+      }
     }
-    auto decision = race.observe(*views, claimant);
+    auto decision = race.observe(*views, claimant, !waiting_for_claim);
     if (!decision.cancel.empty()) {
       if (options.on_cancel) {
         options.on_cancel(decision.cancel);
@@ -221,6 +232,10 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       }
       return fail(ErrorCode::slurm_rejected, "every strategy ended without starting: " + why,
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");
+    }
+    if (waiting_for_claim) {
+      clock.sleep_for(options.initial_poll); // the claim is due within seconds: look again soon
+      continue;
     }
     clock.sleep_for(interval);
     interval = std::min(options.max_poll,

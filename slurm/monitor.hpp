@@ -20,7 +20,10 @@ struct MonitorOptions {
   double backoff = 1.3;
   std::chrono::milliseconds timeout{0}; // 0 = wait as long as it takes
   // A remote command whose stdout names the job holding the in-job claim ("" = don't ask).
+  // With one, the claim decides the winner: once a sibling has started, rv waits (polling at
+  // initial_poll) for the claim, up to claim_wait, before it decides by start time and rank.
   std::vector<std::string> claim_argv;
+  std::chrono::milliseconds claim_wait{30000};
   // Called after every poll (state for `rv ps`-style progress and the request record).
   std::function<void(const Race&, const RaceDecision&)> on_update;
   // Called with job ids right before they are cancelled, so the caller can record it first.

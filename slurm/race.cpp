@@ -6,7 +6,7 @@ namespace rv::slurm {
 
 Race::Race(std::vector<RaceEntry> entries) : m_entries(std::move(entries)) {}
 
-bool Race::needs_claimant(const std::map<std::string, JobView>& views) const
+bool Race::needs_claimant(const std::map<std::string, JobView>& views, int min_candidates) const
 {
   if (m_winner) {
     return false;
@@ -18,10 +18,11 @@ bool Race::needs_claimant(const std::map<std::string, JobView>& views) const
       ++candidates;
     }
   }
-  return candidates > 1;
+  return candidates >= min_candidates;
 }
 
-RaceDecision Race::observe(const std::map<std::string, JobView>& views, const std::string& claimant)
+RaceDecision Race::observe(const std::map<std::string, JobView>& views, const std::string& claimant,
+                           bool decide_without_claimant)
 {
   RaceDecision decision;
   for (auto& e : m_entries) {
@@ -42,7 +43,13 @@ RaceDecision Race::observe(const std::map<std::string, JobView>& views, const st
         candidates.push_back(i);
       }
     }
-    if (!candidates.empty()) {
+    // The claim is the ground truth: the in-job guard lets exactly that job run the command.
+    for (std::size_t i = 0; !claimant.empty() && i < m_entries.size(); ++i) {
+      if (m_entries[i].job_id == claimant && std::find(candidates.begin(), candidates.end(), i) == candidates.end()) {
+        candidates.insert(candidates.begin(), i); // this poll did not show it started yet
+      }
+    }
+    if (!candidates.empty() && (decide_without_claimant || !claimant.empty())) {
       auto best = candidates.front();
       for (auto i : candidates) {
         const auto& a = m_entries[i];

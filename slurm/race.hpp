@@ -47,8 +47,11 @@ public:
   explicit Race(std::vector<RaceEntry> entries);
 
   // Feeds one poll's views (job id -> view; missing ids mean "no news", kept alive).
-  // `claimant` is the job id that holds the in-job claim, when known.
-  RaceDecision observe(const std::map<std::string, JobView>& views, const std::string& claimant = {});
+  // `claimant` is the job id that holds the in-job claim, when known: that sibling is the winner.
+  // Without one, a winner is picked among the started siblings (earliest start, then rank)
+  // only when `decide_without_claimant`; else the decision waits for a later poll.
+  RaceDecision observe(const std::map<std::string, JobView>& views, const std::string& claimant = {},
+                       bool decide_without_claimant = true);
 
   // Job ids that are not known to be over and have no cancel sent: for Ctrl-C, timeouts, errors.
   std::vector<std::string> cancel_all();
@@ -58,8 +61,9 @@ public:
 
   const std::vector<RaceEntry>& entries() const { return m_entries; }
   std::optional<std::size_t> winner() const { return m_winner; }
-  // True when more than one sibling is a candidate this poll (the caller may read the claim).
-  bool needs_claimant(const std::map<std::string, JobView>& views) const;
+  // True when at least `min_candidates` siblings have started this poll and no winner is known
+  // (the caller may read the claim).
+  bool needs_claimant(const std::map<std::string, JobView>& views, int min_candidates = 2) const;
 
 private:
   std::vector<RaceEntry> m_entries;

@@ -215,3 +215,71 @@ TEST_CASE("monitor: a poll keeps Slurm's start estimate of pending jobs and the 
   CHECK((*views)["42"].elapsed_s == 754);
   CHECK((*views)["42"].start_epoch == 1'000'000 - 754);
 }
+
+TEST_CASE("monitor with a claim: a started sibling wins only once it holds the claim")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
+  // Poll 1: the worse-ranked 52 runs, 51 pends; no claim yet (52 is settling): nothing cancelled.
+  r.expect(is_squeue, FakeRunner::reply(0, row("51", "PENDING", "Resources") + row("52", "RUNNING")));
+  r.expect_prefix(claim, FakeRunner::reply(1, "", "No such file or directory"));
+  // Poll 2: 51 started too (a tie); still no claim.
+  r.expect(is_squeue, FakeRunner::reply(0, row("51", "RUNNING") + row("52", "RUNNING")));
+  r.expect_prefix(claim, FakeRunner::reply(1, "", "No such file or directory"));
+  // Poll 3: the guard gave the tie to 51 (ranked better); 52 yielded.
+  r.expect(is_squeue, FakeRunner::reply(0, row("51", "RUNNING") + row("52", "CANCELLED")));
+  r.expect_prefix(claim, FakeRunner::reply(0, "51\n"));
+  auto race = race_of({"51", "52"});
+  MonitorOptions opts;
+  opts.claim_argv = claim;
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 0);
+  CHECK(stats->cancelled.empty()); // 52 cancelled itself; rv never cancelled the winner
+  CHECK(clock.slept_ms() == 2000); // looked again after initial_poll while waiting
+}
+
+TEST_CASE("monitor with a claim: the claimant wins even before squeue shows it started")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
+  r.expect(is_squeue, FakeRunner::reply(0, row("61", "PENDING", "Resources") + row("62", "RUNNING")));
+  r.expect_prefix(claim, FakeRunner::reply(0, "61\n"));
+  r.expect_prefix({"scancel", "62"}, FakeRunner::reply(0));
+  auto race = race_of({"61", "62"});
+  MonitorOptions opts;
+  opts.claim_argv = claim;
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 0);
+  CHECK(stats->cancelled == std::vector<std::string>{"62"});
+}
+
+TEST_CASE("monitor with a claim: no claim within claim_wait falls back to start time and rank")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
+  MonitorOptions opts;
+  opts.claim_argv = claim;
+  opts.claim_wait = std::chrono::milliseconds(2500);
+  for (int i = 0; i < 4; ++i) { // t = 0, 1, 2, 3 s: the last one is past claim_wait
+    r.expect(is_squeue, FakeRunner::reply(0, row("71", "PENDING", "Resources") + row("72", "RUNNING")));
+    r.expect_prefix(claim, FakeRunner::reply(1));
+  }
+  r.expect_prefix({"scancel", "71"}, FakeRunner::reply(0));
+  auto race = race_of({"71", "72"});
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 1);
+}
