@@ -147,7 +147,8 @@ struct Launched {
 // Records the request, renders and submits every strategy in one round trip, records the job
 // ids and prints them. Fails when nothing could be submitted.
 Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRun& planned,
-                                const std::string& command_line, const std::string& workdir, const char* kind)
+                                const std::string& command_line, const std::string& workdir, const char* kind,
+                                const RunExtras& extras = {})
 {
   const auto& plan = planned.plan;
   if (plan.strategies.empty()) {
@@ -162,7 +163,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   // The record exists before the first sbatch, so that nothing submitted is ever unknown.
   auto store = request_store();
   RequestRecord rec;
-  rec.id = store::new_request_id();
+  rec.id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
   rec.created_at = utc_now_iso();
   rec.host = runner.where();
   rec.kind = kind;
@@ -171,6 +172,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   rec.remote_root = paths.root;
   rec.log_dir = paths.logs;
   rec.plan = strategy::to_json(plan);
+  rec.sync = extras.sync;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
     rec.jobs.push_back(JobRecord{s.id, s.label, s.partition, s.gpu_type, s.nodes, "", "", "", "", ""});
@@ -186,9 +188,12 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   ro.log_dir = paths.logs;
   ro.remote_root = paths.root;
   ro.checkpoint_root = paths.checkpoints;
-  ro.project_key = "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.project_key = !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
   ro.output_root = paths.outputs;
   ro.cache_root = paths.cache;
+  ro.setup = extras.setup;
+  ro.venv = extras.venv;
+  ro.outputs = extras.outputs;
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
@@ -310,13 +315,18 @@ std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, co
 } // namespace
 
 Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
-                       const std::string& workdir, bool follow)
+                       const std::string& workdir, bool follow, const RunExtras& extras)
 {
   // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
   const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
   PlanRun current = planned;
   for (int attempt = 0;; ++attempt) {
-    RV_TRY(launched, submit_request(ctx, runner, current, line, workdir, "run"));
+    // A retry is a new request (new id) that runs from the same snapshot.
+    RunExtras this_try = extras;
+    if (attempt > 0) {
+      this_try.request_id.clear();
+    }
+    RV_TRY(launched, submit_request(ctx, runner, current, line, workdir, "run", this_try));
     if (!follow) {
       if (ctx.global.json) {
         print_json(to_json(launched.rec));

@@ -39,7 +39,7 @@ nlohmann::json to_json(const RequestRecord& r)
           {"name", r.name},   {"kind", r.kind},             {"command", r.command},
           {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
           {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
-          {"plan", r.plan}};
+          {"plan", r.plan}, {"sync", r.sync}};
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -58,6 +58,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.state = j.value("state", "submitting");
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
+    r.sync = j.value("sync", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");

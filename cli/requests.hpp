@@ -42,6 +42,9 @@ struct RequestRecord {
   std::string winner;     // strategy id of the winner, "" until known
   std::vector<JobRecord> jobs;
   nlohmann::json plan;    // the plan's JSON, as --dry-run --json shows it
+  // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
+  // venv, outputs; null when the command was not synced.
+  nlohmann::json sync;
 
   // The winner's job, or nullptr.
   const JobRecord* winner_job() const;
