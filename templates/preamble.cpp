@@ -250,6 +250,7 @@ std::string copy_outputs(const Context& ctx)
     list += " " + shell_quote(p);
   }
   return fmt::format(R"sh(# ---- --output: copy these paths (relative to the job's directory) to RV_OUTPUT_DIR ----
+# shellcheck disable=SC2043  # one path or several
 for _rv_out in{}; do
   if [ ! -e "$_rv_out" ]; then
     _rv_log "warning: --output $_rv_out does not exist"
