@@ -19,15 +19,6 @@
 namespace rv::cli {
 namespace {
 
-std::string expand_home(const std::string& path)
-{
-  if (path.starts_with("~/")) {
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : "") + path.substr(1);
-  }
-  return path;
-}
-
 std::string git_label(const sync::GitInfo& g)
 {
   if (!g.is_git) {

@@ -1,22 +1,13 @@
 #include "sync/deps.hpp"
 
+#include "sync/files.hpp"
 #include "sync/hash.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace rv::sync {
 namespace {
-
-std::string read_all(const std::filesystem::path& p)
-{
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string last_lines(std::string_view text, int n)
 {
@@ -42,7 +33,7 @@ Result<std::optional<DepsFile>> find_deps_file(const std::filesystem::path& root
       if (!std::filesystem::is_regular_file(path, ec)) {
         continue;
       }
-      auto text = read_all(path);
+      auto text = read_text_file(path);
       const bool pyproject = std::string_view(name) == "pyproject.toml";
       if (pyproject && text.find("[project]") == std::string::npos) {
         continue; // a tool-only pyproject (black, ruff...) installs nothing

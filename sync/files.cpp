@@ -13,14 +13,6 @@
 namespace rv::sync {
 namespace {
 
-std::string read_text(const std::filesystem::path& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // Whether a relative symlink target, seen from the link's directory, stays inside the root.
 bool stays_inside(const std::string& link_path, const std::string& target)
 {
@@ -63,18 +55,26 @@ std::string human_bytes(std::uint64_t n)
   return fmt::format("{} B", n);
 }
 
-std::vector<std::string> split_nul(std::string_view text)
+std::string read_text_file(const std::filesystem::path& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::vector<std::string> split_records(std::string_view text, char sep)
 {
   std::vector<std::string> out;
   while (!text.empty()) {
-    auto nul = text.find('\0');
-    if (nul != 0) {
-      out.emplace_back(text.substr(0, nul));
+    auto end = text.find(sep);
+    if (end != 0) {
+      out.emplace_back(text.substr(0, end));
     }
-    if (nul == std::string_view::npos) {
+    if (end == std::string_view::npos) {
       break;
     }
-    text.remove_prefix(nul + 1);
+    text.remove_prefix(end + 1);
   }
   return out;
 }
@@ -176,9 +176,9 @@ Result<FileSelection> list_project_files(const std::filesystem::path& root, proc
     for (const auto& p : default_ignores()) {
       rules.add_line(p);
     }
-    rules.add_text(read_text(root / ".gitignore"));
+    rules.add_text(read_text_file(root / ".gitignore"));
   }
-  rules.add_text(read_text(root / ".rvignore"));
+  rules.add_text(read_text_file(root / ".rvignore"));
   std::vector<std::string> candidates;
   if (git) {
     proc::Command c;
@@ -189,7 +189,7 @@ Result<FileSelection> list_project_files(const std::filesystem::path& root, proc
       return fail(ErrorCode::io, fmt::format("git ls-files failed in {}: {}", root.string(), o.err),
                   "check that `git status` works there");
     }
-    candidates = split_nul(o.out);
+    candidates = split_records(o.out, '\0');
     if (candidates.size() > options.max_files) {
       return fail(ErrorCode::usage, fmt::format("{} lists more than {} files", root.string(), options.max_files),
                   "list what not to send in .rvignore");

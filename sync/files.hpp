@@ -56,8 +56,11 @@ FileSelection select_files(const std::filesystem::path& root, std::vector<std::s
 Result<std::vector<std::string>> walk_files(const std::filesystem::path& root, const IgnoreRules& rules,
                                             std::size_t max_files);
 
-// Splits NUL-separated output (`git ls-files -z`) into paths.
-std::vector<std::string> split_nul(std::string_view text);
+// Splits `sep`-separated records (`git ls-files -z` output, lines) into non-empty strings.
+std::vector<std::string> split_records(std::string_view text, char sep);
+
+// A local file's content ("" when it cannot be read: .rvignore and friends are optional).
+std::string read_text_file(const std::filesystem::path& path);
 
 // The files to send from the project at `root`. `local` runs git (a LocalRunner).
 Result<FileSelection> list_project_files(const std::filesystem::path& root, proc::Runner& local,

@@ -1,5 +1,6 @@
 #include "sync/snapshot.hpp"
 
+#include "sync/files.hpp"
 #include "sync/project.hpp"
 
 #include <fmt/format.h>
@@ -10,19 +11,13 @@ namespace rv::sync {
 std::set<std::string> live_request_ids(std::string_view text)
 {
   std::set<std::string> ids;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    auto line = text.substr(0, nl);
+  for (auto line : split_records(text, '\n')) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
-      line.remove_suffix(1);
+      line.pop_back();
     }
     if (line.starts_with("rv:") && line.size() > 3) {
       ids.emplace(line.substr(3));
     }
-    if (nl == std::string_view::npos) {
-      break;
-    }
-    text.remove_prefix(nl + 1);
   }
   return ids;
 }
@@ -76,18 +71,7 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
     spdlog::debug("snapshot pruning skipped: cannot list snapshots or read squeue");
     return report;
   }
-  std::vector<std::string> names;
-  std::string_view text = outs[0].out;
-  while (!text.empty()) {
-    auto nl = text.find('\n');
-    if (nl != 0) {
-      names.emplace_back(text.substr(0, nl));
-    }
-    if (nl == std::string_view::npos) {
-      break;
-    }
-    text.remove_prefix(nl + 1);
-  }
+  const auto names = split_records(outs[0].out, '\n');
   const auto live = live_request_ids(outs[1].out);
   report.removed = snapshots_to_prune(names, now_s, keep_s, live);
   for (const auto& n : names) {
