@@ -32,7 +32,7 @@ run_job() { run ssh_rv run -f -g 1 --time 5m --max-strategies 2 --name "$NAME-$1
 
 # ---- a git project: the job prints the script's output; git metadata is recorded ----
 mkdir -p "$IT_DIR/a/proj/src"
-cd "$IT_DIR/a/proj"
+cd "$IT_DIR/a/proj" || exit 1
 git init -q -b main
 printf 'import helper\nprint("hello v1", helper.X)\n' >src/hello.py
 printf 'X = 42\n' >src/helper.py
@@ -43,7 +43,7 @@ printf 'not sent\n' >ignored.txt
 printf 'not sent either\n' >secret.txt
 git add -A && git_commit init
 printf 'untracked but sent\n' >src/untracked.txt
-cd src # run from a subdirectory: the job runs from the same one
+cd src || exit 1 # run from a subdirectory: the job runs from the same one
 run_job v1 python3 hello.py
 assert_rc 0 "rv run -f python3 hello.py"
 assert_eq "hello v1 42" "$(job_stdout "$IT_DIR/out")" "the job ran hello.py from the snapshot (and imported its neighbour)"
@@ -100,7 +100,7 @@ pass "--output results: the job copied results/ to its output dir; rv sync pull 
 
 # ---- two projects with the same folder name: two workspaces, over rsync and over SFTP ----
 mkdir -p "$IT_DIR/b/proj"
-cd "$IT_DIR/b/proj"
+cd "$IT_DIR/b/proj" || exit 1
 printf 'print("project b")\n' >b.py
 run ssh_rv sync push
 assert_rc 0 "rv sync push of the second 'proj'"
@@ -119,9 +119,21 @@ assert_eq "$(printf '%s\n' ./.gitignore ./src/hello.py ./src/helper.py ./src/unt
   "$(remote "cd '$ws' && find . -type f | sort")" "the first project's workspace is untouched"
 pass "two projects named 'proj' got two workspaces; SFTP push keeps content and mtime"
 
+# ---- rv sync watch: an edit is pushed (debounced) without asking ----
+"$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb sync watch --interval 1s </dev/null >"$IT_DIR/watch.out" 2>"$IT_DIR/watch.err" &
+watch_pid=$!
+wait_for 20 grep -q watching "$IT_DIR/watch.err"
+printf 'print("project b v3")\n' >b.py
+# shellcheck disable=SC2317  # called through wait_for
+b_is_v3() { [[ $(remote cat "$ws_b/b.py") == 'print("project b v3")' ]]; }
+wait_for 20 b_is_v3
+kill -INT "$watch_pid"
+wait "$watch_pid" || it_fail "rv sync watch did not exit cleanly on SIGINT" "$(cat "$IT_DIR/watch.err")"
+pass "rv sync watch pushed an edit on its own and stopped on Ctrl-C"
+
 # ---- dependencies: an offline wheel installed once into the project's venv, then reused ----
 mkdir -p "$IT_DIR/c/depsproj/wheels"
-cd "$IT_DIR/c/depsproj"
+cd "$IT_DIR/c/depsproj" || exit 1
 python3 - <<'PY'
 import zipfile
 files = {
@@ -144,11 +156,18 @@ assert_contains "$RUN_ERR" "deps: installed" "rv reports the install"
 venv=$(jq -r .sync.venv "$(record_of "$(request_id_of "$IT_DIR/out")")")
 project_dirs+=("${venv%/_default/venv}")
 assert_eq "$(sha256sum requirements.txt | cut -d' ' -f1)" "$(remote cat "$venv/.rv-deps-hash")" "the venv records the file's hash"
+# Pruning: an old snapshot of a finished request goes, an old one whose job is still queued stays.
+snaps=$(dirname "$(jq -r .sync.snapshot "$(record_of "$(request_id_of "$IT_DIR/out")")")")
+remote mkdir -p "$snaps/1000000000-0ddba11" "$snaps/1000000000-cafef00d"
+holder=$(remote sbatch --parsable -p cpu -J "$NAME-holder" --comment=rv:cafef00d --begin=now+1hour -o /dev/null --wrap true)
 run_job deps2 python3 app.py
 assert_rc 0 "second run, same requirements.txt"
 assert_eq "tiny-ok True" "$(job_stdout "$IT_DIR/out")" "the second job uses the same venv"
 assert_contains "$RUN_ERR" "up to date, install skipped" "the second run skips the install"
 assert_not_contains "$RUN_ERR" "rv-deps: installing" "nothing is installed the second time"
+remote test ! -e "$snaps/1000000000-0ddba11" || it_fail "an old snapshot of a finished request was not pruned"
+remote test -d "$snaps/1000000000-cafef00d" || it_fail "the snapshot of a queued job was pruned"
+assert_contains "$RUN_ERR" "snapshots: pruned 1 " "rv reports the pruning"
 # A broken requirement surfaces pip's own error and fails before submitting anything.
 printf -- '--no-index\nrv-no-such-package==9\n' >requirements.txt
 run ssh_rv run -g 1 --time 5m --name "$NAME-bad" python3 app.py
@@ -156,4 +175,6 @@ run ssh_rv run -g 1 --time 5m --name "$NAME-bad" python3 app.py
 assert_contains "$RUN_ERR" "No matching distribution found for rv-no-such-package" "pip's own error is shown"
 assert_contains "$RUN_ERR" "installing requirements.txt into" "rv's one-line error names the file"
 [[ -z $(request_id_of "$IT_DIR/out") ]] || it_fail "a request was submitted despite the failed install" "$(it_last_run)"
+scancel "$holder" 2>/dev/null || remote scancel "$holder"
 pass "requirements.txt with an offline wheel: installed once, skipped on the second run; install errors surface"
+pass "pruning removed an old snapshot but kept the one whose job (${holder}) is still queued"
