@@ -5,6 +5,7 @@
 #include "cli/plan_options.hpp"
 #include "cli/planning.hpp"
 #include "cli/smart_exec.hpp"
+#include "templates/render.hpp"
 
 namespace rv::cli {
 namespace {
@@ -45,6 +46,10 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
 {
   if (ctx.trailing.empty()) {
     return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
+  }
+  for (const auto& o : opts.smart.outputs) { // before any round trip
+    RV_TRY(ok, templates::check_output_path(o));
+    (void)ok;
   }
   RV_TRY(runner, ctx.make_runner());
   RV_TRY(run, plan_request(opts.plan, ctx, *runner));

@@ -7,7 +7,6 @@
 #include "sync/command.hpp"
 #include "sync/deps.hpp"
 #include "sync/snapshot.hpp"
-#include "templates/render.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -186,10 +185,6 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
   namespace fs = std::filesystem;
   SmartRun run;
   run.workdir = flags.workdir;
-  for (const auto& o : flags.outputs) {
-    RV_TRY(ok, templates::check_output_path(o));
-    (void)ok;
-  }
   run.extras.outputs = flags.outputs;
   for (const auto& f : sync::misplaced_rv_flags(command, flags.rv_flags)) {
     spdlog::warn("{} comes after the command, so it belongs to the command, not to rv; put rv's options before "
