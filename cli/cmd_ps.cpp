@@ -3,12 +3,16 @@
 #include "cli/commands.hpp"
 #include "cli/follow.hpp"
 #include "cli/reap.hpp"
+#include "core/duration.hpp"
+#include "core/interrupt.hpp"
 #include "slurm/monitor.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <iostream>
+#include <unistd.h>
 
 namespace rv::cli {
 namespace {
@@ -42,6 +46,23 @@ std::string git_label(const RequestRecord& r)
   }
   const auto& g = r.sync["git"];
   return fmt::format("  [{}@{}{}]", g.value("branch", "?"), g.value("commit", "?"), g.value("dirty", false) ? "*" : "");
+}
+
+// Where a job is: its node(s) and run time once it has started; else its pending reason and
+// Slurm's start estimate; else sbatch's refusal.
+std::string job_detail(const JobRecord& j)
+{
+  if (!j.node_list.empty()) {
+    return j.elapsed_s > 0 ? fmt::format("{} {}", j.node_list, format_human_duration(j.elapsed_s)) : j.node_list;
+  }
+  if (!j.error.empty()) {
+    return j.error;
+  }
+  std::string d = j.reason.empty() ? "" : "(" + j.reason + ")";
+  if (!j.start_estimate.empty()) {
+    d += (d.empty() ? "" : " ") + std::string("start ~") + j.start_estimate;
+  }
+  return d;
 }
 
 struct PsOptions {
@@ -85,9 +106,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
     out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, r.state, r.created_at, cmd, git_label(r)));
     for (const auto& j : r.jobs) {
-      auto detail = !j.node_list.empty() ? j.node_list : j.reason.empty() ? j.error : "(" + j.reason + ")";
-      out(fmt::format("  {} {:<6} {:<9} {:<13} {:<20} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
-                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, detail, j.label));
+      out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
+                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));
     }
   }
   return 0;
@@ -104,14 +124,24 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
   auto store = request_store();
   std::vector<RequestRecord> targets;
   if (opts.all) {
-    if (!opts.yes) {
-      return fail(ErrorCode::usage, "rv stop --all cancels every job of every request rv knows",
-                  "add --yes to confirm");
-    }
     RV_TRY(requests, load_requests(store));
     for (auto& r : requests) {
       if (!request_finished(r)) {
         targets.push_back(std::move(r));
+      }
+    }
+    if (!opts.yes && !targets.empty()) {
+      if (!::isatty(0)) {
+        return fail(ErrorCode::usage,
+                    fmt::format("rv stop --all cancels every job of {} active request(s)", targets.size()),
+                    "add --yes to confirm");
+      }
+      std::fputs(fmt::format("cancel every job of {} active request(s)? [y/N] ", targets.size()).c_str(), stderr);
+      std::string answer;
+      std::getline(std::cin, answer);
+      if (answer != "y" && answer != "Y" && answer != "yes") {
+        std::fputs("nothing cancelled\n", stderr);
+        return 1;
       }
     }
   } else {
@@ -129,11 +159,20 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
       }
     }
   }
-  if (!ids.empty()) {
-    RV_TRY(runner, ctx.make_runner());
-    if (auto c = slurm::cancel_jobs(*runner, ids); !c) {
-      return std::unexpected(c.error());
+  std::vector<RequestRecord*> with_secrets;
+  for (auto& r : targets) {
+    if (!r.secrets_file.empty()) {
+      with_secrets.push_back(&r);
     }
+  }
+  if (!ids.empty() || !with_secrets.empty()) {
+    RV_TRY(runner, ctx.make_runner());
+    if (!ids.empty()) {
+      if (auto c = slurm::cancel_jobs(*runner, ids); !c) {
+        return std::unexpected(c.error());
+      }
+    }
+    remove_secrets(*runner, store, with_secrets, true);
   }
   for (auto& r : targets) {
     (void)store.update(r.id, [](nlohmann::json& rec) { rec["state"] = "cancelled"; });
@@ -164,24 +203,52 @@ Result<int> run_logs(const LogsOptions& opts, Context& ctx)
     RV_TRY(found, find_request(store, opts.key));
     r = std::move(found);
   }
-  const JobRecord* job = r.winner_job();
-  for (const auto& j : r.jobs) {
-    if (!opts.key.empty() && j.job_id == opts.key) {
-      job = &j;
+  RV_TRY(runner, ctx.make_runner());
+  const JobRecord* job = nullptr;
+  auto pick = [&] {
+    job = r.winner_job();
+    for (const auto& j : r.jobs) {
+      if (!opts.key.empty() && j.job_id == opts.key) {
+        job = &j;
+      }
     }
-  }
-  if (!job) {
-    return fail(ErrorCode::usage, fmt::format("request {} has no winner yet", r.id), "rv ps shows its jobs");
+  };
+  pick();
+  // `rv run` returns before the race is decided: refresh (and reap) until a sibling has started,
+  // waiting for it with -f.
+  SystemClock clock;
+  auto interval = std::chrono::milliseconds(1000);
+  while (!job) {
+    std::vector<RequestRecord> one = {r};
+    RV_TRY(report, refresh_and_reap(*runner, clock, store, one));
+    for (const auto& n : report.notes) {
+      spdlog::info("{}", n);
+    }
+    r = std::move(one.front());
+    pick();
+    if (job) {
+      break;
+    }
+    if (!opts.follow || request_finished(r)) {
+      return fail(ErrorCode::usage,
+                  fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
+                  request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
+    }
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));
+    }
+    clock.sleep_for(interval);
+    interval = std::min(std::chrono::milliseconds(5000), interval * 2);
   }
   auto path = log_path(r, *job, opts.err);
   if (opts.node >= 0) {
     path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, opts.node, opts.err ? "err" : "out");
   }
-  RV_TRY(runner, ctx.make_runner());
   if (opts.follow && opts.node < 0) {
-    SystemClock clock;
-    RV_TRY(status, follow_job(*runner, clock, r, *job));
-    return exit_code_of(status, job->job_id);
+    RV_TRY(status, follow_job(*runner, clock, r, *job, 0, 0, [&](const std::string& prev, const std::string& next) {
+      record_next_segment(store, r, prev, next);
+    }));
+    return exit_code_of(status, status.job_id);
   }
   proc::Command c;
   c.argv = opts.tail >= 0 ? std::vector<std::string>{"tail", "-n", std::to_string(opts.tail), path}

@@ -25,6 +25,27 @@ void write_fd(int fd, std::string_view s)
   }
 }
 
+// The job id a resubmitted checkpoint segment left for rv, or "".
+std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std::string& job_id)
+{
+  if (r.remote_root.empty()) {
+    return {};
+  }
+  proc::Command c;
+  c.argv = {"cat", fmt::format("{}/requests/{}/next.{}", r.remote_root, r.id, job_id)};
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  if (!o || !o->ok()) {
+    return {};
+  }
+  std::string id = o->out;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) {
+    id.pop_back();
+  }
+  const bool digits = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? id : std::string();
+}
+
 } // namespace
 
 Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
@@ -40,7 +61,7 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
         const auto& j = jobs->front();
         auto st = slurm::parse_job_state(j.state);
         if (slurm::is_terminal(st)) {
-          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal, j.run_time_s};
+          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal, j.run_time_s, job_id};
         }
       }
     }
@@ -49,7 +70,7 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
         for (const auto& row : *rows) {
           auto st = slurm::parse_job_state(row.state);
           if (row.job_id == job_id && slurm::is_terminal(st)) {
-            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal, row.elapsed_s};
+            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal, row.elapsed_s, job_id};
           }
         }
       }
@@ -60,9 +81,10 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
               "check `sacct -j ID` on the cluster");
 }
 
-Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job,
-                               std::size_t out_offset, std::size_t err_offset)
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& first,
+                               std::size_t out_offset, std::size_t err_offset, const NextSegment& on_next)
 {
+  JobRecord job = first;
   std::size_t out_off = out_offset, err_off = err_offset;
   auto flush = [&]() -> Result<void> {
     auto tail = [](const std::string& path, std::size_t off) {
@@ -98,7 +120,21 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const Request
       if (auto f = flush(); !f) {
         return std::unexpected(f.error());
       }
-      return final_status(runner, job.job_id, clock);
+      RV_TRY(status, final_status(runner, job.job_id, clock));
+      // A segment that resubmitted itself ends COMPLETED, status 0; anything else is final.
+      auto next = status.state == "COMPLETED" && status.exit_status == 0 ? next_segment(runner, r, job.job_id) : "";
+      if (next.empty()) {
+        return status;
+      }
+      spdlog::info("job {} resubmitted itself as job {} for the next checkpoint segment: following it", job.job_id,
+                   next);
+      if (on_next) {
+        on_next(job.job_id, next);
+      }
+      job.job_id = next;
+      out_off = err_off = 0;
+      interval = std::chrono::milliseconds(1000);
+      continue;
     }
     clock.sleep_for(interval);
     interval = std::min(std::chrono::milliseconds(3000), interval * 2);

@@ -2,10 +2,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/follow.hpp"
+#include "cli/reap.hpp"
 #include "cli/requests.hpp"
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/shell.hpp"
+#include "core/secrets.hpp"
 #include "slurm/monitor.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
@@ -41,8 +43,11 @@ struct RemotePaths {
   std::string root, logs, checkpoints, outputs, cache, requests;
 };
 
-// Asks the login node for $HOME (one round trip) and creates rv's directories there.
-Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config)
+// Asks the login node for $HOME (one round trip) and creates rv's directories there. With
+// `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
+// before any sbatch, so no job can start without them, and never in argv.
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
+                                   const std::string& secrets)
 {
   std::string root = config.get("remote_root");
   std::string scratch = config.get("scratch_root");
@@ -52,8 +57,14 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config)
               "case $1 in '~'|'~/'*) r=\"$HOME${1#\\~}\";; *) r=$1;; esac; "
               "case $2 in '') c=\"$r/cache\";; '~'|'~/'*) c=\"$HOME${2#\\~}\";; *) c=$2;; esac; "
               "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
-              "chmod 700 \"$r\" && printf '%s\\n%s\\n' \"$r\" \"$c\"",
-              "rv-prepare", root, scratch};
+              "chmod 700 \"$r\" && "
+              "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
+              "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
+              "printf '%s\\n%s\\n' \"$r\" \"$c\"",
+              "rv-prepare", root, scratch, secrets.empty() ? std::string() : request_id};
+  if (!secrets.empty()) {
+    cmd.stdin_data = secrets;
+  }
   cmd.timeout = std::chrono::seconds(30);
   RV_TRY(out, runner.run(cmd));
   auto nl = out.out.find('\n');
@@ -158,12 +169,22 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
     }
     return fail(ErrorCode::usage, "no viable strategy for this request" + why, "see `--dry-run -v`");
   }
-  RV_TRY(paths, prepare_remote(runner, ctx.config));
+  secrets::Store secret_store(secrets::Store::default_path());
+  RV_TRY(secret_vars, secret_store.load());
+  const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
+  RV_TRY(paths, prepare_remote(runner, ctx.config, request_id,
+                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)));
 
   // The record exists before the first sbatch, so that nothing submitted is ever unknown.
   auto store = request_store();
   RequestRecord rec;
-  rec.id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
+  rec.id = request_id;
+  for (const auto& v : secret_vars) {
+    rec.secrets.push_back(v.name);
+  }
+  if (!secret_vars.empty()) {
+    rec.secrets_file = paths.requests + "/" + rec.id + "/env";
+  }
   rec.created_at = utc_now_iso();
   rec.host = runner.where();
   rec.kind = kind;
@@ -175,9 +196,20 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   rec.sync = extras.sync;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
-    rec.jobs.push_back(JobRecord{s.id, s.label, s.partition, s.gpu_type, s.nodes, "", "", "", "", ""});
+    JobRecord& j = rec.jobs.emplace_back();
+    j.strategy_id = s.id;
+    j.label = s.label;
+    j.partition = s.partition;
+    j.gpu_type = s.gpu_type;
+    j.nodes = s.nodes;
   }
   if (auto c = store.create(rec.id, to_json(rec)); !c) {
+    if (!rec.secrets_file.empty()) { // nothing was submitted: the secrets must not stay behind
+      proc::Command rm;
+      rm.argv = {"rm", "-f", "--", rec.secrets_file};
+      rm.timeout = std::chrono::seconds(30);
+      (void)runner.run(rm);
+    }
     return std::unexpected(c.error());
   }
 
@@ -194,6 +226,8 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   ro.setup = extras.setup;
   ro.venv = extras.venv;
   ro.outputs = extras.outputs;
+  ro.secrets_file = rec.secrets_file;
+  ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
@@ -211,6 +245,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   if (!submitted) {
     rec.state = "failed";
     save(store, rec);
+    remove_secrets(runner, store, {&rec}, true);
     return fail(submitted.error().code,
                 fmt::format("{} (request {}; if any job was submitted, `rv ps` finds it by its name {})",
                             submitted.error().message, rec.id, rec.name),
@@ -237,6 +272,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
     std::fflush(stdout);
   }
   if (rec.job_ids().empty()) {
+    remove_secrets(runner, store, {&rec}, true);
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
@@ -265,9 +301,7 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {
-          j.state = slurm::to_string(e.last.state);
-          j.reason = e.last.reason;
-          j.node_list = e.last.nodes;
+          apply_view(j, e.last);
         }
       }
     }
@@ -283,6 +317,8 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
     rec.state = stats.error().code == ErrorCode::interrupted || stats.error().code == ErrorCode::timeout ? "cancelled"
                                                                                                        : "failed";
     save(store, rec);
+    clear_interrupt(); // so that the cleanup's one command runs
+    remove_secrets(runner, store, {&rec}, true);
     return std::unexpected(stats.error());
   }
   const auto* winner = rec.winner_job();
@@ -290,9 +326,14 @@ Result<JobRecord> race_request(proc::Runner& runner, Launched& l)
     return fail(ErrorCode::generic, "the race ended without a winner");
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - race_start).count();
-  spdlog::info("{} won: job {} on {} after {:.1f} s ({}); cancelled {}", winner->strategy_id, winner->job_id,
-               winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label,
-               stats->cancelled.empty() ? "nothing" : join(stats->cancelled, " "));
+  std::string siblings;
+  if (!stats->cancelled.empty()) {
+    siblings = "; cancelled " + join(stats->cancelled, " ");
+  } else if (rec.jobs.size() > 1) {
+    siblings = "; its siblings had already ended (the winner's guard cancels them as it starts)";
+  }
+  spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
+               winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
   check_allocation(runner, *winner);
   return *winner;
 }
@@ -337,7 +378,10 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
     auto store = request_store();
     auto& rec = launched.rec;
     SystemClock clock;
-    auto status = follow_job(runner, clock, rec, winner);
+    auto status = follow_job(runner, clock, rec, winner, 0, 0, [&](const std::string& prev, const std::string& next) {
+      record_next_segment(store, rec, prev, next);
+      winner.job_id = next;
+    });
     if (!status) {
       return std::unexpected(status.error());
     }
@@ -348,6 +392,7 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
       }
     }
     save(store, rec);
+    remove_secrets(runner, store, {&rec}, true);
     // Hardware retry: failed within minutes of starting (queue time does not count), with a
     // known GPU-fault signature: plan again without the node(s), at most twice.
     if (status->state == "FAILED" && attempt < k_hardware_retries && status->run_time_s >= 0 &&
@@ -366,7 +411,7 @@ Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planne
         }
       }
     }
-    return exit_code_of(*status, winner.job_id);
+    return exit_code_of(*status, status->job_id);
   }
 }
 
@@ -381,18 +426,30 @@ Result<int> launch_up(Context& ctx, proc::Runner& runner, const PlanRun& planned
     return 0; // the allocation stays: `rv stop` releases it
   }
   std::vector<std::string> srun = {"srun", "--jobid=" + winner.job_id, "--overlap", "--nodes=1", "--ntasks=1"};
+  // The shell on the node starts from srun's environment on the login node: it reads the
+  // secrets itself (file name in $0, never the values in argv).
+  const auto& secrets_file = launched.rec.secrets_file;
+  const std::string load_secrets = secrets_file.empty() ? "" : "[ ! -r \"$0\" ] || . \"$0\"; ";
   Result<int> status = 0;
   if (!command.empty()) {
     proc::Command c;
     c.argv = srun;
-    c.argv.insert(c.argv.end(), {"bash", "-c", command});
+    if (secrets_file.empty()) {
+      c.argv.insert(c.argv.end(), {"bash", "-c", command});
+    } else {
+      c.argv.insert(c.argv.end(), {"bash", "-c", load_secrets + "eval \"$1\"", secrets_file, command});
+    }
     c.timeout = std::chrono::milliseconds(0);
     c.on_stdout = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stdout); std::fflush(stdout); };
     c.on_stderr = [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); };
     auto o = runner.run(c);
     status = o ? Result<int>(o->status()) : Result<int>(std::unexpected(o.error()));
   } else {
-    srun.insert(srun.end(), {"--pty", "bash", "-l"});
+    if (secrets_file.empty()) {
+      srun.insert(srun.end(), {"--pty", "bash", "-l"});
+    } else {
+      srun.insert(srun.end(), {"--pty", "bash", "-c", load_secrets + "exec bash -l", secrets_file});
+    }
     status = runner.run_interactive(srun);
   }
   // Release the allocation whatever happened to the shell or the command.
@@ -402,6 +459,7 @@ Result<int> launch_up(Context& ctx, proc::Runner& runner, const PlanRun& planned
   }
   launched.rec.state = "done";
   save(store, launched.rec);
+  remove_secrets(runner, store, {&launched.rec}, true);
   return status;
 }
 

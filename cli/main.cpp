@@ -62,6 +62,7 @@ int main(int argc, char** argv)
   rv::cli::setup_ps(app, ctx);
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
+  rv::cli::setup_env(app, ctx);
 
   // The user's command is split off before CLI11 sees it, so that its flags stay its own.
   auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"});

@@ -5,6 +5,7 @@
 #include "slurm/squeue.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
@@ -46,7 +47,10 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       std::string id(line.substr(0, bar));
       auto ids = r.job_ids();
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
-        r.jobs.push_back(JobRecord{"orphan", "found by name after rv died", "", "", 1, id, "", "", "", ""});
+        JobRecord& orphan = r.jobs.emplace_back();
+        orphan.strategy_id = "orphan";
+        orphan.label = "found by name after rv died";
+        orphan.job_id = id;
         report.orphans.push_back(id);
         report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
       }
@@ -64,7 +68,15 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       }
     }
   }
+  auto cleanup = [&] {
+    std::vector<RequestRecord*> all;
+    for (auto& r : requests) {
+      all.push_back(&r);
+    }
+    remove_secrets(runner, store, all);
+  };
   if (ids.empty()) {
+    cleanup();
     return report;
   }
   RV_TRY(views, slurm::poll_jobs(runner, ids, clock.epoch_seconds()));
@@ -76,11 +88,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       if (it == views.end() || it->second.source.empty()) {
         continue;
       }
-      j.state = slurm::to_string(it->second.state);
-      j.reason = it->second.reason;
-      if (!it->second.nodes.empty()) {
-        j.node_list = it->second.nodes;
-      }
+      apply_view(j, it->second);
       changed = true;
     }
     // The winner: the one the record names, else the first (in rank order) that started.
@@ -120,7 +128,34 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     }
     report.cancelled = to_cancel;
   }
+  cleanup();
   return report;
+}
+
+void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector<RequestRecord*> requests, bool force)
+{
+  std::erase_if(requests,
+                [&](const RequestRecord* r) { return r->secrets_file.empty() || (!force && !request_finished(*r)); });
+  if (requests.empty()) {
+    return;
+  }
+  proc::Command c;
+  c.argv = {"rm", "-f", "--"};
+  for (const auto* r : requests) {
+    c.argv.push_back(r->secrets_file);
+  }
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  if (!o || !o->ok()) {
+    spdlog::warn("could not delete the secrets file(s) of finished request(s): {}",
+                 o ? o->err : o.error().message);
+    return;
+  }
+  for (auto* r : requests) {
+    r->secrets_file.clear();
+    auto doc = to_json(*r);
+    (void)store.update(r->id, [&](nlohmann::json& rec) { rec = doc; });
+  }
 }
 
 } // namespace rv::cli

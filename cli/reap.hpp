@@ -22,6 +22,12 @@ struct ReapReport {
 Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::RecordStore& store,
                                     std::vector<RequestRecord>& requests);
 
+// Deletes the remote secrets file of every finished request in `requests` (every one with
+// `force`: rv knows it ended) that still has one, in one command, and records that; a failure is
+// logged, not returned (the file is 0600 in a 0700 directory).
+void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector<RequestRecord*> requests,
+                    bool force = false);
+
 // Tells whether every job of the request has ended (or none was ever submitted).
 bool request_finished(const RequestRecord& r);
 

@@ -33,13 +33,16 @@ nlohmann::json to_json(const RequestRecord& r)
   for (const auto& j : r.jobs) {
     jobs.push_back({{"strategy_id", j.strategy_id}, {"label", j.label}, {"partition", j.partition},
                     {"gpu_type", j.gpu_type}, {"nodes", j.nodes}, {"job_id", j.job_id}, {"error", j.error},
-                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list}});
+                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list},
+                    {"earlier_segments", j.earlier_segments}, {"start_estimate", j.start_estimate},
+                    {"elapsed_s", j.elapsed_s}});
   }
   return {{"id", r.id},       {"created_at", r.created_at}, {"host", r.host},
           {"name", r.name},   {"kind", r.kind},             {"command", r.command},
           {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
           {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
-          {"plan", r.plan}, {"sync", r.sync}};
+          {"plan", r.plan},   {"secrets", r.secrets},       {"secrets_file", r.secrets_file},
+          {"sync", r.sync}};
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -59,6 +62,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
     r.sync = j.value("sync", nlohmann::json());
+    r.secrets = j.value("secrets", std::vector<std::string>{});
+    r.secrets_file = j.value("secrets_file", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");
@@ -71,6 +76,9 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.state = jj.value("state", "");
       job.reason = jj.value("reason", "");
       job.node_list = jj.value("node_list", "");
+      job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
+      job.start_estimate = jj.value("start_estimate", "");
+      job.elapsed_s = jj.value("elapsed_s", std::int64_t{0});
       r.jobs.push_back(std::move(job));
     }
     return r;
@@ -121,6 +129,31 @@ Result<RequestRecord> find_request(const store::RecordStore& store, const std::s
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
 {
   return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
+}
+
+void apply_view(JobRecord& job, const slurm::JobView& view)
+{
+  job.state = slurm::to_string(view.state);
+  job.reason = view.reason;
+  if (!view.nodes.empty()) {
+    job.node_list = view.nodes;
+  }
+  job.start_estimate = view.start_estimate;
+  job.elapsed_s = view.elapsed_s;
+}
+
+void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)
+{
+  for (auto& j : r.jobs) {
+    if (j.job_id == prev) {
+      j.earlier_segments.push_back(prev);
+      j.job_id = next;
+      j.state = "PENDING";
+      j.node_list.clear();
+    }
+  }
+  auto doc = to_json(r);
+  (void)store.update(r.id, [&](nlohmann::json& rec) { rec = doc; });
 }
 
 } // namespace rv::cli

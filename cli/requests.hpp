@@ -4,6 +4,7 @@
 
 #include "core/result.hpp"
 #include "core/store/record_store.hpp"
+#include "slurm/race.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +25,14 @@ struct JobRecord {
   std::string state;     // last known Slurm state (PENDING, RUNNING, CANCELLED...)
   std::string reason;    // last known pending reason
   std::string node_list; // where it ran
+  std::vector<std::string> earlier_segments; // job ids of the checkpoint segments before job_id
+  std::string start_estimate;  // pending: Slurm's expected start (cluster-local), "" if none
+  std::int64_t elapsed_s = 0;  // run time when last seen
 };
+
+// Copies what a poll saw of a job into its record: state, reason, nodes (kept when the view has
+// none), start estimate and run time.
+void apply_view(JobRecord& job, const slurm::JobView& view);
 
 // One request.
 struct RequestRecord {
@@ -41,6 +49,8 @@ struct RequestRecord {
   std::string state = "submitting";
   std::string winner;     // strategy id of the winner, "" until known
   std::vector<JobRecord> jobs;
+  std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
+  std::string secrets_file;         // remote file holding them; "" when none, or once removed
   nlohmann::json plan;    // the plan's JSON, as --dry-run --json shows it
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
   // venv, outputs; null when the command was not synced.
@@ -60,6 +70,10 @@ store::RecordStore request_store();
 
 // Finds a request by id prefix, or by job id, or by job name; an error lists the ambiguity.
 Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key);
+
+// Records that checkpoint segment `prev` of request `r` resubmitted itself as job `next`: the
+// job record moves on to `next` (in `r` and in the store) and keeps `prev` in earlier_segments.
+void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next);
 
 // The remote log file of `job` in `r` (`.out`, or `.err` when `err`).
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);

@@ -4,6 +4,7 @@
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/squeue.hpp"
+#include "slurm/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -72,6 +73,10 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       v.reason = row.reason;
       v.nodes = row.nodes;
       v.source = "squeue";
+      v.elapsed_s = row.elapsed_s;
+      if (v.state == JobState::pending && row.start_time) {
+        v.start_estimate = format_cluster_time(*row.start_time);
+      }
       if (is_started(v.state) || is_terminal(v.state)) {
         v.start_epoch = row.elapsed_s > 0 || is_started(v.state) || !row.nodes.empty() ? now_epoch - row.elapsed_s : 0;
       }
@@ -110,9 +115,11 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
     JobView v;
     v.state = parse_job_state(j.state);
     v.reason = j.reason;
-    v.nodes = j.nodes;
+    v.nodes = text::is_null(j.nodes) ? std::string{} : j.nodes;
     v.source = "scontrol";
-    if (j.run_time_s > 0 || is_started(v.state)) {
+    v.elapsed_s = j.run_time_s;
+    // A job that failed in its first second has RunTime=0 but had its nodes: it started.
+    if (j.run_time_s > 0 || is_started(v.state) || (is_terminal(v.state) && !v.nodes.empty())) {
       v.start_epoch = now_epoch - j.run_time_s;
     }
     views[vanished[i]] = v;
@@ -127,6 +134,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
         v.state = parse_job_state(row.state);
         v.nodes = row.nodes;
         v.source = "sacct";
+        v.elapsed_s = std::max<std::int64_t>(row.elapsed_s, 0);
         if (row.start_time) {
           v.start_epoch = now_epoch - std::max<std::int64_t>(row.elapsed_s, 0) - 1;
         }

@@ -19,6 +19,8 @@ struct JobView {
   std::string nodes;             // allocated nodes (hostlist), "" if none
   std::int64_t start_epoch = 0;  // when it started, 0 if not (yet) known
   std::string source;            // squeue, scontrol, sacct, or "" when no record was found
+  std::string start_estimate;    // pending: Slurm's expected start (cluster-local time), "" if none
+  std::int64_t elapsed_s = 0;    // run time so far (squeue %M, scontrol RunTime, sacct Elapsed)
 };
 
 // One sibling of the request.

@@ -105,6 +105,10 @@ _rv_next=$(sbatch --parsable --export=ALL,RV_CLAIM_OWNER="$RV_CLAIM_OWNER" "$0")
   exit 1
 }
 _rv_log "resubmitted as job $_rv_next"
+# Tells `rv run -f` which job to follow next (the claim's directory is the request's).
+if [ -n "${RV_CLAIM_DIR:-}" ]; then
+  printf '%s\n' "$_rv_next" >"${RV_CLAIM_DIR%/*}/next.$SLURM_JOB_ID" || _rv_log "warning: could not record the next segment"
+fi
 exit 0
 )sh";
 

@@ -216,6 +216,16 @@ std::string preamble(const Context& ctx)
                        ". {0} || {{ _rv_log \"error: cannot activate the venv: \"{0}; exit 1; }}\n",
                        activate);
   }
+  if (!o.secrets_file.empty()) {
+    const auto file = shell_quote(o.secrets_file);
+    out += fmt::format("\n# Secrets (rv env): a 0600 file rv wrote before sbatch; the values are never in this script.\n"
+                       "# shellcheck disable=SC1090\n"
+                       "if [ -r {0} ]; then . {0}; else _rv_log \"error: the secrets file is missing:\" {0}; exit 1; fi\n",
+                       file);
+    if (o.consume_secrets && !ctx.checkpoint) {
+      out += fmt::format("rm -f -- {}\n", file);
+    }
+  }
   if (!o.env.empty()) {
     out += "\n# Environment from the rv options: literal values that override the defaults above.\n"
            "# shellcheck disable=SC2016\n{\n";

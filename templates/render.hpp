@@ -39,6 +39,9 @@ struct RenderOptions {
   std::int64_t signal_lead_s = 300; // checkpoint: signal this long before the allocation ends
   bool use_requeue = true;          // checkpoint: `scontrol requeue`, else re-sbatch the script
   std::vector<EnvVar> env;          // exported last, overriding rv's defaults
+  std::string secrets_file;         // `rv env` secrets: sourced (must exist) before the command; "" = none
+  bool consume_secrets = false;     // delete secrets_file once read (not by checkpoint segments,
+                                    // whose later segments read it again)
   bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
 };
 

@@ -19,8 +19,14 @@ RequestRecord request(const char* id, std::string state)
   r.id = id;
   r.name = std::string("rv-") + id;
   r.state = std::move(state);
-  r.jobs = {JobRecord{"s1", "", "gpu-a100", "a100", 1, "11", "", "PENDING", "", ""},
-            JobRecord{"s2", "", "gpu-v100", "v100", 1, "12", "", "PENDING", "", ""}};
+  r.jobs.resize(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    r.jobs[k].strategy_id = fmt::format("s{}", k + 1);
+    r.jobs[k].partition = k == 0 ? "gpu-a100" : "gpu-v100";
+    r.jobs[k].gpu_type = k == 0 ? "a100" : "v100";
+    r.jobs[k].job_id = fmt::format("{}", 11 + k);
+    r.jobs[k].state = "PENDING";
+  }
   return r;
 }
 
@@ -125,5 +131,36 @@ TEST_CASE("request records round-trip through JSON, and find_request resolves pr
   REQUIRE_FALSE(ambiguous);
   CHECK(ambiguous.error().message.find("several") != std::string::npos);
   CHECK_FALSE(find_request(store, "zzz"));
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
+{
+  auto store = temp_store("secrets");
+  auto done = request("eeee0005", "done");
+  done.jobs[0].state = "COMPLETED";
+  done.jobs[1].state = "CANCELLED";
+  done.secrets = {"HF_TOKEN"};
+  done.secrets_file = "/home/u/.rv/requests/eeee0005/env";
+  auto live = request("ffff0006", "submitted");
+  live.secrets_file = "/home/u/.rv/requests/ffff0006/env";
+  live.jobs[0].job_id = "31";
+  live.jobs[1].job_id = "32";
+  REQUIRE(store.create(done.id, to_json(done)));
+  REQUIRE(store.create(live.id, to_json(live)));
+  std::vector<RequestRecord> reqs = {done, live};
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("31", "PENDING", "") + row("32", "PENDING", "")));
+  r.expect([](const auto& a) { return a == std::vector<std::string>{"rm", "-f", "--", "/home/u/.rv/requests/eeee0005/env"}; },
+           FakeRunner::reply(0));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(reqs[0].secrets_file.empty());
+  CHECK(reqs[1].secrets_file == "/home/u/.rv/requests/ffff0006/env"); // still running: kept
+  CHECK((*store.read("eeee0005"))["secrets_file"] == "");
+  CHECK((*store.read("eeee0005"))["secrets"] == nlohmann::json::array({"HF_TOKEN"}));
   std::filesystem::remove_all(store.dir());
 }

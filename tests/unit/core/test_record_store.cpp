@@ -1,10 +1,10 @@
 #include "core/store/record_store.hpp"
+#include "fakes/processes.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace rv::store;
@@ -55,25 +55,14 @@ TEST_CASE("record store: concurrent updates from several processes all land")
   REQUIRE(s.create("r", {{"n", 0}}));
   constexpr int k_procs = 4;
   constexpr int k_each = 25;
-  std::vector<pid_t> kids;
-  for (int p = 0; p < k_procs; ++p) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      for (int i = 0; i < k_each; ++i) {
-        if (!s.update("r", [](nlohmann::json& r) { r["n"] = r["n"].get<int>() + 1; })) {
-          ::_exit(1);
-        }
+  rv::test::run_in_processes(k_procs, [&](int) {
+    for (int i = 0; i < k_each; ++i) {
+      if (!s.update("r", [](nlohmann::json& r) { r["n"] = r["n"].get<int>() + 1; })) {
+        return false;
       }
-      ::_exit(0);
     }
-    kids.push_back(pid);
-  }
-  for (auto pid : kids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+    return true;
+  });
   auto r = s.read("r");
   REQUIRE(r);
   CHECK((*r)["n"] == k_procs * k_each);

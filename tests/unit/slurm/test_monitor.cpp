@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -103,6 +106,29 @@ TEST_CASE("monitor: a job that failed within its first second, between polls, st
   CHECK(stats->cancelled == std::vector<std::string>{"31"});
 }
 
+TEST_CASE("monitor: a job gone from squeue that scontrol shows done in 0 s on a node still won")
+{
+  // Captured on the testbed: COMPLETED, RunTime=00:00:00, NodeList=cpu-1.
+  std::ifstream in(std::filesystem::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "scontrol_show_job.completed.txt");
+  const std::string completed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(completed.find("RunTime=00:00:00") != std::string::npos);
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("1", "PENDING", "Resources")));
+  r.expect_prefix({"scontrol", "show", "job", "2"}, FakeRunner::reply(0, completed));
+  r.expect(is_sacct, FakeRunner::reply(0, ""));
+  r.expect_prefix({"scancel", "1"}, FakeRunner::reply(0));
+  auto race = race_of({"1", "2"});
+  auto stats = run_race(r, clock, race, {});
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 1);
+  CHECK(race.entries()[1].last.source == "scontrol");
+  CHECK(race.entries()[1].last.nodes == "cpu-1");
+  CHECK(stats->cancelled == std::vector<std::string>{"1"});
+}
+
 TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
 {
   FakeRunner r;
@@ -174,4 +200,18 @@ TEST_CASE("monitor: polls back off to the cap, bounding controller calls per min
   // 40 polls took at least (1 + 1.3 + ... ) then 5 s each: far under 60 controller calls a minute.
   const double minutes = static_cast<double>(clock.slept_ms()) / 60000.0;
   CHECK(static_cast<double>(polls) / minutes < 15.0);
+}
+
+TEST_CASE("monitor: a poll keeps Slurm's start estimate of pending jobs and the run time of started ones")
+{
+  FakeRunner r;
+  r.expect(is_squeue, FakeRunner::reply(0, "41|PENDING|Resources|gpu-a100||1|2026-11-22T09:00:00|N/A|1:00:00|0:00|gres:gpu:a100:1|rv-x\n"
+                                           "42|RUNNING|None|gpu-v100|v100-1|1|2026-11-22T08:00:00|N/A|1:00:00|12:34|gres:gpu:v100:1|rv-x\n"));
+  auto views = poll_jobs(r, {"41", "42"}, 1'000'000);
+  REQUIRE(views);
+  CHECK((*views)["41"].start_estimate == "2026-11-22T09:00:00");
+  CHECK((*views)["41"].elapsed_s == 0);
+  CHECK((*views)["42"].start_estimate.empty()); // started: no estimate
+  CHECK((*views)["42"].elapsed_s == 754);
+  CHECK((*views)["42"].start_epoch == 1'000'000 - 754);
 }

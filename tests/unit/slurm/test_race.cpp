@@ -16,7 +16,13 @@ Race make_race(int n)
 
 JobView view(JobState s, std::int64_t start = 0, std::string reason = {}, std::string source = "squeue")
 {
-  return JobView{s, std::move(reason), start ? "a100-1" : "", start, std::move(source)};
+  JobView v;
+  v.state = s;
+  v.reason = std::move(reason);
+  v.nodes = start ? "a100-1" : "";
+  v.start_epoch = start;
+  v.source = std::move(source);
+  return v;
 }
 } // namespace
 

@@ -3,6 +3,8 @@
 
 #include "exec_fixture.hpp"
 
+#include "core/process/shell.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -72,6 +74,37 @@ TEST_CASE("exec: the environment the job sees")
   CHECK(out.find("out=" + fx.path("out") + "/train-20123 ") != std::string::npos);
   CHECK(out.find("hf=" + fx.path("cache") + "/huggingface ") != std::string::npos);
   CHECK(out.find("py=1 tok=false pwd=" + fx.dir.string() + " x=a $b\n") != std::string::npos);
+}
+
+TEST_CASE("exec: secrets come from their file, which the script names but never contains")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  const std::string secret = "s3cr3t 'q' \"dq\" $HOME `x`";
+  rv::testing::write_text(fx.path("env"), "export HF_TOKEN='s3cr3t '\\''q'\\'' \"dq\" $HOME `x`'\n");
+  opts.secrets_file = fx.path("env");
+  opts.consume_secrets = true;
+  opts.command = "printf '%s' \"$HF_TOKEN\"";
+  const auto text = render_ok(base_strategy(), base_request(), opts);
+  CHECK(text.find("s3cr3t") == std::string::npos);
+  auto script = fx.write_script("job", text);
+  CHECK(ExecFixture::sh(fx.job_env("1") + "bash '" + script + "' >'" + fx.path("out.txt") + "' 2>/dev/null") == 0);
+  CHECK(fx.read("out.txt") == secret);
+  CHECK_FALSE(std::filesystem::exists(fx.path("env"))); // consumed: read once, then deleted
+
+  // The file is gone (a requeued plain job): a clear error, not a run without the secrets.
+  CHECK(ExecFixture::sh(fx.job_env("1") + "bash '" + script + "' >/dev/null 2>'" + fx.path("err.txt") + "'") != 0);
+  CHECK(fx.read("err.txt").find("the secrets file is missing") != std::string::npos);
+
+  // Checkpoint segments read it again later: they keep it.
+  auto ckpt = base_strategy();
+  ckpt.kind = model::StrategyKind::checkpoint;
+  ckpt.walltime_s = 4 * 3600;
+  ckpt.total_time_s = 12 * 3600;
+  auto ckpt_request = base_request();
+  ckpt_request.time_s = 12 * 3600;
+  CHECK(render_ok(ckpt, ckpt_request, opts).find("rm -f -- " + rv::proc::shell_quote(fx.path("env"))) == std::string::npos);
+  CHECK(text.find("rm -f -- " + rv::proc::shell_quote(fx.path("env"))) != std::string::npos);
 }
 
 TEST_CASE("exec: two siblings starting together run the command once")
@@ -180,6 +213,10 @@ TEST_CASE("exec: checkpoint: without requeue the script resubmits itself, as the
   auto calls = fx.read("calls.log");
   CHECK(calls.find("requeue") == std::string::npos);
   CHECK(calls.find("sbatch --parsable --export=ALL,RV_CLAIM_OWNER=600 " + script + "\n") != std::string::npos);
+  // The next segment's job id, for `rv run -f` (the fake sbatch answers with a job id).
+  auto next = fx.read("rv/requests/req-ck2/next.600");
+  CHECK(!next.empty());
+  CHECK(next.find_first_not_of("0123456789\n") == std::string::npos);
 }
 
 TEST_CASE("exec: checkpoint: a crash is not continued, and its status is the job's")
