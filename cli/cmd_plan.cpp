@@ -4,6 +4,8 @@
 #include "cli/launch.hpp"
 #include "cli/plan_options.hpp"
 #include "cli/planning.hpp"
+#include "cli/smart_exec.hpp"
+#include "templates/render.hpp"
 
 namespace rv::cli {
 namespace {
@@ -16,7 +18,7 @@ struct UpOptions {
 struct RunOptions {
   PlanFlags plan;
   bool follow = false;
-  std::string workdir;
+  SmartRunFlags smart;
 };
 
 Result<PlanRun> plan_request(const PlanFlags& flags, Context& ctx, proc::Runner& runner)
@@ -45,13 +47,19 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   if (ctx.trailing.empty()) {
     return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
   }
+  for (const auto& o : opts.smart.outputs) { // before any round trip
+    RV_TRY(ok, templates::check_output_path(o));
+    (void)ok;
+  }
   RV_TRY(runner, ctx.make_runner());
   RV_TRY(run, plan_request(opts.plan, ctx, *runner));
   if (opts.plan.dry_run) {
     print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
     return 0;
   }
-  return launch_run(ctx, *runner, run, ctx.trailing, opts.workdir, opts.follow);
+  // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
+  RV_TRY(smart, prepare_run(ctx, *runner, ctx.trailing, opts.smart));
+  return launch_run(ctx, *runner, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
 }
 
 } // namespace
@@ -71,7 +79,23 @@ void setup_run(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
-  cmd->add_option("--workdir", opts->workdir, "remote directory the command runs in (default: your home)");
+  cmd->add_option("--workdir", opts->smart.workdir,
+                  "remote directory the command runs in, without syncing (default: the project's snapshot when "
+                  "the command names a local file, else your home)");
+  cmd->add_flag("--no-sync", opts->smart.no_sync, "do not sync the project even if the command names local files");
+  cmd->add_option("-o,--output", opts->smart.outputs,
+                  "after the job, copy PATH (relative to the job's directory) to its output directory; "
+                  "repeat for more (fetch: rv sync pull REQUEST)")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  for (const auto* opt : cmd->get_options()) {
+    for (const auto& n : opt->get_lnames()) {
+      opts->smart.rv_flags.push_back("--" + n);
+    }
+    for (const auto& n : opt->get_snames()) {
+      opts->smart.rv_flags.push_back("-" + n);
+    }
+  }
   cmd->footer("Options go before CMD; everything from CMD on belongs to CMD (`--` works too).");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_run(*opts, ctx); }; });
 }

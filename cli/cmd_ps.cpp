@@ -38,6 +38,16 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
   return requests;
 }
 
+// "  [main@3f9c02a*]" from the request's sync record ("*": uncommitted changes), or "".
+std::string git_label(const RequestRecord& r)
+{
+  if (!r.sync.is_object() || !r.sync.contains("git")) {
+    return {};
+  }
+  const auto& g = r.sync["git"];
+  return fmt::format("  [{}@{}{}]", g.value("branch", "?"), g.value("commit", "?"), g.value("dirty", false) ? "*" : "");
+}
+
 // Where a job is: its node(s) and run time once it has started; else its pending reason and
 // Slurm's start estimate; else sbatch's refusal.
 std::string job_detail(const JobRecord& j)
@@ -94,7 +104,7 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
   out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", "REQUEST", "NAME", "STATE", "CREATED", "COMMAND"));
   for (const auto& r : shown) {
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
-    out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", r.id, r.name, r.state, r.created_at, cmd));
+    out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, r.state, r.created_at, cmd, git_label(r)));
     for (const auto& j : r.jobs) {
       out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
                       j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));

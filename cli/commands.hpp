@@ -14,6 +14,7 @@ void setup_up(CLI::App& app, Context& ctx);
 void setup_run(CLI::App& app, Context& ctx);
 void setup_cost(CLI::App& app, Context& ctx);
 void setup_ps(CLI::App& app, Context& ctx);
+void setup_sync(CLI::App& app, Context& ctx);
 void setup_env(CLI::App& app, Context& ctx);
 
 // Prints `data` as JSON on stdout (for --json).

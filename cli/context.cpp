@@ -9,7 +9,6 @@
 #include <cstdlib>
 
 namespace rv::cli {
-namespace {
 
 std::string expand_home(const std::string& path)
 {
@@ -19,8 +18,6 @@ std::string expand_home(const std::string& path)
   }
   return path;
 }
-
-} // namespace
 
 Result<void> Context::load_config()
 {

@@ -12,6 +12,9 @@
 
 namespace rv::cli {
 
+// `~/x` -> `$HOME/x` (a local path from the config).
+std::string expand_home(const std::string& path);
+
 // Flags that every command takes.
 struct GlobalOptions {
   // Unset optionals were not given; a given empty value is meaningful (`--ssh-config ''`).

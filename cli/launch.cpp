@@ -158,7 +158,8 @@ struct Launched {
 // Records the request, renders and submits every strategy in one round trip, records the job
 // ids and prints them. Fails when nothing could be submitted.
 Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRun& planned,
-                                const std::string& command_line, const std::string& workdir, const char* kind)
+                                const std::string& command_line, const std::string& workdir, const char* kind,
+                                const RunExtras& extras = {})
 {
   const auto& plan = planned.plan;
   if (plan.strategies.empty()) {
@@ -170,7 +171,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   }
   secrets::Store secret_store(secrets::Store::default_path());
   RV_TRY(secret_vars, secret_store.load());
-  const std::string request_id = store::new_request_id();
+  const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
   RV_TRY(paths, prepare_remote(runner, ctx.config, request_id,
                                secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)));
 
@@ -192,6 +193,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   rec.remote_root = paths.root;
   rec.log_dir = paths.logs;
   rec.plan = strategy::to_json(plan);
+  rec.sync = extras.sync;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
     JobRecord& j = rec.jobs.emplace_back();
@@ -218,9 +220,12 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   ro.log_dir = paths.logs;
   ro.remote_root = paths.root;
   ro.checkpoint_root = paths.checkpoints;
-  ro.project_key = "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.project_key = !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
   ro.output_root = paths.outputs;
   ro.cache_root = paths.cache;
+  ro.setup = extras.setup;
+  ro.venv = extras.venv;
+  ro.outputs = extras.outputs;
   ro.secrets_file = rec.secrets_file;
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   std::vector<slurm::Submission> subs;
@@ -353,13 +358,18 @@ std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, co
 } // namespace
 
 Result<int> launch_run(Context& ctx, proc::Runner& runner, const PlanRun& planned, const std::vector<std::string>& command,
-                       const std::string& workdir, bool follow)
+                       const std::string& workdir, bool follow, const RunExtras& extras)
 {
   // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
   const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
   PlanRun current = planned;
   for (int attempt = 0;; ++attempt) {
-    RV_TRY(launched, submit_request(ctx, runner, current, line, workdir, "run"));
+    // A retry is a new request (new id) that runs from the same snapshot.
+    RunExtras this_try = extras;
+    if (attempt > 0) {
+      this_try.request_id.clear();
+    }
+    RV_TRY(launched, submit_request(ctx, runner, current, line, workdir, "run", this_try));
     if (!follow) {
       if (ctx.global.json) {
         print_json(to_json(launched.rec));

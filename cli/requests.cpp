@@ -41,7 +41,8 @@ nlohmann::json to_json(const RequestRecord& r)
           {"name", r.name},   {"kind", r.kind},             {"command", r.command},
           {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
           {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
-          {"plan", r.plan},   {"secrets", r.secrets},       {"secrets_file", r.secrets_file}};
+          {"plan", r.plan},   {"secrets", r.secrets},       {"secrets_file", r.secrets_file},
+          {"sync", r.sync}};
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -60,6 +61,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.state = j.value("state", "submitting");
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
+    r.sync = j.value("sync", nlohmann::json());
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {

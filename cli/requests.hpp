@@ -52,6 +52,9 @@ struct RequestRecord {
   std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
   std::string secrets_file;         // remote file holding them; "" when none, or once removed
   nlohmann::json plan;    // the plan's JSON, as --dry-run --json shows it
+  // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
+  // venv, outputs; null when the command was not synced.
+  nlohmann::json sync;
 
   // The winner's job, or nullptr.
   const JobRecord* winner_job() const;

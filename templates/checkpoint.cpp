@@ -82,7 +82,7 @@ _rv_watchdog=$!
 set +m
 {{run}}
 kill -- "-$_rv_watchdog" 2>/dev/null
-
+{{outputs}}
 RV_ELAPSED_S=$(( RV_ELAPSED_S + $(date +%s) - _rv_start ))
 _rv_write_int "$RV_STATE_DIR/elapsed_s" "$RV_ELAPSED_S" ||
   _rv_log "warning: cannot record the elapsed time in $RV_STATE_DIR"
@@ -133,6 +133,7 @@ std::string checkpoint_body(const Context& ctx)
                              {"lead_s", std::to_string(ctx.signal_lead_s)},
                              {"state_key", state_key},
                              {"run", run},
+                             {"outputs", copy_outputs(ctx)},
                              {"continue", o.use_requeue ? std::string(k_requeue) : std::string()}});
 }
 

@@ -38,6 +38,8 @@ struct Context {
 
 // Checks every input render() takes; the first problem found, as a usage error with a hint.
 Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o);
+// Checks an --output path: relative, no `..`, no line breaks.
+Result<bool> check_output_path(std::string_view path);
 // Checks a job name, request id or project key: [A-Za-z0-9._-]{1,128}, not starting with - or .
 Result<bool> check_name(std::string_view what, std::string_view value, bool allow_empty);
 
@@ -52,6 +54,8 @@ std::string single_body(const Context& ctx);
 std::string multi_node_setup(const Context& ctx);
 std::string multi_node_body(const Context& ctx);
 std::string checkpoint_body(const Context& ctx);
+// Copies the --output paths to RV_OUTPUT_DIR after the command ("" without outputs).
+std::string copy_outputs(const Context& ctx);
 // `srun ...` line running `_rv_task` once per node (multi-node and checkpoint multi-node).
 std::string srun_line(const Context& ctx);
 

@@ -204,6 +204,12 @@ std::string preamble(const Context& ctx)
       out += fmt::format("module load {0} || {{ _rv_log \"error: module load failed:\" {0}; exit 1; }}\n", q);
     }
   }
+  if (!o.setup.empty()) {
+    out += "\n# Set-up rv runs before the command (dependency install, docs/sync.md).\n" + o.setup;
+    if (!o.setup.ends_with("\n")) {
+      out += "\n";
+    }
+  }
   if (!o.venv.empty()) {
     auto activate = shell_quote(o.venv + "/bin/activate");
     out += fmt::format("\n# shellcheck disable=SC1090,SC1091\n"
@@ -241,6 +247,31 @@ std::string preamble(const Context& ctx)
   out += "# shellcheck disable=SC2016,SC2089  # a command line for bash -c, not for this shell\n";
   out += fmt::format("RV_COMMAND={}\n", shell_quote(ctx.launch.command));
   return out;
+}
+
+std::string copy_outputs(const Context& ctx)
+{
+  const auto& outputs = ctx.options.outputs;
+  if (outputs.empty()) {
+    return {};
+  }
+  std::string list;
+  for (const auto& p : outputs) {
+    list += " " + shell_quote(p);
+  }
+  return fmt::format(R"sh(# ---- --output: copy these paths (relative to the job's directory) to RV_OUTPUT_DIR ----
+# shellcheck disable=SC2043  # one path or several
+for _rv_out in{}; do
+  if [ ! -e "$_rv_out" ]; then
+    _rv_log "warning: --output $_rv_out does not exist"
+  elif cp -a --parents -- "$_rv_out" "$RV_OUTPUT_DIR/"; then
+    _rv_log "copied $_rv_out to $RV_OUTPUT_DIR/$_rv_out"
+  else
+    _rv_log "warning: could not copy $_rv_out to $RV_OUTPUT_DIR"
+  fi
+done
+)sh",
+                     list);
 }
 
 } // namespace rv::templates::detail

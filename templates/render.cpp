@@ -53,6 +53,11 @@ std::string sbatch_quote(std::string_view value)
 
 } // namespace detail
 
+Result<bool> check_output_path(std::string_view path)
+{
+  return detail::check_output_path(path);
+}
+
 Result<std::string> normalize_signal(std::string_view name)
 {
   std::string up;

@@ -34,7 +34,9 @@ struct RenderOptions {
   std::string output_root;     // RV_OUTPUT_DIR = <root>/<job name>-<job id>
   std::string cache_root;      // HF, pip, uv, torch, triton, vLLM and wandb caches below it
   std::vector<std::string> modules; // `module load` each, in order
+  std::string setup;                // shell lines run before the venv is activated (in-job dependency install)
   std::string venv;                 // activate <venv>/bin/activate; "" = none
+  std::vector<std::string> outputs; // relative paths copied to RV_OUTPUT_DIR after the command
   std::string signal = "USR1";      // checkpoint signal: USR1, USR2, TERM, INT, HUP, ... (SIG optional)
   std::int64_t signal_lead_s = 300; // checkpoint: signal this long before the allocation ends
   bool use_requeue = true;          // checkpoint: `scontrol requeue`, else re-sbatch the script
@@ -49,6 +51,9 @@ struct RenderOptions {
 // strategy.kind is checkpoint), or a usage error with a hint when an input is invalid.
 Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
                            const RenderOptions& options);
+
+// Checks an --output path: relative to the job's directory, without `..` or line breaks.
+Result<bool> check_output_path(std::string_view path);
 
 // The signal name as Slurm and `kill -s` want it (`USR2` for "sigusr2"), or an error.
 Result<std::string> normalize_signal(std::string_view name);

@@ -4,16 +4,15 @@
 
 namespace rv::templates::detail {
 
-std::string single_body(const Context& /*ctx*/)
+std::string single_body(const Context& ctx)
 {
-  return R"sh(
+  return std::string(R"sh(
 # ---- run (single node) ----
 _rv_log "job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname)}: running the command"
 bash -c "$RV_COMMAND"
 _rv_status=$?
 _rv_log "command exited with status $_rv_status"
-exit "$_rv_status"
-)sh";
+)sh") + copy_outputs(ctx) + "exit \"$_rv_status\"\n";
 }
 
 } // namespace rv::templates::detail

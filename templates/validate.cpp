@@ -61,6 +61,18 @@ Result<bool> check_directive(std::string_view what, std::string_view value)
 
 } // namespace
 
+Result<bool> check_output_path(std::string_view path)
+{
+  bool dotdot = path == ".." || path.starts_with("../") || path.ends_with("/..") ||
+                path.find("/../") != std::string_view::npos;
+  if (path.empty() || path.front() == '/' || dotdot || path.find('\0') != std::string_view::npos ||
+      path.find('\n') != std::string_view::npos) {
+    return fail(ErrorCode::usage, fmt::format("--output '{}' is not a path inside the job's directory", path),
+                "give a relative path without '..', e.g. --output results");
+  }
+  return true;
+}
+
 Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
 {
   if (o.command.find_first_not_of(" \t\n") == std::string::npos) {
@@ -109,6 +121,10 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
     if (m.empty() || m.find_first_of(" \t\n") != std::string::npos) {
       return fail(ErrorCode::usage, fmt::format("invalid module name '{}'", m), "give one module per entry, e.g. cuda/12.8.0");
     }
+  }
+  for (const auto& out : o.outputs) {
+    RV_TRY(ok, check_output_path(out));
+    (void)ok;
   }
   for (const auto& e : o.env) {
     bool ok = !e.name.empty() && !std::isdigit(static_cast<unsigned char>(e.name[0])) &&

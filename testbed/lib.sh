@@ -25,6 +25,9 @@ TB_NODES=(
 # Debian packages the testbed needs (the accounting ones only with TB_ACCOUNTING=1).
 tb_packages() {
   local pkgs=(munge slurmctld slurmd slurm-client openssh-server procps) # procps: ps, pgrep
+  # The login node's side of rv's sync (rsync; SFTP comes with openssh-server) and of its
+  # dependency installs (python3 -m venv + pip from Debian's bundled wheels; no internet needed).
+  pkgs+=(rsync python3 python3-venv)
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)
   fi

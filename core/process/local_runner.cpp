@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -298,6 +299,54 @@ Result<int> LocalRunner::run_interactive(const std::vector<std::string>& argv)
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+namespace {
+
+// Copies `from` to a temporary file beside `to`, sets its mode and mtime, renames it over `to`.
+Result<std::uint64_t> copy_atomically(const std::string& from, const std::string& to, const FileMeta& meta)
+{
+  std::error_code ec;
+  const std::string tmp = to + ".rv-tmp." + std::to_string(::getpid());
+  std::filesystem::copy_file(from, tmp, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return fail(ErrorCode::io, fmt::format("cannot copy {} to {}: {}", from, to, ec.message()));
+  }
+  const timespec times[2] = {{meta.mtime_s, 0}, {meta.mtime_s, 0}};
+  if (::chmod(tmp.c_str(), static_cast<mode_t>(meta.mode & 07777)) != 0 ||
+      ::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0 || ::rename(tmp.c_str(), to.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::filesystem::remove(tmp, ec);
+    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", to, why));
+  }
+  return static_cast<std::uint64_t>(std::filesystem::file_size(to, ec));
+}
+
+} // namespace
+
+Result<std::uint64_t> LocalRunner::put_file(const std::string& local_path, const std::string& remote_path,
+                                            const FileMeta& meta)
+{
+  return copy_atomically(local_path, remote_path, meta);
+}
+
+Result<void> LocalRunner::put_symlink(const std::string& target, const std::string& remote_path)
+{
+  ::unlink(remote_path.c_str());
+  if (::symlink(target.c_str(), remote_path.c_str()) != 0) {
+    return fail(ErrorCode::io, fmt::format("cannot create the symlink {}: {}", remote_path, std::strerror(errno)));
+  }
+  return {};
+}
+
+Result<std::uint64_t> LocalRunner::get_file(const std::string& remote_path, const std::string& local_path)
+{
+  struct stat st {};
+  if (::stat(remote_path.c_str(), &st) != 0) {
+    return fail(ErrorCode::io, fmt::format("cannot read {}: {}", remote_path, std::strerror(errno)));
+  }
+  return copy_atomically(remote_path, local_path, FileMeta{st.st_mode & 07777u, st.st_mtim.tv_sec});
 }
 
 } // namespace rv::proc

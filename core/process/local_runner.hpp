@@ -16,6 +16,11 @@ public:
   std::string user() override;
   // Runs `argv` on this terminal (SSH: in a PTY, with the local terminal in raw mode).
   Result<int> run_interactive(const std::vector<std::string>& argv) override;
+  // Plain copies on this machine (temporary file, then rename).
+  Result<std::uint64_t> put_file(const std::string& local_path, const std::string& remote_path,
+                                 const FileMeta& meta) override;
+  Result<void> put_symlink(const std::string& target, const std::string& remote_path) override;
+  Result<std::uint64_t> get_file(const std::string& remote_path, const std::string& local_path) override;
 };
 
 // Tells whether `program` is an executable on PATH.

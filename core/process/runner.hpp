@@ -4,6 +4,7 @@
 #include "core/result.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -40,6 +41,12 @@ struct Outcome {
   int status() const { return signal != 0 ? 128 + signal : exit_code; }
 };
 
+// What a sent file keeps: permission bits and modification time (seconds since the epoch).
+struct FileMeta {
+  unsigned mode = 0644;
+  std::int64_t mtime_s = 0;
+};
+
 // Runs commands somewhere. Fails only when a command could not be run at all.
 class Runner {
 public:
@@ -61,6 +68,17 @@ public:
   // Runs `argv` attached to this terminal (a PTY over SSH), for `rv up`'s shell; returns its
   // exit status. The default refuses: not every runner has a terminal to give.
   virtual Result<int> run_interactive(const std::vector<std::string>& argv);
+
+  // File transfer (SFTP over SSH, plain copies locally); the parent directory must exist.
+  // `put_file` writes a temporary file next to `remote_path` and renames it over the target, so a
+  // hard link to the old file (a job's snapshot) keeps the old content. Returns bytes sent.
+  // The defaults refuse: not every runner can move files.
+  virtual Result<std::uint64_t> put_file(const std::string& local_path, const std::string& remote_path,
+                                         const FileMeta& meta);
+  // Replaces `remote_path` with a symlink to `target`.
+  virtual Result<void> put_symlink(const std::string& target, const std::string& remote_path);
+  // Copies `remote_path` to `local_path` (temporary file, then rename), keeping its mtime.
+  virtual Result<std::uint64_t> get_file(const std::string& remote_path, const std::string& local_path);
 
   // Counts the round trips made so far (one per run, one per batch).
   virtual int round_trips() const { return m_round_trips; }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+#include <libssh/sftp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -15,6 +16,9 @@
 #include <termios.h>
 #include <unistd.h>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 
 namespace rv::proc {
 namespace {
@@ -113,9 +117,13 @@ struct SshRunner::Impl {
   ssh_session session = nullptr;
   std::string label; // user@host:port once connected
   std::string remote_user; // once connected
+  sftp_session sftp = nullptr; // opened on first file transfer
 
   ~Impl()
   {
+    if (sftp) {
+      sftp_free(sftp);
+    }
     if (session) {
       ssh_disconnect(session);
       ssh_free(session);
@@ -511,6 +519,161 @@ std::string SshRunner::user()
 std::string SshRunner::where() const
 {
   return "ssh " + (m_impl->label.empty() ? m_impl->options.destination : m_impl->label);
+}
+
+namespace {
+
+// The SFTP session of `impl`'s connection, opened once.
+Result<sftp_session> open_sftp(ssh_session session, sftp_session& sftp, const std::string& label)
+{
+  if (sftp) {
+    return sftp;
+  }
+  sftp = sftp_new(session);
+  if (!sftp || sftp_init(sftp) != SSH_OK) {
+    std::string why = ssh_get_error(session);
+    if (sftp) {
+      sftp_free(sftp);
+      sftp = nullptr;
+    }
+    return fail(ErrorCode::unreachable, fmt::format("ssh {}: cannot start SFTP: {}", label, why),
+                "the server may not offer the sftp subsystem; install rsync on both sides instead");
+  }
+  return sftp;
+}
+
+std::string sftp_why(sftp_session sftp, ssh_session session)
+{
+  switch (sftp_get_error(sftp)) {
+  case SSH_FX_NO_SUCH_FILE:
+    return "no such file or directory";
+  case SSH_FX_PERMISSION_DENIED:
+    return "permission denied";
+  default:
+    return ssh_get_error(session);
+  }
+}
+
+} // namespace
+
+Result<std::uint64_t> SshRunner::put_file(const std::string& local_path, const std::string& remote_path,
+                                          const FileMeta& meta)
+{
+  if (auto r = connect(); !r) {
+    return std::unexpected(r.error());
+  }
+  RV_TRY(sftp, open_sftp(m_impl->session, m_impl->sftp, m_impl->label));
+  const int fd = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return fail(ErrorCode::io, fmt::format("cannot read {}: {}", local_path, std::strerror(errno)));
+  }
+  const std::string tmp = remote_path + ".rv-tmp";
+  sftp_file file = sftp_open(sftp, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, static_cast<mode_t>(meta.mode & 07777));
+  if (!file) {
+    ::close(fd);
+    return fail(ErrorCode::io, fmt::format("cannot write {} on {}: {}", tmp, where(), sftp_why(sftp, m_impl->session)));
+  }
+  std::uint64_t sent = 0;
+  char buf[32768];
+  bool ok = true;
+  while (true) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    if (sftp_write(file, buf, static_cast<std::size_t>(n)) != n) {
+      ok = false;
+      break;
+    }
+    sent += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd);
+  sftp_close(file);
+  timeval times[2] = {{static_cast<time_t>(meta.mtime_s), 0}, {static_cast<time_t>(meta.mtime_s), 0}};
+  if (!ok || sftp_chmod(sftp, tmp.c_str(), static_cast<mode_t>(meta.mode & 07777)) != 0 ||
+      sftp_utimes(sftp, tmp.c_str(), times) != 0) {
+    auto why = sftp_why(sftp, m_impl->session);
+    sftp_unlink(sftp, tmp.c_str());
+    return fail(ErrorCode::io, fmt::format("cannot send {} to {}: {}", local_path, remote_path, why));
+  }
+  // OpenSSH's server refuses to rename over an existing file: unlink first (a snapshot's hard
+  // link keeps the old content either way).
+  sftp_unlink(sftp, remote_path.c_str());
+  if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) != 0) {
+    auto why = sftp_why(sftp, m_impl->session);
+    sftp_unlink(sftp, tmp.c_str());
+    return fail(ErrorCode::io, fmt::format("cannot rename {} to {}: {}", tmp, remote_path, why));
+  }
+  ++m_round_trips;
+  return sent;
+}
+
+Result<void> SshRunner::put_symlink(const std::string& target, const std::string& remote_path)
+{
+  if (auto r = connect(); !r) {
+    return std::unexpected(r.error());
+  }
+  RV_TRY(sftp, open_sftp(m_impl->session, m_impl->sftp, m_impl->label));
+  sftp_unlink(sftp, remote_path.c_str());
+  if (sftp_symlink(sftp, target.c_str(), remote_path.c_str()) != 0) {
+    return fail(ErrorCode::io, fmt::format("cannot create the symlink {} on {}: {}", remote_path, where(),
+                                           sftp_why(sftp, m_impl->session)));
+  }
+  return {};
+}
+
+Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const std::string& local_path)
+{
+  if (auto r = connect(); !r) {
+    return std::unexpected(r.error());
+  }
+  RV_TRY(sftp, open_sftp(m_impl->session, m_impl->sftp, m_impl->label));
+  sftp_attributes attrs = sftp_stat(sftp, remote_path.c_str());
+  if (!attrs) {
+    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", remote_path, where(),
+                                           sftp_why(sftp, m_impl->session)));
+  }
+  const auto mode = static_cast<mode_t>(attrs->permissions & 07777);
+  const timespec times[2] = {{static_cast<time_t>(attrs->mtime), 0}, {static_cast<time_t>(attrs->mtime), 0}};
+  sftp_attributes_free(attrs);
+  sftp_file file = sftp_open(sftp, remote_path.c_str(), O_RDONLY, 0);
+  if (!file) {
+    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", remote_path, where(),
+                                           sftp_why(sftp, m_impl->session)));
+  }
+  const std::string tmp = local_path + ".rv-tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode | S_IWUSR | S_IRUSR);
+  if (fd < 0) {
+    sftp_close(file);
+    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  }
+  std::uint64_t got = 0;
+  char buf[32768];
+  bool ok = true;
+  while (true) {
+    auto n = sftp_read(file, buf, sizeof buf);
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    if (::write(fd, buf, static_cast<std::size_t>(n)) != n) {
+      ok = false;
+      break;
+    }
+    got += static_cast<std::uint64_t>(n);
+  }
+  sftp_close(file);
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0 || ::rename(tmp.c_str(), local_path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return fail(ErrorCode::io, fmt::format("cannot fetch {} to {}", remote_path, local_path));
+  }
+  ++m_round_trips;
+  return got;
 }
 
 } // namespace rv::proc

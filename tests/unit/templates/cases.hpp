@@ -2,6 +2,8 @@
 // Shared inputs for the template tests: every golden file is one of these cases.
 
 #include "core/model/plan.hpp"
+#include "core/process/shell.hpp"
+#include "sync/deps.hpp"
 #include "templates/render.hpp"
 
 #include <string>
@@ -76,6 +78,11 @@ inline std::vector<Case> golden_cases()
     c.options.modules = {"cuda/12.8.0", "miniforge/24.11.3-py3.12"};
     c.options.venv = "/scratch/alice/.rv/envs/my proj";
     c.options.env = {{"WANDB_PROJECT", "it's \"quoted\" $notexpanded"}, {"HF_HUB_OFFLINE", "1"}};
+    // What `deps_install: job` adds (cli/smart_exec.cpp), so that the lint sees the real script.
+    c.options.setup = proc::shell_join(sync::deps_argv(c.options.venv, {"requirements.txt", "requirements", "0123abcd"},
+                                                       c.options.workdir + "/requirements.txt")) +
+                      " || { _rv_log \"error: installing requirements.txt failed\"; exit 1; }\n";
+    c.options.outputs = {"results", "it's a model.pt"};
     cases.push_back(c);
   }
   {
@@ -101,6 +108,7 @@ inline std::vector<Case> golden_cases()
     c.strategy.gpus_per_node = 4;
     c.strategy.cpus_per_task = 32;
     c.options.command = "torchrun --nproc_per_node=4 --nnodes 2 train.py --master_port 1";
+    c.options.outputs = {"results"};
     cases.push_back(c);
   }
   {
@@ -117,6 +125,7 @@ inline std::vector<Case> golden_cases()
     c.strategy.time_min_s = 3600;
     c.strategy.total_time_s = 12 * 3600;
     c.request.time_s = 12 * 3600;
+    c.options.outputs = {"ckpt/final"};
     cases.push_back(c);
   }
   {

@@ -306,3 +306,37 @@ TEST_CASE("exec: checkpoint multi-node: the signal reaches every node's command"
   CHECK(count(out, "node 1 saved") == 1);
   CHECK(fx.read("calls.log").find("scontrol requeue 900") != std::string::npos);
 }
+
+TEST_CASE("exec: --output paths are copied to RV_OUTPUT_DIR after the command; set-up runs before it")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  opts.command = "mkdir -p results/run1 && echo r >results/run1/a.txt && echo m >model.pt && echo \"venv=$RV_TEST_SETUP\"; exit 3";
+  opts.outputs = {"results/run1", "model.pt", "missing.txt"};
+  opts.setup = "export RV_TEST_SETUP=done\n";
+  auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
+  int rc = ExecFixture::sh(fx.job_env("777") + "bash '" + script + "' >'" + fx.path("stdout.txt") + "' 2>'" +
+                           fx.path("stderr.txt") + "'");
+  CHECK(rc == 3); // the copy keeps the command's status
+  CHECK(fx.read("stdout.txt") == "venv=done\n");
+  CHECK(fx.read("out/train-777/results/run1/a.txt") == "r\n");
+  CHECK(fx.read("out/train-777/model.pt") == "m\n");
+  auto err = fx.read("stderr.txt");
+  CHECK(err.find("warning: --output missing.txt does not exist") != std::string::npos);
+  CHECK(err.find("copied model.pt to") != std::string::npos);
+}
+
+TEST_CASE("exec: --output paths must stay inside the job's directory")
+{
+  ExecFixture fx;
+  auto opts = fx.options("");
+  for (const char* bad : {"/etc/passwd", "../up", "a/../../b", "..", ""}) {
+    opts.outputs = {bad};
+    auto r = render(base_strategy(), base_request(), opts);
+    CAPTURE(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("--output") != std::string::npos);
+  }
+  CHECK(check_output_path("results/run1"));
+  CHECK(check_output_path("a..b"));
+}

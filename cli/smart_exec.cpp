@@ -1,0 +1,280 @@
+#include "cli/smart_exec.hpp"
+
+#include "core/duration.hpp"
+#include "core/process/local_runner.hpp"
+#include "core/process/shell.hpp"
+#include "core/store/record_store.hpp"
+#include "sync/command.hpp"
+#include "sync/deps.hpp"
+#include "sync/snapshot.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+namespace rv::cli {
+namespace {
+
+std::string git_label(const sync::GitInfo& g)
+{
+  if (!g.is_git) {
+    return "not a git repository";
+  }
+  return fmt::format("git {}@{}{}", g.branch.empty() ? "?" : g.branch, g.commit.empty() ? "(no commits)" : g.commit,
+                     g.dirty ? "*" : "");
+}
+
+void log_push(const ProjectPush& p, const std::string& where)
+{
+  const auto& r = p.report;
+  const auto& plan = r.plan;
+  for (const auto& s : p.selection.skipped) {
+    spdlog::warn("not sent: {}: {}", s.path, s.why);
+  }
+  const auto deleted = plan.remove.size() + plan.remove_trees.size();
+  if (r.dry_run) {
+    spdlog::info("sync (dry run): would send {} of {} files ({}), delete {}, via {} to {} ({})", plan.send.size(),
+                 p.selection.entries.size(), sync::human_bytes(plan.send_bytes), deleted, r.transport, p.remote_dir,
+                 where);
+    return;
+  }
+  spdlog::info("sync: sent {} of {} files ({}; {} on the wire), deleted {}, unchanged {}, via {} in {:.2f} s to {} ({})",
+               plan.send.size(), p.selection.entries.size(), sync::human_bytes(plan.send_bytes),
+               sync::human_bytes(r.wire_bytes), deleted, plan.unchanged, r.transport, r.seconds, p.remote_dir, where);
+}
+
+// Streams the installer's output to stderr as it comes.
+void to_stderr(std::string_view s)
+{
+  std::fwrite(s.data(), 1, s.size(), stderr);
+  std::fflush(stderr);
+}
+
+} // namespace
+
+Result<SyncSettings> sync_settings(const Context& ctx)
+{
+  const auto& c = ctx.config;
+  SyncSettings s;
+  s.push.transport = c.get("sync_transport");
+  if (s.push.transport != "auto" && s.push.transport != "rsync" && s.push.transport != "sftp") {
+    return fail(ErrorCode::config, fmt::format("sync_transport '{}' is not auto, rsync or sftp", s.push.transport),
+                "rv config show lists the settings");
+  }
+  s.push.ssh.destination = c.get("host");
+  s.push.ssh.ssh_config = expand_home(c.get("ssh_config"));
+  s.push.ssh.identity_file = expand_home(c.get("identity_file"));
+  s.push.ssh.known_hosts = expand_home(c.get("known_hosts"));
+  RV_TRY(timeout, c.get_seconds("connect_timeout"));
+  s.push.ssh.connect_timeout_s = timeout;
+  const auto& max = c.get("sync_max_file_size");
+  if (max == "0" || max.empty()) {
+    s.select.max_file_bytes = 0;
+  } else {
+    auto mb = parse_memory_mb(max);
+    if (!mb) {
+      return fail(ErrorCode::config, fmt::format("sync_max_file_size '{}' is not a size", max), "e.g. 100M, 2G, or 0 for no limit");
+    }
+    s.select.max_file_bytes = static_cast<std::uint64_t>(*mb) << 20;
+  }
+  auto keep = c.get_seconds("snapshot_keep");
+  if (!keep) {
+    return fail(ErrorCode::config, fmt::format("snapshot_keep '{}' is not a duration", c.get("snapshot_keep")), "e.g. 7d, 36h");
+  }
+  s.snapshot_keep_s = *keep;
+  s.deps_install = c.get("deps_install");
+  if (s.deps_install != "login" && s.deps_install != "job" && s.deps_install != "off") {
+    return fail(ErrorCode::config, fmt::format("deps_install '{}' is not login, job or off", s.deps_install),
+                "login installs before submitting; job installs in the job (login nodes without internet)");
+  }
+  return s;
+}
+
+Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path)
+{
+  proc::Command c;
+  c.argv = {"sh", "-c",
+            "case $1 in '~') r=$HOME;; '~/'*) r=\"$HOME${1#\\~}\";; /*) r=$1;; *) r=\"$HOME/$1\";; esac; printf '%s\\n' \"$r\"",
+            "rv-path", path};
+  c.timeout = std::chrono::seconds(30);
+  RV_TRY(o, remote.run(c));
+  auto out = o.out;
+  while (!out.empty() && out.back() == '\n') {
+    out.pop_back();
+  }
+  if (!o.ok() || !out.starts_with("/")) {
+    return fail(ErrorCode::io, fmt::format("cannot resolve {} on {}: {}", path, remote.where(), o.err));
+  }
+  return out;
+}
+
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config)
+{
+  auto root = config.get("sync_root");
+  if (root.empty()) {
+    root = config.get("remote_root");
+    root += root.ends_with("/") ? "workspaces" : "/workspaces";
+  }
+  return resolve_remote_path(remote, root);
+}
+
+Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
+                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run)
+{
+  proc::LocalRunner local;
+  ProjectPush p;
+  p.root = root;
+  p.git = sync::read_git_info(root, local);
+  RV_TRY(sel, sync::list_project_files(root, local, settings.select));
+  p.selection = std::move(sel);
+  RV_TRY(sync_root, resolve_sync_root(remote, ctx.config));
+  p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
+  if (remote_dir.empty()) {
+    p.remote_dir = p.layout.workspace;
+  } else {
+    RV_TRY(dir, resolve_remote_path(remote, remote_dir));
+    p.remote_dir = dir;
+  }
+  spdlog::info("sync: project {} ({}, {} files, {})", root.string(), git_label(p.git), p.selection.entries.size(),
+               sync::human_bytes(p.selection.total_bytes));
+  auto options = settings.push;
+  options.dry_run = dry_run;
+  if (spdlog::should_log(spdlog::level::debug)) {
+    options.progress = [](std::string_view f) { spdlog::debug("sync: sent {}", f); };
+  }
+  RV_TRY(report, sync::push(remote, local, root, p.selection, p.remote_dir, options));
+  p.report = std::move(report);
+  log_push(p, remote.where());
+  return p;
+}
+
+Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file)
+{
+  namespace fs = std::filesystem;
+  auto root = sync::find_project_root(cwd).value_or(cwd);
+  if (!entry_file.empty()) {
+    const auto entry = fs::weakly_canonical(cwd / entry_file);
+    const auto rel = entry.lexically_relative(root);
+    if (rel.empty() || rel.begin()->string() == "..") {
+      auto other = sync::find_project_root(entry.parent_path()).value_or(entry.parent_path());
+      if (!cwd.lexically_relative(other).empty() && cwd.lexically_relative(other).begin()->string() != "..") {
+        root = other;
+      } else {
+        return fail(ErrorCode::usage,
+                    fmt::format("{} is outside the project at {}", entry_file, root.string()),
+                    "run rv from inside the project that holds the script (the job runs from the same "
+                    "relative directory)");
+      }
+    }
+  }
+  const char* home = std::getenv("HOME");
+  if (root == fs::path("/") || (home && *home && fs::weakly_canonical(home) == root)) {
+    return fail(ErrorCode::usage, fmt::format("the project root would be {}, which rv will not send whole", root.string()),
+                "run rv from a project directory (a git repository, or a folder with pyproject.toml or "
+                "requirements.txt), or pass --no-sync / --workdir DIR");
+  }
+  return root;
+}
+
+Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vector<std::string>& command,
+                             const SmartRunFlags& flags)
+{
+  namespace fs = std::filesystem;
+  SmartRun run;
+  run.workdir = flags.workdir;
+  run.extras.outputs = flags.outputs;
+  for (const auto& f : sync::misplaced_rv_flags(command, flags.rv_flags)) {
+    spdlog::warn("{} comes after the command, so it belongs to the command, not to rv; put rv's options before "
+                 "the command (rv run {} ... CMD)",
+                 f, f);
+  }
+  std::error_code ec;
+  const auto cwd = fs::current_path(ec);
+  if (ec) {
+    return fail(ErrorCode::io, "cannot read the current directory: " + ec.message());
+  }
+  auto analysis = sync::analyze_command(command, [&](const std::string& p) {
+    std::error_code e;
+    return fs::exists(p.starts_with("/") ? fs::path(p) : cwd / p, e);
+  });
+  if (!analysis.names_local_file()) {
+    return run; // nothing local: the command runs as typed, in --workdir or the home directory
+  }
+  if (!flags.workdir.empty() || flags.no_sync) {
+    spdlog::info("{}: not syncing {}", flags.no_sync ? "--no-sync" : "--workdir given",
+                 analysis.entry_file.empty() ? analysis.local_files.front() : analysis.entry_file);
+    return run;
+  }
+  for (const auto& a : analysis.absolute_paths) {
+    spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
+  }
+  RV_TRY(settings, sync_settings(ctx));
+  RV_TRY(root, project_root_for(cwd, analysis.entry_file));
+  const auto rel_dir = cwd.lexically_relative(root).generic_string();
+  spdlog::info("smart execution: {} names {}{}; syncing the project", analysis.launcher.empty() ? "the command" : analysis.launcher,
+               analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
+               analysis.entry_is_module ? " (a module)" : "");
+  RV_TRY(pushed, push_project(ctx, remote, root, "", settings, false));
+  // The entry file must be among what was sent.
+  if (!analysis.entry_file.empty()) {
+    const auto rel = fs::weakly_canonical(cwd / analysis.entry_file).lexically_relative(root).generic_string();
+    const bool sent = std::any_of(pushed.selection.entries.begin(), pushed.selection.entries.end(),
+                                  [&](const sync::LocalEntry& e) { return e.path == rel; });
+    if (!sent) {
+      spdlog::warn("{} was not sent (ignored by .gitignore or .rvignore, or too large): the job will not find it", rel);
+    }
+  }
+  // Prune old snapshots (never a live job's), then freeze this job's.
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
+  if (!pruned.removed.empty()) {
+    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(), format_human_duration(settings.snapshot_keep_s));
+  }
+  run.extras.request_id = store::new_request_id();
+  RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
+                                       sync::snapshot_name(now, run.extras.request_id)));
+  spdlog::info("snapshot: {}", snapshot);
+  run.workdir = sync::remote_join(snapshot, rel_dir);
+  run.extras.project_key = sync::project_id(root);
+  nlohmann::json record = {{"project_root", root.string()},
+                           {"project_id", run.extras.project_key},
+                           {"rel_dir", rel_dir},
+                           {"workspace", pushed.layout.workspace},
+                           {"snapshot", snapshot},
+                           {"files", pushed.selection.entries.size()},
+                           {"sent_files", pushed.report.plan.send.size()},
+                           {"sent_bytes", pushed.report.plan.send_bytes},
+                           {"transport", pushed.report.transport},
+                           {"outputs", flags.outputs}};
+  if (pushed.git.is_git) {
+    record["git"] = {{"branch", pushed.git.branch}, {"commit", pushed.git.commit}, {"dirty", pushed.git.dirty}};
+  }
+  // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
+  RV_TRY(deps, sync::find_deps_file(root, rel_dir));
+  if (deps && settings.deps_install != "off") {
+    const auto file = snapshot + "/" + deps->rel_path;
+    run.extras.venv = pushed.layout.venv;
+    record["venv"] = pushed.layout.venv;
+    record["deps"] = {{"file", deps->rel_path}, {"hash", deps->hash}, {"install", settings.deps_install}};
+    if (settings.deps_install == "login") {
+      spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path, deps->hash.substr(0, 12));
+      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file, to_stderr));
+      spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped", outcome.seconds);
+      record["deps"]["installed"] = outcome.installed;
+    } else {
+      run.extras.setup = proc::shell_join(sync::deps_argv(pushed.layout.venv, *deps, file)) +
+                         " || { _rv_log \"error: installing " + deps->rel_path + " failed\"; exit 1; }\n";
+    }
+  }
+  if (!flags.outputs.empty()) {
+    spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
+                 ctx.config.get("remote_root"), run.extras.request_id);
+  }
+  run.extras.sync = std::move(record);
+  return run;
+}
+
+} // namespace rv::cli

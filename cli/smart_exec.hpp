@@ -1,0 +1,70 @@
+#pragma once
+// Smart execution for `rv run`, and the project push shared with `rv sync`: find the local files
+// a command names, push the project to its workspace on the cluster, freeze a per-job snapshot,
+// make the venv current, and say where the job runs (docs/sync.md).
+
+#include "cli/context.hpp"
+#include "cli/launch.hpp"
+#include "sync/files.hpp"
+#include "sync/project.hpp"
+#include "sync/transfer.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::cli {
+
+// The sync settings of the config (transport, size limit, snapshot age, deps mode, SSH).
+struct SyncSettings {
+  sync::PushOptions push;
+  sync::SelectOptions select;
+  std::int64_t snapshot_keep_s = 7 * 86400;
+  std::string deps_install = "login"; // login | job | off
+};
+Result<SyncSettings> sync_settings(const Context& ctx);
+
+// Expands `~` of a remote path on the cluster and makes it absolute (relative = below $HOME).
+Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path);
+// The absolute sync root on the cluster (sync_root, else remote_root/workspaces).
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config);
+
+// A pushed project: where it is here and there.
+struct ProjectPush {
+  std::filesystem::path root;
+  sync::GitInfo git;
+  sync::RemoteLayout layout;
+  sync::FileSelection selection;
+  sync::PushReport report;
+  std::string remote_dir; // where the files went (the workspace unless REMOTE was given)
+};
+
+// Selects the files of the project at `root` and pushes them to `remote_dir` (default: the
+// project's workspace for its branch); logs what was skipped and what moved.
+Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
+                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run);
+
+// The project root for a command run from `cwd` that names `entry_file` (may be ""): the
+// project holding cwd; an error when cwd is the home or root directory, or outside the project.
+Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file);
+
+struct SmartRunFlags {
+  std::string workdir;              // --workdir: run there, no sync
+  bool no_sync = false;             // --no-sync
+  std::vector<std::string> outputs; // --output
+  std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
+};
+
+// Analyses `command`; when it names a local file (and neither --workdir nor --no-sync is
+// given), pushes the project, snapshots it, makes its venv current and returns where the job
+// runs and what the request records. Without a sync: `workdir` is --workdir, extras hold only
+// the outputs.
+struct SmartRun {
+  std::string workdir;
+  RunExtras extras;
+};
+Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vector<std::string>& command,
+                             const SmartRunFlags& flags);
+
+} // namespace rv::cli

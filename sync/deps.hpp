@@ -1,0 +1,46 @@
+#pragma once
+// Python dependencies: requirements.txt or pyproject.toml -> one venv per project and branch on
+// the cluster, created with uv when the cluster has it, else `python3 -m venv` + pip, and
+// reinstalled only when the dependency file's content hash changes (the hash lives in the venv).
+
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::sync {
+
+struct DepsFile {
+  std::string rel_path; // relative to the project root ('/'-separated)
+  std::string kind;     // "requirements" or "pyproject"
+  std::string hash;     // sha256 of the content
+};
+
+// The dependency file for a command run from `rel_dir` (root-relative): the nearest
+// requirements.txt, else pyproject.toml with a [project] table, from `rel_dir` up to the root.
+Result<std::optional<DepsFile>> find_deps_file(const std::filesystem::path& root, const std::string& rel_dir);
+
+// The bash script that makes the venv current: `bash -c SCRIPT rv-deps VENV HASH KIND FILE`.
+// It takes a lock, skips the install when VENV/.rv-deps-hash holds HASH, else installs with uv
+// (or python3 -m venv + pip) and writes the hash only after success. Its output is the tool's.
+const std::string& deps_script();
+
+// The argv that runs deps_script() for `file` (an absolute path on the cluster).
+std::vector<std::string> deps_argv(const std::string& venv, const DepsFile& deps, const std::string& file);
+
+struct DepsOutcome {
+  bool installed = false; // false: the venv was already current
+  double seconds = 0;
+};
+
+// Runs the install on the login node, streaming its output to `progress`; a failure carries
+// the last lines of the tool's own output.
+Result<DepsOutcome> ensure_venv(proc::Runner& remote, const std::string& venv, const DepsFile& deps,
+                                const std::string& file, const std::function<void(std::string_view)>& progress);
+
+} // namespace rv::sync

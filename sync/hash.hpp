@@ -1,0 +1,18 @@
+#pragma once
+// SHA-256, for content hashes (dependency files) and project identities.
+
+#include "core/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace rv::sync {
+
+// Lower-case hex SHA-256 of `data`.
+std::string sha256_hex(std::string_view data);
+
+// Lower-case hex SHA-256 of a file's content.
+Result<std::string> sha256_file(const std::filesystem::path& path);
+
+} // namespace rv::sync

@@ -1,0 +1,97 @@
+#include "sync/snapshot.hpp"
+
+#include "sync/files.hpp"
+#include "sync/project.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::sync {
+
+std::set<std::string> live_request_ids(std::string_view text)
+{
+  std::set<std::string> ids;
+  for (auto line : split_records(text, '\n')) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
+      line.pop_back();
+    }
+    if (line.starts_with("rv:") && line.size() > 3) {
+      ids.emplace(line.substr(3));
+    }
+  }
+  return ids;
+}
+
+std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& names, std::int64_t now_s,
+                                            std::int64_t keep_s, const std::set<std::string>& live)
+{
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    auto parsed = parse_snapshot_name(n);
+    if (!parsed || now_s - parsed->first <= keep_s || live.count(parsed->second) != 0) {
+      continue;
+    }
+    out.push_back(n);
+  }
+  return out;
+}
+
+Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
+                                  const std::string& name)
+{
+  proc::Command c;
+  c.argv = {"sh", "-c",
+            "mkdir -p -- \"$1\" \"$2\" && tmp=\"$2/.$3.tmp\" && rm -rf -- \"$tmp\" && "
+            "{ cp -al -- \"$1\" \"$tmp\" 2>/dev/null || { rm -rf -- \"$tmp\"; rsync -a --link-dest=\"$1\" -- \"$1/\" \"$tmp/\"; }; } && "
+            "touch -- \"$tmp\" && mv -- \"$tmp\" \"$2/$3\"",
+            "rv-snapshot", workspace, snapshots, name};
+  c.timeout = std::chrono::seconds(300);
+  RV_TRY(o, remote.run(c));
+  if (!o.ok()) {
+    return fail(ErrorCode::io, fmt::format("cannot snapshot {} on {}: {}", workspace, remote.where(), o.err),
+                "the workspace and its snapshots must be on one file system (hard links); check free space");
+  }
+  return snapshots + "/" + name;
+}
+
+Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
+                                    std::int64_t keep_s)
+{
+  proc::Command list;
+  list.argv = {"sh", "-c", "[ -d \"$1\" ] || exit 0; cd -- \"$1\" && for d in *; do [ -d \"$d\" ] && printf '%s\\n' \"$d\"; done; true",
+               "rv-snapshots", snapshots};
+  list.timeout = std::chrono::seconds(60);
+  proc::Command queue;
+  queue.argv = {"sh", "-c", "squeue -h -u \"$(id -un)\" -o %k"};
+  queue.timeout = std::chrono::seconds(60);
+  RV_TRY(outs, remote.run_batch({list, queue}));
+  PruneReport report;
+  if (outs.size() != 2 || !outs[0].ok() || !outs[1].ok()) {
+    report.skipped = true; // never remove a snapshot without knowing which jobs are alive
+    spdlog::debug("snapshot pruning skipped: cannot list snapshots or read squeue");
+    return report;
+  }
+  const auto names = split_records(outs[0].out, '\n');
+  const auto live = live_request_ids(outs[1].out);
+  report.removed = snapshots_to_prune(names, now_s, keep_s, live);
+  for (const auto& n : names) {
+    auto parsed = parse_snapshot_name(n);
+    if (parsed && now_s - parsed->first > keep_s && live.count(parsed->second) != 0) {
+      report.kept_live.push_back(n);
+    }
+  }
+  if (report.removed.empty()) {
+    return report;
+  }
+  proc::Command rm;
+  rm.argv = {"sh", "-c", "cd -- \"$1\" && shift && rm -rf -- \"$@\"", "rv-prune", snapshots};
+  rm.argv.insert(rm.argv.end(), report.removed.begin(), report.removed.end());
+  rm.timeout = std::chrono::seconds(300);
+  RV_TRY(o, remote.run(rm));
+  if (!o.ok()) {
+    spdlog::warn("could not remove old snapshots in {}: {}", snapshots, o.err);
+  }
+  return report;
+}
+
+} // namespace rv::sync

@@ -1,0 +1,39 @@
+#pragma once
+// Per-job snapshots: an immutable hard-link copy of the workspace that the job runs from, and
+// pruning by creation time that never removes the snapshot of a queued or running job.
+
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rv::sync {
+
+// Request ids of the user's jobs still in squeue, from `squeue -h -o %k` lines (`rv:<id>`).
+std::set<std::string> live_request_ids(std::string_view squeue_comments);
+
+// The snapshot names (see snapshot_name) to delete: created more than `keep_s` ago and not
+// belonging to a live request. Names that are not snapshots are never touched. Pure.
+std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& names, std::int64_t now_s,
+                                            std::int64_t keep_s, const std::set<std::string>& live);
+
+// Creates <snapshots>/<name> as a hard-link copy of `workspace` (`cp -al`, else rsync
+// --link-dest), atomically (a temporary name, then rename). One round trip.
+Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
+                                  const std::string& name);
+
+struct PruneReport {
+  std::vector<std::string> removed;
+  std::vector<std::string> kept_live; // old enough, but their job is queued or running
+  bool skipped = false;               // squeue could not be asked: nothing removed
+};
+
+// Prunes old snapshots of one snapshots directory: one round trip to list them and read
+// squeue, one more when something goes.
+Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
+                                    std::int64_t keep_s);
+
+} // namespace rv::sync

@@ -1,0 +1,96 @@
+#pragma once
+// Pushing a project's files to a directory on the cluster and pulling files back: one plan
+// (what to send, what to delete) from the local selection and the remote manifest, then rsync
+// over ssh where both sides have it, else SFTP through rv's own SSH session. A dry run stops
+// after the plan, so it shows exactly what a real push does.
+
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+#include "sync/files.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::sync {
+
+// One entry of a remote directory, from `find -printf`.
+struct RemoteEntry {
+  std::string path; // relative to the listed directory
+  char type = 'f';  // 'f' file, 'l' symlink, 'd' directory, other find %y letters
+  std::uint64_t size = 0;
+  std::int64_t mtime_s = 0;
+  unsigned mode = 0;
+  std::string link_target;
+};
+
+// The command that lists `dir` on the cluster (nothing when it does not exist): NUL-separated
+// records of type, size, mtime, mode, link target and path.
+proc::Command manifest_command(const std::string& dir);
+// Parses its output.
+Result<std::vector<RemoteEntry>> parse_manifest(std::string_view out);
+
+struct TransferPlan {
+  std::vector<LocalEntry> send;          // new or changed (size, mtime, mode, type or link target)
+  std::vector<std::string> remove;       // remote files and links the selection no longer has
+  std::vector<std::string> remove_trees; // remote directories where the selection has a file
+  std::vector<std::string> remove_dirs;  // remote directories left empty, deepest first
+  std::vector<std::string> make_dirs;    // directories the sent files need
+  std::size_t unchanged = 0;
+  std::uint64_t send_bytes = 0;
+};
+
+// What to send and delete so that the remote directory mirrors `local` (pure).
+TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote);
+
+// How rsync reaches the cluster: the same settings rv's own SSH session uses.
+struct SshTarget {
+  std::string destination;   // [user@]host[:port] or an ssh config alias; "" = this machine
+  std::string ssh_config;    // "" = none
+  std::string identity_file;
+  std::string known_hosts;
+  std::int64_t connect_timeout_s = 15;
+};
+
+// The `ssh` command line rsync runs (`-e`), from `target`.
+Result<std::string> rsync_ssh_command(const SshTarget& target);
+// `dir` as rsync names it on the cluster: `host:dir`, `user@host:dir`, or `dir` locally.
+Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string& dir);
+
+struct PushOptions {
+  bool dry_run = false;
+  std::string transport = "auto"; // auto | rsync | sftp
+  SshTarget ssh;
+  std::function<void(std::string_view)> progress; // one line per sent file (SFTP) or rsync's output
+};
+
+struct PushReport {
+  std::string transport; // "rsync" or "sftp" (or what would be used, in a dry run)
+  TransferPlan plan;
+  std::uint64_t wire_bytes = 0; // bytes on the wire as rsync counts them; SFTP: file bytes sent
+  double seconds = 0;
+  bool dry_run = false;
+};
+
+// Makes `remote_dir` mirror `sel` (files below `root`). Two round trips on `remote` (manifest,
+// then deletions and directories) plus the transfer; `local` runs rsync.
+Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
+                        const FileSelection& sel, const std::string& remote_dir, const PushOptions& options);
+
+struct PullReport {
+  std::string transport;
+  std::size_t files = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  std::string local_path; // where it went
+};
+
+// Copies `remote_path` (a file or a directory, recursively) to `local_path`; an existing local
+// directory receives it under its basename. Never deletes local files.
+Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::string& remote_path,
+                        const std::filesystem::path& local_path, const PushOptions& options);
+
+} // namespace rv::sync

@@ -1,0 +1,189 @@
+// File selection on real temporary projects: git and non-git, .rvignore, deletions, large files,
+// symlinks; and the transfer plan that mirrors deletions.
+
+#include "core/process/local_runner.hpp"
+#include "sync/files.hpp"
+#include "sync/transfer.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace rv::sync;
+namespace fs = std::filesystem;
+using V = std::vector<std::string>;
+
+namespace {
+
+struct TempProject {
+  fs::path root;
+  TempProject()
+  {
+    char tmpl[] = "/tmp/rv-sync-test.XXXXXX";
+    root = ::mkdtemp(tmpl);
+  }
+  ~TempProject()
+  {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  void write(const std::string& rel, const std::string& text = "x") const
+  {
+    fs::create_directories((root / rel).parent_path());
+    std::ofstream(root / rel) << text;
+  }
+  int sh(const std::string& cmd) const
+  {
+    return std::system(("cd '" + root.string() + "' && " + cmd + " >/dev/null 2>&1").c_str());
+  }
+};
+
+V paths(const FileSelection& sel)
+{
+  V out;
+  for (const auto& e : sel.entries) {
+    out.push_back(e.path);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("sync: a non-git project sends everything minus the default ignores, .gitignore and .rvignore")
+{
+  TempProject p;
+  p.write("train.py");
+  p.write("src/model.py");
+  p.write("__pycache__/model.cpython-311.pyc");
+  p.write("src/__pycache__/x.pyc");
+  p.write(".venv/bin/python");
+  p.write("node_modules/x/index.js");
+  p.write(".git-not-a-repo.txt");
+  p.write("checkpoints/step1.pt");
+  p.write("notes.log");
+  p.write(".gitignore", "*.log\n");
+  p.write(".rvignore", "checkpoints/\n");
+  rv::proc::LocalRunner local;
+  auto sel = list_project_files(p.root, local, {});
+  REQUIRE(sel);
+  CHECK_FALSE(sel->git);
+  CHECK(paths(*sel) == V{".git-not-a-repo.txt", ".gitignore", "src/model.py", "train.py"});
+}
+
+TEST_CASE("sync: a git project sends tracked plus untracked-not-ignored files, minus .rvignore; deleted files drop out")
+{
+  TempProject p;
+  p.write("train.py");
+  p.write("old.py");
+  p.write("data/big.bin");
+  p.write(".gitignore", "data/\n");
+  p.write(".rvignore", "docs/\n");
+  p.write("docs/paper.pdf");
+  REQUIRE(p.sh("git init -q && git add -A && git -c user.email=t@t -c user.name=t commit -qm init") == 0);
+  p.write("new_untracked.py");
+  fs::remove(p.root / "old.py"); // tracked, deleted, not `git rm`ed: the original's rsync exit 23
+  rv::proc::LocalRunner local;
+  auto sel = list_project_files(p.root, local, {});
+  REQUIRE(sel);
+  CHECK(sel->git);
+  CHECK(paths(*sel) == V{".gitignore", "new_untracked.py", "train.py"});
+}
+
+TEST_CASE("sync: large files are skipped with a reason; symlinks are kept only inside the project")
+{
+  TempProject p;
+  p.write("small.py", "print(1)\n");
+  p.write("weights.bin", std::string(2048, 'w'));
+  p.write("cfg/base.yaml");
+  fs::create_symlink("cfg/base.yaml", p.root / "link.yaml");
+  fs::create_symlink("../../etc/passwd", p.root / "cfg/escape");
+  fs::create_symlink("/etc/hostname", p.root / "abs");
+  rv::proc::LocalRunner local;
+  SelectOptions opts;
+  opts.max_file_bytes = 1024;
+  auto sel = list_project_files(p.root, local, opts);
+  REQUIRE(sel);
+  CHECK(paths(*sel) == V{"cfg/base.yaml", "link.yaml", "small.py"});
+  REQUIRE(sel->entries[1].type == EntryType::symlink);
+  CHECK(sel->entries[1].link_target == "cfg/base.yaml");
+  V skipped;
+  for (const auto& s : sel->skipped) {
+    skipped.push_back(s.path);
+  }
+  CHECK(skipped == V{"abs", "cfg/escape", "weights.bin"});
+  CHECK(sel->skipped[2].why.find("sync_max_file_size") != std::string::npos);
+}
+
+TEST_CASE("sync: the transfer plan sends new and changed files and mirrors deletions")
+{
+  std::vector<LocalEntry> local = {
+      {"a.py", EntryType::file, 10, 100, 0644, ""},
+      {"pkg/b.py", EntryType::file, 20, 200, 0644, ""},
+      {"pkg/new.py", EntryType::file, 5, 300, 0755, ""},
+      {"link", EntryType::symlink, 0, 0, 0777, "a.py"},
+      {"was_dir", EntryType::file, 1, 1, 0644, ""},
+  };
+  std::vector<RemoteEntry> remote = {
+      {"a.py", 'f', 10, 100, 0644, ""},       // unchanged
+      {"pkg", 'd', 4096, 1, 0755, ""},
+      {"pkg/b.py", 'f', 20, 199, 0644, ""},   // older mtime: changed
+      {"link", 'l', 4, 1, 0777, "b.py"},      // other target: changed
+      {"gone.py", 'f', 1, 1, 0644, ""},       // deleted locally
+      {"olddir", 'd', 4096, 1, 0755, ""},
+      {"olddir/x.py", 'f', 1, 1, 0644, ""},  // deleted locally, with its directory
+      {"was_dir", 'd', 4096, 1, 0755, ""},    // now a file locally
+      {"was_dir/y", 'f', 1, 1, 0644, ""},
+  };
+  auto plan = plan_transfer(local, remote);
+  V send;
+  for (const auto& e : plan.send) {
+    send.push_back(e.path);
+  }
+  CHECK(send == V{"pkg/b.py", "pkg/new.py", "link", "was_dir"});
+  CHECK(plan.send_bytes == 26);
+  CHECK(plan.unchanged == 1);
+  CHECK(plan.remove == V{"gone.py", "olddir/x.py", "was_dir/y"});
+  CHECK(plan.remove_trees == V{"was_dir"});
+  CHECK(plan.remove_dirs == V{"olddir"});
+  CHECK(plan.make_dirs.empty());
+  // An empty remote: everything is sent, directories made.
+  auto fresh = plan_transfer(local, {});
+  CHECK(fresh.send.size() == local.size());
+  CHECK(fresh.make_dirs == V{"pkg"});
+}
+
+TEST_CASE("sync: the remote manifest parses find's NUL-separated records")
+{
+  using namespace std::string_literals;
+  auto out = "d\0"s "4096\0"s "1700000000.5\0"s "755\0"s "\0"s "src\0"s
+             "f\0"s "12\0"s "1700000001.0000000000\0"s "644\0"s "\0"s "src/a b.py\0"s
+             "l\0"s "4\0"s "1700000002.0\0"s "777\0"s "a.py\0"s "link\0"s;
+  auto m = parse_manifest(out);
+  REQUIRE(m);
+  REQUIRE(m->size() == 3);
+  CHECK((*m)[0].type == 'd');
+  CHECK((*m)[1].path == "src/a b.py");
+  CHECK((*m)[1].size == 12);
+  CHECK((*m)[1].mtime_s == 1700000001);
+  CHECK((*m)[1].mode == 0644);
+  CHECK((*m)[2].link_target == "a.py");
+  CHECK_FALSE(parse_manifest("f\0"s "12\0"s));
+  CHECK_FALSE(parse_manifest("f\0"s "x\0"s "1\0"s "644\0"s "\0"s "p\0"s));
+}
+
+TEST_CASE("sync: rsync reaches the cluster with rv's SSH settings")
+{
+  SshTarget t{"ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15};
+  auto ssh = rsync_ssh_command(t);
+  REQUIRE(ssh);
+  CHECK(*ssh == "ssh -F /home/ana/.ssh/config -o BatchMode=yes -o ConnectTimeout=15 -i /home/ana/.ssh/id_ed25519 -o "
+                "UserKnownHostsFile=/tmp/kh -p 2200");
+  CHECK(*rsync_remote_spec(t, "/x/") == "ana@login.hpc.edu:/x/");
+  SshTarget alias{"rvtb", "", "", "", 5};
+  CHECK(*rsync_ssh_command(alias) == "ssh -F none -o BatchMode=yes -o ConnectTimeout=5");
+  CHECK(*rsync_remote_spec(alias, "/x") == "rvtb:/x");
+  CHECK(*rsync_remote_spec(SshTarget{}, "/x") == "/x");
+  CHECK_FALSE(rsync_ssh_command(SshTarget{"bad host", "", "", "", 5}));
+}

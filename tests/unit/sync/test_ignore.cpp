@@ -1,0 +1,54 @@
+// gitignore-style patterns for .rvignore and the default ignores.
+
+#include "sync/ignore.hpp"
+
+#include <doctest/doctest.h>
+
+using rv::sync::glob_match;
+using rv::sync::IgnoreRules;
+
+TEST_CASE("sync: glob matching")
+{
+  CHECK(glob_match("*.py", "train.py"));
+  CHECK_FALSE(glob_match("*.py", "a/train.py"));
+  CHECK(glob_match("a/**/b", "a/b"));
+  CHECK(glob_match("a/**/b", "a/x/y/b"));
+  CHECK(glob_match("**/b", "x/b"));
+  CHECK(glob_match("a/**", "a/x/y"));
+  CHECK(glob_match("data?.csv", "data1.csv"));
+  CHECK_FALSE(glob_match("data?.csv", "data/.csv"));
+  CHECK(glob_match("[a-c]x", "bx"));
+  CHECK_FALSE(glob_match("[!a-c]x", "bx"));
+  CHECK(glob_match("\\*lit", "*lit"));
+  CHECK_FALSE(glob_match("\\*lit", "xlit"));
+  CHECK(glob_match("[unclosed", "[unclosed"));
+}
+
+TEST_CASE("sync: .rvignore rules: anchoring, directories, negation, last match wins")
+{
+  IgnoreRules r;
+  r.add_text("# comment\n\n*.ckpt\n/build\nlogs/\nsub/tmp.txt\n!keep.ckpt\nout/**/*.bin\n");
+  CHECK(r.ignored("model.ckpt", false));
+  CHECK(r.ignored("a/b/model.ckpt", false));
+  CHECK_FALSE(r.ignored("keep.ckpt", false));
+  CHECK(r.ignored("build", true));
+  CHECK(r.ignored("build/x.o", false));
+  CHECK_FALSE(r.ignored("src/build/x.o", false)); // anchored at the root
+  CHECK(r.ignored("logs/run.txt", false));         // below an ignored directory
+  CHECK(r.ignored("a/logs/run.txt", false));
+  CHECK_FALSE(r.ignored("logs", false));           // `logs/` matches directories only
+  CHECK(r.ignored("sub/tmp.txt", false));
+  CHECK_FALSE(r.ignored("x/sub/tmp.txt", false));
+  CHECK(r.ignored("out/a/b/w.bin", false));
+  CHECK_FALSE(r.ignored("train.py", false));
+}
+
+TEST_CASE("sync: nothing below an ignored directory comes back; trailing spaces are trimmed")
+{
+  IgnoreRules r;
+  r.add_line("cache/   ");
+  r.add_line("!cache/keep.txt");
+  CHECK(r.ignored("cache/keep.txt", false));
+  IgnoreRules empty;
+  CHECK_FALSE(empty.ignored("anything", false));
+}
