@@ -31,9 +31,9 @@ Table parse_table(std::string_view input, std::string_view delim, const std::vec
   std::string chosen(delim);
   if (chosen.empty()) {
     if (input.find('\x1f') != std::string_view::npos) {
-      chosen.assign(1, '\x1f'); // not `= "..."`: GCC 12 -O3 reports a false -Wrestrict there (PR 105329)
+      chosen = "\x1f";
     } else if (input.find('|') != std::string_view::npos) {
-      chosen.assign(1, '|');
+      chosen = "|";
     }
   }
   std::vector<std::pair<std::size_t, std::size_t>> spans; // fixed-width columns
