@@ -204,12 +204,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
     j.nodes = s.nodes;
   }
   if (auto c = store.create(rec.id, to_json(rec)); !c) {
-    if (!rec.secrets_file.empty()) { // nothing was submitted: the secrets must not stay behind
-      proc::Command rm;
-      rm.argv = {"rm", "-f", "--", rec.secrets_file};
-      rm.timeout = std::chrono::seconds(30);
-      (void)runner.run(rm);
-    }
+    remove_secrets(runner, store, {&rec}, true); // nothing was submitted: the secrets must not stay behind
     return std::unexpected(c.error());
   }
 
