@@ -30,6 +30,7 @@ struct PushOpts {
   std::string path;
   std::string remote;
   bool dry_run = false;
+  bool allow_delete = false;
 };
 
 // The directory to push: PATH when given, else the project holding the current directory.
@@ -72,10 +73,19 @@ nlohmann::json push_json(const ProjectPush& p)
           {"send_bytes", plan.send_bytes},
           {"wire_bytes", p.report.wire_bytes},
           {"delete", deleted},
+          {"mirror", p.report.mirrored},
+          {"kept", p.report.kept},
+          {"note", p.report.note},
           {"unchanged", plan.unchanged},
           {"skipped", skipped},
           {"seconds", p.report.seconds},
           {"git", {{"is_git", p.git.is_git}, {"branch", p.git.branch}, {"commit", p.git.commit}, {"dirty", p.git.dirty}}}};
+}
+
+// ", kept 3 not in the project" when the target is not rv's and holds paths the project lacks.
+std::string kept_text(const ProjectPush& p)
+{
+  return p.report.kept.empty() ? std::string() : fmt::format(", kept {} not in the project", p.report.kept.size());
 }
 
 Result<int> run_push(const PushOpts& o, Context& ctx)
@@ -83,7 +93,7 @@ Result<int> run_push(const PushOpts& o, Context& ctx)
   RV_TRY(root, push_root(o.path));
   RV_TRY(settings, sync_settings(ctx));
   RV_TRY(runner, ctx.make_runner());
-  RV_TRY(p, push_project(ctx, *runner, root, o.remote, settings, o.dry_run));
+  RV_TRY(p, push_project(ctx, *runner, root, o.remote, settings, o.dry_run, o.allow_delete));
   if (ctx.global.json) {
     print_json(push_json(p));
     return 0;
@@ -99,14 +109,17 @@ Result<int> run_push(const PushOpts& o, Context& ctx)
     for (const auto& d : plan.remove_trees) {
       out(fmt::format("delete  {}/\n", d));
     }
-    out(fmt::format("dry run: would send {} files ({}), delete {}, keep {} unchanged, via {} to {}\n", plan.send.size(),
-                    sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), plan.unchanged,
-                    p.report.transport, p.remote_dir));
+    for (const auto& d : p.report.kept) {
+      out(fmt::format("keep    {}\n", d));
+    }
+    out(fmt::format("dry run: would send {} files ({}), delete {}{}, {} unchanged, via {} to {}\n", plan.send.size(),
+                    sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), kept_text(p),
+                    plan.unchanged, p.report.transport, p.remote_dir));
     return 0;
   }
-  out(fmt::format("pushed {} files ({}), deleted {}, {} unchanged, via {} in {:.2f} s to {}\n", plan.send.size(),
-                  sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), plan.unchanged,
-                  p.report.transport, p.report.seconds, p.remote_dir));
+  out(fmt::format("pushed {} files ({}), deleted {}{}, {} unchanged, via {} in {:.2f} s to {}\n", plan.send.size(),
+                  sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), kept_text(p),
+                  plan.unchanged, p.report.transport, p.report.seconds, p.remote_dir));
   return 0;
 }
 
@@ -156,6 +169,7 @@ struct WatchOpts {
   std::string path;
   std::string remote;
   std::string interval = "1s";
+  bool allow_delete = false;
 };
 
 // A fingerprint of what would be sent: paths, sizes, mtimes, modes, link targets.
@@ -193,7 +207,7 @@ Result<int> run_watch(const WatchOpts& o, Context& ctx)
   }
   const auto interval = std::chrono::milliseconds(*secs * 1000);
   RV_TRY(runner, ctx.make_runner());
-  RV_TRY(first, push_project(ctx, *runner, root, o.remote, settings, false));
+  RV_TRY(first, push_project(ctx, *runner, root, o.remote, settings, false, o.allow_delete));
   RV_TRY(last, fingerprint(root, settings));
   spdlog::info("watching {} (every {}; Ctrl-C stops)", root.string(), o.interval);
   // Debounce: push once the files have stopped changing for one interval.
@@ -207,7 +221,7 @@ Result<int> run_watch(const WatchOpts& o, Context& ctx)
       pending = now; // still changing: wait one more interval
       continue;
     }
-    if (auto p = push_project(ctx, *runner, root, first.remote_dir, settings, false); !p) {
+    if (auto p = push_project(ctx, *runner, root, o.remote, settings, false, o.allow_delete); !p) {
       spdlog::warn("push failed: {} (retrying on the next change)", p.error().message);
       continue;
     }
@@ -230,6 +244,8 @@ void setup_sync(CLI::App& app, Context& ctx)
   push->add_option("path", push_opts->path, "local directory (default: the project holding the current directory)");
   push->add_option("remote", push_opts->remote, "remote directory (default: the project's workspace for its branch)");
   push->add_flag("-n,--dry-run", push_opts->dry_run, "list what would be sent and deleted; change nothing");
+  push->add_flag("--delete", push_opts->allow_delete,
+                 "mirror deletions into a REMOTE_DIR that is not an rv workspace yet (and mark it as one)");
   push->callback([&ctx, push_opts] { ctx.action = [&ctx, push_opts] { return run_push(*push_opts, ctx); }; });
 
   auto pull_opts = std::make_shared<PullOpts>();
@@ -243,6 +259,8 @@ void setup_sync(CLI::App& app, Context& ctx)
   watch->add_option("path", watch_opts->path, "local directory (default: the project holding the current directory)");
   watch->add_option("remote", watch_opts->remote, "remote directory (default: the project's workspace)");
   watch->add_option("--interval", watch_opts->interval, "how often to look for changes (default 1s)");
+  watch->add_flag("--delete", watch_opts->allow_delete,
+                  "mirror deletions into a REMOTE_DIR that is not an rv workspace yet (and mark it as one)");
   watch->callback([&ctx, watch_opts] { ctx.action = [&ctx, watch_opts] { return run_watch(*watch_opts, ctx); }; });
 }
 

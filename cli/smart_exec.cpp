@@ -35,6 +35,10 @@ void log_push(const ProjectPush& p, const std::string& where)
     spdlog::warn("not sent: {}: {}", s.path, s.why);
   }
   const auto deleted = plan.remove.size() + plan.remove_trees.size();
+  if (!r.note.empty()) {
+    spdlog::warn("{}{}", r.note,
+                 r.kept.empty() ? std::string() : fmt::format(" ({} paths the project lacks are kept)", r.kept.size()));
+  }
   if (r.dry_run) {
     spdlog::info("sync (dry run): would send {} of {} files ({}), delete {}, via {} to {} ({})", plan.send.size(),
                  p.selection.entries.size(), sync::human_bytes(plan.send_bytes), deleted, r.transport, p.remote_dir,
@@ -122,7 +126,8 @@ Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config
 }
 
 Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
-                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run)
+                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run,
+                                 bool allow_delete)
 {
   proc::LocalRunner local;
   ProjectPush p;
@@ -132,16 +137,23 @@ Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::
   p.selection = std::move(sel);
   RV_TRY(sync_root, resolve_sync_root(remote, ctx.config));
   p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
+  auto options = settings.push;
+  options.dry_run = dry_run;
+  options.target.protect = {sync_root};
   if (remote_dir.empty()) {
     p.remote_dir = p.layout.workspace;
+    options.target.owned = true;
   } else {
+    // A directory the user names: rv deletes there only when it is marked as rv's or --delete
+    // is given, and never pushes to $HOME, /, rv's remote root or their ancestors.
     RV_TRY(dir, resolve_remote_path(remote, remote_dir));
+    RV_TRY(remote_root, resolve_remote_path(remote, ctx.config.get("remote_root")));
     p.remote_dir = dir;
+    options.target.protect.push_back(remote_root);
+    options.target.allow_delete = allow_delete;
   }
   spdlog::info("sync: project {} ({}, {} files, {})", root.string(), git_label(p.git), p.selection.entries.size(),
                sync::human_bytes(p.selection.total_bytes));
-  auto options = settings.push;
-  options.dry_run = dry_run;
   if (spdlog::should_log(spdlog::level::debug)) {
     options.progress = [](std::string_view f) { spdlog::debug("sync: sent {}", f); };
   }
@@ -217,7 +229,7 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
   spdlog::info("smart execution: {} names {}{}; syncing the project", analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  RV_TRY(pushed, push_project(ctx, remote, root, "", settings, false));
+  RV_TRY(pushed, push_project(ctx, remote, root, "", settings, false, false));
   // The entry file must be among what was sent.
   if (!analysis.entry_file.empty()) {
     const auto rel = fs::weakly_canonical(cwd / analysis.entry_file).lexically_relative(root).generic_string();

@@ -41,9 +41,12 @@ struct ProjectPush {
 };
 
 // Selects the files of the project at `root` and pushes them to `remote_dir` (default: the
-// project's workspace for its branch); logs what was skipped and what moved.
+// project's workspace for its branch); logs what was skipped and what moved. Deletions happen
+// only in rv's workspaces, or with `allow_delete` (--delete) in a directory the user names
+// (sync/target.hpp).
 Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
-                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run);
+                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run,
+                                 bool allow_delete);
 
 // The project root for a command run from `cwd` that names `entry_file` (may be ""): the
 // project holding cwd; an error when cwd is the home or root directory, or outside the project.

@@ -1,9 +1,6 @@
 #include "sync/transfer.hpp"
 
 #include "core/interrupt.hpp"
-#include "core/process/shell.hpp"
-#include "core/process/ssh_runner.hpp"
-
 #include "core/process/local_runner.hpp"
 
 #include <fmt/format.h>
@@ -25,11 +22,24 @@ double seconds_since(Clock::time_point t0)
 }
 
 // Applies deletions and directory creation below $1, from NUL-separated records on stdin:
-// R<path> rm -f, X<path> rm -rf, D<path> rmdir (when empty), M<path> mkdir -p.
+// W marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
+// D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
+// marked and is not reached through a symlink, whatever the records say (docs/sync.md).
 constexpr const char* k_apply = R"sh(mkdir -p -- "$1" && cd -- "$1" || exit 1
+own=0
+if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ]; then own=1; fi
 status=0
 while IFS= read -r -d '' rec; do
   p=${rec#?}
+  case $rec in
+    W*) rm -f -- .rv-workspace
+        printf 'rv workspace: rv sync mirrors the project here, deletions included\n' >.rv-workspace || exit 1
+        [ -L "$1" ] || own=1 ;;
+    R*|X*|D*) if [ "$own" != 1 ]; then
+        printf 'refusing to delete in %s: it is not an rv workspace\n' "$1" >&2
+        exit 3
+      fi ;;
+  esac
   case $rec in
     R*) rm -f -- "$p" || status=1 ;;
     X*) rm -rf -- "$p" || status=1 ;;
@@ -43,29 +53,6 @@ std::string parent_of(const std::string& path)
 {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-bool is_local(const SshTarget& t)
-{
-  return t.destination.empty();
-}
-
-// "Total bytes sent: 1,234" in rsync --stats output.
-std::uint64_t rsync_bytes_sent(std::string_view out, std::string_view key)
-{
-  auto pos = out.find(key);
-  if (pos == std::string_view::npos) {
-    return 0;
-  }
-  std::uint64_t n = 0;
-  for (auto i = pos + key.size(); i < out.size() && out[i] != '\n'; ++i) {
-    if (out[i] >= '0' && out[i] <= '9') {
-      n = n * 10 + static_cast<std::uint64_t>(out[i] - '0');
-    } else if (out[i] != ',' && out[i] != ' ' && out[i] != '.') {
-      break;
-    }
-  }
-  return n;
 }
 
 // Decides the transport: rsync when asked or when both sides have it (and ssh is there).
@@ -92,74 +79,71 @@ Result<std::string> choose_transport(const PushOptions& o, bool remote_has_rsync
 struct RemoteListing {
   bool has_rsync = false;
   std::vector<RemoteEntry> entries;
+  TargetFacts target;
 };
 
-// One round trip: the manifest of `dir` and whether the cluster has rsync.
-Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir)
+// One round trip: the manifest of `dir`, whether the cluster has rsync, and (when `policy` is
+// given) what the cluster knows about `dir` for deciding where deletions are allowed.
+Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, const TargetPolicy* policy)
 {
   proc::Command probe;
   probe.argv = {"sh", "-c", "command -v rsync"};
   probe.timeout = std::chrono::seconds(30);
-  RV_TRY(outs, remote.run_batch({manifest_command(dir), probe}));
-  if (outs.size() != 2) {
+  std::vector<proc::Command> batch = {manifest_command(dir), probe};
+  if (policy) {
+    batch.push_back(target_facts_command(dir, policy->protect));
+  }
+  RV_TRY(outs, remote.run_batch(batch));
+  if (outs.size() != batch.size()) {
     return fail(ErrorCode::parse, "unexpected reply to the remote listing");
   }
   if (!outs[0].ok()) {
     return fail(ErrorCode::io, fmt::format("cannot list {} on {}: {}", dir, remote.where(), outs[0].err),
                 "check the path and its permissions");
   }
+  RemoteListing listing;
   RV_TRY(entries, parse_manifest(outs[0].out));
-  return RemoteListing{outs[1].ok(), std::move(entries)};
+  // The marker is rv's, never part of the mirror.
+  std::erase_if(entries, [](const RemoteEntry& e) { return e.path == k_workspace_marker; });
+  listing.entries = std::move(entries);
+  listing.has_rsync = outs[1].ok();
+  if (policy) {
+    if (!outs[2].ok()) {
+      return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), outs[2].err));
+    }
+    RV_TRY(facts, parse_target_facts(outs[2].out, policy->protect.size()));
+    listing.target = std::move(facts);
+  }
+  return listing;
 }
 
-Result<std::uint64_t> rsync_files(proc::Runner& local, const PushOptions& o, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths)
+// What the cluster says about `dir` (one round trip), before anything below it is listed: a
+// refused target (the home directory, `/`) must not cost a listing of the whole tree.
+Result<TargetFacts> inspect_target(proc::Runner& remote, const std::string& dir, const TargetPolicy& policy)
 {
-  proc::Command c;
-  c.argv = {"rsync", "-a", "-s", "--from0", "--files-from=-", "--stats", "--out-format=%n"};
-  if (!is_local(o.ssh)) {
-    RV_TRY(ssh, rsync_ssh_command(o.ssh));
-    c.argv.push_back("-e");
-    c.argv.push_back(ssh);
-  }
-  c.argv.push_back(from);
-  c.argv.push_back(to);
-  std::string list;
-  for (const auto& p : paths) {
-    list += p;
-    list += '\0';
-  }
-  c.stdin_data = std::move(list);
-  c.timeout = std::chrono::milliseconds(0);
-  if (o.progress) {
-    c.on_stdout = [&o](std::string_view s) {
-      // rsync prints one name a line, then the stats: pass the names on.
-      while (!s.empty()) {
-        auto nl = s.find('\n');
-        auto line = s.substr(0, nl);
-        if (!line.empty() && line.find(": ") == std::string_view::npos && !line.starts_with("Number of") &&
-            !line.starts_with("Total") && !line.starts_with("sent ") && !line.starts_with("File list") &&
-            !line.starts_with("Literal") && !line.starts_with("Matched") && !line.starts_with("total size")) {
-          o.progress(line);
-        }
-        if (nl == std::string_view::npos) {
-          break;
-        }
-        s.remove_prefix(nl + 1);
-      }
-    };
-  }
-  spdlog::debug("sync: {}", proc::shell_join(c.argv));
-  RV_TRY(out, local.run(c));
+  RV_TRY(out, remote.run(target_facts_command(dir, policy.protect)));
   if (!out.ok()) {
-    auto err = out.err;
-    while (!err.empty() && err.back() == '\n') {
-      err.pop_back();
-    }
-    return fail(ErrorCode::io, fmt::format("rsync failed (exit {}): {}", out.exit_code, err),
-                "check that `ssh` to the host works with the same settings; or set sync_transport=sftp");
+    return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), out.err));
   }
-  return rsync_bytes_sent(out.out, "Total bytes sent:");
+  return parse_target_facts(out.out, policy.protect.size());
+}
+
+// Drops the plan's deletions into `report.kept`; fails when a kept path blocks a file to send.
+Result<void> keep_remote_files(PushReport& report)
+{
+  auto& plan = report.plan;
+  if (!plan.remove_trees.empty()) {
+    return fail(ErrorCode::usage,
+                fmt::format("{} is a directory on the cluster where the project has a file, and rv deletes nothing "
+                            "outside its workspaces",
+                            plan.remove_trees.front()),
+                "remove it there, or pass --delete to mirror into this directory");
+  }
+  report.kept = std::move(plan.remove);
+  report.kept.insert(report.kept.end(), plan.remove_dirs.begin(), plan.remove_dirs.end());
+  plan.remove.clear();
+  plan.remove_dirs.clear();
+  return {};
 }
 
 } // namespace
@@ -177,35 +161,26 @@ proc::Command manifest_command(const std::string& dir)
 
 Result<std::vector<RemoteEntry>> parse_manifest(std::string_view out)
 {
-  std::vector<RemoteEntry> entries;
-  std::vector<std::string_view> fields;
-  while (!out.empty()) {
-    auto nul = out.find('\0');
-    if (nul == std::string_view::npos) {
-      return fail(ErrorCode::parse, "truncated remote file listing");
-    }
-    fields.push_back(out.substr(0, nul));
-    out.remove_prefix(nul + 1);
-    if (fields.size() < 6) {
-      continue;
-    }
-    RemoteEntry e;
-    e.type = fields[0].empty() ? '?' : fields[0][0];
-    auto num = [](std::string_view s, auto& v, int base) {
-      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-      return ec == std::errc{};
-    };
-    auto mtime = fields[2].substr(0, fields[2].find('.'));
-    if (!num(fields[1], e.size, 10) || !num(mtime, e.mtime_s, 10) || !num(fields[3], e.mode, 8)) {
-      return fail(ErrorCode::parse, fmt::format("bad remote file listing entry '{}'", fields[5]));
-    }
-    e.link_target = std::string(fields[4]);
-    e.path = std::string(fields[5]);
-    entries.push_back(std::move(e));
-    fields.clear();
-  }
-  if (!fields.empty()) {
+  auto all = split_nul_fields(out);
+  if (!all || all->size() % 6 != 0) {
     return fail(ErrorCode::parse, "truncated remote file listing");
+  }
+  auto num = [](std::string_view s, auto& v, int base) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+    return ec == std::errc{};
+  };
+  std::vector<RemoteEntry> entries;
+  for (std::size_t i = 0; i < all->size(); i += 6) {
+    const auto* f = all->data() + i;
+    RemoteEntry e;
+    e.type = f[0].empty() ? '?' : f[0][0];
+    auto mtime = f[2].substr(0, f[2].find('.'));
+    if (!num(f[1], e.size, 10) || !num(mtime, e.mtime_s, 10) || !num(f[3], e.mode, 8)) {
+      return fail(ErrorCode::parse, fmt::format("bad remote file listing entry '{}'", f[5]));
+    }
+    e.link_target = std::string(f[4]);
+    e.path = std::string(f[5]);
+    entries.push_back(std::move(e));
   }
   return entries;
 }
@@ -266,42 +241,25 @@ TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vect
   return plan;
 }
 
-Result<std::string> rsync_ssh_command(const SshTarget& t)
-{
-  RV_TRY(dest, proc::parse_destination(t.destination));
-  std::vector<std::string> argv = {"ssh", "-F", t.ssh_config.empty() ? "none" : t.ssh_config,
-                                   "-o", "BatchMode=yes",
-                                   "-o", fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
-  if (!t.identity_file.empty()) {
-    argv.insert(argv.end(), {"-i", t.identity_file});
-  }
-  if (!t.known_hosts.empty()) {
-    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + t.known_hosts});
-  }
-  if (dest.port != 0) {
-    argv.insert(argv.end(), {"-p", std::to_string(dest.port)});
-  }
-  return proc::shell_join(argv);
-}
-
-Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir)
-{
-  if (is_local(t)) {
-    return dir;
-  }
-  RV_TRY(dest, proc::parse_destination(t.destination));
-  const std::string host = dest.host.find(':') != std::string::npos ? "[" + dest.host + "]" : dest.host;
-  return fmt::format("{}{}:{}", dest.user.empty() ? "" : dest.user + "@", host, dir);
-}
-
 Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options)
 {
   const auto t0 = Clock::now();
-  RV_TRY(listing, list_remote(remote, remote_dir));
+  if (!options.target.owned) {
+    RV_TRY(facts, inspect_target(remote, remote_dir, options.target));
+    RV_TRY(early, decide_target(remote_dir, facts, options.target, false));
+    (void)early; // only its refusal counts here; the listing below decides the rest
+  }
+  RV_TRY(listing, list_remote(remote, remote_dir, &options.target));
+  RV_TRY(decision, decide_target(remote_dir, listing.target, options.target, listing.entries.empty()));
   PushReport report;
   report.dry_run = options.dry_run;
   report.plan = plan_transfer(sel.entries, listing.entries);
+  report.mirrored = decision.mirror;
+  report.note = decision.note;
+  if (!decision.mirror) {
+    RV_TRY_VOID(keep_remote_files(report));
+  }
   RV_TRY(transport, choose_transport(options, listing.has_rsync));
   report.transport = transport;
   const auto& plan = report.plan;
@@ -316,6 +274,9 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     records += p;
     records += '\0';
   };
+  if (decision.write_marker) {
+    add('W', "");
+  }
   for (const auto& p : plan.remove) {
     add('R', p);
   }
@@ -347,7 +308,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
       paths.push_back(e.path);
     }
     RV_TRY(spec, rsync_remote_spec(options.ssh, remote_dir + "/"));
-    RV_TRY(wire, rsync_files(local, options, root.string() + "/", spec, paths));
+    RV_TRY(wire, rsync_files(local, options.ssh, options.progress, root.string() + "/", spec, paths));
     report.wire_bytes = wire;
   } else {
     for (const auto& e : plan.send) {
@@ -377,7 +338,7 @@ Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::st
 {
   namespace fs = std::filesystem;
   const auto t0 = Clock::now();
-  RV_TRY(listing, list_remote(remote, remote_path));
+  RV_TRY(listing, list_remote(remote, remote_path, nullptr));
   if (listing.entries.empty()) {
     proc::Command exists;
     exists.argv = {"test", "-e", remote_path};
@@ -428,20 +389,9 @@ Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::st
   if (transport == "rsync") {
     RV_TRY(spec, rsync_remote_spec(options.ssh, single_file ? base : base + "/"));
     if (single_file) {
-      proc::Command c;
-      c.argv = {"rsync", "-a", "-s"};
-      if (!is_local(options.ssh)) {
-        RV_TRY(ssh, rsync_ssh_command(options.ssh));
-        c.argv.insert(c.argv.end(), {"-e", ssh});
-      }
-      c.argv.insert(c.argv.end(), {spec, target.string()});
-      c.timeout = std::chrono::milliseconds(0);
-      RV_TRY(o, local.run(c));
-      if (!o.ok()) {
-        return fail(ErrorCode::io, fmt::format("rsync failed (exit {}): {}", o.exit_code, o.err));
-      }
+      RV_TRY_VOID(rsync_file(local, options.ssh, spec, target.string()));
     } else {
-      RV_TRY(wire, rsync_files(local, options, spec, target.string() + "/", files));
+      RV_TRY(wire, rsync_files(local, options.ssh, options.progress, spec, target.string() + "/", files));
       (void)wire;
     }
   } else {

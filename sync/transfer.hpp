@@ -7,6 +7,8 @@
 #include "core/process/runner.hpp"
 #include "core/result.hpp"
 #include "sync/files.hpp"
+#include "sync/rsync.hpp"
+#include "sync/target.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -46,24 +48,11 @@ struct TransferPlan {
 // What to send and delete so that the remote directory mirrors `local` (pure).
 TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote);
 
-// How rsync reaches the cluster: the same settings rv's own SSH session uses.
-struct SshTarget {
-  std::string destination;   // [user@]host[:port] or an ssh config alias; "" = this machine
-  std::string ssh_config;    // "" = none
-  std::string identity_file;
-  std::string known_hosts;
-  std::int64_t connect_timeout_s = 15;
-};
-
-// The `ssh` command line rsync runs (`-e`), from `target`.
-Result<std::string> rsync_ssh_command(const SshTarget& target);
-// `dir` as rsync names it on the cluster: `host:dir`, `user@host:dir`, or `dir` locally.
-Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string& dir);
-
 struct PushOptions {
   bool dry_run = false;
   std::string transport = "auto"; // auto | rsync | sftp
   SshTarget ssh;
+  TargetPolicy target; // where deletions are allowed (sync/target.hpp)
   std::function<void(std::string_view)> progress; // one line per sent file (SFTP) or rsync's output
 };
 
@@ -73,10 +62,14 @@ struct PushReport {
   std::uint64_t wire_bytes = 0; // bytes on the wire as rsync counts them; SFTP: file bytes sent
   double seconds = 0;
   bool dry_run = false;
+  bool mirrored = false;   // the plan's deletions were applied (or would be, in a dry run)
+  std::vector<std::string> kept; // remote paths the project lacks, kept because the target is not rv's
+  std::string note;        // why nothing was deleted ("" when mirrored)
 };
 
-// Makes `remote_dir` mirror `sel` (files below `root`). Two round trips on `remote` (manifest,
-// then deletions and directories) plus the transfer; `local` runs rsync.
+// Makes `remote_dir` mirror `sel` (files below `root`), deleting only where options.target allows
+// (sync/target.hpp); refuses the root, $HOME and rv's own directories. Two round trips on `remote`
+// (manifest, then deletions and directories) plus the transfer; `local` runs rsync.
 Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options);
 

@@ -58,7 +58,7 @@ assert_eq "main" "$(jq -r .sync.git.branch "$rec1")" "the record has the branch"
 assert_eq "$(git rev-parse --short HEAD)" "$(jq -r .sync.git.commit "$rec1")" "the record has the commit"
 assert_eq "true" "$(jq -r .sync.git.dirty "$rec1")" "an untracked file makes the tree dirty"
 assert_eq "$snap1/src" "$(jq -r .workdir "$rec1")" "the job ran in the snapshot's src/"
-listing=$(remote "cd '$ws' && find . -type f | sort")
+listing=$(remote "cd '$ws' && find . -type f ! -name .rv-workspace | sort")
 assert_eq "$(printf '%s\n' ./.gitignore ./src/extra.py ./src/hello.py ./src/helper.py ./src/untracked.txt)" "$listing" \
   "git-tracked plus untracked-not-ignored files, minus .rvignore, are in the workspace"
 run ssh_rv ps -a
@@ -116,7 +116,7 @@ assert_contains "$RUN_OUT" "via sftp" "sync_transport=sftp uses SFTP"
 assert_eq 'print("project b v2")' "$(remote cat "$ws_b/b.py")" "SFTP sent the edit"
 assert_eq "$(stat -c %Y b.py)" "$(remote stat -c %Y "$ws_b/b.py")" "SFTP kept the mtime (the next push skips it)"
 assert_eq "$(printf '%s\n' ./.gitignore ./src/hello.py ./src/helper.py ./src/untracked.txt)" \
-  "$(remote "cd '$ws' && find . -type f | sort")" "the first project's workspace is untouched"
+  "$(remote "cd '$ws' && find . -type f ! -name .rv-workspace | sort")" "the first project's workspace is untouched"
 pass "two projects named 'proj' got two workspaces; SFTP push keeps content and mtime"
 
 # ---- rv sync watch: an edit is pushed (debounced) without asking ----

@@ -178,12 +178,53 @@ TEST_CASE("sync: rsync reaches the cluster with rv's SSH settings")
   SshTarget t{"ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15};
   auto ssh = rsync_ssh_command(t);
   REQUIRE(ssh);
-  CHECK(*ssh == "ssh -F /home/ana/.ssh/config -o BatchMode=yes -o ConnectTimeout=15 -i /home/ana/.ssh/id_ed25519 -o "
-                "UserKnownHostsFile=/tmp/kh -p 2200");
+  CHECK(*ssh == "ssh -F /home/ana/.ssh/config -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=15 -i "
+                "/home/ana/.ssh/id_ed25519 -o UserKnownHostsFile=/tmp/kh -p 2200");
   CHECK(*rsync_remote_spec(t, "/x/") == "ana@login.hpc.edu:/x/");
   SshTarget alias{"rvtb", "", "", "", 5};
-  CHECK(*rsync_ssh_command(alias) == "ssh -F none -o BatchMode=yes -o ConnectTimeout=5");
+  CHECK(*rsync_ssh_command(alias) == "ssh -F none -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5");
   CHECK(*rsync_remote_spec(alias, "/x") == "rvtb:/x");
   CHECK(*rsync_remote_spec(SshTarget{}, "/x") == "/x");
   CHECK_FALSE(rsync_ssh_command(SshTarget{"bad host", "", "", "", 5}));
+}
+
+TEST_CASE("sync: rsync's -e words are quoted for rsync's own splitter, so any path reaches ssh intact")
+{
+  CHECK(rsync_quote("plain") == "plain");
+  CHECK(rsync_quote("a b") == "'a b'");
+  CHECK(rsync_quote("it's") == "'it''s'");
+  CHECK(rsync_quote("") == "''");
+  SshTarget t{"rvtb", "/cfg/it's here/config", "/keys/a'b/key", "", 5};
+  REQUIRE(rsync_ssh_command(t));
+  CHECK(*rsync_ssh_command(t) == "ssh -F '/cfg/it''s here/config' -o BatchMode=yes -o StrictHostKeyChecking=yes "
+                                 "-o ConnectTimeout=5 -i '/keys/a''b/key'");
+  // The real rsync splits it back into the same words: a stand-in "ssh" at a path with a quote
+  // and a space records the argv rsync gives it.
+  if (!rv::proc::on_path("rsync")) {
+    MESSAGE("SKIP: rsync is not installed");
+    return;
+  }
+  const auto dir = fs::temp_directory_path() / ("rv-rsync-q-" + std::to_string(::getpid())) / "it's here";
+  fs::create_directories(dir);
+  const auto fake = dir / "fake ssh";
+  const auto log = dir / "argv";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >\"" << log.string() << "\"\nexit 1\n";
+  }
+  fs::permissions(fake, fs::perms::owner_all);
+  rv::proc::LocalRunner local;
+  rv::proc::Command c;
+  c.argv = {"rsync", "-e", rsync_quote(fake.string()) + " -i " + rsync_quote("/keys/a'b c/key"), "/etc/hostname",
+            "host:/tmp/x"};
+  auto out = local.run(c);
+  REQUIRE(out);
+  CHECK(out->err.find("Missing trailing") == std::string::npos);
+  std::ifstream in(log);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  CHECK(first == "-i");
+  CHECK(second == "/keys/a'b c/key");
+  fs::remove_all(dir.parent_path());
 }

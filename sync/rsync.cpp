@@ -1,0 +1,167 @@
+#include "sync/rsync.hpp"
+
+#include "core/process/shell.hpp"
+#include "core/process/ssh_runner.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::sync {
+namespace {
+
+// "Total bytes sent: 1,234" in rsync --stats output.
+std::uint64_t rsync_bytes_sent(std::string_view out, std::string_view key)
+{
+  auto pos = out.find(key);
+  if (pos == std::string_view::npos) {
+    return 0;
+  }
+  std::uint64_t n = 0;
+  for (auto i = pos + key.size(); i < out.size() && out[i] != '\n'; ++i) {
+    if (out[i] >= '0' && out[i] <= '9') {
+      n = n * 10 + static_cast<std::uint64_t>(out[i] - '0');
+    } else if (out[i] != ',' && out[i] != ' ' && out[i] != '.') {
+      break;
+    }
+  }
+  return n;
+}
+
+// True for the lines of `rsync --stats` that are not file names.
+bool is_stats_line(std::string_view line)
+{
+  for (std::string_view p : {"Number of", "Total", "sent ", "File list", "Literal", "Matched", "total size"}) {
+    if (line.starts_with(p)) {
+      return true;
+    }
+  }
+  return line.find(": ") != std::string_view::npos;
+}
+
+// The start of an rsync command: `rsync -a -s [-e SSH]`.
+Result<proc::Command> rsync_command(const SshTarget& t)
+{
+  proc::Command c;
+  c.argv = {"rsync", "-a", "-s"};
+  if (!is_local(t)) {
+    RV_TRY(ssh, rsync_ssh_command(t));
+    c.argv.insert(c.argv.end(), {"-e", ssh});
+  }
+  c.timeout = std::chrono::milliseconds(0);
+  return c;
+}
+
+Result<proc::Outcome> run_rsync(proc::Runner& local, const proc::Command& c)
+{
+  spdlog::debug("sync: {}", proc::shell_join(c.argv));
+  RV_TRY(out, local.run(c));
+  if (!out.ok()) {
+    auto err = out.err;
+    while (!err.empty() && err.back() == '\n') {
+      err.pop_back();
+    }
+    return fail(ErrorCode::io, fmt::format("rsync failed (exit {}): {}", out.exit_code, err),
+                "check that `ssh` to the host works with the same settings; or set sync_transport=sftp");
+  }
+  return out;
+}
+
+} // namespace
+
+bool is_local(const SshTarget& t)
+{
+  return t.destination.empty();
+}
+
+std::string rsync_quote(std::string_view word)
+{
+  if (!word.empty() && word.find_first_of(" '\"\t\n") == std::string_view::npos) {
+    return std::string(word);
+  }
+  std::string out = "'";
+  for (char c : word) {
+    out += c;
+    if (c == '\'') {
+      out += '\'';
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+Result<std::string> rsync_ssh_command(const SshTarget& t)
+{
+  RV_TRY(dest, proc::parse_destination(t.destination));
+  std::vector<std::string> argv = {"ssh", "-F", t.ssh_config.empty() ? "none" : t.ssh_config,
+                                   "-o", "BatchMode=yes",
+                                   "-o", "StrictHostKeyChecking=yes",
+                                   "-o", fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
+  if (!t.identity_file.empty()) {
+    argv.insert(argv.end(), {"-i", t.identity_file});
+  }
+  if (!t.known_hosts.empty()) {
+    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + t.known_hosts});
+  }
+  if (dest.port != 0) {
+    argv.insert(argv.end(), {"-p", std::to_string(dest.port)});
+  }
+  std::string line;
+  for (const auto& w : argv) {
+    line += line.empty() ? "" : " ";
+    line += rsync_quote(w);
+  }
+  return line;
+}
+
+Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir)
+{
+  if (is_local(t)) {
+    return dir;
+  }
+  RV_TRY(dest, proc::parse_destination(t.destination));
+  const std::string host = dest.host.find(':') != std::string::npos ? "[" + dest.host + "]" : dest.host;
+  return fmt::format("{}{}:{}", dest.user.empty() ? "" : dest.user + "@", host, dir);
+}
+
+Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
+                                  const std::function<void(std::string_view)>& progress, const std::string& from,
+                                  const std::string& to, const std::vector<std::string>& paths)
+{
+  RV_TRY(c, rsync_command(target));
+  c.argv.insert(c.argv.end(), {"--from0", "--files-from=-", "--stats", "--out-format=%n", from, to});
+  std::string list;
+  for (const auto& p : paths) {
+    list += p;
+    list += '\0';
+  }
+  c.stdin_data = std::move(list);
+  if (progress) {
+    c.on_stdout = [&progress](std::string_view s) {
+      // rsync prints one name a line, then the stats: pass the names on.
+      while (!s.empty()) {
+        auto nl = s.find('\n');
+        auto line = s.substr(0, nl);
+        if (!line.empty() && !is_stats_line(line)) {
+          progress(line);
+        }
+        if (nl == std::string_view::npos) {
+          break;
+        }
+        s.remove_prefix(nl + 1);
+      }
+    };
+  }
+  RV_TRY(out, run_rsync(local, c));
+  return rsync_bytes_sent(out.out, "Total bytes sent:");
+}
+
+Result<void> rsync_file(proc::Runner& local, const SshTarget& target, const std::string& from, const std::string& to)
+{
+  RV_TRY(c, rsync_command(target));
+  c.argv.insert(c.argv.end(), {from, to});
+  RV_TRY(out, run_rsync(local, c));
+  (void)out;
+  return {};
+}
+
+} // namespace rv::sync

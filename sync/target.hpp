@@ -1,0 +1,68 @@
+#pragma once
+// Where a push may delete (docs/sync.md, "What a push may delete"). A push mirrors the project,
+// deletions included, only into a directory that rv owns: one marked with a `.rv-workspace` file
+// (written by rv when it creates the directory, or when the user passes --delete), or the
+// project's own workspace. Any other non-empty directory receives the files and keeps everything
+// else. The file-system root, the home directory, rv's remote root, the sync root and every
+// ancestor of them are refused outright, and a symlinked target is never followed for deletion.
+
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::sync {
+
+// The marker file at the top of every directory rv may mirror into.
+inline constexpr std::string_view k_workspace_marker = ".rv-workspace";
+
+// What the push asks for.
+struct TargetPolicy {
+  bool owned = false;        // the project's workspace below the sync root (rv made it)
+  bool allow_delete = false; // --delete: mirror into an unmarked directory and mark it
+  // Absolute paths that must never be the target or below it (rv's remote root, the sync root).
+  // The root directory and $HOME are always added.
+  std::vector<std::string> protect;
+};
+
+// What the cluster says about the target, in the listing's round trip.
+struct TargetFacts {
+  bool is_symlink = false;
+  bool exists = false; // follows a symlink
+  bool is_dir = false;
+  bool marked = false;       // holds a regular `.rv-workspace` file
+  std::string physical;      // `pwd -P` of the target; "" when it does not exist
+  std::string home;          // $HOME as the shell has it
+  std::string home_physical; // `pwd -P` of $HOME
+  std::vector<std::string> protect_physical; // `pwd -P` of each TargetPolicy::protect ("" = missing)
+};
+
+// The command that gathers TargetFacts for `dir` with `protect` (run by the remote runner).
+proc::Command target_facts_command(const std::string& dir, const std::vector<std::string>& protect);
+// Parses its output.
+Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect_count);
+
+struct TargetDecision {
+  bool mirror = false;       // apply the plan's deletions
+  bool write_marker = false; // mark the directory as rv's
+  std::string note;          // why deletions are off, for the user ("" when mirroring)
+};
+
+// Decides (pure): an error when the target must never be written; otherwise whether the push may
+// delete there. `remote_empty`: the listing found nothing (marker aside).
+Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& facts, const TargetPolicy& policy,
+                                     bool remote_empty);
+
+// Splits output made of NUL-terminated fields (find -printf, the facts script); an error when
+// the last field has no terminator (a truncated answer).
+Result<std::vector<std::string_view>> split_nul_fields(std::string_view out);
+
+// `path` made lexically normal: no empty, `.` or trailing components, `..` folded ("/" stays).
+std::string normal_remote_path(std::string_view path);
+
+// True when `a` is `b` or one of its ancestors (both absolute and normal).
+bool same_or_ancestor(std::string_view a, std::string_view b);
+
+} // namespace rv::sync

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# What `rv sync push` may delete, on the real login node through the loopback sshd (docs/sync.md,
+# "What a push may delete"): the home directory, `.` and rv's own directories are refused (dry run
+# first, so a regression cannot delete the test user's home); an unmarked directory keeps its
+# files; --delete mirrors and marks it; a symlinked target keeps what is behind the link.
+# No jobs; a few seconds.
+# shellcheck source=tests/integration/lib.sh
+. "$RV_SOURCE_DIR/tests/integration/lib.sh"
+
+export RV_STATE_DIR=$IT_DIR/state
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+remote() { ssh -F "$TB_SSH_CONFIG" rvtb "$@"; }
+base=rv-it-safety-$$
+trap 'remote rm -rf "$base" "$base-scratch" 2>/dev/null || true; it_cleanup' EXIT
+
+mkdir -p "$IT_DIR/proj"
+cd "$IT_DIR/proj" || exit 1
+printf 'print("hi")\n' >train.py
+printf '# none\n' >requirements.txt
+
+# A canary in the home directory that any deletion there would take.
+remote "printf 'keep me\n' > $base-canary"
+home_listing() { remote 'ls -A ~ | grep -v "^rv-it-" | sort'; }
+before=$(home_listing)
+
+for target in '~' '~/' '.' '~/.' "$base/.." '~/.rv' '/'; do
+  run ssh_rv sync push --dry-run . "$target"
+  [[ $RUN_RC == 2 ]] || it_fail "rv sync push --dry-run . '$target' was not refused; not running the real push" "$(it_last_run)"
+  assert_contains "$RUN_ERR" "rv will not push to" "the refusal names the rule for '$target'"
+done
+for target in '~' '.' '~/.rv'; do
+  run ssh_rv sync push --delete . "$target"
+  assert_rc 2 "rv sync push --delete . '$target'"
+done
+assert_eq "keep me" "$(remote cat "$base-canary")" "the canary in the home directory survived"
+remote rm -f "$base-canary"
+assert_eq "$before" "$(home_listing)" "nothing in the home directory changed"
+pass "~, ~/, ., ~/., DIR/.., ~/.rv and / are refused (also with --delete); the home directory is untouched"
+
+# An existing directory that is not rv's: the files arrive, the rest stays.
+remote "mkdir -p $base/data/big && printf 'results\n' > $base/data/big/results.csv"
+run ssh_rv sync push --dry-run . "$base/data"
+assert_rc 0 "dry run into an unmarked directory"
+assert_contains "$RUN_OUT" "keep    big/results.csv" "the dry run names what it keeps"
+assert_not_contains "$RUN_OUT" "delete  " "the dry run deletes nothing"
+assert_contains "$RUN_OUT" "delete 0, kept 2 not in the project" "the summary counts what is kept"
+run ssh_rv sync push . "$base/data"
+assert_rc 0 "rv sync push into an unmarked directory"
+assert_contains "$RUN_ERR" "is not an rv workspace" "rv says why it deletes nothing"
+assert_eq "results" "$(remote cat "$base/data/big/results.csv")" "the unrelated file is kept"
+assert_eq 'print("hi")' "$(remote cat "$base/data/train.py")" "the project's file arrived"
+remote test ! -e "$base/data/.rv-workspace" || it_fail "an unmarked directory was marked without --delete"
+pass "an unmarked directory receives the project and keeps its own files"
+
+run ssh_rv sync push --delete --json . "$base/data"
+assert_rc 0 "rv sync push --delete"
+assert_json '.mirror' 'true' "--delete mirrors"
+remote test ! -e "$base/data/big/results.csv" || it_fail "--delete did not mirror the deletion"
+remote test -f "$base/data/.rv-workspace" || it_fail "--delete did not mark the directory"
+remote "printf x > $base/data/stale.txt"
+run ssh_rv sync push . "$base/data"
+assert_rc 0 "push into a marked directory"
+remote test ! -e "$base/data/stale.txt" || it_fail "a marked directory was not mirrored"
+pass "--delete mirrors and marks; a marked directory is mirrored from then on"
+
+# A symlinked target: nothing behind the link is deleted, even with --delete.
+remote "mkdir -p $base-scratch && printf 'data\n' > $base-scratch/dataset.bin && ln -s ~/$base-scratch $base/scratch"
+run ssh_rv sync push --delete . "$base/scratch"
+assert_rc 0 "push into a symlinked directory"
+assert_contains "$RUN_ERR" "symbolic link" "rv says it will not delete through the link"
+assert_eq "data" "$(remote cat "$base-scratch/dataset.bin")" "the file behind the link is kept"
+assert_eq 'print("hi")' "$(remote cat "$base-scratch/train.py")" "the project's file arrived behind the link"
+pass "a symlinked target receives the files; nothing behind the link is deleted"

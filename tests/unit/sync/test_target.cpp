@@ -1,0 +1,299 @@
+// Where a push may delete (sync/target.hpp): the pure decision, and real pushes with the local
+// runner into a fake home directory (the review's reproduction of `rv sync push . '~'`).
+
+#include "core/process/local_runner.hpp"
+#include "sync/files.hpp"
+#include "sync/target.hpp"
+#include "sync/transfer.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace rv::sync;
+namespace fs = std::filesystem;
+
+namespace {
+
+TargetFacts dir_facts(const std::string& physical, bool marked = false)
+{
+  TargetFacts f;
+  f.exists = true;
+  f.is_dir = true;
+  f.marked = marked;
+  f.physical = physical;
+  f.home = "/home/ana";
+  f.home_physical = "/home/ana";
+  f.protect_physical = {"/home/ana/.rv/workspaces", "/home/ana/.rv"};
+  return f;
+}
+
+TargetPolicy policy(bool owned = false, bool allow_delete = false)
+{
+  TargetPolicy p;
+  p.owned = owned;
+  p.allow_delete = allow_delete;
+  p.protect = {"/home/ana/.rv/workspaces", "/home/ana/.rv"};
+  return p;
+}
+
+bool refused(const std::string& dir, const TargetFacts& f, const TargetPolicy& p = policy())
+{
+  return !decide_target(dir, f, p, false).has_value();
+}
+
+} // namespace
+
+TEST_CASE("sync target: paths are compared in their normal form")
+{
+  CHECK(normal_remote_path("/home/ana/.") == "/home/ana");
+  CHECK(normal_remote_path("/home/ana/") == "/home/ana");
+  CHECK(normal_remote_path("//home//ana/./x/..") == "/home/ana");
+  CHECK(normal_remote_path("/..") == "/");
+  CHECK(normal_remote_path("/") == "/");
+  CHECK(same_or_ancestor("/home", "/home/ana"));
+  CHECK(same_or_ancestor("/", "/home/ana"));
+  CHECK(same_or_ancestor("/home/ana", "/home/ana"));
+  CHECK_FALSE(same_or_ancestor("/home/an", "/home/ana"));
+  CHECK_FALSE(same_or_ancestor("/home/ana/x", "/home/ana"));
+}
+
+TEST_CASE("sync target: the root, the home directory, rv's directories and their ancestors are refused")
+{
+  CHECK(refused("/home/ana", dir_facts("/home/ana")));
+  CHECK(refused("/home/ana/.", dir_facts("/home/ana")));
+  CHECK(refused("/home/ana/", dir_facts("/home/ana")));
+  CHECK(refused("/", dir_facts("/")));
+  CHECK(refused("/home", dir_facts("/home")));
+  CHECK(refused("/home/ana/.rv", dir_facts("/home/ana/.rv")));
+  CHECK(refused("/home/ana/.rv/workspaces", dir_facts("/home/ana/.rv/workspaces")));
+  // A link that leads to the home directory is refused by its physical path.
+  CHECK(refused("/home/ana/link", dir_facts("/home/ana")));
+  // Even rv's own workspace policy and --delete cannot lift the refusal.
+  CHECK(refused("/home/ana", dir_facts("/home/ana"), policy(true, true)));
+  // A directory that does not exist yet is refused by its lexical path alone.
+  TargetFacts missing = dir_facts("");
+  missing.exists = missing.is_dir = false;
+  CHECK(refused("/home/ana/x/..", missing));
+  auto err = decide_target("/home/ana", dir_facts("/home/ana"), policy(), false);
+  REQUIRE_FALSE(err);
+  CHECK(err.error().message == "rv will not push to /home/ana: it is your home directory");
+  CHECK_FALSE(err.error().hint.empty());
+  auto anc = decide_target("/home", dir_facts("/home"), policy(), false);
+  REQUIRE_FALSE(anc);
+  CHECK(anc.error().message == "rv will not push to /home: it is an ancestor of your home directory");
+  // Below the home directory, and beside rv's directories, is fine.
+  CHECK_FALSE(refused("/home/ana/projects/x", dir_facts("/home/ana/projects/x")));
+  CHECK_FALSE(refused("/home/ana/.rvx", dir_facts("/home/ana/.rvx")));
+}
+
+TEST_CASE("sync target: deletions only in marked, new, empty or rv-owned directories, or with --delete")
+{
+  const std::string d = "/home/ana/data";
+  auto unmarked = decide_target(d, dir_facts(d), policy(), false);
+  REQUIRE(unmarked);
+  CHECK_FALSE(unmarked->mirror);
+  CHECK_FALSE(unmarked->write_marker);
+  CHECK(unmarked->note.find("not an rv workspace") != std::string::npos);
+  CHECK(unmarked->note.find("--delete") != std::string::npos);
+
+  auto marked = decide_target(d, dir_facts(d, true), policy(), false);
+  REQUIRE(marked);
+  CHECK(marked->mirror);
+  CHECK_FALSE(marked->write_marker);
+
+  auto empty = decide_target(d, dir_facts(d), policy(), true);
+  REQUIRE(empty);
+  CHECK(empty->mirror);
+  CHECK(empty->write_marker);
+
+  TargetFacts missing = dir_facts("");
+  missing.exists = missing.is_dir = false;
+  auto fresh = decide_target(d, missing, policy(), true);
+  REQUIRE(fresh);
+  CHECK(fresh->mirror);
+  CHECK(fresh->write_marker);
+
+  auto owned = decide_target(d, dir_facts(d), policy(true), false);
+  REQUIRE(owned);
+  CHECK(owned->mirror);
+  CHECK(owned->write_marker);
+
+  auto forced = decide_target(d, dir_facts(d), policy(false, true), false);
+  REQUIRE(forced);
+  CHECK(forced->mirror);
+  CHECK(forced->write_marker);
+
+  // A symlinked target is never followed for deletion, marked or forced.
+  TargetFacts link = dir_facts("/scratch/ana", true);
+  link.is_symlink = true;
+  auto via_link = decide_target("/home/ana/scratch", link, policy(true, true), false);
+  REQUIRE(via_link);
+  CHECK_FALSE(via_link->mirror);
+  CHECK(via_link->note.find("symbolic link") != std::string::npos);
+
+  TargetFacts file = dir_facts("/home/ana/notes.txt");
+  file.is_dir = false;
+  CHECK(refused("/home/ana/notes.txt", file));
+}
+
+TEST_CASE("sync target: the facts command's answer parses, and a short answer is an error")
+{
+  using namespace std::string_literals;
+  auto f = parse_target_facts("0111\0"s "/s/ana/ws\0"s "/home/ana\0"s "/s/ana\0"s "/s/ana/.rv\0"s "\0"s, 2);
+  REQUIRE(f);
+  CHECK_FALSE(f->is_symlink);
+  CHECK(f->exists);
+  CHECK(f->is_dir);
+  CHECK(f->marked);
+  CHECK(f->physical == "/s/ana/ws");
+  CHECK(f->home == "/home/ana");
+  CHECK(f->home_physical == "/s/ana");
+  CHECK(f->protect_physical == std::vector<std::string>{"/s/ana/.rv", ""});
+  CHECK_FALSE(parse_target_facts("0111\0"s "/x\0"s, 0));
+  CHECK_FALSE(parse_target_facts("01x1\0"s "\0"s "/h\0"s "/h\0"s, 0));
+}
+
+namespace {
+
+// A fake home directory with what `rv sync push . '~'` used to delete, a project, and a
+// scratch directory reached through a symlink; $HOME points at the fake home meanwhile.
+struct FakeHome {
+  fs::path base;
+  fs::path home;
+  fs::path project;
+  fs::path scratch;
+  std::optional<std::string> old_home;
+  rv::proc::LocalRunner local;
+
+  FakeHome()
+  {
+    base = fs::temp_directory_path() / ("rv-target-" + std::to_string(::getpid()));
+    fs::remove_all(base);
+    home = base / "home";
+    project = base / "proj";
+    scratch = base / "scratch";
+    for (const auto& f : {home / ".bashrc", home / ".ssh/authorized_keys", home / ".rv/requests/abcd1234/env",
+                          home / "data/big/results.csv", scratch / "dataset.bin", project / "train.py",
+                          project / "requirements.txt"}) {
+      fs::create_directories(f.parent_path());
+      std::ofstream(f) << f.filename().string() << "\n";
+    }
+    fs::create_directory_symlink(scratch, home / "scratch");
+    if (const char* h = std::getenv("HOME")) {
+      old_home = h;
+    }
+    ::setenv("HOME", home.c_str(), 1);
+  }
+  ~FakeHome()
+  {
+    if (old_home) {
+      ::setenv("HOME", old_home->c_str(), 1);
+    }
+    std::error_code ec;
+    fs::remove_all(base, ec);
+  }
+
+  rv::Result<PushReport> push(const fs::path& dir, bool allow_delete = false, bool dry_run = false)
+  {
+    auto sel = list_project_files(project, local, SelectOptions{});
+    REQUIRE(sel);
+    PushOptions o;
+    o.dry_run = dry_run;
+    o.target.allow_delete = allow_delete;
+    o.target.protect = {(home / ".rv/workspaces").string(), (home / ".rv").string()};
+    return rv::sync::push(local, local, project, *sel, dir.string(), o);
+  }
+
+  bool home_intact() const
+  {
+    return fs::exists(home / ".bashrc") && fs::exists(home / ".ssh/authorized_keys") &&
+           fs::exists(home / ".rv/requests/abcd1234/env") && fs::exists(home / "data/big/results.csv") &&
+           !fs::exists(home / "train.py");
+  }
+};
+
+} // namespace
+
+TEST_CASE("sync target: pushing to the home directory deletes nothing and is refused (real push)")
+{
+  FakeHome h;
+  for (const auto& dir : {h.home, h.home / ".", fs::path(h.home.string() + "/"), h.home / ".rv",
+                          h.home / ".rv/workspaces", h.base}) {
+    CAPTURE(dir.string());
+    auto r = h.push(dir);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("rv will not push to") == 0);
+    CHECK(h.home_intact());
+  }
+  // --delete does not lift it.
+  CHECK_FALSE(h.push(h.home, true));
+  CHECK(h.home_intact());
+}
+
+TEST_CASE("sync target: an unmarked directory keeps its files; --delete mirrors and marks it (real push)")
+{
+  FakeHome h;
+  auto kept = h.push(h.home / "data");
+  REQUIRE(kept);
+  CHECK_FALSE(kept->mirrored);
+  CHECK(fs::exists(h.home / "data/train.py"));
+  CHECK(fs::exists(h.home / "data/big/results.csv"));
+  CHECK(kept->kept == std::vector<std::string>{"big/results.csv", "big"});
+  CHECK_FALSE(fs::exists(h.home / "data" / std::string(k_workspace_marker)));
+
+  auto dry = h.push(h.home / "data", true, true);
+  REQUIRE(dry);
+  CHECK(dry->mirrored);
+  CHECK(dry->plan.remove == std::vector<std::string>{"big/results.csv"});
+  CHECK(fs::exists(h.home / "data/big/results.csv"));
+
+  auto mirrored = h.push(h.home / "data", true);
+  REQUIRE(mirrored);
+  CHECK(mirrored->mirrored);
+  CHECK_FALSE(fs::exists(h.home / "data/big"));
+  CHECK(fs::is_regular_file(h.home / "data" / std::string(k_workspace_marker)));
+  // Marked now: the next push mirrors without --delete, and the marker itself stays.
+  std::ofstream(h.home / "data/stale.txt") << "x\n";
+  auto again = h.push(h.home / "data");
+  REQUIRE(again);
+  CHECK(again->mirrored);
+  CHECK_FALSE(fs::exists(h.home / "data/stale.txt"));
+  CHECK(fs::exists(h.home / "data" / std::string(k_workspace_marker)));
+}
+
+TEST_CASE("sync target: a symlinked target receives files but nothing behind the link is deleted (real push)")
+{
+  FakeHome h;
+  auto r = h.push(h.home / "scratch", true);
+  REQUIRE(r);
+  CHECK_FALSE(r->mirrored);
+  CHECK(fs::exists(h.scratch / "train.py"));
+  CHECK(fs::exists(h.scratch / "dataset.bin"));
+  CHECK(fs::is_symlink(h.home / "scratch"));
+}
+
+TEST_CASE("sync target: a new directory is created, marked and mirrored (real push)")
+{
+  FakeHome h;
+  const auto ws = h.home / "projects/x";
+  auto first = h.push(ws);
+  REQUIRE(first);
+  CHECK(first->mirrored);
+  CHECK(fs::exists(ws / "train.py"));
+  CHECK(fs::exists(ws / std::string(k_workspace_marker)));
+  fs::remove(h.project / "requirements.txt");
+  auto second = h.push(ws);
+  REQUIRE(second);
+  CHECK(second->plan.remove == std::vector<std::string>{"requirements.txt"});
+  CHECK_FALSE(fs::exists(ws / "requirements.txt"));
+  CHECK(h.home_intact());
+}
