@@ -23,11 +23,13 @@ remote "printf 'keep me\n' > $base-canary"
 home_listing() { remote 'ls -A ~ | grep -v "^rv-it-" | sort'; }
 before=$(home_listing)
 
+# shellcheck disable=SC2088  # the tilde is for rv to resolve on the cluster, not for this shell
 for target in '~' '~/' '.' '~/.' "$base/.." '~/.rv' '/'; do
   run ssh_rv sync push --dry-run . "$target"
   [[ $RUN_RC == 2 ]] || it_fail "rv sync push --dry-run . '$target' was not refused; not running the real push" "$(it_last_run)"
   assert_contains "$RUN_ERR" "rv will not push to" "the refusal names the rule for '$target'"
 done
+# shellcheck disable=SC2088
 for target in '~' '.' '~/.rv'; do
   run ssh_rv sync push --delete . "$target"
   assert_rc 2 "rv sync push --delete . '$target'"
