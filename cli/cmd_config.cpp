@@ -1,6 +1,7 @@
 // `rv config show`: every configuration value and where it came from.
 
 #include "cli/commands.hpp"
+#include "core/store/json_bytes.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +11,7 @@ namespace rv::cli {
 
 void print_json(const nlohmann::json& data)
 {
-  std::fputs((data.dump(2) + "\n").c_str(), stdout);
+  std::fputs((store::dump_for_display(data) + "\n").c_str(), stdout); // never throws on odd bytes
 }
 
 void setup_config(CLI::App& app, Context& ctx)

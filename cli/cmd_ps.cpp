@@ -27,7 +27,7 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
   std::vector<std::string> skipped;
   RV_TRY(all, store.list(&skipped));
   for (const auto& s : skipped) {
-    spdlog::warn("skipping unreadable request record {}", s);
+    spdlog::warn("skipping request record {}", s);
   }
   std::vector<RequestRecord> requests;
   for (const auto& j : all) {

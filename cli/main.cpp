@@ -1,5 +1,6 @@
 // rv: the GPU job launcher for Slurm clusters. The one catch site for every error.
 
+#include "core/store/json_bytes.hpp"
 #include "cli/command_words.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
@@ -24,7 +25,7 @@ int report(const rv::Error& error, bool json)
   const int code = rv::exit_code_for(error.code);
   if (json) {
     nlohmann::json out = {{"error", {{"message", error.message}, {"hint", error.hint}, {"exit_code", code}}}};
-    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    std::fputs((rv::store::dump_for_display(out) + "\n").c_str(), stdout);
   }
   std::fputs(fmt::format("rv: error: {}\n", error.message).c_str(), stderr);
   if (!error.hint.empty()) {

@@ -2,6 +2,7 @@
 
 #include "core/config.hpp"
 #include "core/process/shell.hpp"
+#include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 
 #include <fmt/format.h>
@@ -196,8 +197,9 @@ Result<std::vector<Var>> Store::load() const
   if (!in) {
     return fail(ErrorCode::io, fmt::format("cannot read {}", m_path.string()));
   }
-  auto doc = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("vars") || !doc["vars"].is_object()) {
+  auto parsed = store::parse_lossless(ss.str());
+  auto doc = parsed ? std::move(*parsed) : nlohmann::json();
+  if (!doc.is_object() || !doc.contains("vars") || !doc["vars"].is_object()) {
     return fail(ErrorCode::config, fmt::format("{} is not an rv secrets file", m_path.string()),
                 "fix or remove it; `rv env import` can fill a new one");
   }
@@ -227,7 +229,8 @@ Result<void> Store::modify(const std::function<Result<void>(std::vector<Var>&)>&
   for (const auto& v : vars) {
     doc["vars"][v.name] = v.value;
   }
-  return store::write_file_atomic(m_path, doc.dump(2) + "\n");
+  RV_TRY(text, store::dump_lossless(doc)); // a binary value is kept byte for byte
+  return store::write_file_atomic(m_path, text);
 }
 
 Result<void> Store::set(const std::vector<Var>& vars)

@@ -1,5 +1,7 @@
 #include "core/store/record_store.hpp"
 
+#include "core/store/json_bytes.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -133,19 +135,27 @@ Result<void> RecordStore::ensure_dir() const
   return {};
 }
 
+Result<void> RecordStore::write(const std::string& id, nlohmann::json record) const
+{
+  record["schema"] = k_record_schema;
+  RV_TRY(text, dump_lossless(record));
+  return write_file_atomic(path_of(id), text);
+}
+
 Result<void> RecordStore::create(const std::string& id, const nlohmann::json& record)
 {
   if (!valid_id(id)) {
     return fail(ErrorCode::usage, fmt::format("invalid record id '{}'", id));
   }
-  if (auto r = ensure_dir(); !r) {
-    return r;
+  if (!record.is_object()) {
+    return fail(ErrorCode::generic, fmt::format("record {} is not a JSON object", id));
   }
+  RV_TRY_VOID(ensure_dir());
   RV_TRY(lock, FileLock::acquire(m_dir / ".lock"));
   if (fs::exists(path_of(id))) {
     return fail(ErrorCode::io, fmt::format("record {} exists already in {}", id, m_dir.string()));
   }
-  return write_file_atomic(path_of(id), record.dump(2) + "\n");
+  return write(id, record);
 }
 
 Result<nlohmann::json> RecordStore::read(const std::string& id) const
@@ -159,25 +169,38 @@ Result<nlohmann::json> RecordStore::read(const std::string& id) const
   }
   std::stringstream text;
   text << in.rdbuf();
-  try {
-    return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    return fail(ErrorCode::parse, fmt::format("record {} is corrupt: {}", path_of(id).string(), e.what()));
+  auto doc = parse_lossless(text.str());
+  if (!doc) {
+    return fail(ErrorCode::parse, fmt::format("record {} is corrupt: {}", path_of(id).string(), doc.error().message),
+                "move it aside; rv skips it meanwhile");
   }
+  if (!doc->is_object()) {
+    return fail(ErrorCode::parse, fmt::format("record {} is corrupt: not a JSON object", path_of(id).string()),
+                "move it aside; rv skips it meanwhile");
+  }
+  const auto schema = doc->find("schema");
+  if (schema != doc->end() && (!schema->is_number_integer() || schema->get<std::int64_t>() > k_record_schema)) {
+    return fail(ErrorCode::config,
+                fmt::format("record {} was written by a newer rv (schema {}; this rv knows {})", path_of(id).string(),
+                            schema->dump(), k_record_schema),
+                "upgrade rv to act on it; this rv leaves it untouched");
+  }
+  return std::move(*doc);
 }
 
 Result<nlohmann::json> RecordStore::update(const std::string& id, const std::function<void(nlohmann::json&)>& change)
 {
-  if (auto r = ensure_dir(); !r) {
-    return std::unexpected(r.error());
-  }
+  RV_TRY_VOID(ensure_dir());
   RV_TRY(lock, FileLock::acquire(m_dir / ".lock"));
   RV_TRY(record, read(id));
   change(record);
-  if (auto w = write_file_atomic(path_of(id), record.dump(2) + "\n"); !w) {
-    return std::unexpected(w.error());
-  }
+  RV_TRY_VOID(write(id, record));
   return record;
+}
+
+Result<nlohmann::json> RecordStore::merge(const std::string& id, const nlohmann::json& base, const nlohmann::json& mine)
+{
+  return update(id, [&](nlohmann::json& now) { now = three_way_merge(base, mine, std::move(now)); });
 }
 
 Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* skipped) const
@@ -197,15 +220,19 @@ Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* 
     if (record) {
       found.emplace_back(id, std::move(*record));
     } else if (skipped) {
-      skipped->push_back(name);
+      skipped->push_back(fmt::format("{}: {}", name, record.error().message));
     }
   }
   if (ec) {
     return fail(ErrorCode::io, fmt::format("cannot list {}: {}", m_dir.string(), ec.message()));
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    auto ta = a.second.value("created_at", std::string());
-    auto tb = b.second.value("created_at", std::string());
+  auto created = [](const nlohmann::json& r) {
+    auto it = r.find("created_at");
+    return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::sort(found.begin(), found.end(), [&](const auto& a, const auto& b) {
+    auto ta = created(a.second);
+    auto tb = created(b.second);
     return ta != tb ? ta < tb : a.first < b.first;
   });
   std::vector<nlohmann::json> records;
@@ -214,6 +241,31 @@ Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* 
     records.push_back(std::move(rec));
   }
   return records;
+}
+
+nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs)
+{
+  if (!base.is_object() || !mine.is_object() || !theirs.is_object()) {
+    return mine == base ? theirs : mine;
+  }
+  for (const auto& [key, value] : mine.items()) {
+    auto b = base.find(key);
+    if (b != base.end() && *b == value) {
+      continue; // unchanged here: keep theirs
+    }
+    auto t = theirs.find(key);
+    if (b != base.end() && t != theirs.end()) {
+      theirs[key] = three_way_merge(*b, value, *t);
+    } else {
+      theirs[key] = value;
+    }
+  }
+  for (const auto& [key, value] : base.items()) {
+    if (!mine.contains(key)) {
+      theirs.erase(key);
+    }
+  }
+  return theirs;
 }
 
 Result<void> RecordStore::remove(const std::string& id)

@@ -14,19 +14,29 @@
 
 namespace rv::store {
 
+// The record format this rv writes, stamped into every record as "schema". A record with a
+// higher number comes from a newer rv: it is read by nobody here and never rewritten.
+inline constexpr int k_record_schema = 1;
+
 class RecordStore {
 public:
   // Uses `dir` (created 0700 on first write).
   explicit RecordStore(std::filesystem::path dir);
 
-  // Writes a new record `id`; fails if it exists already.
+  // Writes a new record `id` (a JSON object); fails if it exists already. Strings that are not
+  // UTF-8 are kept byte for byte (core/store/json_bytes.hpp).
   Result<void> create(const std::string& id, const nlohmann::json& record);
-  // Reads record `id`.
+  // Reads record `id`: an error when it is not JSON, not an object, or from a newer rv.
   Result<nlohmann::json> read(const std::string& id) const;
   // Applies `change` to record `id` under the store's lock and writes it back atomically;
   // returns the new record.
   Result<nlohmann::json> update(const std::string& id, const std::function<void(nlohmann::json&)>& change);
-  // Reads every record, oldest id first; unreadable files are skipped with their names in `skipped`.
+  // Writes back a record that was read as `base` and changed in memory to `mine`: under the
+  // lock, only what changed from `base` to `mine` is applied to the record as it is now, so a
+  // concurrent writer's changes to other fields survive (three_way_merge).
+  Result<nlohmann::json> merge(const std::string& id, const nlohmann::json& base, const nlohmann::json& mine);
+  // Reads every record, oldest first (by "created_at", then id); a file that cannot be read is
+  // skipped, with "NAME: why" in `skipped`.
   Result<std::vector<nlohmann::json>> list(std::vector<std::string>* skipped = nullptr) const;
   // Deletes record `id` (no error if absent).
   Result<void> remove(const std::string& id);
@@ -39,8 +49,15 @@ public:
 private:
   std::filesystem::path path_of(const std::string& id) const;
   Result<void> ensure_dir() const;
+  Result<void> write(const std::string& id, nlohmann::json record) const;
   std::filesystem::path m_dir;
 };
+
+// `theirs` with the changes from `base` to `mine` applied (pure): object members that `mine`
+// changed, added or removed are set or erased in `theirs`, recursively; any other changed value
+// (arrays included) replaces the one in `theirs`. Members `mine` left as in `base` keep their
+// value from `theirs`.
+nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs);
 
 // Writes `data` to `path` atomically (0600), creating no partial file on any failure.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);

@@ -1,10 +1,14 @@
+#include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 #include "fakes/processes.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using namespace rv::store;
@@ -79,7 +83,133 @@ TEST_CASE("record store: a corrupt record is reported, and skipped by list")
   auto all = s.list(&skipped);
   REQUIRE(all);
   CHECK(all->size() == 1);
-  CHECK(skipped == std::vector<std::string>{"bad.json"});
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].starts_with("bad.json: record "));
+  CHECK(skipped[0].find("corrupt") != std::string::npos);
+  fs::remove_all(s.dir());
+}
+
+TEST_CASE("record store: valid JSON of the wrong shape is skipped by name, never an internal error")
+{
+  RecordStore s(fresh_dir("shape"));
+  REQUIRE(s.create("good1", {{"id", "good1"}, {"created_at", "2026-01-02"}}));
+  REQUIRE(s.create("good2", {{"id", "good2"}, {"created_at", "2026-01-01"}}));
+  // created_at null or a number sorts as "" (first); a non-object is skipped.
+  REQUIRE(write_file_atomic(s.dir() / "nullts.json", R"({"id":"nullts","created_at":null})"));
+  REQUIRE(write_file_atomic(s.dir() / "numts.json", R"({"id":"numts","created_at":17})"));
+  REQUIRE(write_file_atomic(s.dir() / "arr.json", "[]"));
+  REQUIRE(write_file_atomic(s.dir() / "nul.json", "null"));
+  CHECK_FALSE(s.create("arr2", nlohmann::json::array()));
+  auto arr = s.read("arr");
+  REQUIRE_FALSE(arr);
+  CHECK(arr.error().message.find("not a JSON object") != std::string::npos);
+  std::vector<std::string> skipped;
+  auto all = s.list(&skipped);
+  REQUIRE(all);
+  std::vector<std::string> ids;
+  for (const auto& r : *all) {
+    ids.push_back(r["id"].get<std::string>());
+  }
+  CHECK(ids == std::vector<std::string>{"nullts", "numts", "good2", "good1"});
+  std::sort(skipped.begin(), skipped.end());
+  REQUIRE(skipped.size() == 2);
+  CHECK(skipped[0].starts_with("arr.json: "));
+  CHECK(skipped[1].starts_with("nul.json: "));
+  fs::remove_all(s.dir());
+}
+
+TEST_CASE("record store: records carry a schema; one from a newer rv is refused and never rewritten")
+{
+  RecordStore s(fresh_dir("schema"));
+  REQUIRE(s.create("mine", {{"id", "mine"}}));
+  CHECK((*s.read("mine"))["schema"] == k_record_schema);
+  const std::string newer = R"({"id":"newer","schema":99,"future_field":{"x":1}})";
+  REQUIRE(write_file_atomic(s.dir() / "newer.json", newer));
+  auto r = s.read("newer");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("newer rv (schema 99") != std::string::npos);
+  CHECK_FALSE(s.update("newer", [](nlohmann::json& j) { j["state"] = "cancelled"; }));
+  std::ifstream in(s.dir() / "newer.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == newer); // untouched, byte for byte
+  std::vector<std::string> skipped;
+  REQUIRE(s.list(&skipped)->size() == 1);
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].find("newer rv") != std::string::npos);
+  // A record without a schema (an older rv's) reads fine and gets one when rewritten.
+  REQUIRE(write_file_atomic(s.dir() / "older.json", R"({"id":"older"})"));
+  REQUIRE(s.update("older", [](nlohmann::json& j) { j["state"] = "done"; }));
+  CHECK((*s.read("older"))["schema"] == k_record_schema);
+  fs::remove_all(s.dir());
+}
+
+TEST_CASE("record store: strings that are not UTF-8 are stored and read back byte for byte")
+{
+  RecordStore s(fresh_dir("bytes"));
+  const std::string cmd = "python train_\xe9.py";
+  const std::string bin = std::string("\xff\xfe\0tail", 7);
+  REQUIRE(s.create("b", {{"command", {cmd, "ok"}}, {"nested", {{"v", bin}}}}));
+  auto r = s.read("b");
+  REQUIRE(r);
+  CHECK((*r)["command"][0].get<std::string>() == cmd);
+  CHECK((*r)["command"][1] == "ok");
+  CHECK((*r)["nested"]["v"].get<std::string>() == bin);
+  CHECK_FALSE(valid_utf8(cmd));
+  CHECK(valid_utf8("caf\xc3\xa9"));
+  CHECK_FALSE(valid_utf8("\xc0\xaf"));         // overlong
+  CHECK_FALSE(valid_utf8("\xed\xa0\x80"));     // a surrogate
+  CHECK_FALSE(valid_utf8("\xf4\x90\x80\x80")); // past U+10FFFF
+  // A display dump never throws: the byte becomes U+FFFD.
+  CHECK(dump_for_display(*r, -1).find("\xef\xbf\xbd") != std::string::npos);
+  fs::remove_all(s.dir());
+}
+
+TEST_CASE("record store: a three-way merge keeps a concurrent writer's fields")
+{
+  const nlohmann::json base = {{"state", "submitted"}, {"jobs", {{{"id", "1"}, {"state", "PENDING"}}}},
+                               {"secrets_file", "/r/env"}, {"meta", {{"a", 1}, {"b", 2}}}};
+  auto mine = base; // rv run -f: the race moved on
+  mine["jobs"][0]["state"] = "RUNNING";
+  mine["meta"]["a"] = 10;
+  mine["winner"] = "1";
+  auto theirs = base; // rv stop meanwhile
+  theirs["state"] = "cancelled";
+  theirs.erase("secrets_file");
+  theirs["meta"]["b"] = 20;
+  auto merged = three_way_merge(base, mine, theirs);
+  CHECK(merged["state"] == "cancelled");
+  CHECK_FALSE(merged.contains("secrets_file"));
+  CHECK(merged["jobs"][0]["state"] == "RUNNING");
+  CHECK(merged["winner"] == "1");
+  CHECK(merged["meta"] == nlohmann::json{{"a", 10}, {"b", 20}});
+  // A field `mine` removed goes.
+  auto mine2 = base;
+  mine2.erase("secrets_file");
+  CHECK_FALSE(three_way_merge(base, mine2, base).contains("secrets_file"));
+}
+
+TEST_CASE("record store: a stale whole-record writer no longer undoes a concurrent rv stop (lost update)")
+{
+  // The way the real callers write: read the record, work for a while on an in-memory copy,
+  // then write it back. Meanwhile another process (rv stop) cancels the request.
+  RecordStore s(fresh_dir("lost"));
+  REQUIRE(s.create("r", {{"state", "submitted"}, {"secrets_file", "/r/env"}, {"jobs", {{{"state", "PENDING"}}}}}));
+  auto base = s.read("r");
+  REQUIRE(base);
+  rv::test::run_in_processes(1, [&](int) {
+    return s.update("r", [](nlohmann::json& j) {
+             j["state"] = "cancelled";
+             j.erase("secrets_file");
+           }).has_value();
+  });
+  auto mine = *base;
+  mine["jobs"][0]["state"] = "RUNNING";
+  REQUIRE(s.merge("r", *base, mine));
+  auto now = s.read("r");
+  REQUIRE(now);
+  CHECK((*now)["state"] == "cancelled");
+  CHECK_FALSE(now->contains("secrets_file"));
+  CHECK((*now)["jobs"][0]["state"] == "RUNNING");
   fs::remove_all(s.dir());
 }
 

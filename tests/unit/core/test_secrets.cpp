@@ -149,6 +149,14 @@ TEST_CASE("secrets: the store is 0600, keeps values exactly, and refuses an open
   CHECK(s.load()->size() == 1);
   CHECK_FALSE(s.set({{"PATH", "/tmp"}}));
 
+  // A binary value (not UTF-8) is kept byte for byte instead of throwing while writing.
+  const std::string binary("\xff\xfe\x01", 3);
+  REQUIRE(s.set({{"BIN_TOKEN", binary}}));
+  auto with_bin = s.load();
+  REQUIRE(with_bin);
+  CHECK((*with_bin)[0] == Var{"BIN_TOKEN", binary});
+  REQUIRE(s.remove({"BIN_TOKEN"}));
+
   ::chmod(path.c_str(), 0644);
   auto open = s.load();
   REQUIRE_FALSE(open);
