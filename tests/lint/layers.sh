@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The dependency rule of docs/architecture.md, checked: each folder may include headers only of
+# the folders listed for it, and only the folders that may log include spdlog.
+#   cli -> app -> {strategy, templates, slurm, sync} -> core   (a layer may use any layer below it;
+#   never one above, never a sibling)
+# Usage: layers.sh [SOURCE_ROOT]   (exit 0: the rule holds; 1: violations, one line each)
+#        layers.sh --self-test      (plants a wrong include in a copy and expects a failure)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# folder: the project folders its files may include (its own is always allowed).
+declare -A allowed=(
+  [core]=""
+  [slurm]="core"
+  [strategy]="core"
+  [templates]="core"
+  [sync]="core"
+  [app]="core slurm strategy templates sync"
+  [cli]="core slurm strategy templates sync app"
+  [bench]="core slurm strategy templates sync app"
+  [fuzz]="core slurm strategy templates sync app"
+  [tests]="core slurm strategy templates sync app cli fakes fixtures"
+)
+# Folders whose code may log (spdlog); strategy/ and templates/ return their reasons as data.
+may_log=" core slurm sync app cli bench fuzz tests "
+
+check() {
+  local root=$1 bad=0 dir file line inc
+  for dir in "${!allowed[@]}"; do
+    [[ -d $root/$dir ]] || continue
+    while IFS=: read -r file line inc; do
+      local target=${inc#*\"}
+      target=${target%%/*}
+      [[ $target == "$dir" ]] && continue
+      [[ " ${allowed[$dir]} " == *" $target "* ]] && continue
+      [[ -d $root/$target ]] || continue # not a project folder (e.g. "doctest/...")
+      printf '%s:%s: %s/ may not include %s/ (allowed: %s)\n' "${file#"$root"/}" "$line" "$dir" "$target" \
+        "${allowed[$dir]:-nothing but itself}"
+      bad=1
+    done < <(grep -rnoE --include='*.cpp' --include='*.hpp' '^#include "[A-Za-z_]+/' "$root/$dir" || true)
+    if [[ $may_log != *" $dir "* ]]; then
+      while IFS=: read -r file line _; do
+        printf '%s:%s: %s/ may not log (spdlog); return the reason as data\n' "${file#"$root"/}" "$line" "$dir"
+        bad=1
+      done < <(grep -rnE --include='*.cpp' --include='*.hpp' '^#include <spdlog/' "$root/$dir" || true)
+    fi
+  done
+  return "$bad"
+}
+
+if [[ ${1:-} == --self-test ]]; then
+  root=$(cd "$here/../.." && pwd)
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  for d in "${!allowed[@]}"; do
+    [[ -d $root/$d ]] && cp -r "$root/$d" "$tmp/$d"
+  done
+  check "$tmp" >/dev/null || { echo "self-test: the clean tree already fails"; exit 1; }
+  printf '#include "slurm/squeue.hpp"\n' >"$tmp/strategy/zz_wrong.cpp"
+  printf '#include <spdlog/spdlog.h>\n' >"$tmp/templates/zz_log.cpp"
+  if out=$(check "$tmp"); then
+    echo "self-test: a planted wrong include was not caught"
+    exit 1
+  fi
+  grep -q 'strategy/zz_wrong.cpp:1: strategy/ may not include slurm/' <<<"$out" || { echo "self-test: $out"; exit 1; }
+  grep -q 'templates/zz_log.cpp:1: templates/ may not log' <<<"$out" || { echo "self-test: $out"; exit 1; }
+  printf 'self-test: planted violations caught:\n%s\n' "$out"
+  exit 0
+fi
+
+root=${1:-$(cd "$here/../.." && pwd)}
+if check "$root"; then
+  echo "layers: the dependency rule holds"
+else
+  echo "layers: the dependency rule is broken (docs/architecture.md)" >&2
+  exit 1
+fi
