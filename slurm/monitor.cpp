@@ -35,12 +35,15 @@ std::string join(const std::vector<std::string>& ids)
 
 } // namespace
 
-Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids)
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name)
 {
   if (job_ids.empty()) {
     return {};
   }
   std::vector<std::string> argv = {"scancel"};
+  if (!job_name.empty()) {
+    argv.push_back("--name=" + job_name);
+  }
   argv.insert(argv.end(), job_ids.begin(), job_ids.end());
   auto cmd = command(std::move(argv));
   cmd.uninterruptible = true;
@@ -164,7 +167,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       if (options.on_cancel) {
         options.on_cancel(left);
       }
-      auto cancelled = cancel_jobs(runner, left);
+      auto cancelled = cancel_jobs(runner, left, options.job_name);
       stats.controller_calls += 1;
       if (cancelled) {
         stats.cancelled.insert(stats.cancelled.end(), left.begin(), left.end());
@@ -212,7 +215,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       if (options.on_cancel) {
         options.on_cancel(decision.cancel);
       }
-      if (auto r = cancel_jobs(runner, decision.cancel); !r) {
+      if (auto r = cancel_jobs(runner, decision.cancel, options.job_name); !r) {
         return abandon(r.error());
       }
       stats.controller_calls += 1;

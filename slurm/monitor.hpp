@@ -28,6 +28,8 @@ struct MonitorOptions {
   std::function<void(const Race&, const RaceDecision&)> on_update;
   // Called with job ids right before they are cancelled, so the caller can record it first.
   std::function<void(const std::vector<std::string>&)> on_cancel;
+  // The siblings' job name: every scancel of the race names it (see cancel_jobs). "" = none.
+  std::string job_name;
 };
 
 struct RaceStats {
@@ -40,8 +42,11 @@ struct RaceStats {
 // (an error naming why), or an interrupt/timeout (every job cancelled, then an error).
 Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options);
 
-// Cancels `job_ids` in one scancel call, even while an interrupt is pending.
-Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids);
+// Cancels `job_ids` in one scancel call, even while an interrupt is pending. With `job_name`,
+// Slurm itself cancels only those of the ids whose job still has that name (`scancel --name`
+// intersects with the ids): a job id Slurm has since given to another job is left alone.
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                         const std::string& job_name = {});
 
 // Polls once: squeue for every id, then scontrol and sacct for the ids squeue no longer
 // knows. `now_epoch` turns elapsed times into start times.

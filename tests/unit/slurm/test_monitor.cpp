@@ -67,6 +67,29 @@ TEST_CASE("monitor: the winner's siblings are cancelled in one scancel, with bac
   CHECK(clock.slept_ms() == 1000);
 }
 
+TEST_CASE("monitor: with the siblings' job name, every scancel names it, so a reused job id is left alone")
+{
+  // Slurm 22.05 (the testbed): `scancel --name=beta 87` leaves job 87 named alpha pending; the
+  // name filter intersects with the ids, so Slurm itself refuses to cancel a reused id.
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "RUNNING", "None", "0:03")));
+  r.expect_prefix({"scancel", "--name=rv-x", "11"}, FakeRunner::reply(0));
+  auto race = race_of({"11", "12"});
+  MonitorOptions opts;
+  opts.job_name = "rv-x";
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(stats->cancelled == std::vector<std::string>{"11"});
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  FakeRunner direct;
+  direct.expect_prefix({"scancel", "--name=train", "7", "8"}, FakeRunner::reply(0));
+  CHECK(cancel_jobs(direct, {"7", "8"}, "train"));
+  CHECK(direct.unexpected().empty());
+  CHECK(direct.all_consumed());
+}
+
 TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacct; no record is not failure")
 {
   FakeRunner r;
