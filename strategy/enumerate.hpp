@@ -16,17 +16,14 @@
 namespace rv::strategy {
 
 // One resource shape: what `sbatch` (and `sbatch --test-only`) will be asked for.
-struct Candidate {
+// A shape (model::Shape) worth probing and planning, with its sbatch resources.
+struct Candidate : model::Shape {
   std::string id;              // c1, c2, ... in enumeration order (probe ids)
-  std::string gpu_type;        // GRES type, "" = untyped
-  std::string partition;
   std::string gres;            // per node, e.g. "gpu:a100:4"
   std::string constraint;      // from a profile alias, "" = none
   std::string account;         // request, else profile default, else cluster default; "" = none
   std::string qos;             // "" = none
   std::string exclude;         // --exclude from request.exclude_nodes, comma-joined; "" = none
-  int nodes = 1;
-  int gpus_per_node = 1;
   int cpus_per_task = 1;       // one task per node
   std::int64_t mem_mb_per_node = 0;
   std::int64_t max_time_s = -1;  // partition MaxTime, -1 = unlimited

@@ -28,12 +28,9 @@ std::vector<model::Strategy> strategies_for(const Candidate& c, const Window* wi
   std::vector<model::Strategy> out;
   auto base = [&](model::StrategyKind kind) {
     model::Strategy s;
-    s.gpu_type = c.gpu_type;
-    s.partition = c.partition;
+    s.shape() = c.shape();
     s.gres = c.gres;
     s.constraint = c.constraint;
-    s.nodes = c.nodes;
-    s.gpus_per_node = c.gpus_per_node;
     s.cpus_per_task = c.cpus_per_task;
     s.mem_mb_per_node = c.mem_mb_per_node;
     s.total_time_s = req.time_s;

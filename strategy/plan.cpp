@@ -20,7 +20,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   std::set<std::pair<std::string, std::string>> produced; // (type, partition) with any strategy
   std::map<std::pair<std::string, std::string>, std::string> empty_why;
   for (const auto& c : cands.list) {
-    const auto* window = probes.find(c.gpu_type, c.partition, c.nodes, c.gpus_per_node);
+    const auto* window = probes.find(c.shape());
     if (window) {
       out.windows.push_back(*window);
     }

@@ -181,10 +181,10 @@ std::string probe_script(const std::vector<Candidate>& candidates, const PlanOpt
   return out;
 }
 
-const Window* Windows::find(const std::string& gpu_type, const std::string& partition, int nodes, int gpus_per_node) const
+const Window* Windows::find(const model::Shape& shape) const
 {
   for (const auto& w : list) {
-    if (w.gpu_type == gpu_type && w.partition == partition && w.nodes == nodes && w.gpus_per_node == gpus_per_node) {
+    if (w.shape() == shape) {
       return &w;
     }
   }
@@ -223,10 +223,7 @@ Windows parse_probe_output(std::string_view output, const std::vector<Candidate>
     if (w.candidate_id.empty()) {
       const auto& c = *it->second;
       w.candidate_id = c.id;
-      w.gpu_type = c.gpu_type;
-      w.partition = c.partition;
-      w.nodes = c.nodes;
-      w.gpus_per_node = c.gpus_per_node;
+      w.shape() = c.shape();
       w.full_walltime_s = c.probe_full_s;
     }
     if (tag == "DONE") {

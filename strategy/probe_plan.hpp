@@ -39,12 +39,9 @@ struct ProbeResult {
 };
 
 // What the probes say about one candidate.
-struct Window {
+// What the probes say about one candidate (of its shape).
+struct Window : model::Shape {
   std::string candidate_id;
-  std::string gpu_type;
-  std::string partition;
-  int nodes = 1;
-  int gpus_per_node = 1;
   std::vector<ProbeResult> probes;           // in the order run
   std::int64_t max_now_s = 0;                // longest walltime that starts within the threshold; 0 = none
   std::optional<std::int64_t> now_start_in_s;  // start_in of that probe
@@ -57,7 +54,7 @@ struct Window {
 struct Windows {
   std::vector<Window> list;
   // The window measured for this exact shape, or nullptr.
-  const Window* find(const std::string& gpu_type, const std::string& partition, int nodes, int gpus_per_node) const;
+  const Window* find(const model::Shape& shape) const;
 };
 
 // Parses the script's output for `candidates`. Lines for unknown ids and noise are skipped;

@@ -2,6 +2,8 @@
 // A user's request and the strategies the planner derives from it: produced by strategy/,
 // rendered by templates/, submitted and raced by slurm/.
 
+#include "core/model/shape.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,14 +32,11 @@ struct JobRequest {
 enum class StrategyKind { direct, backfill, time_min, checkpoint };
 
 // One way to run the request: a fully specified sbatch resource set plus estimates.
-struct Strategy {
+// Its shape (GPU type, partition, nodes, GPUs per node) is model::Shape.
+struct Strategy : Shape {
   std::string id;        // s1, s2, ... in rank order
-  std::string gpu_type;  // the Slurm GRES type ("" = untyped)
-  std::string partition;
   std::string gres;      // e.g. "gpu:a100:4" (per node)
   std::string constraint; // --constraint, "" if none
-  int nodes = 1;
-  int gpus_per_node = 1;
   int cpus_per_task = 1;           // one task per node
   std::int64_t mem_mb_per_node = 0;
   std::int64_t walltime_s = 0;     // --time

@@ -120,7 +120,7 @@ TEST_CASE("probe script: runs under /bin/sh against a fake sbatch; refinement co
   CHECK(*w.full_start_in_s >= 10790);
   CHECK(*w.full_start_in_s <= 10800);
   CHECK(w.probes.size() <= 12);
-  CHECK(windows.find("a100_80", "gpu-a100", 2, 4) == &windows.list[0]);
+  CHECK(windows.find(rv::model::Shape{"a100_80", "gpu-a100", 2, 4}) == &windows.list[0]);
 
   // A request that fits entirely: no cliff, no refinement.
   const auto& fits = windows.list[1];
