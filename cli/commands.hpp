@@ -16,6 +16,10 @@ void setup_cost(CLI::App& app, Context& ctx);
 void setup_ps(CLI::App& app, Context& ctx);
 void setup_sync(CLI::App& app, Context& ctx);
 void setup_env(CLI::App& app, Context& ctx);
+void setup_completion(CLI::App& app, Context& ctx);
+
+// "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
+std::string version_text();
 
 // Prints `data` as JSON on stdout (for --json).
 void print_json(const nlohmann::json& data);

@@ -1,16 +1,18 @@
 // rv: the GPU job launcher for Slurm clusters. The one catch site for every error.
 
-#include "core/store/json_bytes.hpp"
+#include "cli/cli_spec.hpp"
 #include "cli/command_words.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/store/json_bytes.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -34,13 +36,27 @@ int report(const rv::Error& error, bool json)
   return code;
 }
 
+// "Examples:" and the README's first commands, for `rv --help`.
+std::string examples_footer()
+{
+  size_t width = 0;
+  for (const auto& example : rv::cli::usage_examples()) {
+    width = std::max(width, example.first.size());
+  }
+  std::string out = "Examples:";
+  for (const auto& [cmd, what] : rv::cli::usage_examples()) {
+    out += fmt::format("\n  {:<{}}  {}", cmd, width, what);
+  }
+  return out;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
   rv::cli::Context ctx;
   CLI::App app{"rv: get a GPU job running on a Slurm cluster as soon as the cluster can start it", "rv"};
-  app.set_version_flag("--version", std::string("rv ") + RV_VERSION);
+  app.set_version_flag("-V,--version", "rv " + rv::cli::version_text());
   app.require_subcommand(1);
   app.fallthrough();
 
@@ -64,6 +80,8 @@ int main(int argc, char** argv)
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);
+  rv::cli::setup_completion(app, ctx);
+  app.footer(examples_footer());
 
   // The user's command is split off before CLI11 sees it, so that its flags stay its own.
   auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"});
