@@ -36,8 +36,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
   flags.no_checkpoint = true;
   RV_TRY(run, plan_request(flags, ctx, *runner));
   if (opts.plan.dry_run) {
-    print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
-    return 0;
+    return dry_run(run, ctx.global.json, ctx.global.verbosity > 0);
   }
   return launch_up(ctx, *runner, run, opts.run);
 }
@@ -54,8 +53,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   RV_TRY(runner, ctx.make_runner());
   RV_TRY(run, plan_request(opts.plan, ctx, *runner));
   if (opts.plan.dry_run) {
-    print_plan(run, ctx.global.json, ctx.global.verbosity > 0);
-    return 0;
+    return dry_run(run, ctx.global.json, ctx.global.verbosity > 0);
   }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
   RV_TRY(smart, prepare_run(ctx, *runner, ctx.trailing, opts.smart));

@@ -163,11 +163,7 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
 {
   const auto& plan = planned.plan;
   if (plan.strategies.empty()) {
-    std::string why;
-    for (const auto& r : plan.rejected) {
-      why += fmt::format("; {} on {}: {}", r.gpu_type, r.partition, r.reason);
-    }
-    return fail(ErrorCode::usage, "no viable strategy for this request" + why, "see `--dry-run -v`");
+    return std::unexpected(strategy::no_viable_strategy(plan));
   }
   secrets::Store secret_store(secrets::Store::default_path());
   RV_TRY(secret_vars, secret_store.load());

@@ -104,6 +104,20 @@ Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRe
   return run;
 }
 
+Result<int> dry_run(const PlanRun& run, bool json, bool verbose)
+{
+  print_plan(run, json, verbose);
+  if (!run.plan.strategies.empty()) {
+    return 0;
+  }
+  if (json) {
+    return exit_code_for(ErrorCode::no_strategy);
+  }
+  auto e = strategy::no_viable_strategy(run.plan);
+  e.message = "no viable strategy for this request: every GPU type was dropped (listed above)";
+  return std::unexpected(e);
+}
+
 void print_plan(const PlanRun& run, bool json, bool verbose)
 {
   const auto& plan = run.plan;
@@ -145,6 +159,9 @@ void print_plan(const PlanRun& run, bool json, bool verbose)
     out("\ndropped:\n");
     for (const auto& r : plan.rejected) {
       out(fmt::format("  {:<16} {:<12} {}\n", r.gpu_type, r.partition, r.reason));
+      for (const auto& d : verbose ? r.details : std::vector<std::string>{}) {
+        out(fmt::format("  {:<16} {:<12}   {}\n", "", "", d));
+      }
     }
   }
   if (verbose && !plan.pruned.empty()) {

@@ -33,4 +33,8 @@ Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRe
 // Prints a plan: a table on a terminal, or the documented JSON with --json.
 void print_plan(const PlanRun& run, bool json, bool verbose);
 
+// A dry run: print the plan; exit 0, or exit 4 (ErrorCode::no_strategy) when nothing is viable, as
+// the real run would. With --json the plan is the only document on stdout.
+Result<int> dry_run(const PlanRun& run, bool json, bool verbose);
+
 } // namespace rv::cli

@@ -10,6 +10,8 @@ int exit_code_for(ErrorCode code)
     return 2;
   case ErrorCode::slurm_rejected:
     return 3;
+  case ErrorCode::no_strategy:
+    return 4;
   case ErrorCode::timeout:
     return 124;
   case ErrorCode::interrupted:

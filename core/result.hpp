@@ -20,6 +20,7 @@ enum class ErrorCode {
   host_key_unknown, // the host is not in known_hosts
   host_key_changed, // known_hosts has a different key: possible attack
   slurm_rejected,   // Slurm refused a request
+  no_strategy,      // the cluster cannot run the request as asked: every strategy was dropped
   interrupted,      // SIGINT/SIGTERM
 };
 

@@ -109,6 +109,59 @@ void size_resources(Candidate& c, const TypeOnPartition& t, const model::Partiti
   }
 }
 
+// The largest request of `t` that fits at all: k nodes x g GPUs with k*g as large as possible.
+struct Capacity {
+  int nodes = 0, per_node = 0;
+  int gpus() const { return nodes * per_node; }
+};
+Capacity capacity(const TypeOnPartition& t, const model::Partition& part, bool single_node)
+{
+  Capacity best;
+  for (int g = 1; g <= t.gpus_per_node; ++g) {
+    int k = t.usable_nodes_with(g);
+    if (part.max_nodes >= 0) {
+      k = std::min(k, part.max_nodes);
+    }
+    if (single_node || t.mig_like) {
+      k = std::min(k, 1);
+    }
+    if (k * g > best.gpus()) {
+      best = {k, g};
+    }
+  }
+  return best;
+}
+
+std::string plural(int n, std::string_view one, std::string_view many)
+{
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// One line for a type no topology fits: the capacity when the GPU count is what does not fit,
+// else the first shape's reason; the whole list goes to `details`.
+std::string no_fit_summary(const TypeOnPartition& t, const model::Partition& part, const model::JobRequest& req,
+                           const std::vector<std::string>& impossible)
+{
+  const auto cap = capacity(t, part, req.single_node);
+  if (cap.gpus() < req.gpus) {
+    const auto type = t.gpu_type.empty() ? std::string("untyped") : t.gpu_type;
+    if (cap.gpus() == 0) {
+      return fmt::format("no usable node has {} GPUs", type);
+    }
+    return fmt::format("at most {} in one job ({} x {}); asked for {}", plural(cap.gpus(), type + " GPU", type + " GPUs"),
+                       plural(cap.nodes, "node", "nodes"), cap.per_node, req.gpus);
+  }
+  if (impossible.empty()) {
+    return "no topology fits";
+  }
+  if (impossible.size() == 1) {
+    return "no topology fits: " + impossible.front();
+  }
+  const auto more = impossible.size() - 1;
+  return fmt::format("no topology fits: {} (and {} more {}; -v lists them)", impossible.front(), more,
+                     more == 1 ? "shape" : "shapes");
+}
+
 } // namespace
 
 std::string effective_account(const model::Cluster& cluster, const Profile& profile, const model::JobRequest& request)
@@ -139,7 +192,7 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
   }
   auto account = effective_account(cluster, profile, req);
   for (const auto& t : types) {
-    auto reject = [&](std::string reason) { out.rejected.push_back({t.gpu_type, t.partition, std::move(reason)}); };
+    auto reject = [&](std::string reason) { out.rejected.push_back({t.gpu_type, t.partition, std::move(reason), {}}); };
     const auto* part = cluster.find_partition(t.partition);
     if (part == nullptr) {
       continue;
@@ -216,7 +269,8 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
         break;
       }
       if (int have = t.usable_nodes_with(g); have < k) {
-        impossible.push_back(fmt::format("{}: only {} usable nodes have {} GPUs", shape, have, g));
+        impossible.push_back(fmt::format("{}: only {} {} {}", shape, have, have == 1 ? "usable node has" : "usable nodes have",
+                                          plural(g, "GPU", "GPUs")));
         continue;
       }
       Candidate c;
@@ -253,7 +307,8 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       out.list.push_back(std::move(c));
     }
     if (made == 0) {
-      reject(impossible.empty() ? std::string("no topology fits") : fmt::format("no topology fits: {}", fmt::join(impossible, "; ")));
+      reject(no_fit_summary(t, *part, req, impossible));
+      out.rejected.back().details = std::move(impossible);
     }
   }
   for (std::size_t i = 0; i < out.list.size(); ++i) {

@@ -37,7 +37,8 @@ struct Candidate : model::Shape {
 struct Rejection {
   std::string gpu_type;
   std::string partition;
-  std::string reason;
+  std::string reason;                // one line: the summary
+  std::vector<std::string> details;  // every shape tried and why it does not fit (for -v and JSON)
 };
 
 struct Candidates {

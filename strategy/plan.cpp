@@ -42,7 +42,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   }
   for (const auto& [key, why] : empty_why) {
     if (!produced.contains(key)) {
-      out.rejected.push_back({key.first, key.second, why});
+      out.rejected.push_back({key.first, key.second, why, {}});
     }
   }
   out.width = fanout_width(cluster, opts, out.notes);
@@ -53,6 +53,16 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     out.notes.push_back("no viable strategy: see rejected");
   }
   return out;
+}
+
+Error no_viable_strategy(const Plan& plan)
+{
+  std::string why;
+  for (const auto& r : plan.rejected) {
+    why += fmt::format("; {} on {}: {}", r.gpu_type.empty() ? "untyped" : r.gpu_type, r.partition, r.reason);
+  }
+  return Error{ErrorCode::no_strategy, "no viable strategy for this request" + why,
+               "`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit"};
 }
 
 } // namespace rv::strategy

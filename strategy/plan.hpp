@@ -38,4 +38,8 @@ nlohmann::json to_json(const Plan& plan);
 nlohmann::json to_json(const model::Strategy& s);
 nlohmann::json to_json(const Window& w);
 
+// The error for a plan with no strategy (ErrorCode::no_strategy, exit 4): one short reason per
+// dropped type, and where to read more. The same for a dry run and a real one.
+Error no_viable_strategy(const Plan& plan);
+
 } // namespace rv::strategy

@@ -79,7 +79,7 @@ json to_json(const Plan& plan)
   }
   auto rejected = json::array();
   for (const auto& r : plan.rejected) {
-    rejected.push_back({{"gpu_type", r.gpu_type}, {"partition", r.partition}, {"reason", r.reason}});
+    rejected.push_back({{"gpu_type", r.gpu_type}, {"partition", r.partition}, {"reason", r.reason}, {"details", r.details}});
   }
   auto pruned = json::array();
   for (const auto& p : plan.pruned) {

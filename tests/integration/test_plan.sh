@@ -60,6 +60,20 @@ run ssh_rv up --dry-run --time 0h
 assert_rc 2 "0h is a usage error"
 pass "rejections carry reasons; bad types, counts and times are clear errors"
 
+# A dry run predicts the real run: nothing viable is exit 4 for both, so scripts can chain them.
+run ssh_rv up --dry-run -g 1000
+assert_rc 4 "a dry run with no viable strategy exits 4"
+assert_contains "$RUN_OUT" "at most 16 a100 GPUs in one job (2 nodes x 8); asked for 1000" "one summary line per type"
+assert_contains "$RUN_ERR" "no viable strategy" "the error says why"
+run ssh_rv --json up --dry-run -g 1 --mem 99999G
+assert_rc 4 "--mem beyond every node exits 4, --json too"
+assert_json '.strategies | length' '0' "--json: the plan is still the document"
+run ssh_rv run -g 1000 -- true
+assert_rc 4 "the real run exits 4 as its dry run did"
+run ssh_rv up --dry-run -g 1
+assert_rc 0 "a viable dry run exits 0"
+pass "no viable strategy: exit 4 for dry and real runs, summaries per type"
+
 # SU follows the configured weights: rv's billing for a shape equals what Slurm bills for it.
 run ssh_rv --json cost -g 1 --time 1h
 assert_rc 0 "rv cost"

@@ -31,8 +31,10 @@ Plan plan_with_window(const model::Cluster& cluster, const model::JobRequest& re
 
 bool has_reason(const Plan& p, const std::string& type, const std::string& needle)
 {
-  return std::any_of(p.rejected.begin(), p.rejected.end(),
-                     [&](const auto& r) { return r.gpu_type == type && r.reason.find(needle) != std::string::npos; });
+  auto says = [&](const std::string& text) { return text.find(needle) != std::string::npos; };
+  return std::any_of(p.rejected.begin(), p.rejected.end(), [&](const auto& r) {
+    return r.gpu_type == type && (says(r.reason) || std::any_of(r.details.begin(), r.details.end(), says));
+  });
 }
 
 void check_golden(const std::string& name, const nlohmann::json& actual)
@@ -120,7 +122,11 @@ TEST_CASE("plan: odd GPU counts are never over-allocated")
   CHECK(p->strategies.empty());
   CHECK(has_reason(*p, "v100", "5 GPUs do not split evenly over 2 nodes"));
   CHECK(has_reason(*p, "v100", "1x5: nodes have at most 4 v100 GPUs"));
-  CHECK(has_reason(*p, "v100", "5x1: only 4 usable nodes have 1 GPUs"));
+  CHECK(has_reason(*p, "v100", "5x1: only 4 usable nodes have 1 GPU"));
+  // One line per type, the shapes in details.
+  const auto& v = *std::find_if(p->rejected.begin(), p->rejected.end(), [](const auto& r) { return r.gpu_type == "v100"; });
+  CHECK(v.reason == "no topology fits: 1x5: nodes have at most 4 v100 GPUs (and 4 more shapes; -v lists them)");
+  CHECK(v.details.size() == 5);
   model::JobRequest six = five;
   six.gpus = 6;
   auto p6 = plan(test::campus(), test::campus_profile(), six, {}, {});
@@ -339,4 +345,35 @@ TEST_CASE("plan: ranking puts known waits first, then SU")
     const auto& b = p.strategies[i];
     CHECK_FALSE(ranks_before(b, a));
   }
+}
+
+TEST_CASE("plan: a GPU count no type can hold says each type's capacity in one short line")
+{
+  model::JobRequest req;
+  req.gpus = 1000;
+  auto p = plan(test::campus(), test::campus_profile(), req, {}, {});
+  REQUIRE(p);
+  CHECK(p->strategies.empty());
+  auto reason_of = [&](const std::string& type) {
+    auto it = std::find_if(p->rejected.begin(), p->rejected.end(), [&](const auto& r) { return r.gpu_type == type; });
+    REQUIRE(it != p->rejected.end());
+    return *it;
+  };
+  // a100_80: 3 usable nodes with 8 (a3 is down; a0 has 6 used but 8 in all); MaxNodes 4.
+  CHECK(reason_of("a100_80").reason == "at most 24 a100_80 GPUs in one job (3 nodes x 8); asked for 1000");
+  CHECK(reason_of("v100").reason == "at most 16 v100 GPUs in one job (4 nodes x 4); asked for 1000");
+  // h200: MaxNodes 1 caps it at one node.
+  CHECK(reason_of("h200").reason == "at most 8 h200 GPUs in one job (1 node x 8); asked for 1000");
+  for (const auto& r : p->rejected) {
+    CHECK_MESSAGE(r.reason.size() < 120, r.reason);
+  }
+  // The enumeration is kept, for -v and JSON.
+  CHECK(reason_of("v100").details.size() >= 5);
+  CHECK(to_json(*p)["rejected"][0].contains("details"));
+  model::JobRequest one_node = req;
+  one_node.gpus = 12;
+  one_node.single_node = true;
+  auto q = plan(test::campus(), test::campus_profile(), one_node, {}, {});
+  REQUIRE(q);
+  CHECK(has_reason(*q, "v100", "at most 4 v100 GPUs in one job (1 node x 4); asked for 12"));
 }
