@@ -277,8 +277,7 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
       spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped", outcome.seconds);
       record["deps"]["installed"] = outcome.installed;
     } else {
-      run.extras.setup = proc::shell_join(sync::deps_argv(pushed.layout.venv, *deps, file)) +
-                         " || { _rv_log \"error: installing " + deps->rel_path + " failed\"; exit 1; }\n";
+      run.extras.setup = sync::deps_job_setup(pushed.layout.venv, *deps, file);
     }
   }
   if (!flags.outputs.empty()) {

@@ -2,6 +2,7 @@
 
 #include "sync/files.hpp"
 #include "sync/hash.hpp"
+#include "core/process/shell.hpp"
 
 #include <fmt/format.h>
 
@@ -90,6 +91,12 @@ echo "rv-deps: installed; $venv is current"
 std::vector<std::string> deps_argv(const std::string& venv, const DepsFile& deps, const std::string& file)
 {
   return {"bash", "-c", deps_script(), "rv-deps", venv, deps.hash, deps.kind, file};
+}
+
+std::string deps_job_setup(const std::string& venv, const DepsFile& deps, const std::string& file)
+{
+  return proc::shell_join(deps_argv(venv, deps, file)) + " || { _rv_log " +
+         proc::shell_quote("error: installing " + deps.rel_path + " failed") + "; exit 1; }\n";
 }
 
 Result<DepsOutcome> ensure_venv(proc::Runner& remote, const std::string& venv, const DepsFile& deps,

@@ -33,6 +33,11 @@ const std::string& deps_script();
 // The argv that runs deps_script() for `file` (an absolute path on the cluster).
 std::vector<std::string> deps_argv(const std::string& venv, const DepsFile& deps, const std::string& file);
 
+// The job-script lines for `deps_install: job`: run deps_argv(), and on failure log
+// "error: installing REL_PATH failed" and exit 1. Every value is shell-quoted: a project folder
+// named `it"s` or `a" ; touch PWNED ; "` is text, never script.
+std::string deps_job_setup(const std::string& venv, const DepsFile& deps, const std::string& file);
+
 struct DepsOutcome {
   bool installed = false; // false: the venv was already current
   double seconds = 0;

@@ -79,9 +79,8 @@ inline std::vector<Case> golden_cases()
     c.options.venv = "/scratch/alice/.rv/envs/my proj";
     c.options.env = {{"WANDB_PROJECT", "it's \"quoted\" $notexpanded"}, {"HF_HUB_OFFLINE", "1"}};
     // What `deps_install: job` adds (cli/smart_exec.cpp), so that the lint sees the real script.
-    c.options.setup = proc::shell_join(sync::deps_argv(c.options.venv, {"requirements.txt", "requirements", "0123abcd"},
-                                                       c.options.workdir + "/requirements.txt")) +
-                      " || { _rv_log \"error: installing requirements.txt failed\"; exit 1; }\n";
+    c.options.setup = sync::deps_job_setup(c.options.venv, {"requirements.txt", "requirements", "0123abcd"},
+                                           c.options.workdir + "/requirements.txt");
     c.options.outputs = {"results", "it's a model.pt"};
     cases.push_back(c);
   }

@@ -340,3 +340,29 @@ TEST_CASE("exec: --output paths must stay inside the job's directory")
   CHECK(check_output_path("results/run1"));
   CHECK(check_output_path("a..b"));
 }
+
+// #15 defect 4: with `deps_install: job` the dependency file's project-relative path reaches the
+// script. The real set-up line (sync::deps_job_setup), rendered into a real job: a folder named
+// `it"s` or a crafted name is text in the error message, never script.
+TEST_CASE("exec: deps set-up: hostile dependency paths are text, the install's failure ends the job")
+{
+  for (const std::string& dir : {std::string("it\"s"), std::string("a\" ; } ; touch PWNED ; : || { \""),
+                                std::string("$(touch PWNED)`touch PWNED`'q'")}) {
+    CAPTURE(dir);
+    ExecFixture fx;
+    auto opts = fx.options("");
+    opts.command = "touch ran";
+    opts.venv = fx.path("venv");
+    const rv::sync::DepsFile deps{dir + "/requirements.txt", "requirements", "0123abcd"};
+    // The file's folder does not exist on the "node": the install fails fast (cd) without pip.
+    opts.setup = rv::sync::deps_job_setup(opts.venv, deps, fx.path(deps.rel_path));
+    auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
+    CHECK(ExecFixture::sh("bash -n '" + script + "'") == 0);
+    int rc = ExecFixture::sh("cd '" + fx.dir.string() + "' && " + fx.job_env("901") + "bash '" + script + "' >'" +
+                             fx.path("stdout.txt") + "' 2>'" + fx.path("stderr.txt") + "'");
+    CHECK(rc == 1);
+    CHECK(fx.read("stderr.txt").find("error: installing " + deps.rel_path + " failed") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(fx.path("PWNED")));
+    CHECK_FALSE(std::filesystem::exists(fx.path("ran"))); // no user code after a failed install
+  }
+}
