@@ -99,15 +99,6 @@ std::string join(const std::vector<std::string>& words, const char* sep)
   return out;
 }
 
-// Updates the record, logging (not failing) when the local store cannot be written.
-void save(store::RecordStore& store, const RequestRecord& r)
-{
-  auto doc = to_json(r);
-  if (auto u = store.update(r.id, [&](nlohmann::json& rec) { rec = doc; }); !u) {
-    spdlog::warn("cannot update request record {}: {}", r.id, u.error().message);
-  }
-}
-
 } // namespace
 
 namespace {
@@ -236,12 +227,13 @@ Result<Launched> submit_request(Context& ctx, proc::Runner& runner, const PlanRu
   }
   auto submitted = slurm::submit_all(runner, subs);
   if (!submitted) {
-    rec.state = "failed";
-    save(store, rec);
+    // Some sbatch of the batch may have run before the failure: find those jobs by their comment
+    // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
+    clear_interrupt(); // so that the cleanup's commands run
+    const bool interrupted = submitted.error().code == ErrorCode::interrupted;
+    auto settled = settle_failed_submission(runner, store, rec, interrupted ? "cancelled" : "failed");
     remove_secrets(runner, store, {&rec}, true);
-    return fail(submitted.error().code,
-                fmt::format("{} (request {}; if any job was submitted, `rv ps` finds it by its name {})",
-                            submitted.error().message, rec.id, rec.name),
+    return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
                 submitted.error().hint);
   }
   for (std::size_t k = 0; k < submitted->size(); ++k) {

@@ -22,38 +22,78 @@ bool request_finished(const RequestRecord& r)
   });
 }
 
+Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestRecord& r)
+{
+  proc::Command c;
+  c.argv = slurm::request_jobs_argv(r.name);
+  RV_TRY(out, runner.run(c));
+  RV_TRY(jobs, slurm::request_jobs(out.out, r.id));
+  std::vector<std::string> added;
+  for (const auto& j : jobs) {
+    auto ids = r.job_ids();
+    if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) {
+      continue;
+    }
+    JobRecord& orphan = r.jobs.emplace_back();
+    orphan.strategy_id = "orphan";
+    orphan.label = "found by its comment rv:" + r.id + " after rv died or was interrupted";
+    orphan.job_id = j.job_id;
+    orphan.state = j.state;
+    added.push_back(j.job_id);
+  }
+  return added;
+}
+
+std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
+                                     const std::string& final_state)
+{
+  rec.state = "submitting"; // searchable by the next `rv ps` until this ends
+  save(store, rec);
+  auto found = adopt_orphans(runner, rec);
+  if (!found) {
+    return fmt::format("could not look for jobs it created ({}); `rv ps` looks again", found.error().message);
+  }
+  std::vector<std::string> live;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+      live.push_back(j.job_id);
+    }
+  }
+  if (!live.empty()) {
+    if (auto c = slurm::cancel_jobs(runner, live, rec.name); !c) {
+      rec.state = "submitted"; // tracked: `rv ps` races them, `rv stop` cancels them
+      save(store, rec);
+      return fmt::format("jobs {} were created but could not be cancelled ({}); `rv stop {}` cancels them",
+                         fmt::join(live, " "), c.error().message, rec.id);
+    }
+    for (auto& j : rec.jobs) {
+      if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
+        j.state = "CANCELLED";
+      }
+    }
+  }
+  rec.state = final_state;
+  save(store, rec);
+  if (found->empty()) {
+    return "no job of it reached the queue";
+  }
+  return fmt::format("cancelled {} that sbatch had already created", fmt::join(*found, " "));
+}
+
 Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::RecordStore& store,
                                     std::vector<RequestRecord>& requests)
 {
   ReapReport report;
-  // Orphans: a request still "submitting" may have jobs sbatch created before rv died; they
-  // carry the request's job name, so squeue finds them.
+  // Orphans: a request still "submitting" may have jobs sbatch created before rv died or was
+  // interrupted; the user's own jobs with the request's name and comment are its jobs.
   for (auto& r : requests) {
     if (r.state != "submitting") {
       continue;
     }
-    proc::Command c;
-    c.argv = {"squeue", "-h", "-t", "all", "-n", r.name, "-o", "%i|%j"};
-    RV_TRY(out, runner.run(c));
-    std::string_view rest = out.out;
-    while (!rest.empty()) {
-      auto nl = rest.find('\n');
-      auto line = rest.substr(0, nl);
-      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-      auto bar = line.find('|');
-      if (bar == std::string_view::npos) {
-        continue;
-      }
-      std::string id(line.substr(0, bar));
-      auto ids = r.job_ids();
-      if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
-        JobRecord& orphan = r.jobs.emplace_back();
-        orphan.strategy_id = "orphan";
-        orphan.label = "found by name after rv died";
-        orphan.job_id = id;
-        report.orphans.push_back(id);
-        report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
-      }
+    RV_TRY(found, adopt_orphans(runner, r));
+    for (auto& id : found) {
+      report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
+      report.orphans.push_back(std::move(id));
     }
     r.state = "submitted";
   }
@@ -80,7 +120,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     return report;
   }
   RV_TRY(views, slurm::poll_jobs(runner, ids, clock.epoch_seconds()));
-  std::vector<std::string> to_cancel;
+  std::map<std::string, std::vector<std::string>> to_cancel; // by job name: scancel --name guards reused ids
   for (auto& r : requests) {
     bool changed = false;
     for (auto& j : r.jobs) {
@@ -105,7 +145,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     if (!r.winner.empty()) {
       for (auto& j : r.jobs) {
         if (j.strategy_id != r.winner && !j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
-          to_cancel.push_back(j.job_id);
+          to_cancel[r.name].push_back(j.job_id);
           report.notes.push_back(fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id,
                                              j.state, r.winner));
           j.state = "CANCELLED";
@@ -118,15 +158,14 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       changed = true;
     }
     if (changed) {
-      auto doc = to_json(r);
-      (void)store.update(r.id, [&](nlohmann::json& rec) { rec = doc; });
+      save(store, r);
     }
   }
-  if (!to_cancel.empty()) {
-    if (auto c = slurm::cancel_jobs(runner, to_cancel); !c) {
+  for (const auto& [name, job_ids] : to_cancel) {
+    if (auto c = slurm::cancel_jobs(runner, job_ids, name); !c) {
       return std::unexpected(c.error());
     }
-    report.cancelled = to_cancel;
+    report.cancelled.insert(report.cancelled.end(), job_ids.begin(), job_ids.end());
   }
   cleanup();
   return report;
@@ -145,6 +184,7 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
     c.argv.push_back(r->secrets_file);
   }
   c.timeout = std::chrono::seconds(30);
+  c.uninterruptible = true; // cleanup: it runs even while a Ctrl-C is pending
   auto o = runner.run(c);
   if (!o || !o->ok()) {
     spdlog::warn("could not delete the secrets file(s) of finished request(s): {}",
@@ -153,8 +193,7 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
   }
   for (auto* r : requests) {
     r->secrets_file.clear();
-    auto doc = to_json(*r);
-    (void)store.update(r->id, [&](nlohmann::json& rec) { rec = doc; });
+    save(store, *r);
   }
 }
 

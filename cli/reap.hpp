@@ -1,6 +1,6 @@
 #pragma once
 // Finishing what a killed rv left behind: refresh the states of the stored requests' jobs,
-// cancel the losers of requests whose winner is known, and find orphans by job name.
+// cancel the losers of requests whose winner is known, and find orphans by job name and comment.
 
 #include "cli/requests.hpp"
 #include "core/clock.hpp"
@@ -21,6 +21,19 @@ struct ReapReport {
 // reaps losers and adopts orphans; saves every changed record.
 Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::RecordStore& store,
                                     std::vector<RequestRecord>& requests);
+
+// Finds the jobs of a request that its record lacks (rv died or was interrupted while submitting):
+// the user's own jobs with the request's job name and comment `rv:<id>`, added to `r.jobs` as
+// strategy "orphan". Returns their ids.
+Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestRecord& r);
+
+// After a submission failed part-way (Ctrl-C, SIGHUP, a dropped connection, a timeout): finds the
+// jobs sbatch had already created (adopt_orphans), cancels them and records the request as
+// `final_state`. The record stays "submitting" while this runs and when the search cannot run, so
+// the next `rv ps` searches again; jobs found but not cancelled leave it "submitted" (tracked).
+// Returns one line saying what happened. Call it with no interrupt pending.
+std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
+                                     const std::string& final_state);
 
 // Deletes the remote secrets file of every finished request in `requests` (every one with
 // `force`: rv knows it ended) that still has one, in one command, and records that; a failure is

@@ -1,6 +1,7 @@
 #include "cli/requests.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
@@ -152,8 +153,15 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
       j.node_list.clear();
     }
   }
+  save(store, r);
+}
+
+void save(store::RecordStore& store, const RequestRecord& r)
+{
   auto doc = to_json(r);
-  (void)store.update(r.id, [&](nlohmann::json& rec) { rec = doc; });
+  if (auto u = store.update(r.id, [&](nlohmann::json& rec) { rec = doc; }); !u) {
+    spdlog::warn("cannot update request record {}: {}", r.id, u.error().message);
+  }
 }
 
 } // namespace rv::cli

@@ -78,4 +78,7 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
 // The remote log file of `job` in `r` (`.out`, or `.err` when `err`).
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);
 
+// Writes the record back, logging (not failing) when the local store cannot be written.
+void save(store::RecordStore& store, const RequestRecord& r);
+
 } // namespace rv::cli

@@ -82,6 +82,7 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const std:
     case 'l': j.time_limit_s = duration_cell(v); break;
     case 'M': j.elapsed_s = std::max<std::int64_t>(0, duration_cell(v)); break;
     case 'b': j.tres_per_node = text::is_null(v) ? "" : std::string(v); break;
+    case 'k': j.comment = text::is_null(v) ? "" : std::string(v); break;
     case 'j': {
       std::string name(f[i]);
       for (auto k = i + 1; i + 1 == letters.size() && k < f.size(); ++k) { // the name held '|'
@@ -127,6 +128,19 @@ std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids)
 {
   return {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-t", "all", "-j",
           fmt::format("{}", fmt::join(job_ids, ",")), "-o", std::string(squeue_format)};
+}
+
+std::vector<std::string> request_jobs_argv(std::string_view job_name)
+{
+  return {"squeue", "--me", "-h", "-t", "all", "-n", std::string(job_name), "-o", std::string(request_jobs_format)};
+}
+
+Result<std::vector<SqueueJob>> request_jobs(std::string_view input, std::string_view request_id)
+{
+  RV_TRY(all, parse_squeue(input, request_jobs_format));
+  const std::string want = "rv:" + std::string(request_id);
+  std::erase_if(all, [&](const SqueueJob& j) { return j.comment != want; });
+  return all;
 }
 
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view input)

@@ -24,6 +24,7 @@ struct SqueueJob {
   std::int64_t time_limit_s = -1; // %l; -1 = UNLIMITED
   std::int64_t elapsed_s = 0;     // %M
   std::string tres_per_node;      // %b; "" for N/A
+  std::string comment;            // %k; "" for (null)
   std::string name;               // %j (last: it may contain '|')
 };
 
@@ -41,6 +42,14 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
 // Parses headerless output of any '|'-separated `-o` format built from %i %A %T %t %r %R %P
 // %N %Y %D %S %e %l %M %b %j (others are ignored); a last %j keeps any '|' in the name.
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text, std::string_view format);
+
+// The jobs of one rv request, for finding what a killed or interrupted rv submitted: only the
+// user's own jobs (`--me`, Slurm 20.11+) named `job_name`, any state:
+// `squeue --me -h -t all -n NAME -o '%i|%T|%k|%j'`. Read it with request_jobs(), which keeps only
+// the jobs whose comment is rv's `rv:<request id>`: a name alone is shared by the user's other jobs.
+std::vector<std::string> request_jobs_argv(std::string_view job_name);
+inline constexpr std::string_view request_jobs_format = "%i|%T|%k|%j";
+Result<std::vector<SqueueJob>> request_jobs(std::string_view text, std::string_view request_id);
 
 // Expands squeue's compact state codes (`PD` -> PENDING); long names are returned as is.
 std::string long_job_state(std::string_view state);

@@ -56,7 +56,7 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   FakeRunner r;
   FakeClock clock;
   r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "") + row("12", "RUNNING", "v100-1")));
-  r.expect_prefix({"scancel", "11"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--name=rv-aaaa0001", "11"}, FakeRunner::reply(0)); // the name guards a reused id
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(r.all_consumed());
@@ -78,13 +78,51 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
   FakeClock clock;
-  r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0002"); }, FakeRunner::reply(0, "21|rv-bbbb0002\n"));
+  r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0002"); },
+           FakeRunner::reply(0, "21|PENDING|rv:bbbb0002|rv-bbbb0002\n"));
   r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("21", "PENDING", "")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"21"});
   CHECK(reqs[0].job_ids() == std::vector<std::string>{"21"});
   CHECK(reqs[0].state == "submitted");
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 defect 2: a shared job name (`--name train`) must not make rv adopt, and later cancel,
+// jobs that are not the request's: only the user's own jobs (--me) whose comment is rv:<id>.
+TEST_CASE("reap: orphans are only the user's own jobs whose comment names the request")
+{
+  auto store = temp_store("shared-name");
+  auto req = request("dddd0001", "submitting");
+  req.name = "train";
+  req.jobs[0].job_id = "21";
+  req.jobs[1].job_id.clear();
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  FakeClock clock;
+  std::vector<std::string> search;
+  r.expect(
+      [&](const auto& a) {
+        search = a;
+        return has(a, "-n");
+      },
+      FakeRunner::reply(0, "21|PENDING|rv:dddd0001|train\n"  // known already
+                           "22|PENDING|rv:dddd0001|train\n"  // the orphan
+                           "777|RUNNING|(null)|train\n"      // the user's own unrelated job
+                           "778|RUNNING|rv:eeee0002|train\n" // another rv request's job
+                           "779|RUNNING|rv:dddd00011|train\n"));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, row("21", "PENDING", "") + row("22", "PENDING", "")));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.all_consumed());
+  CHECK(has(search, "--me"));
+  CHECK(has(search, "train"));
+  CHECK(report->orphans == std::vector<std::string>{"22"});
+  CHECK(reqs[0].job_ids() == std::vector<std::string>{"21", "22"});
+  CHECK(report->cancelled.empty());
   std::filesystem::remove_all(store.dir());
 }
 
@@ -162,5 +200,81 @@ TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
   CHECK(reqs[1].secrets_file == "/home/u/.rv/requests/ffff0006/env"); // still running: kept
   CHECK((*store.read("eeee0005"))["secrets_file"] == "");
   CHECK((*store.read("eeee0005"))["secrets"] == nlohmann::json::array({"HF_TOKEN"}));
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 defect 3: a submission cut off part-way (Ctrl-C, a dropped connection) may have created jobs
+// that the record lacks. They are found by comment at once and cancelled, not left running.
+TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled at once")
+{
+  auto store = temp_store("settle");
+  auto req = request("ffff0001", "submitting");
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0001"); },
+           FakeRunner::reply(0, "31|PENDING|rv:ffff0001|rv-ffff0001\n777|PENDING|(null)|rv-ffff0001\n"));
+  r.expect_prefix({"scancel", "--name=rv-ffff0001", "31"}, FakeRunner::reply(0));
+  auto line = settle_failed_submission(r, store, req, "cancelled");
+  CHECK(r.all_consumed());
+  CHECK(r.unexpected().empty());
+  CHECK(line == "cancelled 31 that sbatch had already created");
+  CHECK(req.state == "cancelled");
+  CHECK(req.job_ids() == std::vector<std::string>{"31"});
+  CHECK(request_finished(req));
+  auto saved = store.read(req.id);
+  REQUIRE(saved);
+  CHECK((*saved)["state"] == "cancelled");
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("reap: a failed submission whose search cannot run stays searchable for the next rv ps")
+{
+  auto store = temp_store("settle-down");
+  auto req = request("ffff0002", "failed"); // what rv saved before the fix: never searched again
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  REQUIRE(store.create(req.id, to_json(req)));
+  struct Down final : proc::Runner {
+    Result<proc::Outcome> run(const proc::Command&) override
+    {
+      return fail(ErrorCode::unreachable, "connection lost");
+    }
+    std::string where() const override { return "down"; }
+  } down;
+  auto line = settle_failed_submission(down, store, req, "failed");
+  CHECK(line.find("connection lost") != std::string::npos);
+  CHECK(req.state == "submitting");
+  CHECK_FALSE(request_finished(req));
+  auto saved = store.read(req.id);
+  REQUIRE(saved);
+  CHECK((*saved)["state"] == "submitting");
+
+  // The next `rv ps` finds the job sbatch had created, and tracks it.
+  std::vector<RequestRecord> reqs = {req};
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "--me") && has(a, "rv-ffff0002"); },
+           FakeRunner::reply(0, "41|PENDING|rv:ffff0002|rv-ffff0002\n"));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("41", "PENDING", "")));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(report->orphans == std::vector<std::string>{"41"});
+  std::filesystem::remove_all(store.dir());
+}
+
+TEST_CASE("reap: a failed submission that created nothing ends in its final state")
+{
+  auto store = temp_store("settle-none");
+  auto req = request("ffff0003", "submitting");
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  r.expect([](const auto& a) { return has(a, "--me"); }, FakeRunner::reply(0, ""));
+  CHECK(settle_failed_submission(r, store, req, "failed") == "no job of it reached the queue");
+  CHECK(r.all_consumed());
+  CHECK(req.state == "failed");
   std::filesystem::remove_all(store.dir());
 }
