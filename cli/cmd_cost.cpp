@@ -2,7 +2,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
-#include "cli/planning.hpp"
+#include "app/planning.hpp"
 #include "core/duration.hpp"
 #include "strategy/cost.hpp"
 
@@ -12,6 +12,7 @@
 #include <cstdio>
 
 namespace rv::cli {
+using namespace rv::app;
 namespace {
 
 Result<int> run_cost(const PlanFlags& flags, Context& ctx)

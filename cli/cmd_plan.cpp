@@ -1,13 +1,14 @@
 // `rv up` and `rv run`: plan the fan-out; with --dry-run, show it and submit nothing.
 
 #include "cli/commands.hpp"
-#include "cli/launch.hpp"
+#include "app/launch.hpp"
 #include "cli/plan_options.hpp"
-#include "cli/planning.hpp"
-#include "cli/smart_exec.hpp"
+#include "app/planning.hpp"
+#include "app/smart_exec.hpp"
 #include "templates/render.hpp"
 
 namespace rv::cli {
+using namespace rv::app;
 namespace {
 
 struct UpOptions {
@@ -21,24 +22,24 @@ struct RunOptions {
   SmartRunFlags smart;
 };
 
-Result<PlanRun> plan_request(const PlanFlags& flags, Context& ctx, proc::Runner& runner)
+Result<PlanRun> plan_request(const PlanFlags& flags, Env& env)
 {
-  RV_TRY(request, to_request(flags, ctx.config.get("account")));
-  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
-  return make_plan(ctx, runner, request, options);
+  RV_TRY(request, to_request(flags, env.config.get("account")));
+  RV_TRY(options, to_plan_options(flags, env.config.get("max_strategies"), env.config.get("time_scale")));
+  return make_plan(env, request, options);
 }
 
 Result<int> run_up(const UpOptions& opts, Context& ctx)
 {
-  RV_TRY(runner, ctx.make_runner());
+  RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
   PlanFlags flags = opts.plan;
   flags.no_checkpoint = true;
-  RV_TRY(run, plan_request(flags, ctx, *runner));
+  RV_TRY(run, plan_request(flags, real->env));
   if (opts.plan.dry_run) {
-    return dry_run(run, ctx.global.json, ctx.global.verbosity > 0);
+    return dry_run(real->env, run);
   }
-  return launch_up(ctx, *runner, run, opts.run);
+  return launch_up(real->env, run, opts.run);
 }
 
 Result<int> run_run(const RunOptions& opts, Context& ctx)
@@ -50,14 +51,14 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
     RV_TRY(ok, templates::check_output_path(o));
     (void)ok;
   }
-  RV_TRY(runner, ctx.make_runner());
-  RV_TRY(run, plan_request(opts.plan, ctx, *runner));
+  RV_TRY(real, ctx.make_env());
+  RV_TRY(run, plan_request(opts.plan, real->env));
   if (opts.plan.dry_run) {
-    return dry_run(run, ctx.global.json, ctx.global.verbosity > 0);
+    return dry_run(real->env, run);
   }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
-  RV_TRY(smart, prepare_run(ctx, *runner, ctx.trailing, opts.smart));
-  return launch_run(ctx, *runner, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
+  RV_TRY(smart, prepare_run(real->env, ctx.trailing, opts.smart));
+  return launch_run(real->env, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // `rv ps`, `rv stop`, `rv logs`: the requests rv submitted, as the local store and Slurm know them.
 
 #include "cli/commands.hpp"
-#include "cli/follow.hpp"
-#include "cli/reap.hpp"
+#include "app/follow.hpp"
+#include "app/reap.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "slurm/monitor.hpp"
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 namespace rv::cli {
+using namespace rv::app;
 namespace {
 
 void out(const std::string& s)
@@ -245,7 +246,8 @@ Result<int> run_logs(const LogsOptions& opts, Context& ctx)
     path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, opts.node, opts.err ? "err" : "out");
   }
   if (opts.follow && opts.node < 0) {
-    RV_TRY(status, follow_job(*runner, clock, r, *job, 0, 0, [&](const std::string& prev, const std::string& next) {
+    StdOutput terminal;
+    RV_TRY(status, follow_job(*runner, clock, terminal, r, *job, 0, 0, [&](const std::string& prev, const std::string& next) {
       record_next_segment(store, r, prev, next);
     }));
     return exit_code_of(status, status.job_id);

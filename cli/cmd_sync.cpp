@@ -2,8 +2,8 @@
 // selection, plan and transport as `rv run` (docs/sync.md).
 
 #include "cli/commands.hpp"
-#include "cli/requests.hpp"
-#include "cli/smart_exec.hpp"
+#include "app/requests.hpp"
+#include "app/smart_exec.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/local_runner.hpp"
@@ -13,10 +13,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <thread>
 
 namespace rv::cli {
+using namespace rv::app;
 namespace {
 
 namespace fs = std::filesystem;
@@ -48,7 +50,7 @@ Result<fs::path> push_root(const std::string& path)
   if (ec) {
     return fail(ErrorCode::io, "cannot read the current directory: " + ec.message());
   }
-  return project_root_for(cwd, "");
+  return project_root_for(cwd, "", local_home());
 }
 
 nlohmann::json push_json(const ProjectPush& p)
@@ -91,9 +93,9 @@ std::string kept_text(const ProjectPush& p)
 Result<int> run_push(const PushOpts& o, Context& ctx)
 {
   RV_TRY(root, push_root(o.path));
-  RV_TRY(settings, sync_settings(ctx));
-  RV_TRY(runner, ctx.make_runner());
-  RV_TRY(p, push_project(ctx, *runner, root, o.remote, settings, o.dry_run, o.allow_delete));
+  RV_TRY(settings, sync_settings(ctx.config, local_home()));
+  RV_TRY(real, ctx.make_env());
+  RV_TRY(p, push_project(real->env, root, o.remote, settings, o.dry_run, o.allow_delete));
   if (ctx.global.json) {
     print_json(push_json(p));
     return 0;
@@ -150,7 +152,7 @@ Result<std::string> pull_source(const std::string& key, proc::Runner& runner)
 
 Result<int> run_pull(const PullOpts& o, Context& ctx)
 {
-  RV_TRY(settings, sync_settings(ctx));
+  RV_TRY(settings, sync_settings(ctx.config, local_home()));
   RV_TRY(runner, ctx.make_runner());
   RV_TRY(source, pull_source(o.remote, *runner));
   proc::LocalRunner local;
@@ -200,14 +202,14 @@ bool nap(std::chrono::milliseconds d)
 Result<int> run_watch(const WatchOpts& o, Context& ctx)
 {
   RV_TRY(root, push_root(o.path));
-  RV_TRY(settings, sync_settings(ctx));
+  RV_TRY(settings, sync_settings(ctx.config, local_home()));
   auto secs = parse_duration(o.interval);
   if (!secs) {
     return fail(ErrorCode::usage, fmt::format("--interval '{}' is not a duration", o.interval), "e.g. 1s, 5s");
   }
   const auto interval = std::chrono::milliseconds(*secs * 1000);
-  RV_TRY(runner, ctx.make_runner());
-  RV_TRY(first, push_project(ctx, *runner, root, o.remote, settings, false, o.allow_delete));
+  RV_TRY(real, ctx.make_env());
+  RV_TRY(first, push_project(real->env, root, o.remote, settings, false, o.allow_delete));
   RV_TRY(last, fingerprint(root, settings));
   spdlog::info("watching {} (every {}; Ctrl-C stops)", root.string(), o.interval);
   // Debounce: push once the files have stopped changing for one interval.
@@ -221,7 +223,7 @@ Result<int> run_watch(const WatchOpts& o, Context& ctx)
       pending = now; // still changing: wait one more interval
       continue;
     }
-    if (auto p = push_project(ctx, *runner, root, o.remote, settings, false, o.allow_delete); !p) {
+    if (auto p = push_project(real->env, root, o.remote, settings, false, o.allow_delete); !p) {
       spdlog::warn("push failed: {} (retrying on the next change)", p.error().message);
       continue;
     }

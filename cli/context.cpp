@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace rv::cli {
 
@@ -71,6 +73,55 @@ Result<std::unique_ptr<proc::Runner>> Context::make_runner()
   options.connect_timeout = std::chrono::seconds(timeout);
   spdlog::debug("runner: ssh {}", host);
   return std::make_unique<proc::SshRunner>(std::move(options));
+}
+
+store::RecordStore request_store()
+{
+  const char* dir = std::getenv("RV_STATE_DIR");
+  if (dir && *dir) {
+    return store::RecordStore(std::filesystem::path(dir) / "requests");
+  }
+  return store::RecordStore(store::RecordStore::default_dir());
+}
+
+void StdOutput::out(std::string_view text)
+{
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void StdOutput::err(std::string_view text)
+{
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+std::string local_home()
+{
+  const char* home = std::getenv("HOME");
+  return home ? home : "";
+}
+
+namespace {
+
+std::filesystem::path current_dir()
+{
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec);
+  return ec ? std::filesystem::path() : cwd;
+}
+} // namespace
+
+RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, const Config& config, bool json, int verbosity)
+    : cluster(std::move(runner)), requests(request_store()), secrets(secrets::Store::default_path()),
+      env{*cluster, local, clock, requests, secrets, config, output, json, verbosity, local_home(), current_dir()}
+{
+}
+
+Result<std::unique_ptr<RealEnv>> Context::make_env()
+{
+  RV_TRY(runner, make_runner());
+  return std::make_unique<RealEnv>(std::move(runner), config, global.json, global.verbosity);
 }
 
 } // namespace rv::cli

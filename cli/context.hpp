@@ -1,8 +1,13 @@
 #pragma once
 // What every subcommand shares: global options, the layered config, and the runner.
 
+#include "app/env.hpp"
+#include "core/clock.hpp"
 #include "core/config.hpp"
+#include "core/process/local_runner.hpp"
+#include "core/secrets.hpp"
 #include "core/process/runner.hpp"
+#include "core/store/record_store.hpp"
 
 #include <functional>
 #include <memory>
@@ -12,8 +17,14 @@
 
 namespace rv::cli {
 
+// $HOME, or "" when unset.
+std::string local_home();
+
 // `~/x` -> `$HOME/x` (a local path from the config).
 std::string expand_home(const std::string& path);
+
+// The local store of request records ($RV_STATE_DIR/requests, else $XDG_STATE_HOME/rv/requests).
+store::RecordStore request_store();
 
 // Flags that every command takes.
 struct GlobalOptions {
@@ -30,6 +41,30 @@ struct GlobalOptions {
   bool json = false;
 };
 
+// The terminal as the application core's output: stdout and stderr, flushed per write so that
+// a job's streamed output and rv's own lines keep their order.
+class StdOutput final : public app::Output {
+public:
+  void out(std::string_view text) override;
+  void err(std::string_view text) override;
+};
+
+// The real effects behind an app::Env: the cluster runner the config asks for, this machine,
+// the system clock, the request and secrets stores, the terminal. Built once per command.
+struct RealEnv {
+  std::unique_ptr<proc::Runner> cluster;
+  proc::LocalRunner local;
+  SystemClock clock;
+  store::RecordStore requests;
+  secrets::Store secrets;
+  StdOutput output;
+  app::Env env;
+
+  RealEnv(std::unique_ptr<proc::Runner> runner, const Config& config, bool json, int verbosity);
+  RealEnv(const RealEnv&) = delete;
+  RealEnv& operator=(const RealEnv&) = delete;
+};
+
 // State shared by main and the subcommands.
 struct Context {
   GlobalOptions global;
@@ -43,6 +78,8 @@ struct Context {
   Result<void> load_config();
   // Creates the runner the config asks for: SSH when a host is set, else local Slurm.
   Result<std::unique_ptr<proc::Runner>> make_runner();
+  // make_runner() and everything else the application core needs (app/env.hpp).
+  Result<std::unique_ptr<RealEnv>> make_env();
 };
 
 } // namespace rv::cli

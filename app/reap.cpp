@@ -1,4 +1,4 @@
-#include "cli/reap.hpp"
+#include "app/reap.hpp"
 
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <map>
 
-namespace rv::cli {
+namespace rv::app {
 
 bool request_finished(const RequestRecord& r)
 {
@@ -197,4 +197,4 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
   }
 }
 
-} // namespace rv::cli
+} // namespace rv::app

@@ -1,14 +1,15 @@
 #pragma once
 // Following a job: stream its logs until it ends, then read its final state.
 
-#include "cli/requests.hpp"
+#include "app/env.hpp"
+#include "app/requests.hpp"
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
 
 #include <functional>
 #include <string>
 
-namespace rv::cli {
+namespace rv::app {
 
 struct FinalStatus {
   std::string state; // COMPLETED, FAILED, TIMEOUT, ...
@@ -24,15 +25,16 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
 // Called when a checkpoint segment resubmitted itself: (ended job id, next job id).
 using NextSegment = std::function<void(const std::string&, const std::string&)>;
 
-// Streams the job's .out to stdout and .err to stderr (from `out_offset`/`err_offset` bytes)
+// Streams the job's .out to `output.out` and .err to `output.err` (from `out_offset`/`err_offset` bytes)
 // until it ends; returns its final status. A checkpoint job that resubmitted itself (it leaves
 // the next job id in <remote_root>/requests/<id>/next.<job id>) is followed into its next
 // segment, and `on_next` is told. An interrupt stops following, not the job.
-Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& job,
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
+                               const JobRecord& job,
                                std::size_t out_offset = 0, std::size_t err_offset = 0,
                                const NextSegment& on_next = {});
 
 // Maps a final state to rv's exit code (docs/exit-codes.md) and logs what failed.
 int exit_code_of(const FinalStatus& s, const std::string& job_id);
 
-} // namespace rv::cli
+} // namespace rv::app

@@ -1,7 +1,7 @@
 // The project root a command runs from: the git root or marker above the current directory,
 // never the home directory, never a project the current directory is not in.
 
-#include "cli/smart_exec.hpp"
+#include "app/smart_exec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using rv::cli::project_root_for;
+using rv::app::project_root_for;
 
-TEST_CASE("cli: smart execution picks the project root holding the current directory")
+TEST_CASE("app: smart execution picks the project root holding the current directory")
 {
   char tmpl[] = "/tmp/rv-smart-test.XXXXXX";
   const fs::path base = ::mkdtemp(tmpl);
@@ -23,27 +23,23 @@ TEST_CASE("cli: smart execution picks the project root holding the current direc
   std::ofstream(base / "other/pyproject.toml") << "[project]\n";
   std::ofstream(base / "other/pkg/run.py") << "x";
 
-  auto r = project_root_for(base / "repo/src/deep", "../train.py");
+  auto r = project_root_for(base / "repo/src/deep", "../train.py", "/nonexistent-home");
   REQUIRE(r);
   CHECK(*r == base / "repo");
-  auto p = project_root_for(base / "other/pkg", "run.py");
+  auto p = project_root_for(base / "other/pkg", "run.py", "/nonexistent-home");
   REQUIRE(p);
   CHECK(*p == base / "other");
   // A script in another project than the current directory's: an error with a hint.
-  auto outside = project_root_for(base / "repo/src", "../../other/pkg/run.py");
+  auto outside = project_root_for(base / "repo/src", "../../other/pkg/run.py", "/nonexistent-home");
   REQUIRE_FALSE(outside);
   CHECK(outside.error().message.find("outside the project") != std::string::npos);
   // No marker: the current directory itself.
   fs::create_directories(base / "plain");
-  auto plain = project_root_for(base / "plain", "");
+  auto plain = project_root_for(base / "plain", "", "/nonexistent-home");
   REQUIRE(plain);
   CHECK(*plain == base / "plain");
-  // Never the home directory.
-  const char* old_home = std::getenv("HOME");
-  const std::string saved = old_home ? old_home : "";
-  ::setenv("HOME", (base / "plain").c_str(), 1);
-  auto home = project_root_for(base / "plain", "");
-  ::setenv("HOME", saved.c_str(), 1);
+  // Never the home directory (the Env's, not $HOME: the core reads no environment).
+  auto home = project_root_for(base / "plain", "", (base / "plain").string());
   REQUIRE_FALSE(home);
   CHECK(home.error().hint.find("--no-sync") != std::string::npos);
   fs::remove_all(base);

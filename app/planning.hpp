@@ -1,12 +1,12 @@
 #pragma once
 // discover -> probe -> plan against a live cluster: two round trips after connecting.
 
-#include "cli/context.hpp"
+#include "app/env.hpp"
 #include "core/model/cluster.hpp"
 #include "strategy/plan.hpp"
 #include "strategy/profile.hpp"
 
-namespace rv::cli {
+namespace rv::app {
 
 struct PlanRun {
   model::JobRequest request;
@@ -27,14 +27,13 @@ Result<model::Cluster> discover_cluster(proc::Runner& runner);
 
 // Discovers, probes every candidate's backfill window on the login node in one round trip,
 // and plans.
-Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRequest& request,
-                          const strategy::PlanOptions& options);
+Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options);
 
 // Prints a plan: a table on a terminal, or the documented JSON with --json.
-void print_plan(const PlanRun& run, bool json, bool verbose);
+void print_plan(Output& output, const PlanRun& run, bool json, bool verbose);
 
 // A dry run: print the plan; exit 0, or exit 4 (ErrorCode::no_strategy) when nothing is viable, as
 // the real run would. With --json the plan is the only document on stdout.
-Result<int> dry_run(const PlanRun& run, bool json, bool verbose);
+Result<int> dry_run(Env& env, const PlanRun& run);
 
-} // namespace rv::cli
+} // namespace rv::app

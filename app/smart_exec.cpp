@@ -1,7 +1,6 @@
-#include "cli/smart_exec.hpp"
+#include "app/smart_exec.hpp"
 
 #include "core/duration.hpp"
-#include "core/process/local_runner.hpp"
 #include "core/process/shell.hpp"
 #include "core/store/record_store.hpp"
 #include "sync/command.hpp"
@@ -11,11 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
 
-namespace rv::cli {
+namespace rv::app {
 namespace {
 
 std::string git_label(const sync::GitInfo& g)
@@ -50,18 +46,11 @@ void log_push(const ProjectPush& p, const std::string& where)
                sync::human_bytes(r.wire_bytes), deleted, plan.unchanged, r.transport, r.seconds, p.remote_dir, where);
 }
 
-// Streams the installer's output to stderr as it comes.
-void to_stderr(std::string_view s)
-{
-  std::fwrite(s.data(), 1, s.size(), stderr);
-  std::fflush(stderr);
-}
-
 } // namespace
 
-Result<SyncSettings> sync_settings(const Context& ctx)
+Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
 {
-  const auto& c = ctx.config;
+  auto expand_home = [&](const std::string& path) { return path.starts_with("~/") ? home + path.substr(1) : path; };
   SyncSettings s;
   s.push.transport = c.get("sync_transport");
   if (s.push.transport != "auto" && s.push.transport != "rsync" && s.push.transport != "sftp") {
@@ -125,17 +114,17 @@ Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config
   return resolve_remote_path(remote, root);
 }
 
-Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
-                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run,
-                                 bool allow_delete)
+Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
+                                 const SyncSettings& settings, bool dry_run, bool allow_delete)
 {
-  proc::LocalRunner local;
+  auto& remote = env.cluster;
+  auto& local = env.local;
   ProjectPush p;
   p.root = root;
   p.git = sync::read_git_info(root, local);
   RV_TRY(sel, sync::list_project_files(root, local, settings.select));
   p.selection = std::move(sel);
-  RV_TRY(sync_root, resolve_sync_root(remote, ctx.config));
+  RV_TRY(sync_root, resolve_sync_root(remote, env.config));
   p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
   auto options = settings.push;
   options.dry_run = dry_run;
@@ -147,7 +136,7 @@ Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::
     // A directory the user names: rv deletes there only when it is marked as rv's or --delete
     // is given, and never pushes to $HOME, /, rv's remote root or their ancestors.
     RV_TRY(dir, resolve_remote_path(remote, remote_dir));
-    RV_TRY(remote_root, resolve_remote_path(remote, ctx.config.get("remote_root")));
+    RV_TRY(remote_root, resolve_remote_path(remote, env.config.get("remote_root")));
     p.remote_dir = dir;
     options.target.protect.push_back(remote_root);
     options.target.allow_delete = allow_delete;
@@ -163,7 +152,8 @@ Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::
   return p;
 }
 
-Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file)
+Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file,
+                                               const std::string& home)
 {
   namespace fs = std::filesystem;
   auto root = sync::find_project_root(cwd).value_or(cwd);
@@ -182,8 +172,7 @@ Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd,
       }
     }
   }
-  const char* home = std::getenv("HOME");
-  if (root == fs::path("/") || (home && *home && fs::weakly_canonical(home) == root)) {
+  if (root == fs::path("/") || (!home.empty() && fs::weakly_canonical(home) == root)) {
     return fail(ErrorCode::usage, fmt::format("the project root would be {}, which rv will not send whole", root.string()),
                 "run rv from a project directory (a git repository, or a folder with pyproject.toml or "
                 "requirements.txt), or pass --no-sync / --workdir DIR");
@@ -191,9 +180,9 @@ Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd,
   return root;
 }
 
-Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vector<std::string>& command,
-                             const SmartRunFlags& flags)
+Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
 {
+  auto& remote = env.cluster;
   namespace fs = std::filesystem;
   SmartRun run;
   run.workdir = flags.workdir;
@@ -203,10 +192,9 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
                  "the command (rv run {} ... CMD)",
                  f, f);
   }
-  std::error_code ec;
-  const auto cwd = fs::current_path(ec);
-  if (ec) {
-    return fail(ErrorCode::io, "cannot read the current directory: " + ec.message());
+  const auto& cwd = env.cwd;
+  if (cwd.empty()) {
+    return fail(ErrorCode::io, "cannot read the current directory");
   }
   auto analysis = sync::analyze_command(command, [&](const std::string& p) {
     std::error_code e;
@@ -223,13 +211,13 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
   for (const auto& a : analysis.absolute_paths) {
     spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
   }
-  RV_TRY(settings, sync_settings(ctx));
-  RV_TRY(root, project_root_for(cwd, analysis.entry_file));
+  RV_TRY(settings, sync_settings(env.config, env.home));
+  RV_TRY(root, project_root_for(cwd, analysis.entry_file, env.home));
   const auto rel_dir = cwd.lexically_relative(root).generic_string();
   spdlog::info("smart execution: {} names {}{}; syncing the project", analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  RV_TRY(pushed, push_project(ctx, remote, root, "", settings, false, false));
+  RV_TRY(pushed, push_project(env, root, "", settings, false, false));
   // The entry file must be among what was sent.
   if (!analysis.entry_file.empty()) {
     const auto rel = fs::weakly_canonical(cwd / analysis.entry_file).lexically_relative(root).generic_string();
@@ -240,7 +228,7 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
     }
   }
   // Prune old snapshots (never a live job's), then freeze this job's.
-  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  const auto now = env.clock.epoch_seconds();
   RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
   if (!pruned.removed.empty()) {
     spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(), format_human_duration(settings.snapshot_keep_s));
@@ -273,7 +261,7 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
     record["deps"] = {{"file", deps->rel_path}, {"hash", deps->hash}, {"install", settings.deps_install}};
     if (settings.deps_install == "login") {
       spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path, deps->hash.substr(0, 12));
-      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file, to_stderr));
+      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file, [&](std::string_view t) { env.output.err(t); }));
       spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped", outcome.seconds);
       record["deps"]["installed"] = outcome.installed;
     } else {
@@ -282,10 +270,10 @@ Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vect
   }
   if (!flags.outputs.empty()) {
     spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
-                 ctx.config.get("remote_root"), run.extras.request_id);
+                 env.config.get("remote_root"), run.extras.request_id);
   }
   run.extras.sync = std::move(record);
   return run;
 }
 
-} // namespace rv::cli
+} // namespace rv::app

@@ -1,4 +1,5 @@
-#include "cli/follow.hpp"
+#include "app/follow.hpp"
+#include "fakes/capture_output.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
 
@@ -10,7 +11,8 @@
 #include <iterator>
 
 using namespace rv;
-using namespace rv::cli;
+using namespace rv::app;
+using rv::test::CaptureOutput;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
 
@@ -73,13 +75,14 @@ TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into
 {
   FakeRunner r;
   FakeClock clock;
+  CaptureOutput out;
   expect_segment(r, "21", "COMPLETED", "0:0");
   r.expect_prefix({"cat", "/rv/requests/req/next.21"}, FakeRunner::reply(0, "22\n"));
   expect_segment(r, "22", "COMPLETED", "0:0");
   r.expect_prefix({"cat", "/rv/requests/req/next.22"}, FakeRunner::reply(1, "", "No such file or directory"));
   auto rec = request();
   std::vector<std::pair<std::string, std::string>> hops;
-  auto status = follow_job(r, clock, rec, rec.jobs[0], 0, 0,
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0,
                            [&](const std::string& prev, const std::string& next) { hops.emplace_back(prev, next); });
   REQUIRE(status);
   CHECK(r.unexpected().empty());
@@ -88,15 +91,17 @@ TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into
   CHECK(status->state == "COMPLETED");
   REQUIRE(hops.size() == 1);
   CHECK(hops[0] == std::pair<std::string, std::string>{"21", "22"});
+  CHECK(out.stdout_text == "out of 21\nout of 22\n"); // both segments' output, each once
 }
 
 TEST_CASE("follow: a failed job is final, whatever next file exists")
 {
   FakeRunner r;
   FakeClock clock;
+  CaptureOutput out;
   expect_segment(r, "21", "FAILED", "3:0");
   auto rec = request();
-  auto status = follow_job(r, clock, rec, rec.jobs[0]);
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0]);
   REQUIRE(status);
   CHECK(r.unexpected().empty());
   CHECK(r.all_consumed());

@@ -3,8 +3,8 @@
 // a command names, push the project to its workspace on the cluster, freeze a per-job snapshot,
 // make the venv current, and say where the job runs (docs/sync.md).
 
-#include "cli/context.hpp"
-#include "cli/launch.hpp"
+#include "app/env.hpp"
+#include "app/submit.hpp"
 #include "sync/files.hpp"
 #include "sync/project.hpp"
 #include "sync/transfer.hpp"
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace rv::cli {
+namespace rv::app {
 
 // The sync settings of the config (transport, size limit, snapshot age, deps mode, SSH).
 struct SyncSettings {
@@ -23,7 +23,7 @@ struct SyncSettings {
   std::int64_t snapshot_keep_s = 7 * 86400;
   std::string deps_install = "login"; // login | job | off
 };
-Result<SyncSettings> sync_settings(const Context& ctx);
+Result<SyncSettings> sync_settings(const Config& config, const std::string& home);
 
 // Expands `~` of a remote path on the cluster and makes it absolute (relative = below $HOME).
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path);
@@ -44,13 +44,13 @@ struct ProjectPush {
 // project's workspace for its branch); logs what was skipped and what moved. Deletions happen
 // only in rv's workspaces, or with `allow_delete` (--delete) in a directory the user names
 // (sync/target.hpp).
-Result<ProjectPush> push_project(Context& ctx, proc::Runner& remote, const std::filesystem::path& root,
-                                 const std::string& remote_dir, const SyncSettings& settings, bool dry_run,
-                                 bool allow_delete);
+Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
+                                 const SyncSettings& settings, bool dry_run, bool allow_delete);
 
 // The project root for a command run from `cwd` that names `entry_file` (may be ""): the
 // project holding cwd; an error when cwd is the home or root directory, or outside the project.
-Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file);
+Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file,
+                                               const std::string& home);
 
 struct SmartRunFlags {
   std::string workdir;              // --workdir: run there, no sync
@@ -67,7 +67,6 @@ struct SmartRun {
   std::string workdir;
   RunExtras extras;
 };
-Result<SmartRun> prepare_run(Context& ctx, proc::Runner& remote, const std::vector<std::string>& command,
-                             const SmartRunFlags& flags);
+Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags);
 
-} // namespace rv::cli
+} // namespace rv::app

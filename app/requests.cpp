@@ -1,11 +1,11 @@
-#include "cli/requests.hpp"
+#include "app/requests.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 
-namespace rv::cli {
+namespace rv::app {
 
 const JobRecord* RequestRecord::winner_job() const
 {
@@ -88,15 +88,6 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
   }
 }
 
-store::RecordStore request_store()
-{
-  const char* dir = std::getenv("RV_STATE_DIR");
-  if (dir && *dir) {
-    return store::RecordStore(std::filesystem::path(dir) / "requests");
-  }
-  return store::RecordStore(store::RecordStore::default_dir());
-}
-
 Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key)
 {
   RV_TRY(all, store.list());
@@ -164,4 +155,4 @@ void save(store::RecordStore& store, const RequestRecord& r)
   }
 }
 
-} // namespace rv::cli
+} // namespace rv::app

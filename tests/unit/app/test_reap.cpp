@@ -1,4 +1,4 @@
-#include "cli/reap.hpp"
+#include "app/reap.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
 
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 using namespace rv;
-using namespace rv::cli;
+using namespace rv::app;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
 

@@ -1,4 +1,4 @@
-#include "cli/planning.hpp"
+#include "app/planning.hpp"
 
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
@@ -14,17 +14,12 @@
 #include <fstream>
 #include <sstream>
 
-namespace rv::cli {
+namespace rv::app {
 namespace {
 
 std::string wait_text(const std::optional<std::int64_t>& s)
 {
   return s ? (*s <= 0 ? "now" : "~" + format_human_duration(*s)) : "unknown";
-}
-
-void out(const std::string& text)
-{
-  std::fputs(text.c_str(), stdout);
 }
 
 } // namespace
@@ -62,14 +57,14 @@ Result<model::Cluster> discover_cluster(proc::Runner& runner)
   return cluster;
 }
 
-Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRequest& request,
-                          const strategy::PlanOptions& options)
+Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options)
 {
-  const auto start = std::chrono::steady_clock::now();
+  auto& runner = env.cluster;
+  const auto start = env.clock.now();
   PlanRun run;
   run.request = request;
   run.options = options;
-  RV_TRY(profile, load_profile(ctx.config));
+  RV_TRY(profile, load_profile(env.config));
   run.profile = std::move(profile);
   const int trips_before = runner.round_trips();
   const std::string user = runner.user(); // connects first, so that trips count after connecting
@@ -99,14 +94,15 @@ Result<PlanRun> make_plan(Context& ctx, proc::Runner& runner, const model::JobRe
   RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, windows, options));
   run.plan = std::move(plan);
   run.round_trips = runner.round_trips() - trips_before;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = std::chrono::duration<double>(env.clock.now() - start).count();
   spdlog::debug("plan: {} round trips, {} probes, {:.2f} s", run.round_trips, run.probes, run.seconds);
   return run;
 }
 
-Result<int> dry_run(const PlanRun& run, bool json, bool verbose)
+Result<int> dry_run(Env& env, const PlanRun& run)
 {
-  print_plan(run, json, verbose);
+  const bool json = env.json;
+  print_plan(env.output, run, json, env.verbosity > 0);
   if (!run.plan.strategies.empty()) {
     return 0;
   }
@@ -118,8 +114,9 @@ Result<int> dry_run(const PlanRun& run, bool json, bool verbose)
   return std::unexpected(e);
 }
 
-void print_plan(const PlanRun& run, bool json, bool verbose)
+void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
 {
+  auto out = [&](const std::string& text) { output.out(text); };
   const auto& plan = run.plan;
   if (json) {
     auto doc = strategy::to_json(plan);
@@ -175,4 +172,4 @@ void print_plan(const PlanRun& run, bool json, bool verbose)
   }
 }
 
-} // namespace rv::cli
+} // namespace rv::app

@@ -1,4 +1,4 @@
-#include "cli/follow.hpp"
+#include "app/follow.hpp"
 
 #include "core/interrupt.hpp"
 #include "slurm/job_state.hpp"
@@ -9,21 +9,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>
-
-namespace rv::cli {
+namespace rv::app {
 namespace {
-
-void write_fd(int fd, std::string_view s)
-{
-  while (!s.empty()) {
-    auto n = ::write(fd, s.data(), s.size());
-    if (n <= 0) {
-      return;
-    }
-    s.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 // The job id a resubmitted checkpoint segment left for rv, or "".
 std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std::string& job_id)
@@ -81,8 +68,9 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
               "check `sacct -j ID` on the cluster");
 }
 
-Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const RequestRecord& r, const JobRecord& first,
-                               std::size_t out_offset, std::size_t err_offset, const NextSegment& on_next)
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
+                               const JobRecord& first, std::size_t out_offset, std::size_t err_offset,
+                               const NextSegment& on_next)
 {
   JobRecord job = first;
   std::size_t out_off = out_offset, err_off = err_offset;
@@ -95,11 +83,11 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, const Request
     };
     RV_TRY(outs, runner.run_batch({tail(log_path(r, job, false), out_off), tail(log_path(r, job, true), err_off)}));
     if (outs[0].ok()) {
-      write_fd(1, outs[0].out);
+      output.out(outs[0].out);
       out_off += outs[0].out.size();
     }
     if (outs[1].ok()) {
-      write_fd(2, outs[1].out);
+      output.err(outs[1].out);
       err_off += outs[1].out.size();
     }
     return {};
@@ -165,4 +153,4 @@ int exit_code_of(const FinalStatus& s, const std::string& job_id)
 }
 
 
-} // namespace rv::cli
+} // namespace rv::app

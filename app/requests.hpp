@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace rv::cli {
+namespace rv::app {
 
 // One sibling job of a request.
 struct JobRecord {
@@ -65,9 +65,6 @@ struct RequestRecord {
 nlohmann::json to_json(const RequestRecord& r);
 Result<RequestRecord> request_from_json(const nlohmann::json& j);
 
-// The local store of request records ($XDG_STATE_HOME/rv/requests, or RV_STATE_DIR).
-store::RecordStore request_store();
-
 // Finds a request by id prefix, or by job id, or by job name; an error lists the ambiguity.
 Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key);
 
@@ -81,4 +78,4 @@ std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);
 // Writes the record back, logging (not failing) when the local store cannot be written.
 void save(store::RecordStore& store, const RequestRecord& r);
 
-} // namespace rv::cli
+} // namespace rv::app

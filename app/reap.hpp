@@ -2,14 +2,14 @@
 // Finishing what a killed rv left behind: refresh the states of the stored requests' jobs,
 // cancel the losers of requests whose winner is known, and find orphans by job name and comment.
 
-#include "cli/requests.hpp"
+#include "app/requests.hpp"
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
 
 #include <string>
 #include <vector>
 
-namespace rv::cli {
+namespace rv::app {
 
 struct ReapReport {
   std::vector<std::string> cancelled; // loser job ids cancelled now
@@ -44,4 +44,4 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
 // Tells whether every job of the request has ended (or none was ever submitted).
 bool request_finished(const RequestRecord& r);
 
-} // namespace rv::cli
+} // namespace rv::app

@@ -1,0 +1,47 @@
+#pragma once
+// The application core's one door to the world. Every effect of the request lifecycle (plan,
+// submit, race, follow, retry, reap, smart execution) comes in through an Env: the runners, the
+// clock, the stores, the settings and the output sink. Nothing in app/ reads the wall clock,
+// the environment or the terminal, or builds a runner, clock or store of its own; cli/ builds the
+// real Env, tests build one from fakes (tests/unit/app).
+
+#include "core/clock.hpp"
+#include "core/config.hpp"
+#include "core/process/runner.hpp"
+#include "core/secrets.hpp"
+#include "core/store/record_store.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace rv::app {
+
+// Where the user sees what rv says and what the job prints. `out` is stdout's role (results,
+// the job's own output, JSON documents), `err` stderr's (the job's stderr, progress).
+class Output {
+public:
+  virtual ~Output() = default;
+  virtual void out(std::string_view text) = 0;
+  virtual void err(std::string_view text) = 0;
+};
+
+struct Env {
+  proc::Runner& cluster;        // the login node (SSH) or local Slurm
+  proc::Runner& local;          // this machine: git, rsync, hashing the project
+  Clock& clock;                 // waits, deadlines and the wall clock (epoch_seconds)
+  store::RecordStore& requests; // the local request records (docs/requests.md)
+  secrets::Store& secrets;      // `rv env` secrets (docs/secrets.md)
+  const Config& config;         // the layered settings
+  Output& output;
+  bool json = false; // --json: documents on `out`, nothing else there
+  int verbosity = 0; // -v count
+  std::string home;           // the local home directory ("" = unknown): never sent whole
+  std::filesystem::path cwd;  // where rv was started: smart execution's project lookup
+};
+
+// "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).
+std::string utc_iso(std::int64_t epoch);
+
+} // namespace rv::app

@@ -1,0 +1,29 @@
+#pragma once
+// `rv run` and `rv up` after planning: submit, race, then follow the winner (with a hardware retry
+// around nodes whose GPUs fail) or attach to the allocation.
+
+#include "app/env.hpp"
+#include "app/planning.hpp"
+#include "app/submit.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// `rv up` after planning: fan out an allocation and attach a shell (or run `command`); the
+// allocation is released when the shell or command ends.
+Result<int> launch_up(Env& env, const PlanRun& plan, const std::string& command);
+
+// A job that fails this soon after starting with a GPU-fault signature is retried elsewhere,
+// at most this many times.
+inline constexpr std::int64_t k_hardware_retry_window_s = 300;
+inline constexpr int k_hardware_retries = 2;
+
+// `rv run` after planning: fan out a batch job running `command` (one word: a shell command line;
+// several: an argv, quoted so it arrives exactly). With `follow`, race, stream the winner's output
+// and return the job's exit code; a GPU fault soon after the start is retried without the node.
+Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
+                       const std::string& workdir, bool follow, const RunExtras& extras = {});
+
+} // namespace rv::app

@@ -1,0 +1,117 @@
+#include "app/race.hpp"
+
+#include "app/reap.hpp"
+#include "core/interrupt.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/scontrol.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace rv::app {
+namespace {
+
+// Warns when the winning node's real GPU type differs from the strategy's (a partition can
+// hold nodes of another type), and, for multi-node jobs only, about the network between nodes.
+void check_allocation(proc::Runner& runner, const JobRecord& winner)
+{
+  if (winner.nodes > 1) {
+    spdlog::warn("{} spans {} nodes: GPUs on different nodes talk over the network (NCCL over InfiniBand or "
+                 "Ethernet), not NVLink",
+                 winner.job_id, winner.nodes);
+  }
+  if (winner.node_list.empty() || winner.gpu_type.empty()) {
+    return;
+  }
+  auto hosts = slurm::expand_hostlist(winner.node_list);
+  if (!hosts || hosts->empty()) {
+    return;
+  }
+  proc::Command c;
+  c.argv = {"scontrol", "-o", "show", "node", hosts->front()};
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  if (!o || !o->ok()) {
+    return;
+  }
+  auto nodes = slurm::parse_scontrol_nodes(o->out);
+  if (!nodes || nodes->empty()) {
+    return;
+  }
+  std::string types;
+  for (const auto& g : nodes->front().gpus) {
+    if (g.type == winner.gpu_type) {
+      return;
+    }
+    types += (types.empty() ? "" : ",") + (g.type.empty() ? std::string("untyped") : g.type);
+  }
+  spdlog::warn("job {} asked for {} GPUs but node {} has {}: the partition mixes GPU types", winner.job_id,
+               winner.gpu_type, hosts->front(), types.empty() ? "no GPUs" : types);
+}
+
+} // namespace
+
+// Races the submitted siblings: the first to start wins, the others are cancelled, Ctrl-C or
+// an error cancels everything. Returns the winner's strategy id (also in `l.rec.winner`).
+Result<JobRecord> race_request(Env& env, Launched& l)
+{
+  auto& runner = env.cluster;
+  auto& store = env.requests;
+  auto& rec = l.rec;
+  const auto& paths = l.paths;
+  // The race: first to start wins; the others are cancelled; Ctrl-C cancels everything.
+  std::vector<slurm::RaceEntry> entries;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty()) {
+      entries.push_back(slurm::RaceEntry{j.strategy_id, j.job_id, {}, false, {}});
+    }
+  }
+  slurm::Race race(std::move(entries));
+  slurm::MonitorOptions mo;
+  mo.job_name = rec.name; // scancel --name: a job id Slurm has reused is left alone
+  mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/owner"};
+  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision&) {
+    for (const auto& e : rc.entries()) {
+      for (auto& j : rec.jobs) {
+        if (j.job_id == e.job_id) {
+          apply_view(j, e.last);
+        }
+      }
+    }
+    if (rc.winner()) {
+      rec.winner = rc.entries()[*rc.winner()].strategy_id;
+      rec.state = "won";
+    }
+    save(store, rec);
+  };
+  const auto race_start = env.clock.now();
+  auto stats = slurm::run_race(runner, env.clock, race, mo);
+  if (!stats) {
+    rec.state = stats.error().code == ErrorCode::interrupted || stats.error().code == ErrorCode::timeout ? "cancelled"
+                                                                                                       : "failed";
+    save(store, rec);
+    clear_interrupt(); // so that the cleanup's one command runs
+    remove_secrets(runner, store, {&rec}, true);
+    return std::unexpected(stats.error());
+  }
+  const auto* winner = rec.winner_job();
+  if (!winner) {
+    return fail(ErrorCode::generic, "the race ended without a winner");
+  }
+  const double secs = std::chrono::duration<double>(env.clock.now() - race_start).count();
+  std::string siblings;
+  if (!stats->cancelled.empty()) {
+    siblings = fmt::format("; cancelled {}", fmt::join(stats->cancelled, " "));
+  } else if (rec.jobs.size() > 1) {
+    siblings = "; its siblings had already ended (the winner's guard cancels them as it starts)";
+  }
+  spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
+               winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
+  check_allocation(runner, *winner);
+  return *winner;
+}
+
+} // namespace rv::app

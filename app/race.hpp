@@ -1,0 +1,15 @@
+#pragma once
+// Racing a submitted request's siblings.
+
+#include "app/env.hpp"
+#include "app/submit.hpp"
+
+namespace rv::app {
+
+// Races the submitted siblings: the first to start wins, the others are cancelled (by id and job
+// name), Ctrl-C or an error cancels everything and removes the secrets file. Returns the
+// winner's job record (its strategy id is also in `l.rec.winner`); the record is saved on every
+// change.
+Result<JobRecord> race_request(Env& env, Launched& l);
+
+} // namespace rv::app

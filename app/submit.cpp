@@ -1,0 +1,183 @@
+#include "app/submit.hpp"
+
+#include "app/reap.hpp"
+#include "core/interrupt.hpp"
+#include "slurm/submit.hpp"
+#include "strategy/plan.hpp"
+#include "templates/render.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+namespace rv::app {
+namespace {
+
+std::string short_hash(const std::string& text)
+{
+  return fmt::format("{:08x}", static_cast<std::uint32_t>(std::hash<std::string>{}(text)));
+}
+
+} // namespace
+
+// Resolved remote paths for one request.
+// Asks the login node for $HOME (one round trip) and creates rv's directories there. With
+// `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
+// before any sbatch, so no job can start without them, and never in argv.
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
+                                   const std::string& secrets)
+{
+  std::string root = config.get("remote_root");
+  std::string scratch = config.get("scratch_root");
+  proc::Command cmd;
+  // $HOME expands on the login node; the configured paths travel as positional arguments.
+  cmd.argv = {"sh", "-c",
+              "case $1 in '~'|'~/'*) r=\"$HOME${1#\\~}\";; *) r=$1;; esac; "
+              "case $2 in '') c=\"$r/cache\";; '~'|'~/'*) c=\"$HOME${2#\\~}\";; *) c=$2;; esac; "
+              "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
+              "chmod 700 \"$r\" && "
+              "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
+              "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
+              "printf '%s\\n%s\\n' \"$r\" \"$c\"",
+              "rv-prepare", root, scratch, secrets.empty() ? std::string() : request_id};
+  if (!secrets.empty()) {
+    cmd.stdin_data = secrets;
+  }
+  cmd.timeout = std::chrono::seconds(30);
+  RV_TRY(out, runner.run(cmd));
+  auto nl = out.out.find('\n');
+  if (!out.ok() || nl == std::string::npos) {
+    return fail(ErrorCode::io, fmt::format("cannot create rv's directories under {} on {}: {}", root, runner.where(), out.err),
+                "check the `remote_root` setting and that the cluster's home is writable");
+  }
+  RemotePaths p;
+  p.root = out.out.substr(0, nl);
+  p.cache = out.out.substr(nl + 1, out.out.find('\n', nl + 1) - nl - 1);
+  p.logs = p.root + "/logs";
+  p.checkpoints = p.root + "/checkpoints";
+  p.outputs = p.root + "/outputs";
+  p.requests = p.root + "/requests";
+  if (!p.root.starts_with("/")) {
+    return fail(ErrorCode::config, fmt::format("remote_root resolved to a relative path '{}'", p.root));
+  }
+  return p;
+}
+
+// Records the request, renders and submits every strategy in one round trip, records the job
+// ids and prints them. Fails when nothing could be submitted.
+Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
+                                const std::string& workdir, const char* kind, const RunExtras& extras)
+{
+  auto& runner = env.cluster;
+  auto& store = env.requests;
+  const auto& plan = planned.plan;
+  if (plan.strategies.empty()) {
+    return std::unexpected(strategy::no_viable_strategy(plan));
+  }
+  RV_TRY(secret_vars, env.secrets.load());
+  const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
+  RV_TRY(paths, prepare_remote(runner, env.config, request_id,
+                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)));
+
+  // The record exists before the first sbatch, so that nothing submitted is ever unknown.
+  RequestRecord rec;
+  rec.id = request_id;
+  for (const auto& v : secret_vars) {
+    rec.secrets.push_back(v.name);
+  }
+  if (!secret_vars.empty()) {
+    rec.secrets_file = paths.requests + "/" + rec.id + "/env";
+  }
+  rec.created_at = utc_iso(env.clock.epoch_seconds());
+  rec.host = runner.where();
+  rec.kind = kind;
+  rec.command = command_line;
+  rec.workdir = workdir;
+  rec.remote_root = paths.root;
+  rec.log_dir = paths.logs;
+  rec.plan = strategy::to_json(plan);
+  rec.sync = extras.sync;
+  rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
+  for (const auto& s : plan.strategies) {
+    JobRecord& j = rec.jobs.emplace_back();
+    j.strategy_id = s.id;
+    j.label = s.label;
+    j.partition = s.partition;
+    j.gpu_type = s.gpu_type;
+    j.nodes = s.nodes;
+  }
+  if (auto c = store.create(rec.id, to_json(rec)); !c) {
+    remove_secrets(runner, store, {&rec}, true); // nothing was submitted: the secrets must not stay behind
+    return std::unexpected(c.error());
+  }
+
+  templates::RenderOptions ro;
+  ro.request_id = rec.id;
+  ro.command = rec.command;
+  ro.workdir = workdir;
+  ro.log_dir = paths.logs;
+  ro.remote_root = paths.root;
+  ro.checkpoint_root = paths.checkpoints;
+  ro.project_key = !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.output_root = paths.outputs;
+  ro.cache_root = paths.cache;
+  ro.setup = extras.setup;
+  ro.venv = extras.venv;
+  ro.outputs = extras.outputs;
+  ro.secrets_file = rec.secrets_file;
+  ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
+  std::vector<slurm::Submission> subs;
+  std::vector<std::size_t> sub_index;
+  for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
+    model::JobRequest req = planned.request;
+    req.job_name = rec.name;
+    ro.strategy_rank = static_cast<int>(i) + 1; // the plan is in rank order
+    ro.strategy_count = static_cast<int>(plan.strategies.size());
+    auto script = templates::render(plan.strategies[i], req, ro);
+    if (!script) {
+      rec.jobs[i].error = script.error().message;
+      continue;
+    }
+    subs.push_back({plan.strategies[i].id, *script});
+    sub_index.push_back(i);
+  }
+  auto submitted = slurm::submit_all(runner, subs);
+  if (!submitted) {
+    // Some sbatch of the batch may have run before the failure: find those jobs by their comment
+    // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
+    clear_interrupt(); // so that the cleanup's commands run
+    const bool interrupted = submitted.error().code == ErrorCode::interrupted;
+    auto settled = settle_failed_submission(runner, store, rec, interrupted ? "cancelled" : "failed");
+    remove_secrets(runner, store, {&rec}, true);
+    return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
+                submitted.error().hint);
+  }
+  for (std::size_t k = 0; k < submitted->size(); ++k) {
+    auto& job = rec.jobs[sub_index[k]];
+    job.job_id = (*submitted)[k].job_id;
+    job.error = (*submitted)[k].error;
+    job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+  }
+  rec.state = rec.job_ids().empty() ? "failed" : "submitted";
+  save(store, rec);
+
+  if (!env.json) {
+    env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
+                               rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host));
+    for (const auto& j : rec.jobs) {
+      env.output.out(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
+                                 j.error.empty() ? "" : "  REFUSED: " + j.error));
+    }
+  }
+  if (rec.job_ids().empty()) {
+    remove_secrets(runner, store, {&rec}, true);
+    return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
+                "the reasons are listed above; try --dry-run -v");
+  }
+  return Launched{std::move(rec), std::move(paths)};
+}
+
+} // namespace rv::app

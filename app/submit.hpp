@@ -1,0 +1,49 @@
+#pragma once
+// Submitting a plan: the request record first, then every strategy rendered and submitted in one
+// round trip; a submission cut off part-way leaves nothing untracked (app/reap.hpp).
+
+#include "app/env.hpp"
+#include "app/planning.hpp"
+#include "app/requests.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// What smart execution adds to `rv run` (app/smart_exec.hpp); all empty when nothing was synced.
+struct RunExtras {
+  std::string request_id;           // made before submission: the snapshot is named after it
+  std::string project_key;          // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
+  std::string setup;                // shell lines the job runs before activating the venv
+  std::string venv;                 // the project's venv on the cluster
+  std::vector<std::string> outputs; // --output paths, relative to the job's directory
+  nlohmann::json sync;              // recorded in the request as "sync" (docs/requests.md)
+};
+
+// Resolved remote paths for one request.
+struct RemotePaths {
+  std::string root, logs, checkpoints, outputs, cache, requests;
+};
+
+// A submitted request: its record (job ids known) and where its files are on the cluster.
+struct Launched {
+  RequestRecord rec;
+  RemotePaths paths;
+};
+
+// Asks the login node for $HOME (one round trip) and creates rv's directories there. With
+// `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
+// before any sbatch, so no job can start without them, and never in argv.
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
+                                   const std::string& secrets);
+
+// Records the request, renders and submits every strategy in one round trip, records the job ids
+// and prints them (unless --json). Fails, with nothing left running, when nothing was submitted.
+// `kind` is "run" or "up".
+Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
+                                const std::string& workdir, const char* kind, const RunExtras& extras = {});
+
+} // namespace rv::app
