@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace rv::app {
@@ -97,6 +98,14 @@ Result<JobRecord> race_request(Env& env, Launched& l)
     remove_secrets(runner, store, {&rec}, true);
     return std::unexpected(stats.error());
   }
+  // The losers rv cancelled are terminal now: recorded, so that no later `rv ps` cancels their ids
+  // again (Slurm reuses job ids).
+  for (auto& j : rec.jobs) {
+    if (std::find(stats->cancelled.begin(), stats->cancelled.end(), j.job_id) != stats->cancelled.end()) {
+      j.state = "CANCELLED";
+    }
+  }
+  save(store, rec);
   const auto* winner = rec.winner_job();
   if (!winner) {
     return fail(ErrorCode::generic, "the race ended without a winner");
