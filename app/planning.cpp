@@ -3,6 +3,7 @@
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "strategy/enumerate.hpp"
+#include "slurm/probe.hpp"
 #include "strategy/probe_plan.hpp"
 
 #include <fmt/format.h>
@@ -57,6 +58,45 @@ Result<model::Cluster> discover_cluster(proc::Runner& runner)
   return cluster;
 }
 
+Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
+                                        const strategy::PlanOptions& options)
+{
+  std::vector<slurm::ProbeJob> jobs;
+  for (const auto& c : candidates) {
+    jobs.push_back({c.id, strategy::coarse_grid(c, options),
+                    {c.partition, c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gres, c.constraint, c.account, c.qos,
+                     c.exclude}});
+  }
+  proc::Command probe;
+  probe.argv = {"sh", "-s"};
+  probe.stdin_data = slurm::probe_script(jobs, {options.now_threshold_s, options.refine_resolution_s, 12});
+  probe.timeout = std::chrono::minutes(5);
+  RV_TRY(outcome, runner.run(probe));
+  if (!outcome.ok() && outcome.out.empty()) {
+    return fail(ErrorCode::slurm_rejected,
+                fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(),
+                            outcome.err),
+                "run with -v; check that sbatch works on the login node");
+  }
+  auto parsed = slurm::parse_probe_output(outcome.out);
+  for (const auto& n : parsed.notes) {
+    spdlog::debug("probes: {}", n);
+  }
+  std::vector<strategy::CandidateProbes> probed;
+  for (const auto& c : candidates) {
+    strategy::CandidateProbes cp;
+    cp.candidate_id = c.id;
+    cp.complete = parsed.done.contains(c.id);
+    for (const auto& a : parsed.answers) {
+      if (a.id == c.id) {
+        cp.probes.push_back({a.walltime_s, a.start_in_s, a.message, a.refused});
+      }
+    }
+    probed.push_back(std::move(cp));
+  }
+  return strategy::make_windows(probed, candidates, options);
+}
+
 Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options)
 {
   auto& runner = env.cluster;
@@ -75,18 +115,8 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   RV_TRY(candidates, strategy::enumerate_candidates(run.cluster, run.profile, request, options));
   strategy::Windows windows;
   if (!candidates.list.empty()) {
-    proc::Command probe;
-    probe.argv = {"sh", "-s"};
-    probe.stdin_data = strategy::probe_script(candidates.list, options);
-    probe.timeout = std::chrono::minutes(5);
-    RV_TRY(outcome, runner.run(probe));
-    if (!outcome.ok() && outcome.out.empty()) {
-      return fail(ErrorCode::slurm_rejected,
-                  fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(),
-                              outcome.err),
-                  "run with -v; check that sbatch works on the login node");
-    }
-    windows = strategy::parse_probe_output(outcome.out, candidates.list, options);
+    RV_TRY(probed, probe_windows(runner, candidates.list, options));
+    windows = std::move(probed);
     for (const auto& w : windows.list) {
       run.probes += static_cast<int>(w.probes.size());
     }

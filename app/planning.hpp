@@ -3,7 +3,9 @@
 
 #include "app/env.hpp"
 #include "core/model/cluster.hpp"
+#include "strategy/enumerate.hpp"
 #include "strategy/plan.hpp"
+#include "strategy/probe_plan.hpp"
 #include "strategy/profile.hpp"
 
 namespace rv::app {
@@ -24,6 +26,11 @@ Result<strategy::Profile> load_profile(const Config& config);
 
 // Discovers the cluster in one round trip.
 Result<model::Cluster> discover_cluster(proc::Runner& runner);
+
+// Probes every candidate's backfill window on the login node in one round trip (slurm/probe.hpp:
+// the script, and every answer read by parse_test_only).
+Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
+                                        const strategy::PlanOptions& options);
 
 // Discovers, probes every candidate's backfill window on the login node in one round trip,
 // and plans.

@@ -89,14 +89,15 @@ int main(int argc, char** argv)
     fmt::print(stderr, "enumerate failed: {}\n", cands.error().message);
     return 1;
   }
-  std::string out;
+  std::vector<strategy::CandidateProbes> probed;
   for (const auto& c : cands->list) {
+    strategy::CandidateProbes cp{c.id, {}, true};
     for (std::int64_t w : strategy::coarse_grid(c, opts)) {
-      out += fmt::format("NOW 1000\nPROBE {} {} {} ok\n", c.id, w, w <= 14400 ? 1000 : 30000);
+      cp.probes.push_back({w, w <= 14400 ? 0 : 29000, "ok", false});
     }
-    out += fmt::format("DONE {}\n", c.id);
+    probed.push_back(std::move(cp));
   }
-  auto windows = strategy::parse_probe_output(out, cands->list, opts);
+  auto windows = strategy::make_windows(probed, cands->list, opts);
 
   std::vector<double> ms;
   std::size_t strategies = 0;

@@ -24,6 +24,10 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     if (window) {
       out.windows.push_back(*window);
     }
+    if (window && !window->refused.empty()) { // the real submission would be refused the same way
+      empty_why.emplace(std::make_pair(c.gpu_type, c.partition), "Slurm refuses it: " + window->refused);
+      continue;
+    }
     auto strategies = strategies_for(c, window, request, opts);
     if (strategies.empty()) {
       empty_why.emplace(std::make_pair(c.gpu_type, c.partition),

@@ -51,7 +51,10 @@ json to_json(const Window& w)
 {
   auto probes = json::array();
   for (const auto& p : w.probes) {
-    probes.push_back({{"walltime_s", p.walltime_s}, {"start_in_s", opt(p.start_in_s)}, {"message", p.message}});
+    probes.push_back({{"walltime_s", p.walltime_s},
+                      {"start_in_s", opt(p.start_in_s)},
+                      {"message", p.message},
+                      {"refused", p.refused}});
   }
   return {{"candidate", w.candidate_id},
           {"gpu_type", w.gpu_type},
@@ -63,6 +66,7 @@ json to_json(const Window& w)
           {"full_walltime_s", w.full_walltime_s},
           {"full_start_in_s", opt(w.full_start_in_s)},
           {"complete", w.complete},
+          {"refused", w.refused},
           {"probes", probes},
           {"notes", w.notes}};
 }

@@ -1,14 +1,7 @@
 #pragma once
-// Backfill probes: the `sbatch --test-only` calls for every candidate, as ONE POSIX sh script the
-// login node runs (coarse grid and refinement happen there, in one round trip), and the parser of
-// its output into windows.
-//
-// Output protocol, one record per line (fields separated by single spaces):
-//   NOW <epoch>                                   login node clock, read right before the probe
-//   PROBE <cid> <walltime_s> <start_epoch|FAIL> <message, sanitized: printable ASCII, one line>
-//   DONE <cid>                                    the candidate's probing finished
-// Start times are converted to epochs on the login node with `date -d`, in the login node's own
-// timezone (the one Slurm prints in), so the laptop's timezone never enters.
+// Backfill probe policy and windows: which walltimes to probe for each candidate (the coarse
+// grid), and what the answers mean (the window that starts now). Running the probes and reading
+// sbatch's answers is slurm/probe.hpp's; app/planning joins the two.
 
 #include "core/result.hpp"
 #include "strategy/enumerate.hpp"
@@ -22,23 +15,24 @@
 
 namespace rv::strategy {
 
-// The probe arguments of one candidate, minus --time (which the script varies).
-std::vector<std::string> probe_args(const Candidate& c);
-
 // The coarse walltimes for `c`: the grid entries below probe_full_s, then probe_full_s itself.
 std::vector<std::int64_t> coarse_grid(const Candidate& c, const PlanOptions& opts);
-
-// The whole probe script for `candidates` (every argument single-quoted).
-std::string probe_script(const std::vector<Candidate>& candidates, const PlanOptions& opts);
 
 // One `sbatch --test-only` answer.
 struct ProbeResult {
   std::int64_t walltime_s = 0;
   std::optional<std::int64_t> start_in_s; // start - now (>= 0); nullopt = FAIL
   std::string message;                    // sbatch's words, for FAIL explanations
+  bool refused = false;                   // Slurm refused the request outright (message says why)
 };
 
-// What the probes say about one candidate.
+// Every answer for one candidate, in the order run.
+struct CandidateProbes {
+  std::string candidate_id;
+  std::vector<ProbeResult> probes;
+  bool complete = false; // the probing finished (not cut off)
+};
+
 // What the probes say about one candidate (of its shape).
 struct Window : model::Shape {
   std::string candidate_id;
@@ -47,7 +41,8 @@ struct Window : model::Shape {
   std::optional<std::int64_t> now_start_in_s;  // start_in of that probe
   std::int64_t full_walltime_s = 0;          // the candidate's probe_full_s
   std::optional<std::int64_t> full_start_in_s; // start estimate for probe_full_s; nullopt = unknown
-  bool complete = false;                     // DONE seen
+  bool complete = false;                     // the probing finished
+  std::string refused;                       // Slurm refused every probe: its reason; "" otherwise
   std::vector<std::string> notes;
 };
 
@@ -57,10 +52,11 @@ struct Windows {
   const Window* find(const model::Shape& shape) const;
 };
 
-// Parses the script's output for `candidates`. Lines for unknown ids and noise are skipped;
-// candidates with no PROBE lines get no window. A probe starts "now" when
-// start - NOW <= opts.now_threshold_s; the window is the longest such walltime below the shortest
-// walltime that does not start now (so a non-monotonic answer never widens it).
-Windows parse_probe_output(std::string_view output, const std::vector<Candidate>& candidates, const PlanOptions& opts);
+// The windows of `candidates` from their probes; candidates without probes get no window. A
+// probe starts "now" when its start_in_s <= opts.now_threshold_s; the window is the longest such
+// walltime below the shortest walltime that does not start now (so a non-monotonic answer never
+// widens it). When Slurm refused every probe, `refused` carries its reason.
+Windows make_windows(const std::vector<CandidateProbes>& probed, const std::vector<Candidate>& candidates,
+                     const PlanOptions& opts);
 
 } // namespace rv::strategy

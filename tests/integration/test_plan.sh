@@ -70,6 +70,9 @@ assert_rc 4 "--mem beyond every node exits 4, --json too"
 assert_json '.strategies | length' '0' "--json: the plan is still the document"
 run ssh_rv run -g 1000 -- true
 assert_rc 4 "the real run exits 4 as its dry run did"
+run ssh_rv up --dry-run -g 1 --exclude nosuchnode
+assert_rc 4 "a request Slurm refuses (unknown node) is not viable in the dry run either"
+assert_contains "$RUN_OUT" "Slurm refuses it: Invalid node name specified" "the probe's Slurm error is shown"
 run ssh_rv up --dry-run -g 1
 assert_rc 0 "a viable dry run exits 0"
 pass "no viable strategy: exit 4 for dry and real runs, summaries per type"

@@ -85,18 +85,22 @@ inline strategy::Profile campus_profile()
 
 // Probe output as the script would print it: every candidate starts now up to `window_s`,
 // later (in 6 h) above it. NOW is 1000000.
-inline std::string fake_probe_output(const std::vector<strategy::Candidate>& cands, std::int64_t window_s)
+// Probe answers for every candidate: walltimes up to `window_s` start in 30 s, longer ones in 6 h.
+inline std::vector<strategy::CandidateProbes> fake_probes(const std::vector<strategy::Candidate>& cands,
+                                                          std::int64_t window_s)
 {
-  std::string out;
+  std::vector<strategy::CandidateProbes> out;
   for (const auto& c : cands) {
+    strategy::CandidateProbes cp;
+    cp.candidate_id = c.id;
+    cp.complete = true;
     for (std::int64_t w : {std::int64_t{1800}, std::int64_t{3600}, window_s, c.probe_full_s}) {
       if (w > c.probe_full_s) {
         continue;
       }
-      std::int64_t start = w <= window_s ? 1'000'030 : 1'021'600;
-      out += fmt::format("NOW 1000000\nPROBE {} {} {} sbatch: Job 1 to start at X\n", c.id, w, start);
+      cp.probes.push_back({w, w <= window_s ? 30 : 21'600, "sbatch: Job 1 to start at X", false});
     }
-    out += fmt::format("DONE {}\n", c.id);
+    out.push_back(std::move(cp));
   }
   return out;
 }

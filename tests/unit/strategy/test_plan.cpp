@@ -23,7 +23,7 @@ Plan plan_with_window(const model::Cluster& cluster, const model::JobRequest& re
   auto profile = test::campus_profile();
   auto cands = enumerate_candidates(cluster, profile, req, opts);
   REQUIRE(cands);
-  auto windows = parse_probe_output(test::fake_probe_output(cands->list, window_s), cands->list, opts);
+  auto windows = make_windows(test::fake_probes(cands->list, window_s), cands->list, opts);
   auto p = plan(cluster, profile, req, windows, opts);
   REQUIRE(p);
   return *p;
