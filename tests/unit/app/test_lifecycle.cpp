@@ -3,6 +3,7 @@
 // Every effect comes through an app::Env built from fakes: no cluster, no clock, no terminal.
 
 #include "app/launch.hpp"
+#include "app/race.hpp"
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
 #include "fakes/capture_output.hpp"
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <optional>
 #include <fstream>
 #include <functional>
 #include <unistd.h>
@@ -51,11 +53,19 @@ public:
     return o;
   }
 
+  // Answers the commands no scripted step matches (discovery, probes), when set.
+  std::function<std::optional<proc::Outcome>(const std::vector<std::string>&)> fallback;
+
   Result<proc::Outcome> run(const proc::Command& cmd) override
   {
     ++m_round_trips;
     seen.push_back(cmd.argv);
     stdin_seen.push_back(cmd.stdin_data.value_or(""));
+    if ((m_steps.empty() || !m_steps.front().match(cmd.argv)) && fallback) {
+      if (auto answer = fallback(cmd.argv)) {
+        return *answer;
+      }
+    }
     if (m_steps.empty() || !m_steps.front().match(cmd.argv)) {
       unexpected.push_back(fmt::format("{}", fmt::join(cmd.argv, " ")).substr(0, 200));
       return fail(ErrorCode::generic, "scripted cluster: unexpected command " + cmd.argv.front());
@@ -138,9 +148,11 @@ void expect_sbatch(Cluster& c, const std::string& job_id, const std::string& ref
                        : Cluster::reply(1, "", "sbatch: error: Batch job submission failed: " + refusal + "\n"));
 }
 
-std::string squeue_row(const std::string& id, const std::string& state, const std::string& nodes)
+// One squeue row; `elapsed` is the run time (0:00 = never started).
+std::string squeue_row(const std::string& id, const std::string& state, const std::string& nodes,
+                       const std::string& elapsed = "0:05")
 {
-  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|2:00:00|0:05|N/A|train\n", id, state, nodes);
+  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|2:00:00|{}|N/A|train\n", id, state, nodes, elapsed);
 }
 
 // Captured on the testbed (COMPLETED, ExitCode=0:0), renumbered and with another state and code.
@@ -312,4 +324,249 @@ TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records t
   CHECK(w.cluster.unexpected.empty());
   auto saved = w.record();
   CHECK(saved["state"] == "cancelled");
+}
+
+namespace {
+
+// The steps of following job `id` to its end in state `state` (exit code `code`), printing `out`.
+void expect_follow(Cluster& c, const std::string& id, const std::string& state, const std::string& code,
+                   const std::string& out, const std::string& err = {})
+{
+  c.on([id](const auto& a) { return has(a, "tail") && mentions(a, "train-" + id + ".out"); }, Cluster::ok(out));
+  c.on([id](const auto& a) { return has(a, "tail") && mentions(a, "train-" + id + ".err"); }, Cluster::ok(err));
+  c.on([id](const auto& a) { return has(a, "squeue") && has(a, id); }, Cluster::ok(squeue_row(id, state, "n1")));
+  c.on([](const auto& a) { return has(a, "tail"); }, Cluster::ok());
+  c.on([](const auto& a) { return has(a, "tail"); }, Cluster::ok());
+  c.on([id](const auto& a) { return has(a, "scontrol") && has(a, id); }, Cluster::ok(scontrol_job(id, state, code)));
+  c.on([](const auto& a) { return has(a, "sacct"); }, Cluster::ok());
+}
+
+// The race's first poll finds `winner` running and holding the in-job claim.
+void expect_win(Cluster& c, const std::string& ids, const std::string& squeue, const std::string& winner)
+{
+  c.on([ids](const auto& a) { return has(a, "squeue") && has(a, ids); }, Cluster::ok(squeue));
+  c.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok(winner + "\n"));
+}
+
+} // namespace
+
+TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; rv cancels the other")
+{
+  World w("tie");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "501");
+  expect_sbatch(w.cluster, "502");
+  expect_win(w.cluster, "501,502", squeue_row("501", "RUNNING", "a100-1") + squeue_row("502", "RUNNING", "v100-1"),
+             "501");
+  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "502"}; }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE(launched);
+  auto winner = race_request(w.env, *launched);
+  REQUIRE_MESSAGE(winner, winner.error().message);
+  CHECK(winner->strategy_id == "s1");
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["winner"] == "s1");
+  CHECK(saved["jobs"][1]["state"] == "CANCELLED");
+}
+
+TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sacct; the other wins later")
+{
+  World w("vanished");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "601");
+  expect_sbatch(w.cluster, "602");
+  // 601 is gone from squeue and from the controller: accounting says it was cancelled (by an
+  // admin) before it ever started. (A sibling that started and failed would be the winner: the
+  // command ran there, once.)
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
+               Cluster::ok(squeue_row("602", "PENDING", "")));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); },
+               Cluster::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
+  w.cluster.on([](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+               Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  // The next poll asks about 601 again (squeue does not know it; the controller has forgotten it),
+  // and finds 602 running with the claim.
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
+               Cluster::ok(squeue_row("602", "RUNNING", "v100-1")));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); }, Cluster::reply(1));
+  w.cluster.on([](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+               Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("602\n"));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE(launched);
+  auto winner = race_request(w.env, *launched);
+  REQUIRE_MESSAGE(winner, winner.error().message);
+  CHECK(winner->job_id == "602");
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["jobs"][0]["state"] == "CANCELLED");
+  CHECK(saved["winner"] == "s2");
+  for (const auto& argv : w.cluster.seen) {
+    CHECK_FALSE(has(argv, "scancel")); // nothing left to cancel
+  }
+}
+
+TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reason, record failed, secrets gone")
+{
+  World w("hopeless");
+  REQUIRE(w.secrets.set({{"TOKEN", "t"}}));
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "701");
+  expect_sbatch(w.cluster, "702");
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); },
+               Cluster::ok(squeue_row("701", "CANCELLED", "", "0:00") + squeue_row("702", "FAILED", "", "0:00")));
+  w.cluster.on([](const auto& a) { return a.front() == "rm" && mentions(a, "/env"); }, Cluster::ok());
+  auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
+  REQUIRE_FALSE(rc);
+  CHECK(exit_code_for(rc.error().code) == 3);
+  CHECK(rc.error().message.find("s1 (701): CANCELLED") != std::string::npos);
+  CHECK(rc.error().message.find("s2 (702): FAILED") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+}
+
+TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps running and stays tracked")
+{
+  World w("ctrl-c-follow");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "801");
+  expect_sbatch(w.cluster, "802");
+  expect_win(w.cluster, "801,802", squeue_row("801", "RUNNING", "a100-1") + squeue_row("802", "PENDING", ""), "801");
+  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "802"}; }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, ".out"); }, Cluster::ok("step 1\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        rv::raise_interrupt(2); // Ctrl-C while the job runs
+        return has(a, "tail") && mentions(a, ".err");
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "801"); }, Cluster::ok(squeue_row("801", "RUNNING", "a100-1")));
+  auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
+  rv::clear_interrupt();
+  REQUIRE_FALSE(rc);
+  CHECK(rc.error().code == ErrorCode::interrupted);
+  CHECK(rc.error().message.find("job 801 keeps running") != std::string::npos);
+  CHECK(w.output.stdout_text == "request " + w.record()["id"].get<std::string>() +
+                                    " (train): 2 strategies on scripted\n  s1   801        \n  s2   802        \nstep 1\n");
+  for (const auto& argv : w.cluster.seen) {
+    CHECK_FALSE((has(argv, "scancel") && has(argv, "801"))); // the winner is never cancelled
+  }
+  auto saved = w.record();
+  CHECK(saved["state"] == "won");
+  CHECK(saved["jobs"][0]["state"] == "RUNNING");
+}
+
+TEST_CASE("lifecycle: a checkpoint segment that resubmitted itself is followed, and the record moves on")
+{
+  World w("segments");
+  auto planned = two_strategies();
+  planned.plan.strategies.resize(1);
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "901");
+  expect_win(w.cluster, "901", squeue_row("901", "RUNNING", "a100-1"), "901");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  expect_follow(w.cluster, "901", "COMPLETED", "0:0", "segment 1\n");
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "next.901"); }, Cluster::ok("905\n"));
+  expect_follow(w.cluster, "905", "COMPLETED", "0:0", "segment 2\n");
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "next.905"); }, Cluster::reply(1));
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  REQUIRE_MESSAGE(rc, rc.error().message);
+  CHECK(*rc == 0);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.output.stdout_text.find("segment 1\nsegment 2\n") != std::string::npos);
+  auto saved = w.record();
+  CHECK(saved["jobs"][0]["job_id"] == "905");
+  CHECK(saved["jobs"][0]["earlier_segments"] == nlohmann::json::array({"901"}));
+  CHECK(saved["state"] == "done");
+}
+
+TEST_CASE("lifecycle: a GPU fault right after the start is retried as a new request without the node")
+{
+  World w("hardware-retry");
+  // Discovery and probes for the re-plan come from the fallback: two idle a100 nodes.
+  w.cluster.fallback = [](const std::vector<std::string>& a) -> std::optional<proc::Outcome> {
+    auto is = [&](std::initializer_list<const char*> words) {
+      std::size_t i = 0;
+      for (const char* word : words) {
+        if (i >= a.size() || a[i] != word) {
+          return false;
+        }
+        ++i;
+      }
+      return true;
+    };
+    if (is({"sinfo"})) {
+      return Cluster::ok("a100-1|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n"
+                         "a100-2|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n");
+    }
+    if (is({"scontrol", "-o", "show", "partition"})) {
+      return Cluster::ok("PartitionName=gpu-a100 AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A MaxNodes=2 "
+                         "MaxTime=2-00:00:00 Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8\n");
+    }
+    if (is({"scontrol", "-d", "-o", "show", "node"})) {
+      return Cluster::ok("NodeName=a100-1 CPUAlloc=0 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=0 "
+                         "State=IDLE Partitions=gpu-a100\n"
+                         "NodeName=a100-2 CPUAlloc=0 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=0 "
+                         "State=IDLE Partitions=gpu-a100\n");
+    }
+    if (is({"scontrol", "show", "config"})) {
+      return Cluster::ok("ClusterName = rvtest\nSLURM_VERSION = 22.05.8\n");
+    }
+    if (is({"date"})) {
+      return Cluster::ok("+0000 UTC\n");
+    }
+    if (is({"readlink"})) {
+      return Cluster::ok("/usr/share/zoneinfo/UTC\n");
+    }
+    if (is({"sh", "-s"})) {
+      return Cluster::ok(""); // probes: no answers, waits unknown
+    }
+    return std::nullopt;
+  };
+  auto planned = two_strategies();
+  planned.plan.strategies.resize(1);
+  planned.request.gpus = 1; // the re-plan: one shape (1x1) on the two a100 nodes
+  // Try 1: a100-1's GPU falls off the bus 3 s after the start.
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1001");
+  expect_win(w.cluster, "1001", squeue_row("1001", "RUNNING", "a100-1"), "1001");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  expect_follow(w.cluster, "1001", "FAILED", "1:0", "", "RuntimeError: CUDA error\n");
+  w.cluster.on([](const auto& a) { return a.front() == "sh" && has(a, "rv-fault"); },
+               Cluster::ok("NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.\n"));
+  // Try 2, re-planned without a100-1: a new request.
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1002");
+  expect_win(w.cluster, "1002", squeue_row("1002", "RUNNING", "a100-2"), "1002");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  expect_follow(w.cluster, "1002", "COMPLETED", "0:0", "trained\n");
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "next.1002"); }, Cluster::reply(1));
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  REQUIRE_MESSAGE(rc, rc.error().message);
+  CHECK(*rc == 0);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  // The second submission excluded the faulty node.
+  std::vector<std::string> scripts;
+  for (std::size_t i = 0; i < w.cluster.seen.size(); ++i) {
+    if (has(w.cluster.seen[i], "sbatch")) {
+      scripts.push_back(w.cluster.stdin_seen[i]);
+    }
+  }
+  REQUIRE(scripts.size() == 2);
+  CHECK(scripts[0].find("--exclude") == std::string::npos);
+  CHECK(scripts[1].find("#SBATCH --exclude=\"a100-1\"") != std::string::npos);
+  auto all = w.requests.list();
+  REQUIRE(all);
+  CHECK(all->size() == 2); // two requests: the failed try and the retry
 }
