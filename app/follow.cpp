@@ -1,6 +1,7 @@
 #include "app/follow.hpp"
 
 #include "core/interrupt.hpp"
+#include "slurm/backoff.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
 #include "slurm/sacct.hpp"
@@ -92,7 +93,7 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
     }
     return {};
   };
-  auto interval = std::chrono::milliseconds(1000);
+  slurm::Backoff backoff(slurm::Backoff::following());
   while (true) {
     if (interrupt_signal() != 0) {
       return fail(ErrorCode::interrupted,
@@ -121,11 +122,10 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
       }
       job.job_id = next;
       out_off = err_off = 0;
-      interval = std::chrono::milliseconds(1000);
+      backoff.reset();
       continue;
     }
-    clock.sleep_for(interval);
-    interval = std::min(std::chrono::milliseconds(3000), interval * 2);
+    clock.sleep_for(backoff.next());
   }
 }
 

@@ -157,7 +157,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     ids.push_back(e.job_id);
   }
   const auto start = clock.now();
-  auto interval = options.initial_poll;
+  Backoff backoff(options.poll);
   std::optional<std::chrono::steady_clock::time_point> first_unclaimed_start;
 
   // Every exit that is not a win cancels whatever is still alive, and says so.
@@ -237,12 +237,10 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");
     }
     if (waiting_for_claim) {
-      clock.sleep_for(options.initial_poll); // the claim is due within seconds: look again soon
+      clock.sleep_for(options.poll.initial); // the claim is due within seconds: look again soon
       continue;
     }
-    clock.sleep_for(interval);
-    interval = std::min(options.max_poll,
-                        std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(interval.count()) * options.backoff)));
+    clock.sleep_for(backoff.next());
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
+#include "slurm/backoff.hpp"
 #include "slurm/race.hpp"
 
 #include <chrono>
@@ -15,13 +16,11 @@
 namespace rv::slurm {
 
 struct MonitorOptions {
-  std::chrono::milliseconds initial_poll{1000};
-  std::chrono::milliseconds max_poll{5000};
-  double backoff = 1.3;
+  Backoff::Policy poll = Backoff::racing();
   std::chrono::milliseconds timeout{0}; // 0 = wait as long as it takes
   // A remote command whose stdout names the job holding the in-job claim ("" = don't ask).
   // With one, the claim decides the winner: once a sibling has started, rv waits (polling at
-  // initial_poll) for the claim, up to claim_wait, before it decides by start time and rank.
+  // poll.initial) for the claim, up to claim_wait, before it decides by start time and rank.
   std::vector<std::string> claim_argv;
   std::chrono::milliseconds claim_wait{30000};
   // Called after every poll (state for `rv ps`-style progress and the request record).

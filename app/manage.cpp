@@ -1,0 +1,169 @@
+#include "app/manage.hpp"
+
+#include "app/follow.hpp"
+#include "app/reap.hpp"
+#include "core/interrupt.hpp"
+#include "slurm/backoff.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/monitor.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::app {
+
+Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store)
+{
+  std::vector<std::string> skipped;
+  RV_TRY(all, store.list(&skipped));
+  for (const auto& s : skipped) {
+    spdlog::warn("skipping request record {}", s);
+  }
+  std::vector<RequestRecord> requests;
+  for (const auto& j : all) {
+    if (auto r = request_from_json(j)) {
+      requests.push_back(std::move(*r));
+    }
+  }
+  return requests;
+}
+
+Result<std::vector<RequestRecord>> list_requests(Env& env, bool all)
+{
+  RV_TRY(requests, load_requests(env.requests));
+  std::vector<RequestRecord> shown;
+  for (auto& r : requests) {
+    if (all || !request_finished(r)) {
+      shown.push_back(std::move(r));
+    }
+  }
+  if (!shown.empty()) {
+    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, shown));
+    for (const auto& n : report.notes) {
+      spdlog::info("{}", n);
+    }
+  }
+  return shown;
+}
+
+Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key, bool all)
+{
+  std::vector<RequestRecord> targets;
+  if (all) {
+    RV_TRY(requests, load_requests(env.requests));
+    for (auto& r : requests) {
+      if (!request_finished(r)) {
+        targets.push_back(std::move(r));
+      }
+    }
+    return targets;
+  }
+  if (key.empty()) {
+    return fail(ErrorCode::usage, "rv stop needs a request id, job id or name", "rv stop 3f9c02ab, or --all --yes");
+  }
+  RV_TRY(r, find_request(env.requests, key));
+  targets.push_back(std::move(r));
+  return targets;
+}
+
+Result<void> stop_requests(Env& env, std::vector<RequestRecord>& targets)
+{
+  std::vector<RequestRecord*> with_secrets;
+  for (auto& r : targets) {
+    std::vector<std::string> live;
+    for (auto& j : r.jobs) {
+      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        live.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
+      }
+    }
+    if (!live.empty()) {
+      RV_TRY_VOID(slurm::cancel_jobs(env.cluster, live, r.name));
+      for (auto& j : r.jobs) {
+        if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
+          j.state = "CANCELLED";
+        }
+      }
+    }
+    if (!r.secrets_file.empty()) {
+      with_secrets.push_back(&r);
+    }
+  }
+  remove_secrets(env.cluster, env.requests, with_secrets, true);
+  for (auto& r : targets) {
+    r.state = "cancelled";
+    save(env.requests, r);
+  }
+  return {};
+}
+
+Result<int> show_logs(Env& env, const LogsRequest& req)
+{
+  RequestRecord r;
+  if (req.key.empty()) {
+    RV_TRY(requests, load_requests(env.requests));
+    if (requests.empty()) {
+      return fail(ErrorCode::usage, "no requests yet", "rv run ... first");
+    }
+    r = requests.back();
+  } else {
+    RV_TRY(found, find_request(env.requests, req.key));
+    r = std::move(found);
+  }
+  const JobRecord* job = nullptr;
+  auto pick = [&] {
+    job = r.winner_job();
+    for (const auto& j : r.jobs) {
+      if (!req.key.empty() && j.job_id == req.key) {
+        job = &j;
+      }
+    }
+  };
+  pick();
+  // `rv run` returns before the race is decided: refresh (and reap) until a sibling has started,
+  // waiting for it with -f.
+  slurm::Backoff backoff(slurm::Backoff::waiting());
+  while (!job) {
+    std::vector<RequestRecord> one = {r};
+    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
+    for (const auto& n : report.notes) {
+      spdlog::info("{}", n);
+    }
+    r = std::move(one.front());
+    pick();
+    if (job) {
+      break;
+    }
+    if (!req.follow || request_finished(r)) {
+      return fail(ErrorCode::usage,
+                  fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
+                  request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
+    }
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));
+    }
+    env.clock.sleep_for(backoff.next());
+  }
+  auto path = log_path(r, *job, req.err);
+  if (req.node >= 0) {
+    path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, req.node, req.err ? "err" : "out");
+  }
+  if (req.follow && req.node < 0) {
+    RV_TRY(status, follow_job(env.cluster, env.clock, env.output, r, *job, 0, 0,
+                              [&](const std::string& prev, const std::string& next) {
+                                record_next_segment(env.requests, r, prev, next);
+                              }));
+    return exit_code_of(status, status.job_id);
+  }
+  proc::Command c;
+  c.argv = req.tail >= 0 ? std::vector<std::string>{"tail", "-n", std::to_string(req.tail), path}
+                         : std::vector<std::string>{"cat", path};
+  c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+  RV_TRY(o, env.cluster.run(c));
+  if (!o.ok()) {
+    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),
+                "the log appears once the job starts");
+  }
+  return 0;
+}
+
+} // namespace rv::app

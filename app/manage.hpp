@@ -1,0 +1,41 @@
+#pragma once
+// The stored requests after submission: list them (refreshed from Slurm, with the losers a
+// killed rv left behind reaped), stop them, read or follow their logs. `rv ps`, `rv stop` and
+// `rv logs` are these calls plus their flags and a table (cli/cmd_ps.cpp).
+
+#include "app/env.hpp"
+#include "app/requests.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// Every readable record of the store, oldest first; unreadable ones are reported by name
+// (logged) and skipped.
+Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store);
+
+// The active requests (every one with `all`), refreshed from Slurm and reaped; each reaper note
+// is logged.
+Result<std::vector<RequestRecord>> list_requests(Env& env, bool all);
+
+// The request `key` names (id prefix, job id or job name), or the active ones (`all`).
+Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key, bool all);
+
+// Cancels the live jobs of `targets` (by id and the request's job name: an id Slurm has reused for
+// another job is left alone), deletes their secrets files, records them cancelled.
+Result<void> stop_requests(Env& env, std::vector<RequestRecord>& targets);
+
+struct LogsRequest {
+  std::string key;     // request id, job id or job name; "" = the latest request
+  bool follow = false; // stream until the job ends; wait for a sibling to start first
+  bool err = false;    // the .err log
+  int node = -1;       // per-node log of node K (multi-node)
+  int tail = -1;       // only the last N lines
+};
+
+// Prints the winner's log (or follows it, returning the job's exit code); a request whose
+// siblings are all still pending is refreshed (and reaped) until one starts, with `follow`.
+Result<int> show_logs(Env& env, const LogsRequest& req);
+
+} // namespace rv::app
