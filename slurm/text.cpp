@@ -124,6 +124,14 @@ std::optional<double> to_double(std::string_view s)
   return v;
 }
 
+std::string shorten(std::string_view s, std::size_t most)
+{
+  if (s.size() <= most) {
+    return std::string(s);
+  }
+  return std::string(s.substr(0, most)) + "...";
+}
+
 std::string lower(std::string_view s)
 {
   std::string out(s);

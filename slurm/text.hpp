@@ -36,6 +36,10 @@ std::optional<int> to_int32(std::string_view s);
 // A decimal number, or nothing.
 std::optional<double> to_double(std::string_view s);
 
+// `s` as it is, or its first `most` characters and "..." when longer: for error messages that
+// quote cluster output, which may be any length.
+std::string shorten(std::string_view s, std::size_t most = 60);
+
 // ASCII lower-case copy.
 std::string lower(std::string_view s);
 
