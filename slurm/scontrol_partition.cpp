@@ -90,6 +90,7 @@ Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view
 {
   RV_TRY(records, parse_records(text));
   std::vector<model::Partition> out;
+  std::size_t expanded = 0;
   for (const auto& r : records) {
     if (r.get("PartitionName") == nullptr) {
       continue;
@@ -98,6 +99,10 @@ Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view
     p.name = r.value("PartitionName");
     p.nodes_hostlist = r.value("Nodes");
     RV_TRY(nodes, expand_hostlist(p.nodes_hostlist));
+    expanded += nodes.size(); // each list is at most max_hosts: no overflow
+    if (expanded > max_hosts) {
+      return fail(ErrorCode::parse, fmt::format("partitions list more than {} hosts in all", max_hosts));
+    }
     p.nodes = std::move(nodes);
     p.state = r.value("State").empty() ? "UP" : r.value("State");
     p.is_default = r.value("Default") == "YES";

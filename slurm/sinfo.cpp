@@ -115,9 +115,21 @@ Result<std::vector<model::Node>> nodes_from_sinfo(const std::vector<SinfoRow>& r
 {
   std::vector<model::Node> nodes;
   std::map<std::string, std::size_t> index;
+  // Expand every row first: hostile output is refused before a single node is built.
+  std::vector<std::vector<std::string>> names_of_row;
+  names_of_row.reserve(rows.size());
+  std::size_t expanded = 0;
   for (const auto& row : rows) {
     RV_TRY(names, expand_hostlist(row.node));
-    for (const auto& name : names) {
+    expanded += names.size(); // each list is at most max_hosts: no overflow
+    if (expanded > max_hosts) {
+      return fail(ErrorCode::parse, fmt::format("sinfo lists more than {} hosts in all", max_hosts));
+    }
+    names_of_row.push_back(std::move(names));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    for (const auto& name : names_of_row[r]) {
       auto [it, inserted] = index.try_emplace(name, nodes.size());
       if (inserted) {
         model::Node n;

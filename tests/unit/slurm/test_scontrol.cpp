@@ -1,6 +1,7 @@
 #include "slurm/scontrol.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -179,4 +180,17 @@ TEST_CASE("parse_scontrol_jobs: a pending job has no NodeList even with ReqNodeL
   CHECK((*jobs)[0].nodes.empty());
   CHECK_FALSE((*jobs)[0].start_time.has_value());
   CHECK((*jobs)[0].time_limit_s == -1);
+}
+
+TEST_CASE("parse_scontrol_partitions bounds the hosts of all partitions together")
+{
+  std::string text;
+  for (int i = 0; i < 3; ++i) {
+    text += fmt::format("PartitionName=p{} Nodes=p{}n[0-499999] State=UP\n", i, i);
+  }
+  auto parts = parse_scontrol_partitions(text);
+  REQUIRE_FALSE(parts);
+  CHECK(parts.error().code == ErrorCode::parse);
+  CHECK(parts.error().message == "partitions list more than 1000000 hosts in all");
+  CHECK(parse_scontrol_partitions("PartitionName=p Nodes=n[0-999999] State=UP\n")->front().nodes.size() == 1'000'000);
 }
