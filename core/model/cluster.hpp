@@ -2,6 +2,7 @@
 // What rv knows about a cluster: filled by slurm/ parsers (and the site profile), read by
 // strategy/. Plain data; no behaviour beyond small queries.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,11 @@ struct GpuGres {
   std::string type;
   int count = 0;
 };
+
+// The longest GPU type name rv accepts from a cluster (real ones are under 40 characters:
+// `nvidia_h100_80gb_hbm3`); longer is hostile or broken output, refused before any pattern
+// is matched against it.
+inline constexpr std::size_t max_gpu_type_length = 128;
 
 // One node as sinfo/scontrol show it.
 struct Node {

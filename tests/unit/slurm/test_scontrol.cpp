@@ -194,3 +194,19 @@ TEST_CASE("parse_scontrol_partitions bounds the hosts of all partitions together
   CHECK(parts.error().message == "partitions list more than 1000000 hosts in all");
   CHECK(parse_scontrol_partitions("PartitionName=p Nodes=n[0-999999] State=UP\n")->front().nodes.size() == 1'000'000);
 }
+
+TEST_CASE("parse_scontrol_jobs rejects GPUs per node times nodes past an int")
+{
+  auto job = [](const char* per_node, const char* nodes) {
+    return fmt::format("JobId=7 JobName=x JobState=RUNNING TRES=cpu=8,mem=64G NumNodes={} TresPerNode={}\n", nodes,
+                       per_node);
+  };
+  // 4 GPUs x 1,000,000,000 nodes used to overflow int.
+  auto r = parse_scontrol_jobs(job("gres:gpu:a100:4", "1000000000"));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::parse);
+  CHECK(r.error().message == "job 7: 4 GPUs per node on 1000000000 nodes is more than 2147483647");
+  auto ok = parse_scontrol_jobs(job("gres:gpu:a100:4", "2-3"));
+  REQUIRE(ok.has_value());
+  CHECK(ok->front().gpus.front().count == 8);
+}
