@@ -36,6 +36,11 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
     return fail(ErrorCode::usage, fmt::format("--gpu must be at least 1, not {}", f.gpus),
                 "for CPU-only work use sbatch directly");
   }
+  // More than any cluster has; the planner loops over the divisors of the count and adds to it.
+  constexpr int max_gpus = 100'000;
+  if (f.gpus > max_gpus) {
+    return fail(ErrorCode::usage, fmt::format("--gpu must be at most {}, not {}", max_gpus, f.gpus));
+  }
   r.gpus = f.gpus;
   if (!f.type.empty()) {
     r.gpu_type = f.type;
