@@ -1,6 +1,7 @@
 #include "core/duration.hpp"
 
 #include "core/checked.hpp"
+#include "core/model/cluster.hpp"
 
 #include <fmt/format.h>
 
@@ -12,8 +13,7 @@
 namespace rv {
 namespace {
 
-constexpr std::int64_t max_duration_s = 365 * 86400;         // the one cap on every form of a user duration
-constexpr std::int64_t max_memory_mb = 1024LL * 1024 * 1024; // 1024T: more than any node has
+constexpr std::int64_t max_duration_s = 365 * 86400; // the one cap on every form of a user duration
 
 bool parse_uint(std::string_view s, std::int64_t& out)
 {
@@ -206,7 +206,7 @@ Result<std::int64_t> parse_memory_mb(std::string_view text)
   if (!parse_decimal(number, value)) {
     return fail(ErrorCode::usage, fmt::format("invalid memory size '{}'", shown), "use 200G or 512M");
   }
-  if (value * scale > static_cast<double>(max_memory_mb)) { // before llround, which cannot hold 1e300
+  if (value * scale > static_cast<double>(model::max_node_mem_mb)) { // before llround, which cannot hold 1e300
     return fail(ErrorCode::usage, fmt::format("memory size '{}' is more than 1024T", shown));
   }
   const auto mb = std::llround(value * scale);

@@ -11,6 +11,16 @@
 #include <map>
 
 namespace rv::slurm {
+namespace {
+
+// A node's CPU count; past model::max_node_cpus as unknown as an unreadable one.
+std::optional<int> cpus_of(std::string_view s)
+{
+  auto v = text::to_bounded(s, model::max_node_cpus);
+  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
+
+} // namespace
 
 const std::vector<SinfoField>& rv_sinfo_fields()
 {
@@ -73,17 +83,17 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
         row.state_text = c;
         row.state = parse_node_state(c);
         break;
-      case SinfoField::cpus: row.cpus = text::to_int32(c).value_or(0); break;
+      case SinfoField::cpus: row.cpus = cpus_of(c).value_or(0); break;
       case SinfoField::cpus_state: {
         auto parts = text::split(c, "/"); // A/I/O/T
         if (parts.size() == 4) {
-          row.cpus_alloc = text::to_int32(parts[0]).value_or(0);
-          row.cpus = text::to_int32(parts[3]).value_or(row.cpus);
+          row.cpus_alloc = cpus_of(parts[0]).value_or(0);
+          row.cpus = cpus_of(parts[3]).value_or(row.cpus);
         }
         break;
       }
-      case SinfoField::memory: row.mem_mb = text::to_int(c).value_or(0); break;
-      case SinfoField::alloc_mem: row.alloc_mem_mb = text::to_int(c).value_or(0); break;
+      case SinfoField::memory: row.mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
+      case SinfoField::alloc_mem: row.alloc_mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
       case SinfoField::gres: {
         auto g = parse_gres(c);
         if (!g) {

@@ -22,6 +22,12 @@ struct GpuGres {
 // is matched against it.
 inline constexpr std::size_t max_gpu_type_length = 128;
 
+// The most CPUs and memory rv accepts for one node, from a cluster or a user: far past any real
+// node (hundreds of CPUs, a few TiB), and small enough that the planner's products of them with
+// a GPU count (at most max_request_gpus) fit an int and an int64.
+inline constexpr int max_node_cpus = 16384;
+inline constexpr std::int64_t max_node_mem_mb = 1024LL * 1024 * 1024; // 1024T
+
 // One node as sinfo/scontrol show it.
 struct Node {
   std::string name;

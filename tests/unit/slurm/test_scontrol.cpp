@@ -210,3 +210,29 @@ TEST_CASE("parse_scontrol_jobs rejects GPUs per node times nodes past an int")
   REQUIRE(ok.has_value());
   CHECK(ok->front().gpus.front().count == 8);
 }
+
+TEST_CASE("node and partition numbers past what any node has count as unknown")
+{
+  // CPUTot x GPUs overflowed int in the planner, RealMemory x GPUs int64, and MaxNodes=2^32 truncated to 0.
+  auto nodes = parse_scontrol_nodes("NodeName=n1 CPUTot=2147483647 CPUAlloc=99999 RealMemory=9223372036854775807 "
+                                    "AllocMem=1099511627777 Gres=gpu:a100:8 State=IDLE\n");
+  REQUIRE(nodes.has_value());
+  CHECK(nodes->front().cpus_total == 0);
+  CHECK(nodes->front().cpus_alloc == 0);
+  CHECK(nodes->front().mem_mb == 0);
+  CHECK(nodes->front().alloc_mem_mb == 0);
+  auto real = parse_scontrol_nodes("NodeName=n1 CPUTot=16384 RealMemory=1073741824 Gres=gpu:a100:8 State=IDLE\n");
+  CHECK(real->front().cpus_total == 16384);
+  CHECK(real->front().mem_mb == 1073741824);
+  auto parts = parse_scontrol_partitions("PartitionName=p Nodes=n1 MaxNodes=4294967296 MaxCPUsPerNode=2147483648 "
+                                         "DefMemPerGPU=9223372036854775807 DefCpuPerGPU=2147483647 "
+                                         "MaxMemPerCPU=1073741825 DefMemPerCPU=-5\n");
+  REQUIRE(parts.has_value());
+  const auto& p = parts->front();
+  CHECK(p.max_nodes == -1);
+  CHECK(p.max_cpus_per_node == -1);
+  CHECK(p.def_mem_per_gpu_mb == 0);
+  CHECK(p.def_cpu_per_gpu == 0);
+  CHECK(p.max_mem_per_cpu_mb == 0);
+  CHECK(p.def_mem_per_cpu_mb == 0);
+}

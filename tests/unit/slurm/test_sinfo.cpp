@@ -70,3 +70,17 @@ TEST_CASE("nodes_from_sinfo bounds the hosts of all rows together")
   CHECK(nodes.error().code == ErrorCode::parse);
   CHECK(nodes.error().message == "sinfo lists more than 1000000 hosts in all");
 }
+
+TEST_CASE("parse_sinfo: CPUs and memory past what any node has count as unknown")
+{
+  auto rows = parse_sinfo("n1|gpu|idle|2147483647|0/0/0/99999|9223372036854775807|1099511627777|gpu:a100:8|(null)|"
+                          "(null)|none\n"
+                          "n2|gpu|idle|64|8/56/0/64|1073741824|0|gpu:a100:8|(null)|(null)|none\n");
+  REQUIRE(rows.has_value());
+  CHECK((*rows)[0].cpus == 0);
+  CHECK((*rows)[0].cpus_alloc == 0);
+  CHECK((*rows)[0].mem_mb == 0);
+  CHECK((*rows)[0].alloc_mem_mb == 0);
+  CHECK((*rows)[1].cpus == 64);
+  CHECK((*rows)[1].mem_mb == 1073741824);
+}

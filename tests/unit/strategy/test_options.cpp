@@ -47,3 +47,15 @@ TEST_CASE("to_request: --gpu is bounded before the planner loops over its diviso
   f.gpus = 100000;
   CHECK(rv::cli::to_request(f, "acct")->gpus == 100000);
 }
+
+TEST_CASE("to_request: --cpus is bounded like a node's CPUs from the cluster")
+{
+  rv::cli::PlanFlags f;
+  f.cpus = 16385;
+  auto r = rv::cli::to_request(f, "acct");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == rv::ErrorCode::usage);
+  CHECK(r.error().message == "--cpus must be at most 16384, not 16385");
+  f.cpus = 16384;
+  CHECK(rv::cli::to_request(f, "acct")->cpus_per_task == 16384);
+}
