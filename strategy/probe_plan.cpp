@@ -69,10 +69,11 @@ rv_candidate() {
 }
 )SH";
 
+// Epochs and walltimes are never negative; refusing negatives also keeps `START - NOW` in range.
 bool parse_int(std::string_view s, std::int64_t& v)
 {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc{} && p == s.data() + s.size();
+  return ec == std::errc{} && p == s.data() + s.size() && v >= 0;
 }
 
 // Splits off the first space-separated word of `rest`.

@@ -172,3 +172,20 @@ TEST_CASE("probe output parser: thresholds, non-monotonic answers, noise")
   CHECK_FALSE(cut.list[0].complete);
   CHECK(parse_probe_output("", cands, opts).list.empty());
 }
+
+TEST_CASE("probe output: negative epochs are not numbers a clock prints")
+{
+  PlanOptions opts;
+  std::vector<Candidate> cands{a100_candidate("c1", 7200)};
+  // START - NOW overflowed int64, wrapped negative, and the probe read as starting now.
+  auto w = parse_probe_output("NOW -9223372036854775807\nPROBE c1 1800 9223372036854775807 x\nDONE c1\n", cands, opts);
+  REQUIRE(w.list.size() == 1);
+  CHECK(w.list[0].probes.empty());
+  CHECK(w.list[0].max_now_s == 0);
+  CHECK(std::any_of(w.list[0].notes.begin(), w.list[0].notes.end(),
+                    [](const auto& n) { return n == "a probe came without a NOW line; ignored"; }));
+  auto late = parse_probe_output("NOW 1000\nPROBE c1 1800 9223372036854775807 x\nDONE c1\n", cands, opts);
+  REQUIRE(late.list.size() == 1);
+  REQUIRE(late.list[0].probes.size() == 1);
+  CHECK(late.list[0].probes[0].start_in_s == 9223372036854775807 - 1000);
+}
