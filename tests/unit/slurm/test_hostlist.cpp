@@ -66,6 +66,18 @@ TEST_CASE("expand_hostlist refuses absurd lists before expanding them")
   CHECK(error_of(fmt::format("n[{}1-2]", std::string(5000, '0'))).ends_with("has more than 18 digits"));
   CHECK(error_of(std::string(300, 'n') + "[1-2]") ==
         fmt::format("a host name in hostlist item '{}...' is longer than 255 characters", std::string(60, 'n')));
+  CHECK(error_of(std::string(256, 'n')) ==
+        fmt::format("a host name in hostlist item '{}...' is longer than 255 characters", std::string(60, 'n')));
+  CHECK(expand_hostlist(std::string(255, 'n'))->size() == 1);
+  // Each bracket group is one level of recursion: 30,000 of them (90 KB) overflowed the stack.
+  std::string groups = "n";
+  for (int i = 0; i < 30'000; ++i) {
+    groups += "[1]";
+  }
+  CHECK(error_of(groups) == fmt::format("hostlist item '{}...' has more than 16 bracket groups", groups.substr(0, 60)));
+  CHECK(error_of(groups.substr(0, 1 + 17 * 3)) ==
+        fmt::format("hostlist item '{}' has more than 16 bracket groups", groups.substr(0, 1 + 17 * 3)));
+  CHECK(*expand_hostlist(groups.substr(0, 1 + 16 * 3)) == V{"n" + std::string(16, '1')});
 }
 
 TEST_CASE("expand_hostlist still expands large lists within the bounds")
