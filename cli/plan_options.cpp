@@ -1,6 +1,7 @@
 #include "cli/plan_options.hpp"
 
 #include "core/duration.hpp"
+#include "core/model/cluster.hpp"
 
 #include <fmt/format.h>
 
@@ -36,6 +37,9 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
     return fail(ErrorCode::usage, fmt::format("--gpu must be at least 1, not {}", f.gpus),
                 "for CPU-only work use sbatch directly");
   }
+  if (f.gpus > model::max_request_gpus) {
+    return fail(ErrorCode::usage, fmt::format("--gpu must be at most {}, not {}", model::max_request_gpus, f.gpus));
+  }
   r.gpus = f.gpus;
   if (!f.type.empty()) {
     r.gpu_type = f.type;
@@ -49,6 +53,9 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   if (f.cpus) {
     if (*f.cpus < 1) {
       return fail(ErrorCode::usage, fmt::format("--cpus must be at least 1, not {}", *f.cpus));
+    }
+    if (*f.cpus > model::max_node_cpus) {
+      return fail(ErrorCode::usage, fmt::format("--cpus must be at most {}, not {}", model::max_node_cpus, *f.cpus));
     }
     r.cpus_per_task = *f.cpus;
   }

@@ -34,7 +34,8 @@ struct PlanFlags {
 // Adds the plan flags to `cmd`; `with_dry_run` adds --dry-run too.
 void add_plan_flags(CLI::App* cmd, PlanFlags& flags, bool with_dry_run);
 
-// Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives).
+// Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives, and
+// more GPUs or CPUs than model::max_request_gpus and model::max_node_cpus).
 Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account);
 
 // The planner knobs, with the fan-out width from --max-strategies or the config, and the time

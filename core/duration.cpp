@@ -1,13 +1,19 @@
 #include "core/duration.hpp"
 
+#include "core/checked.hpp"
+#include "core/model/cluster.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace rv {
 namespace {
+
+constexpr std::int64_t max_duration_s = 365 * 86400; // the one cap on every form of a user duration
 
 bool parse_uint(std::string_view s, std::int64_t& out)
 {
@@ -27,14 +33,17 @@ bool parse_decimal(std::string_view s, double& out)
   return ec == std::errc{} && p == s.data() + s.size() && std::isfinite(out);
 }
 
-// `[D-]HH:MM:SS`, `HH:MM:SS`, `MM:SS`, `D-HH`, `D-HH:MM`; false when malformed.
-bool parse_clock(std::string_view s, std::int64_t& seconds)
+enum class Clock { ok, malformed, overflow };
+
+// `[D-]HH:MM:SS`, `HH:MM:SS`, `MM:SS`, `D-HH`, `D-HH:MM` into seconds; overflow when the
+// seconds do not fit int64.
+Clock parse_clock(std::string_view s, std::int64_t& seconds)
 {
   std::int64_t days = 0;
   bool has_days = false;
   if (auto dash = s.find('-'); dash != std::string_view::npos) {
     if (!parse_uint(s.substr(0, dash), days)) {
-      return false;
+      return Clock::malformed;
     }
     has_days = true;
     s.remove_prefix(dash + 1);
@@ -44,7 +53,7 @@ bool parse_clock(std::string_view s, std::int64_t& seconds)
     auto colon = s.find(':');
     std::int64_t v = 0;
     if (!parse_uint(s.substr(0, colon), v)) {
-      return false;
+      return Clock::malformed;
     }
     parts.push_back(v);
     if (colon == std::string_view::npos) {
@@ -53,7 +62,7 @@ bool parse_clock(std::string_view s, std::int64_t& seconds)
     s.remove_prefix(colon + 1);
   }
   if (parts.size() > 3) {
-    return false;
+    return Clock::malformed;
   }
   std::int64_t h = 0, m = 0, sec = 0;
   if (has_days) { // D-HH, D-HH:MM, D-HH:MM:SS
@@ -68,10 +77,21 @@ bool parse_clock(std::string_view s, std::int64_t& seconds)
     m = parts[0];
   }
   if ((parts.size() > 1 && (m > 59 || sec > 59))) {
-    return false;
+    return Clock::malformed;
   }
-  seconds = ((days * 24 + h) * 60 + m) * 60 + sec;
-  return true;
+  // ((days * 24 + h) * 60 + m) * 60 + sec, each step checked: the fields may hold any number.
+  std::int64_t total = days;
+  const std::pair<std::int64_t, std::int64_t> steps[] = {{24, h}, {60, m}, {60, sec}};
+  for (const auto& [scale, plus] : steps) {
+    auto next = checked_mul(total, scale);
+    next = next ? checked_add(*next, plus) : next;
+    if (!next) {
+      return Clock::overflow;
+    }
+    total = *next;
+  }
+  seconds = total;
+  return Clock::ok;
 }
 
 } // namespace
@@ -86,6 +106,7 @@ Result<std::int64_t> parse_duration(std::string_view text)
   if (text.empty()) {
     return bad();
   }
+  auto too_long = [&] { return fail(ErrorCode::usage, fmt::format("duration '{}' is longer than a year", shown)); };
   std::int64_t seconds = 0;
   const char unit = text.back();
   if (unit == 's' || unit == 'm' || unit == 'h' || unit == 'd') {
@@ -94,12 +115,22 @@ Result<std::int64_t> parse_duration(std::string_view text)
       return bad();
     }
     const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
-    if (value * scale > 365.0 * 86400) {
-      return fail(ErrorCode::usage, fmt::format("duration '{}' is longer than a year", shown));
+    if (value * scale > static_cast<double>(max_duration_s)) {
+      return too_long();
     }
     seconds = std::llround(value * scale);
-  } else if (!parse_clock(text, seconds)) {
-    return bad();
+  } else {
+    switch (parse_clock(text, seconds)) {
+    case Clock::malformed:
+      return bad();
+    case Clock::overflow:
+      return too_long();
+    case Clock::ok:
+      break;
+    }
+  }
+  if (seconds > max_duration_s) {
+    return too_long();
   }
   if (seconds <= 0) {
     return fail(ErrorCode::usage, fmt::format("duration '{}' must be positive", shown));
@@ -114,8 +145,13 @@ Result<std::int64_t> parse_slurm_time(std::string_view text)
     return -1;
   }
   std::int64_t seconds = 0;
-  if (!parse_clock(text, seconds)) {
+  switch (parse_clock(text, seconds)) {
+  case Clock::malformed:
     return fail(ErrorCode::parse, fmt::format("invalid Slurm time '{}'", text));
+  case Clock::overflow:
+    return fail(ErrorCode::parse, fmt::format("Slurm time '{}' is out of range", text));
+  case Clock::ok:
+    break;
   }
   return seconds;
 }
@@ -169,6 +205,9 @@ Result<std::int64_t> parse_memory_mb(std::string_view text)
   double value = 0;
   if (!parse_decimal(number, value)) {
     return fail(ErrorCode::usage, fmt::format("invalid memory size '{}'", shown), "use 200G or 512M");
+  }
+  if (value * scale > static_cast<double>(model::max_node_mem_mb)) { // before llround, which cannot hold 1e300
+    return fail(ErrorCode::usage, fmt::format("memory size '{}' is more than 1024T", shown));
   }
   const auto mb = std::llround(value * scale);
   if (mb <= 0) {

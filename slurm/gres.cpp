@@ -1,24 +1,41 @@
 #include "slurm/gres.hpp"
 
+#include "core/checked.hpp"
 #include "slurm/text.hpp"
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace rv::slurm {
 namespace {
 
-void add(std::vector<model::GpuGres>& out, std::string type, int count)
+// Adds `count` GPUs of `type`; fails when the list's total would not fit an int, so that every
+// sum over a parsed list (total_gpus, Node::gpus_total) fits one. `what` is "GRES" or "TRES",
+// `list` the text being parsed, for the message.
+Result<bool> add(std::vector<model::GpuGres>& out, std::string type, int count, std::string_view what,
+                 std::string_view list)
 {
   if (count <= 0) {
-    return;
+    return true;
+  }
+  if (type.size() > model::max_gpu_type_length) {
+    return fail(ErrorCode::parse,
+                fmt::format("GPU type '{}' in {} '{}' is longer than {} characters", text::shorten(type), what,
+                            text::shorten(list), model::max_gpu_type_length));
+  }
+  if (!checked_add(total_gpus(out), count)) {
+    return fail(ErrorCode::parse, fmt::format("GPU counts in {} '{}' add up to more than {}", what, text::shorten(list),
+                                              std::numeric_limits<int>::max()));
   }
   for (auto& g : out) {
     if (g.type == type) {
-      g.count += count;
-      return;
+      g.count += count; // within the total checked above
+      return true;
     }
   }
   out.push_back(model::GpuGres{std::move(type), count});
+  return true;
 }
 
 // Parses `gpu`, `gpu:N`, `gpu:type:N`, `gpu:type:no_consume:N` (suffix `(S:..)` already cut).
@@ -75,9 +92,11 @@ Result<std::vector<model::GpuGres>> parse_gres(std::string_view gres)
       if (last) {
         break; // cut by a fixed column width: what is left is unknowable
       }
-      return fail(ErrorCode::parse, fmt::format("malformed GPU GRES '{}' in '{}'", token, gres));
+      return fail(ErrorCode::parse,
+                  fmt::format("malformed GPU GRES '{}' in '{}'", text::shorten(token), text::shorten(gres)));
     }
-    add(out, std::move(type), count);
+    RV_TRY(ok, add(out, std::move(type), count, "GRES", gres));
+    (void)ok;
   }
   return out;
 }
@@ -134,12 +153,14 @@ Result<std::vector<model::GpuGres>> parse_tres_gpus(std::string_view tres)
     if (key == "gres/gpu") {
       untyped = *n;
     } else if (key.size() > 9 && key[8] == ':') {
-      add(typed, key.substr(9), *n);
+      RV_TRY(ok, add(typed, key.substr(9), *n, "TRES", tres));
+      (void)ok;
     }
   }
   auto typed_sum = total_gpus(typed);
   if (untyped > typed_sum) {
-    add(typed, "", untyped - typed_sum);
+    RV_TRY(ok, add(typed, "", untyped - typed_sum, "TRES", tres));
+    (void)ok;
   }
   return typed;
 }

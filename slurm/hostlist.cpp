@@ -1,5 +1,6 @@
 #include "slurm/hostlist.hpp"
 
+#include "core/checked.hpp"
 #include "slurm/text.hpp"
 
 #include <fmt/format.h>
@@ -11,22 +12,35 @@
 namespace rv::slurm {
 namespace {
 
-constexpr std::size_t max_hosts = 1'000'000;
+// Bounds on what a hostlist may expand to besides max_hosts (which also bounds one range),
+// checked before expanding: cluster output is input.
+constexpr std::size_t max_digits = 18;       // digits of one bracket number: fits int64 with room for ++
+constexpr std::size_t max_name_length = 255; // characters of one host name
+constexpr std::size_t max_groups = 16;       // bracket groups in one item: `n[1-2]-ib[3-4]` has two
 
-// Expands one item with zero or more bracket groups, appending to `out`.
+// Expands one item with zero or more bracket groups, appending to `out` (which counts towards
+// max_hosts).
 Result<bool> expand_item(std::string_view item, std::vector<std::string>& out)
 {
   auto open = item.find('[');
   if (open == std::string_view::npos) {
     if (item.find(']') != std::string_view::npos) {
-      return fail(ErrorCode::parse, fmt::format("unbalanced ']' in hostlist item '{}'", item));
+      return fail(ErrorCode::parse, fmt::format("unbalanced ']' in hostlist item '{}'", text::shorten(item)));
+    }
+    if (item.size() > max_name_length) {
+      return fail(ErrorCode::parse, fmt::format("a host name in hostlist item '{}' is longer than {} characters",
+                                                text::shorten(item), max_name_length));
     }
     out.emplace_back(item);
     return true;
   }
+  if (std::count(item.begin(), item.end(), '[') > static_cast<std::ptrdiff_t>(max_groups)) {
+    return fail(ErrorCode::parse,
+                fmt::format("hostlist item '{}' has more than {} bracket groups", text::shorten(item), max_groups));
+  }
   auto close = item.find(']', open);
   if (close == std::string_view::npos) {
-    return fail(ErrorCode::parse, fmt::format("unbalanced '[' in hostlist item '{}'", item));
+    return fail(ErrorCode::parse, fmt::format("unbalanced '[' in hostlist item '{}'", text::shorten(item)));
   }
   auto prefix = item.substr(0, open);
   auto ranges = item.substr(open + 1, close - open - 1);
@@ -34,19 +48,42 @@ Result<bool> expand_item(std::string_view item, std::vector<std::string>& out)
   std::vector<std::string> rest;
   RV_TRY(ok, expand_item(item.substr(close + 1), rest));
   (void)ok;
+  std::size_t longest_tail = 0;
+  for (const auto& tail : rest) {
+    longest_tail = std::max(longest_tail, tail.size());
+  }
   for (auto range : text::split(ranges, ",")) {
     auto dash = range.find('-');
     auto lo_text = range.substr(0, dash);
     auto hi_text = dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
+    for (auto number : {lo_text, hi_text}) {
+      if (number.size() > max_digits) {
+        return fail(ErrorCode::parse, fmt::format("number '{}' in hostlist item '{}' has more than {} digits",
+                                                  text::shorten(number), text::shorten(item), max_digits));
+      }
+    }
     auto lo = text::to_int(lo_text);
     auto hi = text::to_int(hi_text);
     if (!lo || !hi || *lo < 0 || *hi < *lo) {
-      return fail(ErrorCode::parse, fmt::format("bad range '{}' in hostlist item '{}'", range, item));
+      return fail(ErrorCode::parse,
+                  fmt::format("bad range '{}' in hostlist item '{}'", text::shorten(range), text::shorten(item)));
     }
-    if (static_cast<std::size_t>(*hi - *lo) * rest.size() + out.size() > max_hosts) {
-      return fail(ErrorCode::parse, fmt::format("hostlist '{}' expands to too many hosts", item));
+    // Both numbers have at most 18 digits, so neither hi - lo + 1 nor ++n below can overflow.
+    auto count = static_cast<std::size_t>(*hi - *lo) + 1;
+    if (count > max_hosts) {
+      return fail(ErrorCode::parse, fmt::format("range '{}' in hostlist item '{}' has more than {} hosts", range,
+                                                text::shorten(item), max_hosts));
+    }
+    auto names = checked_mul(count, rest.size());
+    if (!names || *names > max_hosts - out.size()) {
+      return fail(ErrorCode::parse,
+                  fmt::format("hostlist item '{}' expands to more than {} hosts", text::shorten(item), max_hosts));
     }
     auto width = lo_text.size(); // `01-03` keeps its padding
+    if (prefix.size() + std::max(width, hi_text.size()) + longest_tail > max_name_length) {
+      return fail(ErrorCode::parse, fmt::format("a host name in hostlist item '{}' is longer than {} characters",
+                                                text::shorten(item), max_name_length));
+    }
     for (auto n = *lo; n <= *hi; ++n) {
       auto number = fmt::format("{:0{}}", n, width);
       for (const auto& tail : rest) {

@@ -3,14 +3,21 @@
 
 #include "core/result.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace rv::slurm {
 
+// The most host names one hostlist may expand to; parsers that expand many lists from one
+// output (a row per node, a record per partition) bound their total by it too.
+inline constexpr std::size_t max_hosts = 1'000'000;
+
 // Expands a hostlist into host names, keeping zero padding; `(null)` and "" give no hosts.
-// Fails on unbalanced brackets, bad ranges, or more than a million hosts.
+// Fails, before expanding, on unbalanced brackets, bad ranges, numbers of more than 18 digits,
+// names longer than 255 characters, more than 16 bracket groups in one name, or more than a
+// million hosts in all.
 Result<std::vector<std::string>> expand_hostlist(std::string_view list);
 
 // Compresses host names into a hostlist for display (`gpu[01-03,07],login1`); order of first

@@ -68,6 +68,9 @@ rv_job() {
 }
 )SH";
 
+// Year 9999: no clock prints more; bounding NOW keeps start - NOW from overflowing.
+constexpr std::int64_t k_max_epoch = 253'402'300'800;
+
 bool parse_int(std::string_view s, std::int64_t& v)
 {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -165,7 +168,9 @@ std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& p
 ProbeOutput parse_probe_output(std::string_view output)
 {
   ProbeOutput out;
-  std::optional<std::int64_t> now, offset;
+  std::int64_t now = -1;    // -1: no usable NOW line yet
+  std::int64_t offset = 0;
+  bool have_offset = false;
   while (!output.empty()) {
     auto nl = output.find('\n');
     auto line = output.substr(0, nl);
@@ -174,11 +179,10 @@ ProbeOutput parse_probe_output(std::string_view output)
     auto tag = next_word(rest);
     if (tag == "NOW") {
       std::int64_t v = 0;
-      if (parse_int(next_word(rest), v)) {
-        now = v;
-      }
+      now = parse_int(next_word(rest), v) && v >= 0 && v < k_max_epoch ? v : -1; // a clock's number only
       auto off = parse_utc_offset(next_word(rest));
-      offset = off ? std::optional<std::int64_t>(*off) : std::nullopt;
+      have_offset = off.has_value();
+      offset = off.value_or(0);
       continue;
     }
     if (tag == "DONE") {
@@ -202,8 +206,8 @@ ProbeOutput parse_probe_output(std::string_view output)
       output.remove_prefix(1);
     }
     auto estimate = parse_test_only(answer);
-    if (estimate && now && offset) {
-      a.start_in_s = std::max<std::int64_t>(0, to_unix_seconds(estimate->start, *offset) - *now);
+    if (estimate && now >= 0 && have_offset) {
+      a.start_in_s = std::max<std::int64_t>(0, to_unix_seconds(estimate->start, offset) - now);
       a.message = first_line(answer);
     } else if (estimate) {
       a.message = "no NOW line with the login node's clock and zone: the start cannot be placed";

@@ -34,7 +34,8 @@ Result<std::vector<model::Node>> parse_scontrol_nodes(std::string_view text);
 // (only with -d) or AllocTRES when it lists gres/gpu.
 Result<model::Node> node_from_record(const Record& r);
 
-// Parses `scontrol -o show partition` (or multi-line) into partitions, hostlists expanded.
+// Parses `scontrol -o show partition` (or multi-line) into partitions, hostlists expanded;
+// fails when they name more than max_hosts hosts in all.
 Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view text);
 
 // Parses a TRESBillingWeights value (`CPU=1.0,Mem=0.25G,GRES/gpu:a100=3`); Mem is per GiB.

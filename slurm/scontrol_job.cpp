@@ -1,11 +1,14 @@
 #include "slurm/scontrol.hpp"
 
+#include "core/checked.hpp"
 #include "core/duration.hpp"
 #include "slurm/gres.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/text.hpp"
 
 #include <fmt/format.h>
+
+#include <limits>
 
 namespace rv::slurm {
 namespace {
@@ -76,9 +79,14 @@ Result<std::vector<JobInfo>> parse_scontrol_jobs(std::string_view text)
       // TRES lacks gres/gpu when accounting does not track it: fall back to per-node GRES.
       auto per_node = r.value("TresPerNode");
       RV_TRY(pn, parse_tres_gpus(per_node));
-      auto n_nodes = text::to_int32(r.value("NumNodes").substr(0, r.value("NumNodes").find('-'))).value_or(1);
+      auto n_nodes =
+          std::max(1, text::to_int32(r.value("NumNodes").substr(0, r.value("NumNodes").find('-'))).value_or(1));
+      if (!checked_mul(total_gpus(pn), n_nodes)) { // then no single count overflows either
+        return fail(ErrorCode::parse, fmt::format("job {}: {} GPUs per node on {} nodes is more than {}", j.job_id,
+                                                  total_gpus(pn), n_nodes, std::numeric_limits<int>::max()));
+      }
       for (auto& g : pn) {
-        g.count *= std::max(1, n_nodes);
+        g.count *= n_nodes;
       }
       gpus = std::move(pn);
     }

@@ -21,10 +21,11 @@ Result<model::Node> node_from_record(const Record& r)
   n.state = state.base;
   n.state_flags = state.flags;
   n.usable = state.usable && !r.value("State").empty();
-  n.cpus_total = text::to_int32(r.value("CPUTot")).value_or(0);
-  n.cpus_alloc = text::to_int32(r.value("CPUAlloc")).value_or(0);
-  n.mem_mb = text::to_int(r.value("RealMemory")).value_or(0);
-  n.alloc_mem_mb = text::to_int(r.value("AllocMem")).value_or(0);
+  // Past max_node_cpus/max_node_mem_mb a value is as unknown as an unreadable one.
+  n.cpus_total = static_cast<int>(text::to_bounded(r.value("CPUTot"), model::max_node_cpus).value_or(0));
+  n.cpus_alloc = static_cast<int>(text::to_bounded(r.value("CPUAlloc"), model::max_node_cpus).value_or(0));
+  n.mem_mb = text::to_bounded(r.value("RealMemory"), model::max_node_mem_mb).value_or(0);
+  n.alloc_mem_mb = text::to_bounded(r.value("AllocMem"), model::max_node_mem_mb).value_or(0);
   auto features = r.value("AvailableFeatures");
   n.features = text::comma_list(features.empty() ? r.value("Features") : features);
   n.reason = r.value("Reason");

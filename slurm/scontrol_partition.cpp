@@ -10,10 +10,10 @@
 namespace rv::slurm {
 namespace {
 
-// `UNLIMITED` and null -> -1; numbers as printed (MB for memory, plain counts).
-std::int64_t number_or_unlimited(const std::string& v)
+// `UNLIMITED`, null and numbers past an int -> -1; plain counts as printed.
+int count_or_unlimited(const std::string& v)
 {
-  return text::to_int(v).value_or(-1);
+  return text::to_int32(v).value_or(-1);
 }
 
 Result<std::int64_t> time_field(const Record& r, std::string_view key)
@@ -90,6 +90,7 @@ Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view
 {
   RV_TRY(records, parse_records(text));
   std::vector<model::Partition> out;
+  std::size_t expanded = 0;
   for (const auto& r : records) {
     if (r.get("PartitionName") == nullptr) {
       continue;
@@ -98,6 +99,10 @@ Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view
     p.name = r.value("PartitionName");
     p.nodes_hostlist = r.value("Nodes");
     RV_TRY(nodes, expand_hostlist(p.nodes_hostlist));
+    expanded += nodes.size(); // each list is at most max_hosts: no overflow
+    if (expanded > max_hosts) {
+      return fail(ErrorCode::parse, fmt::format("partitions list more than {} hosts in all", max_hosts));
+    }
     p.nodes = std::move(nodes);
     p.state = r.value("State").empty() ? "UP" : r.value("State");
     p.is_default = r.value("Default") == "YES";
@@ -105,12 +110,13 @@ Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view
     p.max_time_s = max_time;
     RV_TRY(def_time, time_field(r, "DefaultTime"));
     p.default_time_s = def_time;
-    p.max_nodes = static_cast<int>(number_or_unlimited(r.value("MaxNodes")));
-    p.max_cpus_per_node = static_cast<int>(number_or_unlimited(r.value("MaxCPUsPerNode")));
-    p.def_mem_per_gpu_mb = text::to_int(r.value("DefMemPerGPU")).value_or(0);
-    p.def_mem_per_cpu_mb = text::to_int(r.value("DefMemPerCPU")).value_or(0);
-    p.max_mem_per_cpu_mb = text::to_int(r.value("MaxMemPerCPU")).value_or(0);
-    p.def_cpu_per_gpu = text::to_int32(r.value("DefCpuPerGPU")).value_or(0);
+    p.max_nodes = count_or_unlimited(r.value("MaxNodes"));
+    p.max_cpus_per_node = count_or_unlimited(r.value("MaxCPUsPerNode"));
+    // The planner multiplies these by GPU and CPU counts: past a node's bounds they count as unset.
+    p.def_mem_per_gpu_mb = text::to_bounded(r.value("DefMemPerGPU"), model::max_node_mem_mb).value_or(0);
+    p.def_mem_per_cpu_mb = text::to_bounded(r.value("DefMemPerCPU"), model::max_node_mem_mb).value_or(0);
+    p.max_mem_per_cpu_mb = text::to_bounded(r.value("MaxMemPerCPU"), model::max_node_mem_mb).value_or(0);
+    p.def_cpu_per_gpu = static_cast<int>(text::to_bounded(r.value("DefCpuPerGPU"), model::max_node_cpus).value_or(0));
     RV_TRY(billing, parse_billing_weights(r.value("TRESBillingWeights")));
     p.billing = std::move(billing);
     p.allow_accounts = access_list(r, "AllowAccounts");

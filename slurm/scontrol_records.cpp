@@ -2,6 +2,8 @@
 
 #include "slurm/text.hpp"
 
+#include <unordered_set>
+
 namespace rv::slurm {
 namespace {
 
@@ -46,6 +48,7 @@ Result<std::vector<Record>> parse_records(std::string_view input)
 {
   std::vector<Record> out;
   std::string first_key;
+  std::unordered_set<std::string> keys_of_last; // the last record's keys: Record::get is linear in them
   for (auto line : text::lines(input)) {
     // A key starts at the line start or after a blank, with an upper-case letter: values keep
     // their inner spaces (Reason=..., OS=Linux ... #1 SMP, Command=a b) up to the next key.
@@ -66,10 +69,11 @@ Result<std::vector<Record>> parse_records(std::string_view input)
       if (first_key.empty()) {
         first_key = key;
       }
-      if (out.empty() || (key == first_key && out.back().get(key) != nullptr)) {
+      if (out.empty() || (key == first_key && keys_of_last.contains(key))) {
         out.emplace_back();
+        keys_of_last.clear();
       }
-      if (out.back().get(key) == nullptr) {
+      if (keys_of_last.insert(key).second) {
         out.back().fields.emplace_back(std::move(key), std::move(value));
       }
     }

@@ -11,6 +11,16 @@
 #include <map>
 
 namespace rv::slurm {
+namespace {
+
+// A node's CPU count; past model::max_node_cpus as unknown as an unreadable one.
+std::optional<int> cpus_of(std::string_view s)
+{
+  auto v = text::to_bounded(s, model::max_node_cpus);
+  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
+
+} // namespace
 
 const std::vector<SinfoField>& rv_sinfo_fields()
 {
@@ -73,17 +83,17 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
         row.state_text = c;
         row.state = parse_node_state(c);
         break;
-      case SinfoField::cpus: row.cpus = text::to_int32(c).value_or(0); break;
+      case SinfoField::cpus: row.cpus = cpus_of(c).value_or(0); break;
       case SinfoField::cpus_state: {
         auto parts = text::split(c, "/"); // A/I/O/T
         if (parts.size() == 4) {
-          row.cpus_alloc = text::to_int32(parts[0]).value_or(0);
-          row.cpus = text::to_int32(parts[3]).value_or(row.cpus);
+          row.cpus_alloc = cpus_of(parts[0]).value_or(0);
+          row.cpus = cpus_of(parts[3]).value_or(row.cpus);
         }
         break;
       }
-      case SinfoField::memory: row.mem_mb = text::to_int(c).value_or(0); break;
-      case SinfoField::alloc_mem: row.alloc_mem_mb = text::to_int(c).value_or(0); break;
+      case SinfoField::memory: row.mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
+      case SinfoField::alloc_mem: row.alloc_mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
       case SinfoField::gres: {
         auto g = parse_gres(c);
         if (!g) {
@@ -115,9 +125,21 @@ Result<std::vector<model::Node>> nodes_from_sinfo(const std::vector<SinfoRow>& r
 {
   std::vector<model::Node> nodes;
   std::map<std::string, std::size_t> index;
+  // Expand every row first: hostile output is refused before a single node is built.
+  std::vector<std::vector<std::string>> names_of_row;
+  names_of_row.reserve(rows.size());
+  std::size_t expanded = 0;
   for (const auto& row : rows) {
     RV_TRY(names, expand_hostlist(row.node));
-    for (const auto& name : names) {
+    expanded += names.size(); // each list is at most max_hosts: no overflow
+    if (expanded > max_hosts) {
+      return fail(ErrorCode::parse, fmt::format("sinfo lists more than {} hosts in all", max_hosts));
+    }
+    names_of_row.push_back(std::move(names));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    for (const auto& name : names_of_row[r]) {
       auto [it, inserted] = index.try_emplace(name, nodes.size());
       if (inserted) {
         model::Node n;

@@ -61,6 +61,7 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
                                                   std::string_view delim = "");
 
 // Merges rows into nodes (one row per node and partition with -N); hostlists are expanded.
+// Fails when the rows' hostlists name more than max_hosts hosts in all.
 Result<std::vector<model::Node>> nodes_from_sinfo(const std::vector<SinfoRow>& rows);
 
 } // namespace rv::slurm

@@ -77,13 +77,15 @@ Table parse_table(std::string_view input, std::string_view delim, const std::vec
       }
     }
     if (!spans.empty()) {
+      // Cells past the end of the line are left out (callers read a missing cell as empty):
+      // a rule of any width then costs no more than the line itself.
       std::vector<std::string> row;
-      for (std::size_t c = 0; c < spans.size(); ++c) {
+      for (std::size_t c = 0; c < spans.size() && spans[c].first < line.size(); ++c) {
         auto [p, n] = spans[c];
         if (c + 1 == spans.size()) {
           n = std::string_view::npos;
         }
-        row.emplace_back(p < line.size() ? text::trim(line.substr(p, n)) : std::string_view{});
+        row.emplace_back(text::trim(line.substr(p, n)));
       }
       t.rows.push_back(std::move(row));
     } else {

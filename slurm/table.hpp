@@ -16,7 +16,8 @@ struct Table {
 // Splits output into rows. `delim` "" means: 0x1F if present, else '|' if present, else
 // blank runs. `header_words` are column names that mark a header line (first line only);
 // a `---- ----` line under the header gives exact column spans (sacct/sshare fixed width),
-// so empty cells stay in place. Leading 0x1E record marks and blank lines are dropped.
+// so empty cells stay in place; cells past the end of a line are left out. Leading 0x1E record
+// marks and blank lines are dropped.
 Table parse_table(std::string_view text, std::string_view delim, const std::vector<std::string>& header_words);
 
 // The index of `name` in `t.header`, or -1.

@@ -113,6 +113,15 @@ std::optional<int> to_int32(std::string_view s)
   return static_cast<int>(*v);
 }
 
+std::optional<std::int64_t> to_bounded(std::string_view s, std::int64_t most)
+{
+  auto v = to_int(s);
+  if (!v || *v < 0 || *v > most) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::optional<double> to_double(std::string_view s)
 {
   s = trim(s);
@@ -122,6 +131,14 @@ std::optional<double> to_double(std::string_view s)
     return std::nullopt;
   }
   return v;
+}
+
+std::string shorten(std::string_view s, std::size_t most)
+{
+  if (s.size() <= most) {
+    return std::string(s);
+  }
+  return std::string(s.substr(0, most)) + "...";
 }
 
 std::string lower(std::string_view s)

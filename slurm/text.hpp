@@ -33,8 +33,15 @@ std::optional<std::int64_t> to_int(std::string_view s);
 // A whole int that fits an int, or nothing.
 std::optional<int> to_int32(std::string_view s);
 
+// A whole number from 0 to `most`, or nothing: for counts and sizes that the planner multiplies.
+std::optional<std::int64_t> to_bounded(std::string_view s, std::int64_t most);
+
 // A decimal number, or nothing.
 std::optional<double> to_double(std::string_view s);
+
+// `s` as it is, or its first `most` characters and "..." when longer: for error messages that
+// quote cluster output, which may be any length.
+std::string shorten(std::string_view s, std::size_t most = 60);
 
 // ASCII lower-case copy.
 std::string lower(std::string_view s);

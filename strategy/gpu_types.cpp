@@ -46,8 +46,8 @@ bool is_mig_like(const Profile& profile, const std::string& type)
   if (const auto* info = profile.find(type); info && info->mig) {
     return *info->mig;
   }
-  if (type.empty()) {
-    return false;
+  if (type.empty() || type.size() > model::max_gpu_type_length) {
+    return false; // std::regex recurses per character: a huge name would overflow the stack
   }
   std::regex re(profile.mig_pattern, std::regex::ECMAScript | std::regex::icase);
   return std::regex_search(type, re);

@@ -33,7 +33,8 @@ struct TypeOnPartition {
 std::vector<TypeOnPartition> derive_gpu_types(const model::Cluster& cluster, const Profile& profile);
 
 // True when `type` names a MIG-like slice: the profile's `mig` flag wins, else the profile's
-// mig_pattern (default `\d+g\.\d+gb`) matched against the whole name, case-insensitively.
+// mig_pattern (default `\d+g\.\d+gb`) matched against the whole name, case-insensitively;
+// a name longer than model::max_gpu_type_length is never matched (false).
 bool is_mig_like(const Profile& profile, const std::string& type);
 
 // The GRES types (and partition/constraint restrictions) that `--type X` selects.

@@ -2,6 +2,7 @@
 // What rv knows about a cluster: filled by slurm/ parsers (and the site profile), read by
 // strategy/. Plain data; no behaviour beyond small queries.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -15,6 +16,17 @@ struct GpuGres {
   std::string type;
   int count = 0;
 };
+
+// The longest GPU type name rv accepts from a cluster (real ones are under 40 characters:
+// `nvidia_h100_80gb_hbm3`); longer is hostile or broken output, refused before any pattern
+// is matched against it.
+inline constexpr std::size_t max_gpu_type_length = 128;
+
+// The most CPUs and memory rv accepts for one node, from a cluster or a user: far past any real
+// node (hundreds of CPUs, a few TiB), and small enough that the planner's products of them with
+// a GPU count (at most max_request_gpus) fit an int and an int64.
+inline constexpr int max_node_cpus = 16384;
+inline constexpr std::int64_t max_node_mem_mb = 1024LL * 1024 * 1024; // 1024T
 
 // One node as sinfo/scontrol show it.
 struct Node {

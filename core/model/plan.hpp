@@ -11,6 +11,10 @@
 
 namespace rv::model {
 
+// The most GPUs one request may ask for: more than any cluster has; the planner loops over the
+// divisors of the count and multiplies it with per-node CPUs and memory.
+inline constexpr int max_request_gpus = 100'000;
+
 // What the user asked for. Unset optionals mean "rv decides".
 struct JobRequest {
   int gpus = 1;

@@ -1,5 +1,7 @@
 #include "core/process/shell.hpp"
 
+#include "core/checked.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -107,7 +109,7 @@ Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_
     if (!read_number(out, pos, ' ', index) || !read_number(out, pos, ' ', status) ||
         !read_number(out, pos, ' ', out_len) || !read_number(out, pos, '\n', err_len) ||
         index != static_cast<long long>(outcomes.size()) || out_len < 0 || err_len < 0 ||
-        pos + static_cast<std::size_t>(out_len + err_len) > out.size()) {
+        !checked_add(out_len, err_len) || static_cast<std::size_t>(out_len + err_len) > out.size() - pos) {
       return fail(ErrorCode::parse, "batch output has a malformed frame header");
     }
     Outcome o;

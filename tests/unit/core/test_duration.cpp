@@ -1,6 +1,7 @@
 #include "core/duration.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 
@@ -47,4 +48,47 @@ TEST_CASE("parse_memory_mb")
   CHECK_FALSE(parse_memory_mb("0G"));
   CHECK_FALSE(parse_memory_mb("-2G"));
   CHECK_FALSE(parse_memory_mb("lots"));
+}
+
+TEST_CASE("parse_duration caps every form at a year, as the unit forms always were")
+{
+  CHECK(*parse_duration("365d") == 365 * 86400);
+  CHECK(*parse_duration("365-00:00:00") == 365 * 86400);
+  CHECK(*parse_duration("525600") == 365 * 86400); // bare minutes
+  for (const char* long_one : {"366d", "365-00:00:01", "99999999-00:00:00", "8760:00:01", "525601"}) {
+    CAPTURE(long_one);
+    auto r = parse_duration(long_one);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+    CHECK(r.error().message == fmt::format("duration '{}' is longer than a year", long_one));
+  }
+}
+
+TEST_CASE("parse_duration and parse_slurm_time reject numbers that overflow seconds")
+{
+  // Each multiplication of `((D * 24 + H) * 60 + M) * 60 + S` used to overflow int64.
+  for (const char* huge :
+       {"9223372036854775807-00:00:00", "106751991167301-00:00:00", "2562047788015216:00:00", "153722867280912931"}) {
+    CAPTURE(huge);
+    auto r = parse_duration(huge);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == fmt::format("duration '{}' is longer than a year", huge));
+    auto t = parse_slurm_time(huge);
+    REQUIRE_FALSE(t);
+    CHECK(t.error().code == ErrorCode::parse);
+    CHECK(t.error().message == fmt::format("Slurm time '{}' is out of range", huge));
+  }
+  CHECK(*parse_slurm_time("99999999-00:00:00") == 99999999LL * 86400); // Slurm may print long limits
+}
+
+TEST_CASE("parse_memory_mb rejects sizes past a pebibyte instead of overflowing")
+{
+  CHECK(*parse_memory_mb("1024T") == 1024LL * 1024 * 1024);
+  for (const char* huge : {"1025T", "99999999999999999999G", "1e300M", "9223372036854775807"}) {
+    CAPTURE(huge);
+    auto r = parse_memory_mb(huge);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+    CHECK(r.error().message == fmt::format("memory size '{}' is more than 1024T", huge));
+  }
 }

@@ -168,6 +168,15 @@ TEST_CASE("batch output parser rejects truncated frames")
   CHECK((*ok)[0].exit_code == 5);
 }
 
+TEST_CASE("batch output parser rejects frame lengths whose sum overflows")
+{
+  // LLONG_MAX + LLONG_MAX wrapped to -2, passed the bounds check, and substr threw out_of_range.
+  auto r = parse_batch_output("RV-BATCH 0 0 9223372036854775807 9223372036854775807\nabc", 1);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::parse);
+  CHECK(r.error().message == "batch output has a malformed frame header");
+}
+
 TEST_CASE("shell_quote round-trips through sh")
 {
   LocalRunner r;

@@ -1,6 +1,7 @@
 #include "slurm/gres.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -59,4 +60,38 @@ TEST_CASE("parse_tres_gpus prefers typed entries and keeps an untyped remainder"
   CHECK(parse_tres_gpus("cpu=4,mem=8G").value().empty());
   CHECK(parse_tres_gpus("(null)").value().empty());
   CHECK(parse_tres_map("cpu=120,mem=515456M,").at("mem") == "515456M");
+}
+
+TEST_CASE("parse_gres and parse_tres_gpus reject GPU counts that add up past an int")
+{
+  auto error_of = [](const Result<std::vector<model::GpuGres>>& r) {
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::parse);
+    return r.error().message;
+  };
+  // The sum of a repeated type, and the total over types, used to overflow int.
+  CHECK(error_of(parse_gres("gpu:a:2147483647,gpu:a:1")) ==
+        "GPU counts in GRES 'gpu:a:2147483647,gpu:a:1' add up to more than 2147483647");
+  CHECK(error_of(parse_gres("gpu:a:2147483647,gpu:b:1")) ==
+        "GPU counts in GRES 'gpu:a:2147483647,gpu:b:1' add up to more than 2147483647");
+  CHECK(error_of(parse_tres_gpus("gres/gpu:a=2147483647,gres/gpu:b=1")) ==
+        "GPU counts in TRES 'gres/gpu:a=2147483647,gres/gpu:b=1' add up to more than 2147483647");
+  CHECK(same(*parse_gres("gpu:a:2147483646,gpu:b:1"), {{"a", 2147483646}, {"b", 1}}));
+  CHECK(total_gpus(*parse_gres("gpu:a:2147483646,gpu:b:1")) == 2147483647);
+}
+
+TEST_CASE("parse_gres rejects a GPU type name no GPU has before anything matches a pattern on it")
+{
+  // 50,000 characters overflowed the stack in the MIG-pattern regex downstream.
+  auto huge = "gpu:" + std::string(50'000, '1') + ":4";
+  auto r = parse_gres(huge);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::parse);
+  CHECK(r.error().message == fmt::format("GPU type '{}...' in GRES '{}...' is longer than 128 characters",
+                                         std::string(60, '1'), "gpu:" + std::string(56, '1')));
+  auto t = parse_tres_gpus("gres/gpu:" + std::string(50'000, 'a') + "=4");
+  REQUIRE_FALSE(t);
+  CHECK(t.error().message.ends_with("is longer than 128 characters"));
+  auto longest = std::string(128, 'x');
+  CHECK(same(*parse_gres("gpu:" + longest + ":2"), {{longest, 2}}));
 }

@@ -183,3 +183,16 @@ TEST_CASE("probe script: runs under /bin/sh against a fake sbatch; refinement co
   CHECK(log.find("\n--account=lab's\n") != std::string::npos);
   CHECK(log.starts_with("--test-only\n--time=30\n"));
 }
+
+TEST_CASE("probe output: hostile numbers are not a clock's (#15 defect 8)")
+{
+  const std::string answer = "sbatch: Job 1 to start at 2026-11-22T06:00:00 using 8 processors on nodes g1 in partition gpu";
+  auto w = parse_probe_output("NOW -9223372036854775807 +0000\n" + frame("c1", 1800, answer) +
+                              "NOW 9223372036854775807 +0000\n" + frame("c1", 3600, answer) +
+                              "PROBE c1 1800 9223372036854775807\nx\n");
+  REQUIRE(w.answers.size() == 2);
+  for (const auto& a : w.answers) {
+    CHECK_FALSE(a.start_in_s); // no placed start from a made-up clock: unknown, never "now"
+  }
+  CHECK(w.notes.size() == 1); // the absurd length
+}

@@ -1,6 +1,7 @@
 #include "slurm/scontrol.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -179,4 +180,75 @@ TEST_CASE("parse_scontrol_jobs: a pending job has no NodeList even with ReqNodeL
   CHECK((*jobs)[0].nodes.empty());
   CHECK_FALSE((*jobs)[0].start_time.has_value());
   CHECK((*jobs)[0].time_limit_s == -1);
+}
+
+TEST_CASE("parse_scontrol_partitions bounds the hosts of all partitions together")
+{
+  std::string text;
+  for (int i = 0; i < 3; ++i) {
+    text += fmt::format("PartitionName=p{} Nodes=p{}n[0-499999] State=UP\n", i, i);
+  }
+  auto parts = parse_scontrol_partitions(text);
+  REQUIRE_FALSE(parts);
+  CHECK(parts.error().code == ErrorCode::parse);
+  CHECK(parts.error().message == "partitions list more than 1000000 hosts in all");
+  CHECK(parse_scontrol_partitions("PartitionName=p Nodes=n[0-999999] State=UP\n")->front().nodes.size() == 1'000'000);
+}
+
+TEST_CASE("parse_scontrol_jobs rejects GPUs per node times nodes past an int")
+{
+  auto job = [](const char* per_node, const char* nodes) {
+    return fmt::format("JobId=7 JobName=x JobState=RUNNING TRES=cpu=8,mem=64G NumNodes={} TresPerNode={}\n", nodes,
+                       per_node);
+  };
+  // 4 GPUs x 1,000,000,000 nodes used to overflow int.
+  auto r = parse_scontrol_jobs(job("gres:gpu:a100:4", "1000000000"));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::parse);
+  CHECK(r.error().message == "job 7: 4 GPUs per node on 1000000000 nodes is more than 2147483647");
+  auto ok = parse_scontrol_jobs(job("gres:gpu:a100:4", "2-3"));
+  REQUIRE(ok.has_value());
+  CHECK(ok->front().gpus.front().count == 8);
+}
+
+TEST_CASE("node and partition numbers past what any node has count as unknown")
+{
+  // CPUTot x GPUs overflowed int in the planner, RealMemory x GPUs int64, and MaxNodes=2^32 truncated to 0.
+  auto nodes = parse_scontrol_nodes("NodeName=n1 CPUTot=2147483647 CPUAlloc=99999 RealMemory=9223372036854775807 "
+                                    "AllocMem=1099511627777 Gres=gpu:a100:8 State=IDLE\n");
+  REQUIRE(nodes.has_value());
+  CHECK(nodes->front().cpus_total == 0);
+  CHECK(nodes->front().cpus_alloc == 0);
+  CHECK(nodes->front().mem_mb == 0);
+  CHECK(nodes->front().alloc_mem_mb == 0);
+  auto real = parse_scontrol_nodes("NodeName=n1 CPUTot=16384 RealMemory=1073741824 Gres=gpu:a100:8 State=IDLE\n");
+  CHECK(real->front().cpus_total == 16384);
+  CHECK(real->front().mem_mb == 1073741824);
+  auto parts = parse_scontrol_partitions("PartitionName=p Nodes=n1 MaxNodes=4294967296 MaxCPUsPerNode=2147483648 "
+                                         "DefMemPerGPU=9223372036854775807 DefCpuPerGPU=2147483647 "
+                                         "MaxMemPerCPU=1073741825 DefMemPerCPU=-5\n");
+  REQUIRE(parts.has_value());
+  const auto& p = parts->front();
+  CHECK(p.max_nodes == -1);
+  CHECK(p.max_cpus_per_node == -1);
+  CHECK(p.def_mem_per_gpu_mb == 0);
+  CHECK(p.def_cpu_per_gpu == 0);
+  CHECK(p.max_mem_per_cpu_mb == 0);
+  CHECK(p.def_mem_per_cpu_mb == 0);
+}
+
+TEST_CASE("parse_records stays linear in the number of fields of one record" * doctest::timeout(5.0))
+{
+  // Each field used to be looked up among all the record's fields before it: 200,000 fields in
+  // 2 MB of output took minutes.
+  std::string text = "NodeName=x";
+  for (int i = 0; i < 200'000; ++i) {
+    text += fmt::format(" K{}=v", i);
+  }
+  text += " K7=again";
+  auto records = parse_records(text);
+  REQUIRE(records.has_value());
+  REQUIRE(records->size() == 1);
+  CHECK(records->front().fields.size() == 200'001);
+  CHECK(records->front().value("K7") == "v"); // the first of a repeated key wins, as before
 }

@@ -1,6 +1,7 @@
 #include "slurm/sinfo.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -53,4 +54,33 @@ TEST_CASE("parse_sinfo_columns reads default tables and hostlists")
   auto nodes = nodes_from_sinfo(*rows);
   REQUIRE(nodes.has_value());
   CHECK(nodes->size() == 2);
+}
+
+TEST_CASE("nodes_from_sinfo bounds the hosts of all rows together")
+{
+  // Each row is within the bound of one hostlist; 6 KB of them used to expand to 8.7 GB.
+  std::string text;
+  for (int i = 0; i < 3; ++i) {
+    text += fmt::format("p{}n[0-499999]|gpu|idle|64|0/64/0/64|512000|0|gpu:a100:4|gpu:a100:0|(null)|none\n", i);
+  }
+  auto rows = parse_sinfo(text);
+  REQUIRE(rows.has_value());
+  auto nodes = nodes_from_sinfo(*rows);
+  REQUIRE_FALSE(nodes);
+  CHECK(nodes.error().code == ErrorCode::parse);
+  CHECK(nodes.error().message == "sinfo lists more than 1000000 hosts in all");
+}
+
+TEST_CASE("parse_sinfo: CPUs and memory past what any node has count as unknown")
+{
+  auto rows = parse_sinfo("n1|gpu|idle|2147483647|0/0/0/99999|9223372036854775807|1099511627777|gpu:a100:8|(null)|"
+                          "(null)|none\n"
+                          "n2|gpu|idle|64|8/56/0/64|1073741824|0|gpu:a100:8|(null)|(null)|none\n");
+  REQUIRE(rows.has_value());
+  CHECK((*rows)[0].cpus == 0);
+  CHECK((*rows)[0].cpus_alloc == 0);
+  CHECK((*rows)[0].mem_mb == 0);
+  CHECK((*rows)[0].alloc_mem_mb == 0);
+  CHECK((*rows)[1].cpus == 64);
+  CHECK((*rows)[1].mem_mb == 1073741824);
 }

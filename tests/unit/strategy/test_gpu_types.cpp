@@ -58,6 +58,15 @@ TEST_CASE("gpu types: MIG-like detection")
   CHECK_FALSE(is_mig_like(p, "1g.10gb"));
 }
 
+TEST_CASE("gpu types: is_mig_like never runs the pattern on a type name no GPU has")
+{
+  Profile p;
+  // 50,000 digits overflowed the stack inside std::regex_search with the default pattern.
+  CHECK_FALSE(is_mig_like(p, std::string(50'000, '1')));
+  CHECK_FALSE(is_mig_like(p, std::string(50'000, '1') + "g.10gb"));
+  CHECK(is_mig_like(p, std::string(model::max_gpu_type_length - 6, '1') + "g.10gb"));
+}
+
 TEST_CASE("gpu types: --type resolution")
 {
   auto profile = test::campus_profile();

@@ -35,3 +35,27 @@ TEST_CASE("to_plan_options: time_scale comes from the config and is validated")
   CHECK_FALSE(rv::cli::to_plan_options(f, "8", "0"));
   CHECK_FALSE(rv::cli::to_plan_options(f, "8", "fast"));
 }
+
+TEST_CASE("to_request: --gpu is bounded before the planner loops over its divisors")
+{
+  rv::cli::PlanFlags f;
+  f.gpus = 2147483647; // the topology loop's (gpus + k - 1) overflowed int
+  auto r = rv::cli::to_request(f, "acct");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == rv::ErrorCode::usage);
+  CHECK(r.error().message == "--gpu must be at most 100000, not 2147483647");
+  f.gpus = 100000;
+  CHECK(rv::cli::to_request(f, "acct")->gpus == 100000);
+}
+
+TEST_CASE("to_request: --cpus is bounded like a node's CPUs from the cluster")
+{
+  rv::cli::PlanFlags f;
+  f.cpus = 16385;
+  auto r = rv::cli::to_request(f, "acct");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == rv::ErrorCode::usage);
+  CHECK(r.error().message == "--cpus must be at most 16384, not 16385");
+  f.cpus = 16384;
+  CHECK(rv::cli::to_request(f, "acct")->cpus_per_task == 16384);
+}
