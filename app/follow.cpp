@@ -1,6 +1,7 @@
 #include "app/follow.hpp"
 
 #include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
 #include "slurm/backoff.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
@@ -19,10 +20,7 @@ std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std
   if (r.remote_root.empty()) {
     return {};
   }
-  proc::Command c;
-  c.argv = {"cat", fmt::format("{}/requests/{}/next.{}", r.remote_root, r.id, job_id)};
-  c.timeout = std::chrono::seconds(30);
-  auto o = runner.run(c);
+  auto o = runner.run(proc::remote::read_command(fmt::format("{}/requests/{}/next.{}", r.remote_root, r.id, job_id)));
   if (!o || !o->ok()) {
     return {};
   }
@@ -76,13 +74,8 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
   JobRecord job = first;
   std::size_t out_off = out_offset, err_off = err_offset;
   auto flush = [&]() -> Result<void> {
-    auto tail = [](const std::string& path, std::size_t off) {
-      proc::Command c;
-      c.argv = {"tail", "-c", fmt::format("+{}", off + 1), path};
-      c.timeout = std::chrono::seconds(30);
-      return c;
-    };
-    RV_TRY(outs, runner.run_batch({tail(log_path(r, job, false), out_off), tail(log_path(r, job, true), err_off)}));
+    RV_TRY(outs, runner.run_batch({proc::remote::read_from_command(log_path(r, job, false), out_off),
+                                   proc::remote::read_from_command(log_path(r, job, true), err_off)}));
     if (outs[0].ok()) {
       output.out(outs[0].out);
       out_off += outs[0].out.size();

@@ -3,6 +3,7 @@
 #include "app/follow.hpp"
 #include "app/reap.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
 #include "slurm/backoff.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
@@ -154,9 +155,7 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
                               }));
     return exit_code_of(status, status.job_id);
   }
-  proc::Command c;
-  c.argv = req.tail >= 0 ? std::vector<std::string>{"tail", "-n", std::to_string(req.tail), path}
-                         : std::vector<std::string>{"cat", path};
+  auto c = req.tail >= 0 ? proc::remote::last_lines_command(path, req.tail) : proc::remote::read_command(path);
   c.on_stdout = [&](std::string_view s) { env.output.out(s); };
   RV_TRY(o, env.cluster.run(c));
   if (!o.ok()) {

@@ -1,5 +1,6 @@
 #include "app/reap.hpp"
 
+#include "core/process/remote_files.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
 #include "slurm/squeue.hpp"
@@ -178,14 +179,11 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
   if (requests.empty()) {
     return;
   }
-  proc::Command c;
-  c.argv = {"rm", "-f", "--"};
+  std::vector<std::string> files;
   for (const auto* r : requests) {
-    c.argv.push_back(r->secrets_file);
+    files.push_back(r->secrets_file);
   }
-  c.timeout = std::chrono::seconds(30);
-  c.uninterruptible = true; // cleanup: it runs even while a Ctrl-C is pending
-  auto o = runner.run(c);
+  auto o = runner.run(proc::remote::remove_command(files)); // runs even while a Ctrl-C is pending
   if (!o || !o->ok()) {
     spdlog::warn("could not delete the secrets file(s) of finished request(s): {}",
                  o ? o->err : o.error().message);

@@ -1,6 +1,7 @@
 #include "app/smart_exec.hpp"
 
 #include "core/duration.hpp"
+#include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"
 #include "core/store/record_store.hpp"
 #include "sync/command.hpp"
@@ -88,20 +89,8 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
 
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path)
 {
-  proc::Command c;
-  c.argv = {"sh", "-c",
-            "case $1 in '~') r=$HOME;; '~/'*) r=\"$HOME${1#\\~}\";; /*) r=$1;; *) r=\"$HOME/$1\";; esac; printf '%s\\n' \"$r\"",
-            "rv-path", path};
-  c.timeout = std::chrono::seconds(30);
-  RV_TRY(o, remote.run(c));
-  auto out = o.out;
-  while (!out.empty() && out.back() == '\n') {
-    out.pop_back();
-  }
-  if (!o.ok() || !out.starts_with("/")) {
-    return fail(ErrorCode::io, fmt::format("cannot resolve {} on {}: {}", path, remote.where(), o.err));
-  }
-  return out;
+  RV_TRY(resolved, proc::remote::resolve(remote, {path}));
+  return resolved.front();
 }
 
 Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config)

@@ -2,6 +2,7 @@
 
 #include "app/reap.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
 #include "slurm/submit.hpp"
 #include "strategy/plan.hpp"
 #include "templates/render.hpp"
@@ -23,25 +24,23 @@ std::string short_hash(const std::string& text)
 
 } // namespace
 
-// Resolved remote paths for one request.
-// Asks the login node for $HOME (one round trip) and creates rv's directories there. With
-// `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
-// before any sbatch, so no job can start without them, and never in argv.
 Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
                                    const std::string& secrets)
 {
   std::string root = config.get("remote_root");
   std::string scratch = config.get("scratch_root");
   proc::Command cmd;
-  // $HOME expands on the login node; the configured paths travel as positional arguments.
+  // Paths resolve on the login node by the one rule (core/process/remote_files.hpp); the
+  // configured paths travel as positional arguments, the secrets on stdin.
   cmd.argv = {"sh", "-c",
-              "case $1 in '~'|'~/'*) r=\"$HOME${1#\\~}\";; *) r=$1;; esac; "
-              "case $2 in '') c=\"$r/cache\";; '~'|'~/'*) c=\"$HOME${2#\\~}\";; *) c=$2;; esac; "
-              "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
-              "chmod 700 \"$r\" && "
-              "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
-              "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
-              "printf '%s\\n%s\\n' \"$r\" \"$c\"",
+              std::string(proc::remote::abs_path_function()) +
+                  "r=$(rv_abs \"$1\") || exit 1; "
+                  "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
+                  "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
+                  "chmod 700 \"$r\" && "
+                  "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
+                  "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
+                  "printf '%s\\n%s\\n' \"$r\" \"$c\"",
               "rv-prepare", root, scratch, secrets.empty() ? std::string() : request_id};
   if (!secrets.empty()) {
     cmd.stdin_data = secrets;
@@ -60,9 +59,6 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, c
   p.checkpoints = p.root + "/checkpoints";
   p.outputs = p.root + "/outputs";
   p.requests = p.root + "/requests";
-  if (!p.root.starts_with("/")) {
-    return fail(ErrorCode::config, fmt::format("remote_root resolved to a relative path '{}'", p.root));
-  }
   return p;
 }
 
@@ -79,25 +75,25 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   RV_TRY(secret_vars, env.secrets.load());
   const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
-  RV_TRY(paths, prepare_remote(runner, env.config, request_id,
-                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)));
 
-  // The record exists before the first sbatch, so that nothing submitted is ever unknown.
+  // The record exists before anything reaches the cluster, the secrets file included: whatever
+  // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
+  // submitted or written is ever unknown.
   RequestRecord rec;
   rec.id = request_id;
   for (const auto& v : secret_vars) {
     rec.secrets.push_back(v.name);
   }
+  const std::string configured_root = env.config.get("remote_root");
   if (!secret_vars.empty()) {
-    rec.secrets_file = paths.requests + "/" + rec.id + "/env";
+    rec.secrets_file = configured_root + "/requests/" + rec.id + "/env";
   }
   rec.created_at = utc_iso(env.clock.epoch_seconds());
   rec.host = runner.where();
   rec.kind = kind;
   rec.command = command_line;
   rec.workdir = workdir;
-  rec.remote_root = paths.root;
-  rec.log_dir = paths.logs;
+  rec.remote_root = configured_root;
   rec.plan = strategy::to_json(plan);
   rec.sync = extras.sync;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
@@ -109,21 +105,32 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.gpu_type = s.gpu_type;
     j.nodes = s.nodes;
   }
-  if (auto c = store.create(rec.id, to_json(rec)); !c) {
-    remove_secrets(runner, store, {&rec}, true); // nothing was submitted: the secrets must not stay behind
-    return std::unexpected(c.error());
+  RV_TRY_VOID(store.create(rec.id, to_json(rec)));
+  auto paths = prepare_remote(runner, env.config, request_id,
+                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
+  if (!paths) {
+    rec.state = "failed";
+    save(store, rec);
+    remove_secrets(runner, store, {&rec}, true); // the write may have happened before the failure
+    return std::unexpected(paths.error());
   }
+  rec.remote_root = paths->root;
+  rec.log_dir = paths->logs;
+  if (!secret_vars.empty()) {
+    rec.secrets_file = paths->requests + "/" + rec.id + "/env";
+  }
+  save(store, rec);
 
   templates::RenderOptions ro;
   ro.request_id = rec.id;
   ro.command = rec.command;
   ro.workdir = workdir;
-  ro.log_dir = paths.logs;
-  ro.remote_root = paths.root;
-  ro.checkpoint_root = paths.checkpoints;
+  ro.log_dir = paths->logs;
+  ro.remote_root = paths->root;
+  ro.checkpoint_root = paths->checkpoints;
   ro.project_key = !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
-  ro.output_root = paths.outputs;
-  ro.cache_root = paths.cache;
+  ro.output_root = paths->outputs;
+  ro.cache_root = paths->cache;
   ro.setup = extras.setup;
   ro.venv = extras.venv;
   ro.outputs = extras.outputs;
@@ -177,7 +184,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
-  return Launched{std::move(rec), std::move(paths)};
+  return Launched{std::move(rec), std::move(*paths)};
 }
 
 } // namespace rv::app

@@ -77,9 +77,9 @@ TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into
   FakeClock clock;
   CaptureOutput out;
   expect_segment(r, "21", "COMPLETED", "0:0");
-  r.expect_prefix({"cat", "/rv/requests/req/next.21"}, FakeRunner::reply(0, "22\n"));
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.21"}, FakeRunner::reply(0, "22\n"));
   expect_segment(r, "22", "COMPLETED", "0:0");
-  r.expect_prefix({"cat", "/rv/requests/req/next.22"}, FakeRunner::reply(1, "", "No such file or directory"));
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.22"}, FakeRunner::reply(1, "", "No such file or directory"));
   auto rec = request();
   std::vector<std::pair<std::string, std::string>> hops;
   auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0,

@@ -208,7 +208,7 @@ TEST_CASE("lifecycle: every strategy refused: exit 3, record failed, the secrets
   expect_prepare(w.cluster);
   expect_sbatch(w.cluster, "", "Requested node configuration is not available");
   expect_sbatch(w.cluster, "", "Requested node configuration is not available");
-  w.cluster.on([](const auto& a) { return a.front() == "rm" && mentions(a, "/requests/"); }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
   auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
   REQUIRE_FALSE(launched);
   CHECK(exit_code_for(launched.error().code) == 3);
@@ -239,7 +239,7 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
                Cluster::ok("201|PENDING|rv:c0ffee01|train\n777|RUNNING|(null)|train\n"));
   w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "201"}; }, Cluster::ok());
-  w.cluster.on([](const auto& a) { return a.front() == "rm" && mentions(a, "/requests/c0ffee01/env"); }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee01/env"); }, Cluster::ok());
   auto launched = submit_request(w.env, planned, "python train.py", "", "run", extras);
   REQUIRE_FALSE(launched);
   CHECK(launched.error().code == ErrorCode::interrupted);
@@ -420,7 +420,7 @@ TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reas
   expect_sbatch(w.cluster, "702");
   w.cluster.on([](const auto& a) { return has(a, "squeue"); },
                Cluster::ok(squeue_row("701", "CANCELLED", "", "0:00") + squeue_row("702", "FAILED", "", "0:00")));
-  w.cluster.on([](const auto& a) { return a.front() == "rm" && mentions(a, "/env"); }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/env"); }, Cluster::ok());
   auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
   REQUIRE_FALSE(rc);
   CHECK(exit_code_for(rc.error().code) == 3);
@@ -569,4 +569,44 @@ TEST_CASE("lifecycle: a GPU fault right after the start is retried as a new requ
   auto all = w.requests.list();
   REQUIRE(all);
   CHECK(all->size() == 2); // two requests: the failed try and the retry
+}
+
+// #15 defect 6: the secrets file is never written before the record that owns it is on disk.
+TEST_CASE("lifecycle: the record (naming the secrets file) is on disk before the secrets reach the cluster")
+{
+  World w("secrets-order");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  bool record_first = false;
+  w.cluster.on(
+      [&](const auto& a) {
+        if (!has(a, "rv-prepare")) {
+          return false;
+        }
+        auto all = w.requests.list();
+        record_first = all && all->size() == 1 && (*all)[0]["secrets_file"] == "~/.rv/requests/0badc0de/env";
+        return true;
+      },
+      Cluster::ok("/home/alice/.rv\n/home/alice/.rv/cache\n"));
+  expect_sbatch(w.cluster, "1101");
+  expect_sbatch(w.cluster, "1102");
+  RunExtras extras;
+  extras.request_id = "0badc0de";
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(record_first);
+  CHECK(w.cluster.stdin_seen[0].find("s3cr3t") != std::string::npos);
+  CHECK(w.record()["secrets_file"] == "/home/alice/.rv/requests/0badc0de/env"); // resolved once known
+}
+
+TEST_CASE("lifecycle: a record that cannot be written stops everything before the cluster sees a byte")
+{
+  World w("unwritable");
+  REQUIRE(w.secrets.set({{"TOKEN", "t"}}));
+  std::filesystem::create_directories(w.dir);
+  std::ofstream(w.dir / "blocker") << "a file where the store's directory should be";
+  store::RecordStore blocked(w.dir / "blocker" / "requests");
+  Env env{w.cluster, w.local, w.clock, blocked, w.secrets, w.config, w.output, false, 0, "/home/alice", w.dir};
+  auto launched = submit_request(env, two_strategies(), "python train.py", "", "run");
+  REQUIRE_FALSE(launched);
+  CHECK(w.cluster.seen.empty()); // no secrets written, nothing submitted
 }

@@ -228,7 +228,7 @@ TEST_CASE("exec: checkpoint: a signalled segment records its time and requeues")
   CHECK(fx.read("calls.log").find("scontrol requeue 500\n") != std::string::npos);
   auto elapsed = std::stoi(fx.read("ckpt/myproj-1a2b3c/train/.rv/req-ck/elapsed_s"));
   CHECK(elapsed >= 1);
-  CHECK(elapsed <= 4);
+  CHECK(elapsed <= 10); // ~2 s; a loaded CI machine starts bash late, so the bound is loose
   CHECK(fx.read("ckpt/myproj-1a2b3c/train/.rv/req-ck/segments") == "1\n");
   CHECK(fx.read("stderr.txt").find("requeueing job 500") != std::string::npos);
 }

@@ -1,0 +1,116 @@
+#include "core/process/remote_files.hpp"
+
+#include <fmt/format.h>
+
+namespace rv::proc::remote {
+namespace {
+
+Command with_timeout(std::vector<std::string> argv, std::chrono::seconds timeout = std::chrono::seconds(30))
+{
+  Command c;
+  c.argv = std::move(argv);
+  c.timeout = timeout;
+  return c;
+}
+
+} // namespace
+
+std::string_view abs_path_function()
+{
+  return R"sh(rv_abs() {
+  case $1 in
+    /*) ;;
+    *) [ -n "$HOME" ] || { echo 'rv: $HOME is not set on the login node' >&2; return 1; } ;;
+  esac
+  case $1 in
+    '~') printf '%s\n' "$HOME" ;;
+    '~/'*) printf '%s\n' "$HOME/${1#\~/}" ;;
+    '~'*) printf 'rv: %s: ~user paths are not supported; give the full path\n' "$1" >&2; return 1 ;;
+    /*) printf '%s\n' "$1" ;;
+    '') printf '%s\n' "$HOME" ;;
+    *) printf '%s\n' "$HOME/$1" ;;
+  esac
+}
+)sh";
+}
+
+Command resolve_command(const std::vector<std::string>& paths)
+{
+  std::string script(abs_path_function());
+  script += "for p in \"$@\"; do a=$(rv_abs \"$p\") || exit 1; printf '%s\\0' \"$a\"; done";
+  std::vector<std::string> argv = {"sh", "-c", script, "rv-resolve"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  return with_timeout(std::move(argv));
+}
+
+Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths)
+{
+  RV_TRY(o, runner.run(resolve_command(paths)));
+  std::vector<std::string> out;
+  std::string_view rest = o.out;
+  while (!rest.empty()) {
+    auto nul = rest.find('\0');
+    if (nul == std::string_view::npos) {
+      break;
+    }
+    out.emplace_back(rest.substr(0, nul));
+    rest.remove_prefix(nul + 1);
+  }
+  if (!o.ok() || out.size() != paths.size()) {
+    auto why = o.err;
+    while (!why.empty() && why.back() == '\n') {
+      why.pop_back();
+    }
+    return fail(ErrorCode::io, fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), runner.where(),
+                                           why.empty() ? "" : ": " + why),
+                "check the path settings (rv config show)");
+  }
+  for (const auto& p : out) {
+    if (!p.starts_with('/')) {
+      return fail(ErrorCode::io, fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "),
+                                             p, runner.where()),
+                  "is $HOME set on the login node?");
+    }
+  }
+  return out;
+}
+
+Command read_command(const std::string& path)
+{
+  return with_timeout({"cat", "--", path});
+}
+
+Command read_from_command(const std::string& path, std::size_t offset)
+{
+  return with_timeout({"tail", "-c", fmt::format("+{}", offset + 1), "--", path});
+}
+
+Command last_lines_command(const std::string& path, int lines)
+{
+  return with_timeout({"tail", "-n", std::to_string(lines < 0 ? 0 : lines), "--", path});
+}
+
+Command write_private_command(const std::string& path, std::string content)
+{
+  auto c = with_timeout({"sh", "-c",
+                         "umask 077 && d=$(dirname -- \"$1\") && mkdir -p -- \"$d\" && chmod 700 -- \"$d\" && "
+                         "cat >\"$1.tmp\" && mv -f -- \"$1.tmp\" \"$1\"",
+                         "rv-write", path});
+  c.stdin_data = std::move(content);
+  return c;
+}
+
+Command remove_command(const std::vector<std::string>& paths)
+{
+  std::vector<std::string> argv = {
+      "sh", "-c",
+      std::string(abs_path_function()) +
+          "s=0; for p in \"$@\"; do a=$(rv_abs \"$p\") && rm -f -- \"$a\" || s=1; done; exit $s",
+      "rv-rm"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  auto c = with_timeout(std::move(argv));
+  c.uninterruptible = true;
+  return c;
+}
+
+} // namespace rv::proc::remote

@@ -1,0 +1,40 @@
+#pragma once
+// The remote shell snippets rv needs everywhere, written once: where a path rv is given lands on
+// the cluster, reading a file (whole, from a byte offset, or its last lines), writing a private
+// file, removing files. Each is a Command for any Runner (so it can join a run_batch round trip),
+// plus a helper that runs it. Domain-specific programs (snapshots, manifests, the race claim)
+// live with their domain; they take their paths from here.
+
+#include "core/process/runner.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::proc::remote {
+
+// The one rule for a remote path: `~` and `~/x` are below the login node's $HOME, `/x` stays,
+// a relative `x` is below $HOME too (where an SSH session starts); `~user` is refused. As a POSIX
+// sh function `rv_abs PATH` that prints the absolute path, for scripts that do more in the same
+// round trip.
+std::string_view abs_path_function();
+
+// Resolves `paths` in one round trip: prints each absolute path, NUL-terminated.
+Command resolve_command(const std::vector<std::string>& paths);
+Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths);
+
+// `cat -- PATH`; `tail -c +N` (bytes from `offset`); `tail -n N` (the last `lines`).
+Command read_command(const std::string& path);
+Command read_from_command(const std::string& path, std::size_t offset);
+Command last_lines_command(const std::string& path, int lines);
+
+// Writes `content` (on stdin, never in argv) to PATH with mode 0600, its directory created 0700,
+// atomically (a temporary file renamed into place).
+Command write_private_command(const std::string& path, std::string content);
+
+// Removes PATH... (`rm -f`, each resolved by the rule above, so a record's `~/.rv/...` path
+// works), even while an interrupt is pending (cleanup). Exit 1 when one could not be removed.
+Command remove_command(const std::vector<std::string>& paths);
+
+} // namespace rv::proc::remote

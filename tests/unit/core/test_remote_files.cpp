@@ -1,0 +1,113 @@
+// The remote file snippets (core/process/remote_files.hpp), run for real by /bin/sh.
+
+#include "core/process/local_runner.hpp"
+#include "core/process/remote_files.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace rv;
+using namespace rv::proc;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs `c` with HOME set, as the login node would.
+class HomeRunner final : public Runner {
+public:
+  explicit HomeRunner(std::string home) : m_home(std::move(home)) {}
+  Result<Outcome> run(const Command& c) override
+  {
+    auto wrapped = c;
+    wrapped.argv.insert(wrapped.argv.begin(), {"env", "HOME=" + m_home});
+    return m_local.run(wrapped);
+  }
+  std::string where() const override { return "local"; }
+
+private:
+  std::string m_home;
+  LocalRunner m_local;
+};
+
+fs::path temp_dir(const char* name)
+{
+  auto d = fs::temp_directory_path() / (std::string("rv-remote-files-") + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+} // namespace
+
+TEST_CASE("remote files: one rule for remote paths: ~, ~/x, /x, x below $HOME; ~user refused")
+{
+  HomeRunner r("/home/al ice");
+  auto got = remote::resolve(r, {"~", "~/.rv", "~/a b/'q'", "/scratch/x", "rel/dir", "$HOME", "`id`"});
+  REQUIRE_MESSAGE(got, got.error().message);
+  CHECK(*got == std::vector<std::string>{"/home/al ice", "/home/al ice/.rv", "/home/al ice/a b/'q'", "/scratch/x",
+                                         "/home/al ice/rel/dir", "/home/al ice/$HOME", "/home/al ice/`id`"});
+  auto bad = remote::resolve(r, {"~/ok", "~bob/x"});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("~user paths are not supported") != std::string::npos);
+  HomeRunner nohome("");
+  auto relative = remote::resolve(nohome, {"~/x"});
+  REQUIRE_FALSE(relative);
+  CHECK(relative.error().message.find("$HOME is not set on the login node") != std::string::npos);
+  auto absolute = remote::resolve(nohome, {"/abs"}); // needs no $HOME
+  REQUIRE(absolute);
+  CHECK(absolute->front() == "/abs");
+}
+
+TEST_CASE("remote files: a private file is written atomically, 0600 in a 0700 directory, from stdin")
+{
+  auto dir = temp_dir("write");
+  LocalRunner r;
+  const std::string content("KEY='v a l'\n$x `y`\n\x01\xff", 20);
+  const auto path = (dir / "requests/abc/env").string();
+  auto o = r.run(remote::write_private_command(path, content));
+  REQUIRE(o);
+  CHECK(o->ok());
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  CHECK(s.str() == content);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  REQUIRE(::stat((dir / "requests/abc").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  CHECK_FALSE(fs::exists(path + ".tmp"));
+  for (const auto& a : remote::write_private_command(path, content).argv) {
+    CHECK(a.find("v a l") == std::string::npos); // the content never in argv
+  }
+
+  auto whole = r.run(remote::read_command(path));
+  REQUIRE(whole);
+  CHECK(whole->out == content);
+  auto from = r.run(remote::read_from_command(path, 6));
+  REQUIRE(from);
+  CHECK(from->out == content.substr(6));
+  auto last = r.run(remote::last_lines_command(path, 2));
+  REQUIRE(last);
+  CHECK(last->out == "$x `y`\n\x01");
+
+  auto rm = remote::remove_command({path, (dir / "missing").string()});
+  CHECK(rm.uninterruptible);
+  auto gone = r.run(rm);
+  // A record's ~ path is resolved on the login node.
+  std::ofstream(dir / "home-file") << "x";
+  HomeRunner at_home(dir.string());
+  auto by_tilde = at_home.run(remote::remove_command({"~/home-file"}));
+  REQUIRE(by_tilde);
+  CHECK(by_tilde->ok());
+  CHECK_FALSE(fs::exists(dir / "home-file"));
+  REQUIRE(gone);
+  CHECK(gone->ok());
+  CHECK_FALSE(fs::exists(path));
+  fs::remove_all(dir);
+}
