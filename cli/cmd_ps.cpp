@@ -1,4 +1,4 @@
-// `rv ps`, `rv stop`, `rv logs`: the requests rv submitted, as the local store and Slurm know them.
+// `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
 #include "cli/commands.hpp"
 #include "app/manage.hpp"
@@ -8,8 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <iostream>
-#include <unistd.h>
 
 namespace rv::cli {
 using namespace rv::app;
@@ -81,43 +79,6 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
   return 0;
 }
 
-struct StopOptions {
-  std::string key;
-  bool all = false;
-  bool yes = false;
-};
-
-Result<int> run_stop(const StopOptions& opts, Context& ctx)
-{
-  RV_TRY(real, ctx.make_env());
-  RV_TRY(targets, stop_targets(real->env, opts.key, opts.all));
-  if (opts.all && !opts.yes && !targets.empty()) {
-    if (!::isatty(0)) {
-      return fail(ErrorCode::usage,
-                  fmt::format("rv stop --all cancels every job of {} active request(s)", targets.size()),
-                  "add --yes to confirm");
-    }
-    std::fputs(fmt::format("cancel every job of {} active request(s)? [y/N] ", targets.size()).c_str(), stderr);
-    std::string answer;
-    std::getline(std::cin, answer);
-    if (answer != "y" && answer != "Y" && answer != "yes") {
-      std::fputs("nothing cancelled\n", stderr);
-      return 1;
-    }
-  }
-  RV_TRY_VOID(stop_requests(real->env, targets));
-  for (const auto& r : targets) {
-    out(fmt::format("stopped request {} ({} jobs)\n", r.id, r.job_ids().size()));
-  }
-  return 0;
-}
-
-Result<int> run_logs(const LogsRequest& opts, Context& ctx)
-{
-  RV_TRY(real, ctx.make_env());
-  return show_logs(real->env, opts);
-}
-
 } // namespace
 
 void setup_ps(CLI::App& app, Context& ctx)
@@ -127,23 +88,6 @@ void setup_ps(CLI::App& app, Context& ctx)
   ps->alias("ls");
   ps->add_flag("-a,--all", ps_opts->all, "include finished requests");
   ps->callback([&ctx, ps_opts] { ctx.action = [&ctx, ps_opts] { return run_ps(*ps_opts, ctx); }; });
-
-  auto stop_opts = std::make_shared<StopOptions>();
-  auto* stop = app.add_subcommand("stop", "cancel a request's jobs, siblings included");
-  stop->alias("cancel");
-  stop->add_option("request", stop_opts->key, "request id (or prefix), job id, or job name");
-  stop->add_flag("--all", stop_opts->all, "every active request");
-  stop->add_flag("-y,--yes", stop_opts->yes, "confirm --all");
-  stop->callback([&ctx, stop_opts] { ctx.action = [&ctx, stop_opts] { return run_stop(*stop_opts, ctx); }; });
-
-  auto logs_opts = std::make_shared<LogsRequest>();
-  auto* logs = app.add_subcommand("logs", "the winner's log (default: the latest request)");
-  logs->add_option("request", logs_opts->key, "request id (or prefix), job id, or job name");
-  logs->add_flag("-f,--follow", logs_opts->follow, "follow until the job ends; exit with its status");
-  logs->add_flag("--err", logs_opts->err, "the stderr log");
-  logs->add_option("--node", logs_opts->node, "the per-node log of node K (multi-node jobs)");
-  logs->add_option("--tail", logs_opts->tail, "only the last N lines");
-  logs->callback([&ctx, logs_opts] { ctx.action = [&ctx, logs_opts] { return run_logs(*logs_opts, ctx); }; });
 }
 
 } // namespace rv::cli

@@ -2,20 +2,13 @@
 // selection, plan and transport as `rv run` (docs/sync.md).
 
 #include "cli/commands.hpp"
-#include "app/requests.hpp"
-#include "app/smart_exec.hpp"
+#include "app/project_sync.hpp"
 #include "core/duration.hpp"
-#include "core/interrupt.hpp"
-#include "core/process/local_runner.hpp"
-#include "sync/hash.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <cstdio>
-#include <thread>
 
 namespace rv::cli {
 using namespace rv::app;
@@ -34,24 +27,6 @@ struct PushOpts {
   bool dry_run = false;
   bool allow_delete = false;
 };
-
-// The directory to push: PATH when given, else the project holding the current directory.
-Result<fs::path> push_root(const std::string& path)
-{
-  std::error_code ec;
-  if (!path.empty()) {
-    auto p = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    if (ec || !fs::is_directory(p, ec)) {
-      return fail(ErrorCode::usage, fmt::format("{} is not a directory here", path), "rv sync push [DIR] [REMOTE_DIR]");
-    }
-    return p;
-  }
-  auto cwd = fs::current_path(ec);
-  if (ec) {
-    return fail(ErrorCode::io, "cannot read the current directory: " + ec.message());
-  }
-  return project_root_for(cwd, "", local_home());
-}
 
 nlohmann::json push_json(const ProjectPush& p)
 {
@@ -92,9 +67,9 @@ std::string kept_text(const ProjectPush& p)
 
 Result<int> run_push(const PushOpts& o, Context& ctx)
 {
-  RV_TRY(root, push_root(o.path));
-  RV_TRY(settings, sync_settings(ctx.config, local_home()));
   RV_TRY(real, ctx.make_env());
+  RV_TRY(root, push_root(real->env, o.path));
+  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
   RV_TRY(p, push_project(real->env, root, o.remote, settings, o.dry_run, o.allow_delete));
   if (ctx.global.json) {
     print_json(push_json(p));
@@ -130,40 +105,19 @@ struct PullOpts {
   std::string local = ".";
 };
 
-// REMOTE as a path on the cluster: a request (id, job id or name) means its winner's outputs.
-Result<std::string> pull_source(const std::string& key, proc::Runner& runner)
-{
-  if (key.empty()) {
-    return fail(ErrorCode::usage, "rv sync pull needs what to fetch", "rv sync pull REQUEST|REMOTE_PATH [LOCAL]");
-  }
-  if (key.find('/') == std::string::npos && !key.starts_with("~")) {
-    auto store = request_store();
-    if (auto r = find_request(store, key)) {
-      const auto* job = r->winner_job();
-      if (!job || job->job_id.empty()) {
-        return fail(ErrorCode::usage, fmt::format("request {} has no winner yet, so no outputs", r->id),
-                    "rv ps -a shows its jobs");
-      }
-      return fmt::format("{}/outputs/{}-{}", r->remote_root, r->name, job->job_id);
-    }
-  }
-  return resolve_remote_path(runner, key);
-}
-
 Result<int> run_pull(const PullOpts& o, Context& ctx)
 {
-  RV_TRY(settings, sync_settings(ctx.config, local_home()));
-  RV_TRY(runner, ctx.make_runner());
-  RV_TRY(source, pull_source(o.remote, *runner));
-  proc::LocalRunner local;
-  RV_TRY(report, sync::pull(*runner, local, source, o.local, settings.push));
+  RV_TRY(real, ctx.make_env());
+  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
+  RV_TRY(pulled, pull(real->env, o.remote, o.local, settings));
+  const auto& report = pulled.report;
   if (ctx.global.json) {
-    print_json({{"remote", source}, {"local", report.local_path}, {"files", report.files}, {"bytes", report.bytes},
-                {"transport", report.transport}, {"seconds", report.seconds}});
+    print_json({{"remote", pulled.source}, {"local", report.local_path}, {"files", report.files},
+                {"bytes", report.bytes}, {"transport", report.transport}, {"seconds", report.seconds}});
     return 0;
   }
   out(fmt::format("pulled {} files ({}) from {} to {} via {} in {:.2f} s\n", report.files, sync::human_bytes(report.bytes),
-                  source, report.local_path, report.transport, report.seconds));
+                  pulled.source, report.local_path, report.transport, report.seconds));
   return 0;
 }
 
@@ -174,63 +128,16 @@ struct WatchOpts {
   bool allow_delete = false;
 };
 
-// A fingerprint of what would be sent: paths, sizes, mtimes, modes, link targets.
-Result<std::string> fingerprint(const fs::path& root, const SyncSettings& settings)
-{
-  proc::LocalRunner local;
-  RV_TRY(sel, sync::list_project_files(root, local, settings.select));
-  std::string all;
-  for (const auto& e : sel.entries) {
-    all += fmt::format("{}\t{}\t{}\t{}\t{}\n", e.path, e.size, e.mtime_s, e.mode, e.link_target);
-  }
-  return sync::sha256_hex(all);
-}
-
-// Sleeps `d` in small steps; false when interrupted.
-bool nap(std::chrono::milliseconds d)
-{
-  const auto until = std::chrono::steady_clock::now() + d;
-  while (std::chrono::steady_clock::now() < until) {
-    if (interrupt_signal() != 0) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return interrupt_signal() == 0;
-}
-
 Result<int> run_watch(const WatchOpts& o, Context& ctx)
 {
-  RV_TRY(root, push_root(o.path));
-  RV_TRY(settings, sync_settings(ctx.config, local_home()));
   auto secs = parse_duration(o.interval);
   if (!secs) {
     return fail(ErrorCode::usage, fmt::format("--interval '{}' is not a duration", o.interval), "e.g. 1s, 5s");
   }
-  const auto interval = std::chrono::milliseconds(*secs * 1000);
   RV_TRY(real, ctx.make_env());
-  RV_TRY(first, push_project(real->env, root, o.remote, settings, false, o.allow_delete));
-  RV_TRY(last, fingerprint(root, settings));
-  spdlog::info("watching {} (every {}; Ctrl-C stops)", root.string(), o.interval);
-  // Debounce: push once the files have stopped changing for one interval.
-  std::string pending;
-  while (nap(interval)) {
-    RV_TRY(now, fingerprint(root, settings));
-    if (now == last) {
-      continue;
-    }
-    if (now != pending) {
-      pending = now; // still changing: wait one more interval
-      continue;
-    }
-    if (auto p = push_project(real->env, root, o.remote, settings, false, o.allow_delete); !p) {
-      spdlog::warn("push failed: {} (retrying on the next change)", p.error().message);
-      continue;
-    }
-    last = now;
-    pending.clear();
-  }
-  spdlog::info("stopped watching");
+  RV_TRY(root, push_root(real->env, o.path));
+  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
+  RV_TRY_VOID(watch_project(real->env, root, o.remote, settings, std::chrono::milliseconds(*secs * 1000), o.allow_delete));
   return 0;
 }
 

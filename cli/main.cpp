@@ -77,6 +77,8 @@ int main(int argc, char** argv)
   rv::cli::setup_run(app, ctx);
   rv::cli::setup_cost(app, ctx);
   rv::cli::setup_ps(app, ctx);
+  rv::cli::setup_stop(app, ctx);
+  rv::cli::setup_logs(app, ctx);
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);

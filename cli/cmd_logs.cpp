@@ -1,0 +1,30 @@
+// `rv logs`: the winner's log of a request, or follow it to the end.
+
+#include "cli/commands.hpp"
+#include "app/manage.hpp"
+
+namespace rv::cli {
+using namespace rv::app;
+namespace {
+
+Result<int> run_logs(const LogsRequest& opts, Context& ctx)
+{
+  RV_TRY(real, ctx.make_env());
+  return show_logs(real->env, opts);
+}
+
+} // namespace
+
+void setup_logs(CLI::App& app, Context& ctx)
+{
+  auto logs_opts = std::make_shared<LogsRequest>();
+  auto* logs = app.add_subcommand("logs", "the winner's log (default: the latest request)");
+  logs->add_option("request", logs_opts->key, "request id (or prefix), job id, or job name");
+  logs->add_flag("-f,--follow", logs_opts->follow, "follow until the job ends; exit with its status");
+  logs->add_flag("--err", logs_opts->err, "the stderr log");
+  logs->add_option("--node", logs_opts->node, "the per-node log of node K (multi-node jobs)");
+  logs->add_option("--tail", logs_opts->tail, "only the last N lines");
+  logs->callback([&ctx, logs_opts] { ctx.action = [&ctx, logs_opts] { return run_logs(*logs_opts, ctx); }; });
+}
+
+} // namespace rv::cli

@@ -1,0 +1,60 @@
+// `rv stop`: cancel a request's jobs (siblings included), or every active request's.
+
+#include "cli/commands.hpp"
+#include "app/manage.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+namespace rv::cli {
+using namespace rv::app;
+namespace {
+
+struct StopOptions {
+  std::string key;
+  bool all = false;
+  bool yes = false;
+};
+
+Result<int> run_stop(const StopOptions& opts, Context& ctx)
+{
+  RV_TRY(real, ctx.make_env());
+  RV_TRY(targets, stop_targets(real->env, opts.key, opts.all));
+  if (opts.all && !opts.yes && !targets.empty()) {
+    if (!::isatty(0)) {
+      return fail(ErrorCode::usage,
+                  fmt::format("rv stop --all cancels every job of {} active request(s)", targets.size()),
+                  "add --yes to confirm");
+    }
+    std::fputs(fmt::format("cancel every job of {} active request(s)? [y/N] ", targets.size()).c_str(), stderr);
+    std::string answer;
+    std::getline(std::cin, answer);
+    if (answer != "y" && answer != "Y" && answer != "yes") {
+      std::fputs("nothing cancelled\n", stderr);
+      return 1;
+    }
+  }
+  RV_TRY_VOID(stop_requests(real->env, targets));
+  for (const auto& r : targets) {
+    std::fputs(fmt::format("stopped request {} ({} jobs)\n", r.id, r.job_ids().size()).c_str(), stdout);
+  }
+  return 0;
+}
+
+} // namespace
+
+void setup_stop(CLI::App& app, Context& ctx)
+{
+  auto stop_opts = std::make_shared<StopOptions>();
+  auto* stop = app.add_subcommand("stop", "cancel a request's jobs, siblings included");
+  stop->alias("cancel");
+  stop->add_option("request", stop_opts->key, "request id (or prefix), job id, or job name");
+  stop->add_flag("--all", stop_opts->all, "every active request");
+  stop->add_flag("-y,--yes", stop_opts->yes, "confirm --all");
+  stop->callback([&ctx, stop_opts] { ctx.action = [&ctx, stop_opts] { return run_stop(*stop_opts, ctx); }; });
+}
+
+} // namespace rv::cli
