@@ -62,7 +62,7 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     if (!status) {
       return std::unexpected(status.error());
     }
-    rec.state = "done";
+    rec.state = ended_state(status->state); // a FAILED winner is a failed request, not "done"
     for (auto& j : rec.jobs) {
       if (j.strategy_id == rec.winner) {
         j.state = status->state;
@@ -97,7 +97,9 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   auto& runner = env.cluster;
   auto& store = env.requests;
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap.
-  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", "", "up"));
+  // The record shows what the user asked for; the job itself only holds the nodes.
+  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", "", "up", {},
+                                  command.empty() ? "(interactive shell)" : command));
   RV_TRY(winner, race_request(env, launched));
   if (env.json) {
     env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
@@ -134,6 +136,11 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   clear_interrupt();
   if (auto c = slurm::cancel_jobs(runner, {winner.job_id}, launched.rec.name); !c) {
     spdlog::warn("could not release allocation {}: {}", winner.job_id, c.error().message);
+  }
+  for (auto& j : launched.rec.jobs) {
+    if (j.job_id == winner.job_id) {
+      j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it
+    }
   }
   launched.rec.state = "done";
   save(store, launched.rec);

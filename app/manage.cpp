@@ -67,34 +67,37 @@ Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key
   return targets;
 }
 
-Result<void> stop_requests(Env& env, std::vector<RequestRecord>& targets)
+Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestRecord>& targets)
 {
+  std::vector<StopOutcome> outcomes;
   std::vector<RequestRecord*> with_secrets;
   for (auto& r : targets) {
-    std::vector<std::string> live;
+    StopOutcome o{r.id, {}, {}};
     for (auto& j : r.jobs) {
       if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
-        live.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
+        o.cancelled.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
       }
     }
-    if (!live.empty()) {
-      RV_TRY_VOID(slurm::cancel_jobs(env.cluster, live, r.name));
+    if (o.cancelled.empty()) {
+      const auto* w = r.winner_job();
+      o.ended = w && !w->state.empty() ? w->state : r.state;
+    } else {
+      RV_TRY_VOID(slurm::cancel_jobs(env.cluster, o.cancelled, r.name));
       for (auto& j : r.jobs) {
-        if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
+        if (std::find(o.cancelled.begin(), o.cancelled.end(), j.job_id) != o.cancelled.end()) {
           j.state = "CANCELLED";
         }
       }
+      r.state = "cancelled";
+      save(env.requests, r);
     }
     if (!r.secrets_file.empty()) {
       with_secrets.push_back(&r);
     }
+    outcomes.push_back(std::move(o));
   }
   remove_secrets(env.cluster, env.requests, with_secrets, true);
-  for (auto& r : targets) {
-    r.state = "cancelled";
-    save(env.requests, r);
-  }
-  return {};
+  return outcomes;
 }
 
 Result<int> show_logs(Env& env, const LogsRequest& req)

@@ -22,9 +22,17 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all);
 // The request `key` names (id prefix, job id or job name), or the active ones (`all`).
 Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key, bool all);
 
+// What stopping one request did.
+struct StopOutcome {
+  std::string id;
+  std::vector<std::string> cancelled; // job ids cancelled now
+  std::string ended;                  // when nothing was live: how it had ended (TIMEOUT, done, ...)
+};
+
 // Cancels the live jobs of `targets` (by id and the request's job name: an id Slurm has reused for
-// another job is left alone), deletes their secrets files, records them cancelled.
-Result<void> stop_requests(Env& env, std::vector<RequestRecord>& targets);
+// another job is left alone), deletes their secrets files, records them cancelled. A request whose
+// jobs have all ended keeps its state (a TIMEOUT stays a TIMEOUT): its outcome says how it ended.
+Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestRecord>& targets);
 
 struct LogsRequest {
   std::string key;     // request id, job id or job name; "" = the latest request

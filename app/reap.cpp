@@ -154,8 +154,9 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
         }
       }
     }
-    if (request_finished(r) && r.state != "done" && r.state != "failed" && r.state != "cancelled") {
-      r.state = r.winner.empty() ? "failed" : "done";
+    if (request_finished(r) && !is_final_state(r.state)) {
+      const auto* w = r.winner_job();
+      r.state = w ? ended_state(w->state) : "failed";
       changed = true;
     }
     if (changed) {

@@ -155,4 +155,20 @@ void save(store::RecordStore& store, const RequestRecord& r)
   }
 }
 
+std::string ended_state(const std::string& job_state)
+{
+  if (job_state == "COMPLETED") {
+    return "done";
+  }
+  if (job_state.starts_with("CANCELLED")) {
+    return "cancelled";
+  }
+  return "failed";
+}
+
+bool is_final_state(const std::string& state)
+{
+  return state == "done" || state == "failed" || state == "cancelled";
+}
+
 } // namespace rv::app

@@ -75,6 +75,14 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
 // The remote log file of `job` in `r` (`.out`, or `.err` when `err`).
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);
 
+// The state a request ends in once its winner's job ended in `job_state`: "done" when it
+// COMPLETED, "cancelled" when it was CANCELLED, "failed" otherwise (FAILED, TIMEOUT,
+// OUT_OF_MEMORY, NODE_FAIL...). The winner's own state stays in its job record.
+std::string ended_state(const std::string& job_state);
+
+// Whether `state` is one a request ends in (done, failed, cancelled): never overwritten.
+bool is_final_state(const std::string& state);
+
 // Writes the record back, logging (not failing) when the local store cannot be written.
 void save(store::RecordStore& store, const RequestRecord& r);
 

@@ -65,7 +65,8 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, c
 // Records the request, renders and submits every strategy in one round trip, records the job
 // ids and prints them. Fails when nothing could be submitted.
 Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
-                                const std::string& workdir, const char* kind, const RunExtras& extras)
+                                const std::string& workdir, const char* kind, const RunExtras& extras,
+                                const std::string& shown_command)
 {
   auto& runner = env.cluster;
   auto& store = env.requests;
@@ -91,7 +92,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.created_at = utc_iso(env.clock.epoch_seconds());
   rec.host = runner.where();
   rec.kind = kind;
-  rec.command = command_line;
+  rec.command = shown_command.empty() ? command_line : shown_command;
   rec.workdir = workdir;
   rec.remote_root = configured_root;
   rec.plan = strategy::to_json(plan);
@@ -123,7 +124,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
 
   templates::RenderOptions ro;
   ro.request_id = rec.id;
-  ro.command = rec.command;
+  ro.command = command_line;
   ro.workdir = workdir;
   ro.log_dir = paths->logs;
   ro.remote_root = paths->root;

@@ -42,8 +42,10 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, c
 
 // Records the request, renders and submits every strategy in one round trip, records the job ids
 // and prints them (unless --json). Fails, with nothing left running, when nothing was submitted.
-// `kind` is "run" or "up".
+// `kind` is "run" or "up"; the record shows `shown_command` when given (rv up: what the user asked
+// for, not the sleep that holds the nodes), else `command_line`.
 Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
-                                const std::string& workdir, const char* kind, const RunExtras& extras = {});
+                                const std::string& workdir, const char* kind, const RunExtras& extras = {},
+                                const std::string& shown_command = {});
 
 } // namespace rv::app

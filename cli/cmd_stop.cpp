@@ -37,9 +37,20 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
       return 1;
     }
   }
-  RV_TRY_VOID(stop_requests(real->env, targets));
-  for (const auto& r : targets) {
-    std::fputs(fmt::format("stopped request {} ({} jobs)\n", r.id, r.job_ids().size()).c_str(), stdout);
+  RV_TRY(outcomes, stop_requests(real->env, targets));
+  if (ctx.global.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& o : outcomes) {
+      arr.push_back({{"request", o.id}, {"cancelled", o.cancelled}, {"already_ended", o.ended}});
+    }
+    print_json(arr);
+    return 0;
+  }
+  for (const auto& o : outcomes) {
+    std::fputs((o.cancelled.empty() ? fmt::format("request {} already ended ({}); nothing to do\n", o.id, o.ended)
+                                    : fmt::format("stopped request {}: cancelled {}\n", o.id, fmt::join(o.cancelled, " ")))
+                   .c_str(),
+               stdout);
   }
   return 0;
 }
