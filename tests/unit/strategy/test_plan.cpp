@@ -200,6 +200,7 @@ TEST_CASE("plan: odd GPU counts are never over-allocated")
   six.gpus = 6;
   auto p6 = plan(test::campus(), test::campus_profile(), six, {}, {});
   REQUIRE(p6);
+  check_plan_properties(*p6, test::campus(), six);
   REQUIRE(!p6->strategies.empty());
   CHECK(p6->strategies[0].nodes == 2);
   CHECK(p6->strategies[0].gpus_per_node == 3);
@@ -212,6 +213,7 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
   req.gpu_type = "a100";
   req.time_s = 5 * 86400; // MaxTime is 3 days
   auto p = plan_with_window(test::campus(), req, 6 * 3600);
+  check_plan_properties(p, test::campus(), req);
   REQUIRE(!p.strategies.empty());
   for (const auto& s : p.strategies) {
     CHECK(s.kind == model::StrategyKind::checkpoint);
@@ -226,6 +228,7 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
 
   // Without a window the segments are MaxTime long and their wait is the probe's full estimate.
   auto no_window = plan_with_window(test::campus(), req, 0);
+  check_plan_properties(no_window, test::campus(), req);
   REQUIRE(no_window.strategies.size() == 1);
   CHECK(no_window.strategies[0].walltime_s == 3 * 86400);
   CHECK(no_window.strategies[0].est_wait_s == 21600);
@@ -243,12 +246,14 @@ TEST_CASE("plan: time-min only when the request allows it")
   req.gpu_type = "h200";
   req.time_s = 8 * 3600;
   auto off = plan_with_window(test::campus(), req, 2 * 3600);
+  check_plan_properties(off, test::campus(), req);
   for (const auto& s : off.strategies) {
     CHECK(s.kind != model::StrategyKind::time_min);
     CHECK(s.time_min_s == 0);
   }
   req.allow_time_min = true;
   auto on = plan_with_window(test::campus(), req, 2 * 3600);
+  check_plan_properties(on, test::campus(), req);
   auto it = std::find_if(on.strategies.begin(), on.strategies.end(), [](const auto& s) { return s.kind == model::StrategyKind::time_min; });
   REQUIRE(it != on.strategies.end());
   CHECK(it->time_min_s == 7200);
@@ -408,6 +413,7 @@ TEST_CASE("plan: ranking puts known waits first, then SU")
   model::JobRequest req;
   req.time_s = 7200;
   auto p = plan_with_window(test::campus(), req, 3600);
+  check_plan_properties(p, test::campus(), req);
   REQUIRE(p.strategies.size() >= 2);
   for (std::size_t i = 1; i < p.strategies.size(); ++i) {
     const auto& a = p.strategies[i - 1];
