@@ -45,7 +45,8 @@ inline bool need_shared_dir(const std::filesystem::path& dir)
   // RV_REQUIRE_CORPUS=1 or 0 decides; unset, CI=true requires it (as the testbed is in CI).
   const char* require = std::getenv("RV_REQUIRE_CORPUS");
   const char* ci = std::getenv("CI");
-  const bool required = require != nullptr ? std::string_view(require) == "1" : ci != nullptr && std::string_view(ci) == "true";
+  const bool required =
+      require != nullptr ? std::string_view(require) == "1" : ci != nullptr && std::string_view(ci) == "true";
   if (required) {
     FAIL_CHECK("no corpus at " << dir.string() << " (required: CI=true or RV_REQUIRE_CORPUS=1)");
   } else {

@@ -164,41 +164,47 @@ const std::map<std::string, std::string> understood{
     {"sacct/jhpce-fixedwidth-alloctres-gpu-truncated-plus.txt", "jobs=1 COMPLETED:1 gpus=1"},
     // The header starts with User, not JobID; no State column (`?`).
     {"sacct/pitt-crc-X-M-alloctres30-fixedwidth.txt", "jobs=1 ?:1 gpus=0"},
-    {"sacct/rug-peregrine-snowman-delimiter-tresusage.txt", "jobs=37 COMPLETED:18 FAILED:2 PENDING:3 RUNNING:14 gpus=0"},
+    {"sacct/rug-peregrine-snowman-delimiter-tresusage.txt",
+     "jobs=37 COMPLETED:18 FAILED:2 PENDING:3 RUNNING:14 gpus=0"},
     // `-o AllocGRES --noheader`: no JobID column, so no jobs (the GRES is checked below).
     {"sacct/sckyzo-17.11.2-allocgres.txt", "jobs=0 gpus=0"},
     // sinfo
-    {"sinfo/bih-20.02-default-full-cluster-hostlists-crlf.txt", "rows=20"},
-    {"sinfo/bih-20.02-default-truncated-timelimit-drng-crlf.txt", "rows=8"},
-    {"sinfo/biohub-arc-N-O-untyped-gpu4.txt", "rows=24"},
-    {"sinfo/czbiohub-N-O-gres50-gresused50-h200-h100-a40.txt", "rows=200"},
-    {"sinfo/epcc-cirrus-default-resv-maint-EDITED-nodelists.txt", "rows=12"},
-    {"sinfo/issue-slinky-101-25.11.0-default-empty-partition.txt", "rows=2"},
-    {"sinfo/issue-vpenso-pr83-20.11.9-N-O-gres-gresused-null-gpu0.txt", "rows=12"},
-    {"sinfo/osc-ascend-gres-gresused-N-O.txt", "rows=2348"},
+    {"sinfo/bih-20.02-default-full-cluster-hostlists-crlf.txt",
+     "rows=20 nodes=536 allocated:40 idle:461 mixed:35 usable=492"},
+    {"sinfo/bih-20.02-default-truncated-timelimit-drng-crlf.txt", "rows=8 nodes=4 mixed:4 unknown:0 usable=3"},
+    {"sinfo/biohub-arc-N-O-untyped-gpu4.txt", "rows=24 allocated:1 completing:1 idle:14 mixed:8 usable=24"},
+    {"sinfo/czbiohub-N-O-gres50-gresused50-h200-h100-a40.txt",
+     "rows=200 allocated:64 down:4 idle:57 mixed:75 usable=178"},
+    {"sinfo/epcc-cirrus-default-resv-maint-EDITED-nodelists.txt",
+     "rows=12 nodes=322 allocated:197 idle:114 mixed:11 usable=315"},
+    {"sinfo/issue-slinky-101-25.11.0-default-empty-partition.txt", "rows=2 nodes=1 idle:1 unknown:0 usable=1"},
+    {"sinfo/issue-vpenso-pr83-20.11.9-N-O-gres-gresused-null-gpu0.txt", "rows=12 idle:5 mixed:7 usable=12"},
+    {"sinfo/osc-ascend-gres-gresused-N-O.txt", "rows=2348 allocated:575 completing:8 idle:122 mixed:1643 usable=2317"},
     {"sinfo/osc-owens-nodes-RS-US-separators.txt", "rows=816"},
     {"sinfo/osc-pitzer-partition-gres-gresused-truncated-100.txt", "rows=2820"},
     {"sinfo/osc-sinfo-F-C.txt", "rows=1"},
     {"sinfo/sckyzo-17.11.2-gpus-total.txt", "rows=2"},
-    {"sinfo/sckyzo-20.11.8-gpus-idle-untyped.txt", "rows=4"},
-    {"sinfo/sckyzo-20.11.8-gpus-total-untyped.txt", "rows=2"},
-    {"sinfo/sckyzo-21.08.5-gpus-idle-null-type.txt", "rows=1"},
-    {"sinfo/sckyzo-23.11.10-gpus-allocated-h100-idx.txt", "rows=6"},
-    {"sinfo/sckyzo-23.11.10-gpus-idle-h100-mi210.txt", "rows=4"},
-    {"sinfo/sckyzo-23.11.10-gpus-total-truncated-shard.txt", "rows=4"},
-    {"sinfo/sckyzo-25.05.3-gpus-snapshot-states.txt", "rows=12"},
-    {"sinfo/sckyzo-25.05.3-node-detail-gres.txt", "rows=23"},
-    {"sinfo/sckyzo-25.11.1-gpus-allocated.txt", "rows=7"},
-    {"sinfo/sckyzo-25.11.1-gpus-idle.txt", "rows=9"},
-    {"sinfo/sckyzo-25.11.1-gpus-total.txt", "rows=10"},
+    {"sinfo/sckyzo-20.11.8-gpus-idle-untyped.txt", "rows=4 nodes=123"},
+    {"sinfo/sckyzo-20.11.8-gpus-total-untyped.txt", "rows=2 nodes=125"},
+    {"sinfo/sckyzo-21.08.5-gpus-idle-null-type.txt", "rows=1 nodes=2"},
+    {"sinfo/sckyzo-23.11.10-gpus-allocated-h100-idx.txt", "rows=6 nodes=23"},
+    {"sinfo/sckyzo-23.11.10-gpus-idle-h100-mi210.txt", "rows=4 nodes=75"},
+    {"sinfo/sckyzo-23.11.10-gpus-total-truncated-shard.txt", "rows=4 nodes=75"},
+    {"sinfo/sckyzo-25.05.3-gpus-snapshot-states.txt",
+     "rows=12 nodes=122 allocated:84 idle:25 mixed:12 unknown:1 usable=111"},
+    {"sinfo/sckyzo-25.05.3-node-detail-gres.txt", "rows=23 allocated:7 idle:12 mixed:4 usable=15"},
+    {"sinfo/sckyzo-25.11.1-gpus-allocated.txt", "rows=7 nodes=1414"},
+    {"sinfo/sckyzo-25.11.1-gpus-idle.txt", "rows=9 nodes=1595"},
+    {"sinfo/sckyzo-25.11.1-gpus-total.txt", "rows=10 nodes=1662"},
     {"sinfo/sckyzo-25.11.1-partitions-cpu.txt", "rows=5"},
-    {"sinfo/sckyzo-25.11.1-partitions-gpu-a100-mig-v100.txt", "rows=13"},
+    {"sinfo/sckyzo-25.11.1-partitions-gpu-a100-mig-v100.txt", "rows=13 nodes=565"},
     {"sinfo/slurm-docs-26.x-shard-gresused-per-gpu-example.txt", "rows=1"},
     {"sinfo/ubccr-nodehost-gres-gresused-untyped-null.txt", "rows=22"},
     {"sinfo/unige-bamboo-N-n-c-m-G-C-l-vrampergpu-socket2.txt", "rows=1"},
-    {"sinfo/unige-bamboo-default-grep-private-mix-minus-plnd.txt", "rows=12"},
-    {"sinfo/vpenso-N-O-nodelist-allocmem-memory-cpusstate-statelong.txt", "rows=21"},
-    {"sinfo/vpenso-n-T-down-star-fail-star.txt", "rows=709"},
+    {"sinfo/unige-bamboo-default-grep-private-mix-minus-plnd.txt",
+     "rows=12 nodes=17 down:2 idle:2 mixed:13 unknown:0 usable=14"},
+    {"sinfo/vpenso-N-O-nodelist-allocmem-memory-cpusstate-statelong.txt", "rows=21 down:4 idle:15 mixed:2 usable=17"},
+    {"sinfo/vpenso-n-T-down-star-fail-star.txt", "rows=709 allocated:250 down:67 idle:338 mixed:54 usable=613"},
     // scontrol-node
     {"scontrol-node/aws-pcluster-22.05-23.02-cloud-reboot-issued-maintenance-pylit.txt", "nodes=3 usable=0 gpus=0"},
     {"scontrol-node/bih-20.02-gpu-tesla-mixed-drain-crlf.txt", "nodes=1 usable=0 gpus=4"},
@@ -211,10 +217,13 @@ const std::map<std::string, std::string> understood{
     {"scontrol-node/sckyzo-26.05.2-testcluster-multitype-gres.txt", "nodes=20 usable=20 gpus=40"},
     // scontrol-partition
     {"scontrol-partition/osc-owens-show-part-oneline.txt", "partitions=15 hosts=4986 gpus=1078 gpus_unknown=1"},
-    {"scontrol-partition/pitt-crc-htc-M-two-partitions-zero-weights.txt", "partitions=2 hosts=38 gpus=0 gpus_unknown=0"},
-    {"scontrol-partition/tudelft-daic-general-gpu-billing-mixed-hostlist.txt", "partitions=1 hosts=59 gpus=0 gpus_unknown=1"},
+    {"scontrol-partition/pitt-crc-htc-M-two-partitions-zero-weights.txt",
+     "partitions=2 hosts=38 gpus=0 gpus_unknown=0"},
+    {"scontrol-partition/tudelft-daic-general-gpu-billing-mixed-hostlist.txt",
+     "partitions=1 hosts=59 gpus=0 gpus_unknown=1"},
     {"scontrol-partition/uiuc-campuscluster-stat-gres-gpu.txt", "partitions=1 hosts=18 gpus=12 gpus_unknown=0"},
-    {"scontrol-partition/unige-bamboo-private-gpu-per-type-billing-weights.txt", "partitions=1 hosts=1 gpus=1 gpus_unknown=0"},
+    {"scontrol-partition/unige-bamboo-private-gpu-per-type-billing-weights.txt",
+     "partitions=1 hosts=1 gpus=1 gpus_unknown=0"},
     // scontrol-job
     {"scontrol-job/bih-20.02-gpu-job-trespernode-legacy-no-gres-prefix-crlf.txt", "jobs=1 FAILED:1 gpus=4"},
     {"scontrol-job/bih-20.02-pending-dependency-crlf.txt", "jobs=1 PENDING:1 gpus=0"},
@@ -222,10 +231,14 @@ const std::map<std::string, std::string> understood{
     {"scontrol-job/toil-rapthor-21.x-pending-reqnodenotavail-dedented.txt", "jobs=1 PENDING:1 gpus=0"},
     {"scontrol-job/toil-rapthor-21.x-running-excnodelist-dedented.txt", "jobs=1 RUNNING:1 gpus=0"},
     // sbatch-test-only
-    {"sbatch-test-only/alliance-rc32407-cpubase-bycore.txt", "job=10759317 start=2026-04-21T16:55:36 processors=1 nodes=rc32407 partition=cpubase_bycore_b1"},
-    {"sbatch-test-only/leipzig-paula-2023.txt", "job=2933250 start=2023-06-21T10:00:55 processors=1 nodes=paula02 partition=paula"},
-    {"sbatch-test-only/olcf-andes-2019-hostlist-range.txt", "job=1375 start=2019-08-06T10:54:01 processors=64 nodes=andes[499-500] partition=batch"},
-    {"sbatch-test-only/spcc-25.05plus-a-using-typo.txt", "job=746602 start=2026-09-30T03:15:46 processors=8 nodes=spcc-a100g03 partition=GPU-1A"},
+    {"sbatch-test-only/alliance-rc32407-cpubase-bycore.txt",
+     "job=10759317 start=2026-04-21T16:55:36 processors=1 nodes=rc32407 partition=cpubase_bycore_b1"},
+    {"sbatch-test-only/leipzig-paula-2023.txt",
+     "job=2933250 start=2023-06-21T10:00:55 processors=1 nodes=paula02 partition=paula"},
+    {"sbatch-test-only/olcf-andes-2019-hostlist-range.txt",
+     "job=1375 start=2019-08-06T10:54:01 processors=64 nodes=andes[499-500] partition=batch"},
+    {"sbatch-test-only/spcc-25.05plus-a-using-typo.txt",
+     "job=746602 start=2026-09-30T03:15:46 processors=8 nodes=spcc-a100g03 partition=GPU-1A"},
     // `sbatch: error: ... allocation failure`: an estimate is refused, as slurm_rejected.
     {"sbatch-test-only/uchicago-midway3-allocation-failure.txt", "rejected"},
     // sshare
@@ -280,6 +293,33 @@ std::string summary(const std::vector<SacctJob>& jobs)
   return fmt::format("jobs={}{} gpus={}", jobs.size(), states_of(jobs), gpus);
 }
 
+// Node counts (a NODES column) and node states weighted by them (a STATE column).
+std::string sinfo_summary(const std::vector<SinfoRow>& rows, const std::vector<F>& layout)
+{
+  auto has = [&](F f) { return std::find(layout.begin(), layout.end(), f) != layout.end(); };
+  std::string out;
+  if (has(F::node_count)) {
+    int nodes = 0;
+    for (const auto& r : rows) {
+      nodes += r.node_count;
+    }
+    out += fmt::format(" nodes={}", nodes);
+  }
+  if (has(F::state)) {
+    std::map<std::string, int> states;
+    int usable = 0;
+    for (const auto& r : rows) {
+      states[r.state.base] += r.node_count;
+      usable += r.state.usable ? r.node_count : 0;
+    }
+    for (const auto& [state, n] : states) {
+      out += fmt::format(" {}:{}", state.empty() ? "?" : state, n);
+    }
+    out += fmt::format(" usable={}", usable);
+  }
+  return out;
+}
+
 void check_understood(const std::string& folder, const std::string& name, const std::string& got)
 {
   auto want = understood.find(folder + "/" + name);
@@ -326,7 +366,8 @@ TEST_CASE("corpus: every captured Slurm output parses with its folder's parser")
         auto rows = parse_sinfo_columns(text, layout->second.first, layout->second.second);
         REQUIRE_MESSAGE(rows.has_value(), (rows ? "" : rows.error().message));
         CHECK_FALSE(rows->empty());
-        check_understood(folder, name, fmt::format("rows={}", rows->size()));
+        check_understood(folder, name,
+                         fmt::format("rows={}{}", rows->size(), sinfo_summary(*rows, layout->second.first)));
       } else if (folder == "scontrol-node") {
         auto nodes = parse_scontrol_nodes(text);
         REQUIRE_MESSAGE(nodes.has_value(), (nodes ? "" : nodes.error().message));
@@ -348,7 +389,8 @@ TEST_CASE("corpus: every captured Slurm output parses with its folder's parser")
           unknown += p.total_gpus < 0 ? 1 : 0;
         }
         check_understood(folder, name,
-                         fmt::format("partitions={} hosts={} gpus={} gpus_unknown={}", parts->size(), hosts, gpus, unknown));
+                         fmt::format("partitions={} hosts={} gpus={} gpus_unknown={}", parts->size(), hosts, gpus,
+                                     unknown));
       } else if (folder == "scontrol-job") {
         auto jobs = parse_scontrol_jobs(text);
         REQUIRE_MESSAGE(jobs.has_value(), (jobs ? "" : jobs.error().message));
