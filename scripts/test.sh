@@ -18,10 +18,14 @@ rc=0
 ctest --test-dir "$RV_BUILD_DIR" --output-on-failure --output-junit "$junit" </dev/null || rc=$?
 # The junit summary: <testsuite ... tests="N" failures="F" ... skipped="S" ...>
 summary=$(tr '\n\t' '  ' <"$junit" | grep -m1 -o '<testsuite [^>]*>' || true)
+# Name what was skipped: a skip is not a pass (docs/testing.md).
+skipped_names=$(tr '\n\t' '  ' <"$junit" | grep -o '<testcase name="[^"]*"[^>]*status="notrun"' |
+  sed 's/<testcase name="\([^"]*\)".*/\1/; s/&apos;/'"'"'/g; s/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' || true)
 rm -f "$junit"
 attr() { sed -n "s/.* $1=\"\\([0-9]*\\)\".*/\\1/p" <<<"$summary"; }
 total=$(attr tests) failed=$(attr failures) skipped=$(attr skipped)
 total=${total:-0} failed=${failed:-0} skipped=${skipped:-0}
 printf 'tests: %s total, %s passed, %s failed, %s skipped (%s s)\n' "$total" \
   "$((total - failed - skipped))" "$failed" "$skipped" "$(tb_since "$t0")"
+[[ -z $skipped_names ]] || while IFS= read -r name; do printf '  skipped: %s\n' "$name"; done <<<"$skipped_names"
 exit "$rc"

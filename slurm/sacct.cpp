@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rv::slurm {
 namespace {
 
@@ -75,7 +77,10 @@ Result<std::vector<SacctJob>> parse_sacct(std::string_view input, std::string_vi
     auto f = text::split(line, delim);
     if (first) {
       first = false;
-      if (text::lower(text::trim(f[0])) == "jobid") { // a header names the columns
+      // A header names the columns; JobID need not come first (`-o User,JobID,...`). A row of
+      // rv's own order starts with a job id, whatever its JobName says.
+      auto is_jobid = [](std::string_view h) { return text::lower(text::trim(h)) == "jobid"; };
+      if (!looks_like_job_id(text::trim(f[0])) && std::any_of(f.begin(), f.end(), is_jobid)) {
         columns.clear();
         for (auto h : f) {
           columns.push_back(text::lower(text::trim(h)));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <utility>
 
 namespace rv::slurm {
@@ -45,13 +46,92 @@ std::int64_t duration_cell(std::string_view s)
   return d ? *d : -1;
 }
 
-// One line of a '|' format: `letters[i]` names what field i holds.
-Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const std::vector<char>& letters)
+// An `-o` format: the letter of each field and the literal text that follows it up to the next
+// field (`%.10i %20j|%T` -> {i," "}, {j,"|"}, {T,""}); `prefix` is literal text before the first.
+struct Spec {
+  char letter;
+  std::string sep;
+};
+struct Format {
+  std::string prefix;
+  std::vector<Spec> specs;
+};
+
+Format parse_format(std::string_view format)
+{
+  Format out;
+  auto p = format.find('%');
+  out.prefix = format.substr(0, p);
+  while (p != std::string_view::npos) {
+    ++p; // the '%'
+    while (p < format.size() && (format[p] == '.' || format[p] == '-' || (format[p] >= '0' && format[p] <= '9'))) {
+      ++p;
+    }
+    char letter = p < format.size() ? format[p++] : '?';
+    auto next = format.find('%', p);
+    out.specs.push_back({letter, std::string(format.substr(p, next == std::string_view::npos ? next : next - p))});
+    p = next;
+  }
+  return out;
+}
+
+bool is_blank_sep(std::string_view sep)
+{
+  return !sep.empty() && sep.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+// Splits one line by the format's literal separators, left to right; a blank separator
+// (`%.10i %20j`) matches any run of blanks, as squeue pads its columns. A last %j keeps the rest
+// of the line (a name may hold the separator); another last field ends at the next separator.
+// Nothing when the line has fewer fields than the format.
+std::optional<std::vector<std::string_view>> split_by_format(std::string_view line, const Format& fmt)
+{
+  if (!fmt.prefix.empty() && line.starts_with(fmt.prefix)) {
+    line.remove_prefix(fmt.prefix.size());
+  }
+  std::vector<std::string_view> out;
+  for (std::size_t i = 0; i < fmt.specs.size(); ++i) {
+    const bool last = i + 1 == fmt.specs.size();
+    std::string_view sep = fmt.specs[i].sep;
+    if (last && sep.empty() && i > 0) {
+      sep = fmt.specs[i - 1].sep;
+    }
+    const bool blank = is_blank_sep(sep);
+    if (blank) {
+      auto start = line.find_first_not_of(" \t");
+      line.remove_prefix(start == std::string_view::npos ? line.size() : start);
+    }
+    if (last && fmt.specs[i].letter == 'j') {
+      out.push_back(line);
+      break;
+    }
+    auto end = sep.empty() ? std::string_view::npos : blank ? line.find_first_of(" \t") : line.find(sep);
+    if (end == std::string_view::npos) {
+      if (!last) {
+        return std::nullopt;
+      }
+      out.push_back(line);
+      break;
+    }
+    out.push_back(line.substr(0, end));
+    line.remove_prefix(end);
+    if (blank) {
+      auto rest = line.find_first_not_of(" \t");
+      line.remove_prefix(rest == std::string_view::npos ? line.size() : rest);
+    } else {
+      line.remove_prefix(sep.size());
+    }
+  }
+  return out;
+}
+
+// One line split by its format: `f[i]` holds the field of `fmt.specs[i]`.
+Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Format& fmt)
 {
   SqueueJob j;
-  for (std::size_t i = 0; i < letters.size() && i < f.size(); ++i) {
+  for (std::size_t i = 0; i < fmt.specs.size() && i < f.size(); ++i) {
     auto v = text::trim(f[i]);
-    switch (letters[i]) {
+    switch (fmt.specs[i].letter) {
     case 'i': case 'A': j.job_id = v; break;
     case 'T': case 't': j.state = long_job_state(v); break;
     case 'r': j.reason = strip_parens(v); break;
@@ -83,32 +163,11 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const std:
     case 'M': j.elapsed_s = std::max<std::int64_t>(0, duration_cell(v)); break;
     case 'b': j.tres_per_node = text::is_null(v) ? "" : std::string(v); break;
     case 'k': j.comment = text::is_null(v) ? "" : std::string(v); break;
-    case 'j': {
-      std::string name(f[i]);
-      for (auto k = i + 1; i + 1 == letters.size() && k < f.size(); ++k) { // the name held '|'
-        name += "|";
-        name += f[k];
-      }
-      j.name = std::move(name);
-      break;
-    }
+    case 'j': j.name = f[i]; break; // blank separators are already cut off
     default: break;
     }
   }
   return j;
-}
-
-// `%.10i|%T|%20j` -> {'i', 'T', 'j'}.
-std::vector<char> format_letters(std::string_view format)
-{
-  std::vector<char> out;
-  for (auto spec : text::split(format, "|")) {
-    while (!spec.empty() && (spec.front() == '%' || spec.front() == '.' || (spec.front() >= '0' && spec.front() <= '9'))) {
-      spec.remove_prefix(1);
-    }
-    out.push_back(spec.empty() ? '?' : spec.front());
-  }
-  return out;
 }
 
 } // namespace
@@ -153,25 +212,41 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view input, std::string_
   std::vector<SqueueJob> out;
   auto first = text::trim(input.substr(0, input.find('\n')));
   if (first.find("JOBID") == std::string_view::npos) {
-    auto letters = format_letters(format);
+    auto fmt = parse_format(format);
     for (auto line : text::lines(input)) {
-      auto f = text::split(line, "|");
-      if (f.size() < letters.size() || text::trim(f[0]).empty()) {
+      auto f = split_by_format(line, fmt);
+      if (!f || f->empty() || text::trim((*f)[0]).empty()) {
         continue; // not this format (or an empty line)
       }
-      RV_TRY(j, from_fields(f, letters));
+      RV_TRY(j, from_fields(*f, fmt));
       out.push_back(std::move(j));
     }
     return out;
   }
-  // A header-led table: read the columns rv knows by name.
+  // A header-led table: read the columns rv knows by name (`-o` or `-O` headers).
   auto t = parse_table(input, "", {"JOBID"});
   auto col = [&](std::string_view name) { return column(t, name); };
   int id = col("JOBID"), st = col("ST") >= 0 ? col("ST") : col("STATE"), part = col("PARTITION"),
-      name = col("NAME"), nodes = col("NODES"), start = col("START_TIME"), sched = col("SCHEDNODES"),
-      reason = col("NODELIST(REASON)"), tres = col("TRES_PER_NODE"), time = col("TIME"), limit = col("TIME_LIMIT");
+      name = col("NAME"), nodes = col("NODES"), start = col("START_TIME"), end = col("END_TIME"),
+      sched = col("SCHEDNODES"), reason = col("NODELIST(REASON)"), tres = col("TRES_PER_NODE"), time = col("TIME"),
+      limit = col("TIME_LIMIT"), nodelist = col("NODELIST"), why = col("REASON");
   if (reason < 0) {
     reason = col("NODELIST(R");
+  }
+  // A delimited row with more fields than the header: a free-text NAME held the delimiter.
+  // Rejoin it there, so every later column stays in place (an OSC capture shows one).
+  const bool delimited = input.find('\x1f') != std::string_view::npos || input.find('|') != std::string_view::npos;
+  const std::string delim = input.find('\x1f') != std::string_view::npos ? "\x1f" : "|";
+  for (auto& r : t.rows) {
+    if (!delimited || name < 0 || r.size() <= t.header.size() || static_cast<std::size_t>(name) >= r.size()) {
+      continue;
+    }
+    auto extra = r.size() - t.header.size();
+    auto at = r.begin() + name;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      *at += delim + *(at + static_cast<std::ptrdiff_t>(k));
+    }
+    r.erase(at + 1, at + 1 + static_cast<std::ptrdiff_t>(extra));
   }
   for (const auto& r : t.rows) {
     auto cell = [&](int c) -> std::string_view {
@@ -195,6 +270,9 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view input, std::string_
     if (auto s = parse_cluster_time(cell(start)); s) {
       j.start_time = *s; // a cut or relative time is left unknown
     }
+    if (auto e = parse_cluster_time(cell(end)); e) {
+      j.end_time = *e;
+    }
     // NODELIST(REASON) is the last column: rejoin what blank splitting cut apart.
     std::string last;
     for (auto c = static_cast<std::size_t>(std::max(reason, 0)); reason >= 0 && c < r.size(); ++c) {
@@ -205,6 +283,13 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view input, std::string_
       j.reason = strip_parens(last);
     } else if (!text::is_null(last)) {
       j.nodes = last;
+    }
+    // `-O nodelist,reason` print them apart.
+    if (j.nodes.empty() && !text::is_null(cell(nodelist))) {
+      j.nodes = cell(nodelist);
+    }
+    if (j.reason.empty()) {
+      j.reason = strip_parens(cell(why));
     }
     if (j.nodes.empty() && !text::is_null(cell(sched))) {
       j.nodes = cell(sched);

@@ -39,8 +39,11 @@ inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M
 // Lines with too few fields are skipped; fails only when a time field is malformed.
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
 
-// Parses headerless output of any '|'-separated `-o` format built from %i %A %T %t %r %R %P
-// %N %Y %D %S %e %l %M %b %j (others are ignored); a last %j keeps any '|' in the name.
+// Parses headerless output of any `-o` format built from %i %A %T %t %r %R %P %N %Y %D %S %e
+// %l %M %b %k %j (others are ignored), its fields split by the format's own literal separators
+// (`|`, `%i|%E;%R`, or blanks for `%.10i %20j`, which match any run of padding); a last %j keeps
+// any separator in the name. A header-led table names its columns, `-o` or `-O` style; a
+// delimited row with more fields than the header gets the extra ones back into NAME.
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text, std::string_view format);
 
 // The jobs of one rv request, for finding what a killed or interrupted rv submitted: only the

@@ -1,10 +1,13 @@
 // Field-level checks on individual captured outputs (see ../shared/cases/slurm-outputs/INDEX.md).
 
+#include "slurm/gres.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/sbatch.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/squeue.hpp"
 #include "slurm/sshare.hpp"
+#include "slurm/text.hpp"
+#include "unit/skip.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path corpus = fs::path(RV_SHARED_CASES_DIR) / "slurm-outputs";
+const fs::path corpus = test::shared_cases_dir() / "slurm-outputs";
 
 std::string read(const char* rel)
 {
@@ -32,8 +35,7 @@ std::string read(const char* rel)
 
 TEST_CASE("corpus details: scontrol show job")
 {
-  if (!fs::is_directory(corpus)) {
-    MESSAGE("skipped: no corpus");
+  if (!test::need_shared_dir(corpus)) {
     return;
   }
   auto one = [](const char* rel) {
@@ -64,8 +66,7 @@ TEST_CASE("corpus details: scontrol show job")
 
 TEST_CASE("corpus details: scontrol show partition")
 {
-  if (!fs::is_directory(corpus)) {
-    MESSAGE("skipped: no corpus");
+  if (!test::need_shared_dir(corpus)) {
     return;
   }
   auto parts = parse_scontrol_partitions(read("scontrol-partition/unige-bamboo-private-gpu-per-type-billing-weights.txt"));
@@ -107,8 +108,7 @@ TEST_CASE("corpus details: scontrol show partition")
 
 TEST_CASE("corpus details: squeue, sacct, sshare, sbatch")
 {
-  if (!fs::is_directory(corpus)) {
-    MESSAGE("skipped: no corpus");
+  if (!test::need_shared_dir(corpus)) {
     return;
   }
   auto start = parse_squeue(read("squeue/start-sdsc-expanse-2022-schednodes-hostlists-hash-stripped.txt"));
@@ -154,4 +154,126 @@ TEST_CASE("corpus details: squeue, sacct, sshare, sbatch")
   CHECK(andes->processors == 64);
   CHECK(andes->nodes == "andes[499-500]");
   CHECK(andes->partition == "batch");
+}
+
+TEST_CASE("corpus details: squeue layouts beyond rv's own")
+{
+  if (!test::need_shared_dir(corpus)) {
+    return;
+  }
+  // 0x1E/0x1F with a header: the first job has one field more than the header (its NAME held
+  // a 0x1F); the NAME takes it back, so ST is `R`, not the submit time two columns left of it.
+  auto osc = parse_squeue(read("squeue/osc-cardinal-squeue-US-separated.txt"));
+  REQUIRE(osc.has_value());
+  REQUIRE(osc->size() == 4);
+  CHECK((*osc)[0].job_id == "6779842");
+  CHECK((*osc)[0].state == "RUNNING");
+  CHECK((*osc)[0].name == "cupd3_n_fcc_mix_n15\x1f" "cohp");
+  CHECK((*osc)[0].partition == "cpu"); // QOS, one column left, says cardinal-default
+  CHECK((*osc)[0].nodes == "c0191"); // a NODELIST column, apart from REASON (-o %N %r)
+  CHECK((*osc)[0].time_limit_s == 4 * 86400);
+  CHECK((*osc)[0].elapsed_s == 3 * 3600 + 52 * 60 + 31);
+  REQUIRE((*osc)[0].end_time.has_value());
+  CHECK(format_cluster_time(*(*osc)[0].end_time) == "2026-03-14T12:34:51");
+  CHECK((*osc)[1].state == "RUNNING");
+  CHECK((*osc)[1].reason.empty()); // None
+  CHECK((*osc)[3].state == "TIMEOUT");
+  CHECK((*osc)[3].reason == "TimeLimit");
+
+  // -O columns 20 wide: REASON `ReqNodeNotAvail, May` runs into TRES_PER_JOB with no blank, so
+  // blank splitting keeps only the reason's first word; the job, state and counts still read.
+  auto pc = parse_squeue(read("squeue/issue-pcluster-node-178-O-fixed-width-reason-overflow.txt"));
+  REQUIRE(pc.has_value());
+  REQUIRE(pc->size() == 1);
+  CHECK((*pc)[0].job_id == "79");
+  CHECK((*pc)[0].state == "PENDING");
+  CHECK((*pc)[0].node_count == 1);
+  CHECK((*pc)[0].reason == "ReqNodeNotAvail,");
+
+  // Headerless, blank-separated `-o "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b"`.
+  auto grep = parse_squeue(read("squeue/bih-20.02-gres-b-grep-sorted-crlf.txt"),
+                           "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
+  REQUIRE(grep.has_value());
+  REQUIRE(grep->size() == 7);
+  CHECK((*grep)[0].job_id == "1902163");
+  CHECK((*grep)[0].name == "ONT-basecalling");
+  CHECK((*grep)[0].state == "RUNNING");
+  CHECK((*grep)[0].node_count == 1);
+  CHECK((*grep)[0].nodes == "med0301");
+  CHECK((*grep)[0].tres_per_node == "gpu:tesla:2");
+  CHECK((*grep)[6].job_id == "1785264");
+  CHECK((*grep)[6].name == "bash");
+
+  // `%i|%E;%R`: two separators; no state column, so the state stays unknown.
+  auto rug = parse_squeue(read("squeue/rug-peregrine-i-E-R-null-dependency.txt"), "%i|%E;%R");
+  REQUIRE(rug.has_value());
+  REQUIRE(rug->size() == 3);
+  CHECK((*rug)[0].job_id == "21085523");
+  CHECK((*rug)[0].reason == "Priority");
+  CHECK((*rug)[2].reason == "JobHeldUser");
+  CHECK((*rug)[2].state.empty());
+
+  auto sk = parse_squeue(read("squeue/sckyzo-25.11-tres-alloc-multipartition.txt"), "%i|%a|%u|%P|%T|%D|%C|%?");
+  REQUIRE(sk.has_value());
+  REQUIRE(sk->size() == 9);
+  CHECK(sk->back().job_id == "222");
+  CHECK(sk->back().partition == "cpu,gpu");
+  CHECK(sk->back().state == "PENDING");
+  CHECK((*sk)[7].state == "SUSPENDED");
+
+  // `-O tres-alloc` alone: no job, but the cut TRES (ending in a comma) still reads.
+  auto cut = read("squeue/issue-ood_core-870-O-tres-alloc-default-width20-truncated.txt");
+  CHECK(parse_squeue(cut)->empty());
+  auto tres = parse_tres_map(text::lines(cut).at(1));
+  CHECK(tres.at("cpu") == "120");
+  CHECK(tres.at("mem") == "515456M");
+
+  auto na = parse_squeue(read("squeue/start-2026-NA-start-maintenance-reason-overflow.txt"));
+  REQUIRE(na.has_value());
+  REQUIRE(na->size() == 2);
+  CHECK_FALSE((*na)[0].start_time.has_value()); // N/A
+  CHECK((*na)[0].reason == "ReqNodeNotAvail, Reserved for maintenance");
+  CHECK((*na)[0].nodes.empty()); // SCHEDNODES (null)
+}
+
+TEST_CASE("corpus details: sacct captures without rv's field order")
+{
+  if (!test::need_shared_dir(corpus)) {
+    return;
+  }
+  // The header does not start with JobID (`-o User,JobID,...`): it still names the columns.
+  auto pitt = parse_sacct(read("sacct/pitt-crc-X-M-alloctres30-fixedwidth.txt"));
+  REQUIRE(pitt.has_value());
+  REQUIRE(pitt->size() == 1);
+  CHECK((*pitt)[0].job_id == "6169876");
+  CHECK((*pitt)[0].name == "hello_wor+");
+  CHECK((*pitt)[0].alloc_tres == "cpu=1,mem=4018M,node=1");
+  CHECK((*pitt)[0].elapsed_s == 1);
+  CHECK((*pitt)[0].gpus.empty());
+
+  // `-l`: the job row, its steps (`11751427.ba+`) skipped even when cut.
+  auto epfl = parse_sacct(read("sacct/epfl-fidis-sacct-l-wide-plus-truncation.txt"));
+  REQUIRE(epfl.has_value());
+  REQUIRE(epfl->size() == 1);
+  CHECK((*epfl)[0].job_id == "11751427");
+  CHECK((*epfl)[0].partition == "serial");
+
+  // AllocTRES or AllocGRES alone: no JobID, so no job rows; the values themselves read.
+  auto jobstats = read("sacct/issue-jobstats-6-P-X-noheader-alloctres-exclusive.txt");
+  CHECK(parse_sacct(jobstats, "AllocTRES")->empty());
+  auto gpus = parse_tres_gpus(text::trim(jobstats));
+  REQUIRE(gpus.has_value());
+  REQUIRE(gpus->size() == 1);
+  CHECK((*gpus)[0].type == "rtx2080ti");
+  CHECK((*gpus)[0].count == 4);
+
+  auto gres = read("sacct/sckyzo-17.11.2-allocgres.txt");
+  CHECK(parse_sacct(gres, "AllocGRES")->empty());
+  int total = 0;
+  for (auto line : text::lines(gres)) {
+    auto g = parse_gres(line);
+    REQUIRE(g.has_value());
+    total += total_gpus(*g);
+  }
+  CHECK(total == 4 + 7 + 1 + 1 + 1);
 }

@@ -61,6 +61,63 @@ TEST_CASE("parse_squeue reads a --start table by its header")
   CHECK(long_job_state("timeout") == "TIMEOUT");
 }
 
+TEST_CASE("parse_squeue splits a headerless -o format by its own separators")
+{
+  // Blank-padded columns: any run of blanks separates, a right-justified id leads with blanks.
+  auto blank = parse_squeue("   1902163 ONT-basecalling       R     1    2         8G          med0301   gpu:tesla:2\r\n"
+                            "   1785264 bash                  R     1    1         1G          med0304   gpu:tesla:2\n",
+                            "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
+  REQUIRE(blank.has_value());
+  REQUIRE(blank->size() == 2);
+  CHECK((*blank)[0].job_id == "1902163");
+  CHECK((*blank)[0].name == "ONT-basecalling");
+  CHECK((*blank)[0].state == "RUNNING");
+  CHECK((*blank)[0].node_count == 1);
+  CHECK((*blank)[0].nodes == "med0301");
+  CHECK((*blank)[0].tres_per_node == "gpu:tesla:2");
+  // Two different separators; a line short of a separator is not this format.
+  auto mixed = parse_squeue("21085523|(null);(Priority)\n18120717|(null);(JobHeldUser)\nno separators here\n", "%i|%E;%R");
+  REQUIRE(mixed.has_value());
+  REQUIRE(mixed->size() == 2);
+  CHECK((*mixed)[0].reason == "Priority");
+  CHECK((*mixed)[1].job_id == "18120717");
+  CHECK((*mixed)[1].reason == "JobHeldUser");
+  // A last field other than %j ends at the next separator; a last %j keeps every one.
+  auto extra = parse_squeue("7|RUNNING|more\n", "%i|%T");
+  REQUIRE(extra.has_value());
+  CHECK(extra->at(0).state == "RUNNING");
+  auto name = parse_squeue("7|RUNNING| a|b \n", "%i|%T|%j");
+  REQUIRE(name.has_value());
+  CHECK(name->at(0).name == " a|b");
+  // Literal text before the first field (`\x1e%i...`).
+  auto prefixed = parse_squeue("\x1e" "8\x1f" "PENDING\n", "\x1e%i\x1f%T");
+  REQUIRE(prefixed.has_value());
+  REQUIRE(prefixed->size() == 1);
+  CHECK(prefixed->at(0).job_id == "8");
+  CHECK(prefixed->at(0).state == "PENDING");
+}
+
+TEST_CASE("parse_squeue reads -O headers and gives a NAME that held the delimiter its fields back")
+{
+  // -O jobid,name,state,nodelist,reason,endtime,partition with 0x1F: the first job's name holds a 0x1F.
+  const char* text = "\x1eJOBID\x1fNAME\x1fST\x1fNODELIST\x1fREASON\x1f" "END_TIME\x1fPARTITION\n"
+                     "\x1e" "1\x1f" "a\x1f" "b\x1fR\x1f" "c1\x1fNone\x1f" "2026-03-14T12:34:51\x1f" "cpu\n"
+                     "\x1e" "2\x1f" "plain\x1fTO\x1f" "c2\x1fTimeLimit\x1f" "2026-03-14T12:00:00\x1fquick\n";
+  auto jobs = parse_squeue(text);
+  REQUIRE(jobs.has_value());
+  REQUIRE(jobs->size() == 2);
+  CHECK((*jobs)[0].name == "a\x1f" "b");
+  CHECK((*jobs)[0].state == "RUNNING"); // not the node name one column right of it
+  CHECK((*jobs)[0].nodes == "c1");
+  CHECK((*jobs)[0].reason.empty());
+  CHECK((*jobs)[0].partition == "cpu");
+  REQUIRE((*jobs)[0].end_time.has_value());
+  CHECK(format_cluster_time(*(*jobs)[0].end_time) == "2026-03-14T12:34:51");
+  CHECK((*jobs)[1].state == "TIMEOUT");
+  CHECK((*jobs)[1].reason == "TimeLimit");
+  CHECK((*jobs)[1].nodes == "c2");
+}
+
 TEST_CASE("parse_sacct skips steps and splits state and exit code")
 {
   const char* text = "20|CANCELLED by 0|0:15|00:01:02|2026-11-22T04:00:00|2026-11-22T04:01:02|a100-1|"
@@ -97,6 +154,21 @@ TEST_CASE("parse_sacct uses a header when one is printed, also fixed-width")
   REQUIRE(jobs->size() == 1);
   CHECK((*jobs)[0].partition == "gpu");
   CHECK((*jobs)[0].state == "COMPLETED");
+  // A header led by another column (`-o User,JobID,...`) still names them.
+  const char* user_first = "     User        JobID    JobName                      AllocTRES    Elapsed\n"
+                           "--------- ------------ ---------- ------------------------------ ----------\n"
+                           "    nlc60 6169876      hello_wor+         cpu=1,mem=4018M,node=1   00:00:01\n";
+  jobs = parse_sacct(user_first);
+  REQUIRE(jobs.has_value());
+  REQUIRE(jobs->size() == 1);
+  CHECK((*jobs)[0].job_id == "6169876");
+  CHECK((*jobs)[0].alloc_tres == "cpu=1,mem=4018M,node=1");
+  CHECK((*jobs)[0].elapsed_s == 1);
+  // rv's own order, a first job named JobID: a row, not a header.
+  jobs = parse_sacct("30|COMPLETED|0:0|00:00:05|Unknown|Unknown|n1||gpu|JobID\n");
+  REQUIRE(jobs.has_value());
+  REQUIRE(jobs->size() == 1);
+  CHECK((*jobs)[0].name == "JobID");
 }
 
 TEST_CASE("parse_sshare reads parsable rows and the default table")

@@ -52,6 +52,64 @@ void check_golden(const std::string& name, const nlohmann::json& actual)
   CHECK_MESSAGE(same, "golden " << path << " differs; diff:\n" << nlohmann::json::diff(expected, actual).dump(1));
 }
 
+// What every plan must hold, whatever its golden file says: a regenerated golden cannot hide a
+// wrong plan. Written from the request and the cluster, not from the planner's own helpers.
+void check_plan_properties(const Plan& p, const model::Cluster& cluster, const model::JobRequest& req)
+{
+  REQUIRE_FALSE(p.strategies.empty());
+  CHECK(p.strategies.size() <= static_cast<std::size_t>(p.width));
+  for (std::size_t i = 0; i < p.strategies.size(); ++i) {
+    const auto& s = p.strategies[i];
+    CAPTURE(s.id);
+    CHECK(s.id == "s" + std::to_string(i + 1));
+    CHECK(s.total_gpus() == req.gpus); // exactly the GPUs asked for, never more
+    CHECK(s.total_time_s == req.time_s);
+    CHECK(s.gres == "gpu:" + (s.gpu_type.empty() ? "" : s.gpu_type + ":") + std::to_string(s.gpus_per_node));
+    const auto* part = cluster.find_partition(s.partition);
+    REQUIRE(part != nullptr);
+    if (part->max_time_s >= 0) {
+      CHECK(s.walltime_s <= part->max_time_s); // never past MaxTime
+    }
+    if (part->max_nodes >= 0) {
+      CHECK(s.nodes <= part->max_nodes);
+    }
+    // Enough usable nodes of the partition hold gpus_per_node GPUs of the type.
+    int fit = 0;
+    for (const auto& n : cluster.nodes) {
+      bool in_part = std::find(n.partitions.begin(), n.partitions.end(), s.partition) != n.partitions.end();
+      bool holds = std::any_of(n.gpus.begin(), n.gpus.end(), [&](const auto& g) {
+        return (s.gpu_type.empty() || g.type == s.gpu_type) && g.count >= s.gpus_per_node;
+      });
+      fit += in_part && n.usable && holds ? 1 : 0;
+    }
+    CHECK(fit >= s.nodes);
+    CHECK(s.cpus_per_task >= 1);
+    CHECK(s.mem_mb_per_node > 0);
+    if (s.kind == model::StrategyKind::checkpoint) {
+      CHECK(req.allow_checkpoint);
+      CHECK(s.walltime_s * s.segments >= req.time_s); // the segments cover the work
+    } else {
+      CHECK(s.segments == 1);
+      CHECK(s.walltime_s == req.time_s); // the whole work in one allocation
+    }
+    if (s.time_min_s > 0) {
+      CHECK(req.allow_time_min);
+      CHECK(s.kind == model::StrategyKind::time_min);
+      CHECK(s.time_min_s <= s.walltime_s);
+    }
+    if (i > 0) { // ranked by wait (known first), then SU
+      const auto& a = p.strategies[i - 1];
+      CHECK_FALSE((!a.est_wait_s && s.est_wait_s));
+      if (a.est_wait_s && s.est_wait_s) {
+        CHECK(*a.est_wait_s <= *s.est_wait_s);
+        if (*a.est_wait_s == *s.est_wait_s) {
+          CHECK(a.est_su <= s.est_su);
+        }
+      }
+    }
+  }
+}
+
 } // namespace
 
 TEST_CASE("plan golden: 1 GPU for 2h, any type, 4h backfill window")
@@ -60,7 +118,12 @@ TEST_CASE("plan golden: 1 GPU for 2h, any type, 4h backfill window")
   req.time_s = 7200;
   auto p = plan_with_window(test::campus(), req, 14400);
   check_golden("one_gpu_2h", to_json(p));
+  check_plan_properties(p, test::campus(), req);
   REQUIRE(!p.strategies.empty());
+  for (const auto& s : p.strategies) {
+    CHECK(s.kind == model::StrategyKind::backfill); // 2 h fits the 4 h window
+    CHECK(s.est_wait_s == 30);
+  }
   CHECK(p.strategies[0].id == "s1");
   CHECK(p.strategies[0].kind == model::StrategyKind::backfill);
 }
@@ -73,6 +136,12 @@ TEST_CASE("plan golden: 8 GPUs for 4 days, 8h window, time-min allowed")
   req.allow_time_min = true;
   auto p = plan_with_window(test::campus(), req, 28800);
   check_golden("eight_gpus_4d", to_json(p));
+  check_plan_properties(p, test::campus(), req);
+  for (const auto& s : p.strategies) {
+    // 4 days do not fit an 8 h window: only checkpoint segments of the window's length.
+    CHECK(s.kind == model::StrategyKind::checkpoint);
+    CHECK(s.walltime_s == 28800);
+  }
 }
 
 TEST_CASE("plan: JSON shape has the documented fields")
@@ -131,6 +200,7 @@ TEST_CASE("plan: odd GPU counts are never over-allocated")
   six.gpus = 6;
   auto p6 = plan(test::campus(), test::campus_profile(), six, {}, {});
   REQUIRE(p6);
+  check_plan_properties(*p6, test::campus(), six);
   REQUIRE(!p6->strategies.empty());
   CHECK(p6->strategies[0].nodes == 2);
   CHECK(p6->strategies[0].gpus_per_node == 3);
@@ -143,6 +213,7 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
   req.gpu_type = "a100";
   req.time_s = 5 * 86400; // MaxTime is 3 days
   auto p = plan_with_window(test::campus(), req, 6 * 3600);
+  check_plan_properties(p, test::campus(), req);
   REQUIRE(!p.strategies.empty());
   for (const auto& s : p.strategies) {
     CHECK(s.kind == model::StrategyKind::checkpoint);
@@ -157,6 +228,7 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
 
   // Without a window the segments are MaxTime long and their wait is the probe's full estimate.
   auto no_window = plan_with_window(test::campus(), req, 0);
+  check_plan_properties(no_window, test::campus(), req);
   REQUIRE(no_window.strategies.size() == 1);
   CHECK(no_window.strategies[0].walltime_s == 3 * 86400);
   CHECK(no_window.strategies[0].est_wait_s == 21600);
@@ -174,12 +246,14 @@ TEST_CASE("plan: time-min only when the request allows it")
   req.gpu_type = "h200";
   req.time_s = 8 * 3600;
   auto off = plan_with_window(test::campus(), req, 2 * 3600);
+  check_plan_properties(off, test::campus(), req);
   for (const auto& s : off.strategies) {
     CHECK(s.kind != model::StrategyKind::time_min);
     CHECK(s.time_min_s == 0);
   }
   req.allow_time_min = true;
   auto on = plan_with_window(test::campus(), req, 2 * 3600);
+  check_plan_properties(on, test::campus(), req);
   auto it = std::find_if(on.strategies.begin(), on.strategies.end(), [](const auto& s) { return s.kind == model::StrategyKind::time_min; });
   REQUIRE(it != on.strategies.end());
   CHECK(it->time_min_s == 7200);
@@ -339,6 +413,7 @@ TEST_CASE("plan: ranking puts known waits first, then SU")
   model::JobRequest req;
   req.time_s = 7200;
   auto p = plan_with_window(test::campus(), req, 3600);
+  check_plan_properties(p, test::campus(), req);
   REQUIRE(p.strategies.size() >= 2);
   for (std::size_t i = 1; i < p.strategies.size(); ++i) {
     const auto& a = p.strategies[i - 1];

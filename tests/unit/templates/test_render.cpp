@@ -5,8 +5,147 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
 using namespace rv::templates;
 using rv::templates::testing::golden_cases;
+
+namespace {
+
+// The #SBATCH directives of a script: option -> value, quotes undone ("" for a bare flag).
+// A directive given twice is reported by `twice`.
+std::map<std::string, std::string> directives(const std::string& script, std::vector<std::string>& twice)
+{
+  std::map<std::string, std::string> out;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("#SBATCH --")) {
+      continue;
+    }
+    auto opt = line.substr(std::string_view("#SBATCH --").size());
+    std::string key = opt.substr(0, opt.find('=')), value;
+    if (auto eq = opt.find('='); eq != std::string::npos) {
+      auto raw = opt.substr(eq + 1);
+      REQUIRE_MESSAGE((raw.size() >= 2 && raw.front() == '"' && raw.back() == '"'), line);
+      for (std::size_t i = 1; i + 1 < raw.size(); ++i) {
+        if (raw[i] == '\\' && i + 2 < raw.size()) {
+          ++i;
+        }
+        value += raw[i];
+      }
+    }
+    if (!out.emplace(key, value).second) {
+      twice.push_back(key);
+    }
+  }
+  return out;
+}
+
+// `[D-]HH:MM:SS` as seconds.
+std::int64_t slurm_seconds(const std::string& v)
+{
+  std::int64_t days = 0;
+  std::string rest = v;
+  if (auto dash = v.find('-'); dash != std::string::npos) {
+    days = std::stoll(v.substr(0, dash));
+    rest = v.substr(dash + 1);
+  }
+  int h = 0, m = 0, sec = 0;
+  REQUIRE_MESSAGE(std::sscanf(rest.c_str(), "%d:%d:%d", &h, &m, &sec) == 3, v);
+  return days * 86400 + h * 3600 + m * 60 + sec;
+}
+
+// What every rendered script must say, whatever its golden file holds: each #SBATCH directive
+// matches the strategy, the request and the options, and nothing else is asked of Slurm.
+// (`bash -n` and shellcheck of every case: test_lint.cpp.)
+void check_script_properties(const rv::templates::testing::Case& c, const std::string& script)
+{
+  const auto& s = c.strategy;
+  const auto& r = c.request;
+  const auto& o = c.options;
+  CHECK(script.starts_with("#!/bin/bash\n"));
+  std::vector<std::string> twice;
+  auto d = directives(script, twice);
+  CHECK(twice.empty());
+  std::string got; // the directives present, before d[] below adds empty ones
+  for (const auto& kv : d) {
+    got += kv.first + " ";
+  }
+  std::set<std::string> expected{"job-name", "partition", "nodes", "ntasks", "ntasks-per-node", "cpus-per-task",
+                                 "mem", "time", "output", "error"};
+  CHECK(d["job-name"] == r.job_name);
+  CHECK(d["partition"] == s.partition);
+  if (!s.gres.empty()) {
+    expected.insert("gres");
+    CHECK(d["gres"] == s.gres);
+  } else {
+    expected.insert("gpus-per-node");
+    CHECK(d["gpus-per-node"] == (s.gpu_type.empty() ? "" : s.gpu_type + ":") + std::to_string(s.gpus_per_node));
+  }
+  CHECK(d["nodes"] == std::to_string(s.nodes));
+  CHECK(d["ntasks"] == std::to_string(s.nodes)); // one task per node
+  CHECK(d["ntasks-per-node"] == "1");
+  CHECK(d["cpus-per-task"] == std::to_string(s.cpus_per_task));
+  CHECK(d["mem"] == std::to_string(s.mem_mb_per_node) + "M");
+  CHECK(slurm_seconds(d["time"]) == s.walltime_s);
+  if (s.time_min_s > 0) {
+    expected.insert("time-min");
+    CHECK(slurm_seconds(d["time-min"]) == s.time_min_s);
+  }
+  if (!s.constraint.empty()) {
+    expected.insert("constraint");
+    CHECK(d["constraint"] == s.constraint);
+  }
+  if (!r.exclude_nodes.empty()) {
+    expected.insert("exclude");
+    std::string joined;
+    for (const auto& n : r.exclude_nodes) {
+      joined += (joined.empty() ? "" : ",") + n;
+    }
+    CHECK(d["exclude"] == joined);
+  }
+  if (!r.account.empty()) {
+    expected.insert("account");
+    CHECK(d["account"] == r.account);
+  }
+  if (!r.qos.empty()) {
+    expected.insert("qos");
+    CHECK(d["qos"] == r.qos);
+  }
+  if (!o.request_id.empty()) {
+    expected.insert("comment");
+    CHECK(d["comment"] == "rv:" + o.request_id); // how rv finds its jobs again
+  }
+  CHECK(d["output"] == o.log_dir + "/%x-%j.out");
+  CHECK(d["error"] == o.log_dir + "/%x-%j.err");
+  if (s.kind == rv::model::StrategyKind::checkpoint) {
+    expected.insert({"signal", "open-mode"});
+    auto sig = normalize_signal(o.signal);
+    auto lead = effective_signal_lead(s.walltime_s, o.signal_lead_s);
+    REQUIRE(sig.has_value());
+    REQUIRE(lead.has_value());
+    CHECK(d["signal"] == "B:" + *sig + "@" + std::to_string(*lead)); // B: the batch shell traps it
+    CHECK(d["open-mode"] == "append"); // segments append to one log
+    if (o.use_requeue) {
+      expected.insert("requeue");
+      CHECK(d["requeue"].empty());
+    }
+    CHECK(script.find("export RV_TOTAL_REQUESTED_S=" + std::to_string(s.total_time_s) + "\n") != std::string::npos);
+  }
+  std::string want;
+  for (const auto& k : expected) {
+    want += k + " ";
+  }
+  CHECK(got == want); // nothing asked of Slurm that the case did not call for
+}
+
+} // namespace
 
 TEST_CASE("templates: every case matches its golden file")
 {
@@ -17,6 +156,7 @@ TEST_CASE("templates: every case matches its golden file")
       REQUIRE_MESSAGE(script.has_value(), script.error().message);
       rv::testing::check_golden(std::string(RV_TEST_DATA_DIR) + "/templates/" + c.name + ".sbatch.golden",
                                 *script);
+      check_script_properties(c, *script);
     }
   }
 }
