@@ -34,6 +34,23 @@ bool read_number(std::string_view text, std::size_t& pos, char stop, long long& 
   return true;
 }
 
+// `text` for printf's %b: bytes for which `raw` is false become \0ooo (three octal digits, so a
+// following digit is never taken into the escape); the rest are copied.
+template <typename Raw>
+std::string printf_b_escape(std::string_view text, Raw raw)
+{
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (raw(c)) {
+      out += c;
+    } else {
+      out += fmt::format("\\0{:03o}", static_cast<unsigned char>(c));
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::string shell_quote(std::string_view word)
@@ -79,8 +96,11 @@ std::string batch_script(const std::vector<Command>& cmds)
       line = fmt::format("if command -v timeout >/dev/null 2>&1; then timeout -k 5 {} {}; else {}; fi",
                          secs, line, line);
     }
-    std::string input = cmd.stdin_data ? fmt::format("printf '%s' {} | ", shell_quote(*cmd.stdin_data))
-                                       : std::string();
+    // %b with \ and NUL escaped: a shell word cannot hold a NUL byte, an escape can.
+    auto stdin_raw = [](char c) { return c != '\\' && c != '\0'; };
+    std::string input =
+        cmd.stdin_data ? fmt::format("printf '%b' {} | ", shell_quote(printf_b_escape(*cmd.stdin_data, stdin_raw)))
+                       : std::string();
     std::string redirect_in = cmd.stdin_data ? "" : " </dev/null";
     script += fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line,
                           redirect_in, i, i, i);

@@ -16,7 +16,8 @@ std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& argv);
 
 // Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
-// stdout and stderr in length-prefixed frames that `parse_batch_output` reads back.
+// stdout and stderr in length-prefixed frames that `parse_batch_output` reads back. A command's
+// stdin_data reaches it byte for byte, NUL bytes included (printf %b with octal escapes).
 std::string batch_script(const std::vector<Command>& cmds);
 
 // Splits the output of a `batch_script` run into one Outcome per command.
