@@ -82,6 +82,15 @@ std::string shell_join(const std::vector<std::string>& argv)
   return line;
 }
 
+std::string login_shell_command(const std::vector<std::string>& argv)
+{
+  // Raw: printable ASCII except what a single-quoted word of fish (\\, \') or tcsh (!) treats
+  // specially, and the quote itself. Newlines, control bytes and non-ASCII are escaped as well.
+  auto neutral = [](char c) { return c >= 0x20 && c <= 0x7e && c != '\'' && c != '\\' && c != '!'; };
+  return "exec /bin/sh -c 'eval \"$(printf %b \"$1\")\"' rv '" + printf_b_escape("exec " + shell_join(argv), neutral) +
+         "'";
+}
+
 std::string batch_script(const std::vector<Command>& cmds)
 {
   // Each command's output goes to files first, so that interleaving can never corrupt a frame;
@@ -122,7 +131,7 @@ Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_
     if (out.substr(pos, k_frame.size()) != k_frame) {
       return fail(ErrorCode::parse,
                   fmt::format("batch output is cut short after {} of {} commands", outcomes.size(), expected),
-                  "the remote shell must be POSIX (sh, bash, zsh); run with -v to see its output");
+                  "the batch runs under /bin/sh on the cluster; run with -v to see what came back");
     }
     pos += k_frame.size();
     long long index = 0, status = 0, out_len = 0, err_len = 0;

@@ -15,6 +15,14 @@ std::string shell_quote(std::string_view word);
 // Quotes every word of `argv` and joins them with spaces: a command line for `sh -c`.
 std::string shell_join(const std::vector<std::string>& argv);
 
+// `argv` as one command line that every login shell (sh, bash, zsh, fish, tcsh) hands to /bin/sh
+// unchanged: `exec /bin/sh -c 'eval "$(printf %b "$1")"' rv 'PAYLOAD'`, PAYLOAD being
+// `exec <shell_join(argv)>` with every byte other than printable ASCII, and ', \ and !, written
+// as a printf %b octal escape (\0ooo). Inside single quotes these words mean the same to all of
+// those shells (fish reads only \\ and \' there, tcsh only ! and newline), so the login shell's
+// own syntax never touches the command (docs/ssh.md, "Quoting").
+std::string login_shell_command(const std::vector<std::string>& argv);
+
 // Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
 // stdout and stderr in length-prefixed frames that `parse_batch_output` reads back. A command's
 // stdin_data reaches it byte for byte, NUL bytes included (printf %b with octal escapes).
