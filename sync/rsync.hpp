@@ -26,12 +26,9 @@ struct SshTarget {
 // True when the "cluster" is this machine (no ssh).
 bool is_local(const SshTarget& target);
 
-// One word quoted for rsync's own splitter of `-e` (it knows '...' and "..." with a doubled
-// quote inside standing for itself, and no backslashes): `a b` -> `'a b'`, `it's` -> `'it''s'`.
-std::string rsync_quote(std::string_view word);
-
-// The `ssh` command line rsync runs (`-e`), from `target`. Host keys are checked strictly
-// (StrictHostKeyChecking=yes), whatever the user's ssh config says, as libssh does for rv.
+// The `ssh` command line rsync runs (`-e`), from `target`, its words quoted for rsync's splitter
+// (proc::rsync_quote). Host keys are checked strictly (BatchMode=yes, StrictHostKeyChecking=yes,
+// rv's known_hosts file), whatever the user's ssh config says, as libssh does for rv.
 Result<std::string> rsync_ssh_command(const SshTarget& target);
 // `dir` as rsync names it on the cluster: `host:dir`, `user@host:dir`, or `dir` locally.
 Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string& dir);

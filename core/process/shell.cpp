@@ -82,6 +82,38 @@ std::string shell_join(const std::vector<std::string>& argv)
   return line;
 }
 
+std::string rsync_quote(std::string_view word)
+{
+  if (!word.empty() && word.find_first_of(" '\"\t\n") == std::string_view::npos) {
+    return std::string(word);
+  }
+  std::string out = "'";
+  for (char c : word) {
+    out += c;
+    if (c == '\'') {
+      out += '\'';
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string ssh_option_quote(std::string_view value)
+{
+  if (!value.empty() && value.find_first_of(" \t'\"\\#") == std::string_view::npos) {
+    return std::string(value);
+  }
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+    }
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
 std::string login_shell_command(const std::vector<std::string>& argv)
 {
   // Raw: printable ASCII except what a single-quoted word of fish (\\, \') or tcsh (!) treats
