@@ -110,9 +110,12 @@ Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir
 
 Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths)
+                                  const std::string& to, const std::vector<std::string>& paths, bool rewrite)
 {
   RV_TRY(c, rsync_command(target));
+  if (rewrite) {
+    c.argv.push_back("--ignore-times");
+  }
   c.argv.insert(c.argv.end(), {"--from0", "--files-from=-", "--stats", "--out-format=%n", from, to});
   std::string list;
   for (const auto& p : paths) {

@@ -35,9 +35,13 @@ Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string
 
 // Copies `paths` (relative to `from`, NUL-separated on stdin) to `to` with `rsync -a`; `progress`
 // gets each file name rsync reports. Returns the bytes rsync sent on the wire.
+// `rewrite`: every listed file is written anew, to a temporary file renamed over the old one
+// (`--ignore-times`), even when only its mode changed; rsync would otherwise chmod it in place,
+// and a hard link to it (a job's snapshot, sync/snapshot.hpp) would change too.
 Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths);
+                                  const std::string& to, const std::vector<std::string>& paths,
+                                  bool rewrite = false);
 // Copies one file `from` to `to` with `rsync -a`.
 Result<void> rsync_file(proc::Runner& local, const SshTarget& target, const std::string& from, const std::string& to);
 
