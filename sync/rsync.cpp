@@ -73,22 +73,6 @@ bool is_local(const SshTarget& t)
   return t.destination.empty();
 }
 
-std::string rsync_quote(std::string_view word)
-{
-  if (!word.empty() && word.find_first_of(" '\"\t\n") == std::string_view::npos) {
-    return std::string(word);
-  }
-  std::string out = "'";
-  for (char c : word) {
-    out += c;
-    if (c == '\'') {
-      out += '\'';
-    }
-  }
-  out += '\'';
-  return out;
-}
-
 Result<std::string> rsync_ssh_command(const SshTarget& t)
 {
   RV_TRY(dest, proc::parse_destination(t.destination));
@@ -97,10 +81,11 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
                                    "-o", "StrictHostKeyChecking=yes",
                                    "-o", fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
   if (!t.identity_file.empty()) {
-    argv.insert(argv.end(), {"-i", t.identity_file});
+    argv.insert(argv.end(), {"-i", t.identity_file}); // an argv word of ssh's: taken as it is
   }
   if (!t.known_hosts.empty()) {
-    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + t.known_hosts});
+    // ssh splits an option's value into words (UserKnownHostsFile takes several files).
+    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + proc::ssh_option_quote(t.known_hosts)});
   }
   if (dest.port != 0) {
     argv.insert(argv.end(), {"-p", std::to_string(dest.port)});
@@ -108,7 +93,7 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
   std::string line;
   for (const auto& w : argv) {
     line += line.empty() ? "" : " ";
-    line += rsync_quote(w);
+    line += proc::rsync_quote(w);
   }
   return line;
 }
@@ -125,9 +110,12 @@ Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir
 
 Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths)
+                                  const std::string& to, const std::vector<std::string>& paths, bool rewrite)
 {
   RV_TRY(c, rsync_command(target));
+  if (rewrite) {
+    c.argv.push_back("--ignore-times");
+  }
   c.argv.insert(c.argv.end(), {"--from0", "--files-from=-", "--stats", "--out-format=%n", from, to});
   std::string list;
   for (const auto& p : paths) {

@@ -26,21 +26,22 @@ struct SshTarget {
 // True when the "cluster" is this machine (no ssh).
 bool is_local(const SshTarget& target);
 
-// One word quoted for rsync's own splitter of `-e` (it knows '...' and "..." with a doubled
-// quote inside standing for itself, and no backslashes): `a b` -> `'a b'`, `it's` -> `'it''s'`.
-std::string rsync_quote(std::string_view word);
-
-// The `ssh` command line rsync runs (`-e`), from `target`. Host keys are checked strictly
-// (StrictHostKeyChecking=yes), whatever the user's ssh config says, as libssh does for rv.
+// The `ssh` command line rsync runs (`-e`), from `target`, its words quoted for rsync's splitter
+// (proc::rsync_quote). Host keys are checked strictly (BatchMode=yes, StrictHostKeyChecking=yes,
+// rv's known_hosts file), whatever the user's ssh config says, as libssh does for rv.
 Result<std::string> rsync_ssh_command(const SshTarget& target);
 // `dir` as rsync names it on the cluster: `host:dir`, `user@host:dir`, or `dir` locally.
 Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string& dir);
 
 // Copies `paths` (relative to `from`, NUL-separated on stdin) to `to` with `rsync -a`; `progress`
 // gets each file name rsync reports. Returns the bytes rsync sent on the wire.
+// `rewrite`: every listed file is written anew, to a temporary file renamed over the old one
+// (`--ignore-times`), even when only its mode changed; rsync would otherwise chmod it in place,
+// and a hard link to it (a job's snapshot, sync/snapshot.hpp) would change too.
 Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths);
+                                  const std::string& to, const std::vector<std::string>& paths,
+                                  bool rewrite = false);
 // Copies one file `from` to `to` with `rsync -a`.
 Result<void> rsync_file(proc::Runner& local, const SshTarget& target, const std::string& from, const std::string& to);
 

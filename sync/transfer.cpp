@@ -308,7 +308,8 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
       paths.push_back(e.path);
     }
     RV_TRY(spec, rsync_remote_spec(options.ssh, remote_dir + "/"));
-    RV_TRY(wire, rsync_files(local, options.ssh, options.progress, root.string() + "/", spec, paths));
+    // Rewritten, never changed in place: a snapshot's hard link keeps the old mode.
+    RV_TRY(wire, rsync_files(local, options.ssh, options.progress, root.string() + "/", spec, paths, true));
     report.wire_bytes = wire;
   } else {
     for (const auto& e : plan.send) {

@@ -34,6 +34,23 @@ bool read_number(std::string_view text, std::size_t& pos, char stop, long long& 
   return true;
 }
 
+// `text` for printf's %b: bytes for which `raw` is false become \0ooo (three octal digits, so a
+// following digit is never taken into the escape); the rest are copied.
+template <typename Raw>
+std::string printf_b_escape(std::string_view text, Raw raw)
+{
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (raw(c)) {
+      out += c;
+    } else {
+      out += fmt::format("\\0{:03o}", static_cast<unsigned char>(c));
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 std::string shell_quote(std::string_view word)
@@ -65,6 +82,47 @@ std::string shell_join(const std::vector<std::string>& argv)
   return line;
 }
 
+std::string rsync_quote(std::string_view word)
+{
+  if (!word.empty() && word.find_first_of(" '\"\t\n") == std::string_view::npos) {
+    return std::string(word);
+  }
+  std::string out = "'";
+  for (char c : word) {
+    out += c;
+    if (c == '\'') {
+      out += '\'';
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string ssh_option_quote(std::string_view value)
+{
+  if (!value.empty() && value.find_first_of(" \t'\"\\#") == std::string_view::npos) {
+    return std::string(value);
+  }
+  std::string out = "\"";
+  for (char c : value) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+    }
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string login_shell_command(const std::vector<std::string>& argv)
+{
+  // Raw: printable ASCII except what a single-quoted word of fish (\\, \') or tcsh (!) treats
+  // specially, and the quote itself. Newlines, control bytes and non-ASCII are escaped as well.
+  auto neutral = [](char c) { return c >= 0x20 && c <= 0x7e && c != '\'' && c != '\\' && c != '!'; };
+  return "exec /bin/sh -c 'eval \"$(printf %b \"$1\")\"' rv '" + printf_b_escape("exec " + shell_join(argv), neutral) +
+         "'";
+}
+
 std::string batch_script(const std::vector<Command>& cmds)
 {
   // Each command's output goes to files first, so that interleaving can never corrupt a frame;
@@ -79,8 +137,11 @@ std::string batch_script(const std::vector<Command>& cmds)
       line = fmt::format("if command -v timeout >/dev/null 2>&1; then timeout -k 5 {} {}; else {}; fi",
                          secs, line, line);
     }
-    std::string input = cmd.stdin_data ? fmt::format("printf '%s' {} | ", shell_quote(*cmd.stdin_data))
-                                       : std::string();
+    // %b with \ and NUL escaped: a shell word cannot hold a NUL byte, an escape can.
+    auto stdin_raw = [](char c) { return c != '\\' && c != '\0'; };
+    std::string input =
+        cmd.stdin_data ? fmt::format("printf '%b' {} | ", shell_quote(printf_b_escape(*cmd.stdin_data, stdin_raw)))
+                       : std::string();
     std::string redirect_in = cmd.stdin_data ? "" : " </dev/null";
     script += fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line,
                           redirect_in, i, i, i);
@@ -102,7 +163,7 @@ Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_
     if (out.substr(pos, k_frame.size()) != k_frame) {
       return fail(ErrorCode::parse,
                   fmt::format("batch output is cut short after {} of {} commands", outcomes.size(), expected),
-                  "the remote shell must be POSIX (sh, bash, zsh); run with -v to see its output");
+                  "the batch runs under /bin/sh on the cluster; run with -v to see what came back");
     }
     pos += k_frame.size();
     long long index = 0, status = 0, out_len = 0, err_len = 0;

@@ -15,8 +15,28 @@ std::string shell_quote(std::string_view word);
 // Quotes every word of `argv` and joins them with spaces: a command line for `sh -c`.
 std::string shell_join(const std::vector<std::string>& argv);
 
+// One word quoted for rsync's own splitter of `-e`/RSYNC_RSH, which is not a shell: it splits at
+// spaces and knows '...' and "...", a doubled quote inside standing for itself, and no
+// backslashes (rsync's do_cmd, every version since 2.6): `a b` -> `'a b'`, `it's` -> `'it''s'`.
+// Any byte string survives, both kinds of quote included.
+std::string rsync_quote(std::string_view word);
+
+// A value for OpenSSH's `-o Key=VALUE`: ssh splits the value into words itself (argv_split: "..."
+// with \" and \\ inside), so a value with blanks, quotes or backslashes is double-quoted:
+// `/a b/kh` -> `"/a b/kh"`. Others are returned as they are.
+std::string ssh_option_quote(std::string_view value);
+
+// `argv` as one command line that every login shell (sh, bash, zsh, fish, tcsh) hands to /bin/sh
+// unchanged: `exec /bin/sh -c 'eval "$(printf %b "$1")"' rv 'PAYLOAD'`, PAYLOAD being
+// `exec <shell_join(argv)>` with every byte other than printable ASCII, and ', \ and !, written
+// as a printf %b octal escape (\0ooo). Inside single quotes these words mean the same to all of
+// those shells (fish reads only \\ and \' there, tcsh only ! and newline), so the login shell's
+// own syntax never touches the command (docs/ssh.md, "Quoting").
+std::string login_shell_command(const std::vector<std::string>& argv);
+
 // Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
-// stdout and stderr in length-prefixed frames that `parse_batch_output` reads back.
+// stdout and stderr in length-prefixed frames that `parse_batch_output` reads back. A command's
+// stdin_data reaches it byte for byte, NUL bytes included (printf %b with octal escapes).
 std::string batch_script(const std::vector<Command>& cmds);
 
 // Splits the output of a `batch_script` run into one Outcome per command.

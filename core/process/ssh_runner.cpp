@@ -409,7 +409,9 @@ Result<Outcome> SshRunner::run(const Command& cmd)
     return std::unexpected(r.error());
   }
   ++m_round_trips;
-  return m_impl->exec(shell_join(cmd.argv), cmd.stdin_data.value_or(""), cmd);
+  // Whatever the login shell (fish, tcsh...), /bin/sh parses the command (docs/ssh.md, "Quoting").
+  spdlog::trace("ssh: run {}", shell_join(cmd.argv));
+  return m_impl->exec(login_shell_command(cmd.argv), cmd.stdin_data.value_or(""), cmd);
 }
 
 Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cmds)
@@ -430,7 +432,7 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
       whole.timeout += c.timeout + std::chrono::seconds(5);
     }
   }
-  RV_TRY(outcome, m_impl->exec("sh -s", batch_script(cmds), whole));
+  RV_TRY(outcome, m_impl->exec("exec /bin/sh -s", batch_script(cmds), whole));
   if (outcome.timed_out) {
     return fail(ErrorCode::timeout, fmt::format("a batch of {} commands timed out on {}", cmds.size(), where()));
   }
@@ -465,7 +467,7 @@ Result<int> SshRunner::run_interactive(const std::vector<std::string>& argv)
   if (ssh_channel_open_session(channel) != SSH_OK ||
       (tty && ssh_channel_request_pty_size(channel, term ? term : "xterm", ws.ws_col ? ws.ws_col : 80,
                                            ws.ws_row ? ws.ws_row : 24) != SSH_OK) ||
-      ssh_channel_request_exec(channel, shell_join(argv).c_str()) != SSH_OK) {
+      ssh_channel_request_exec(channel, login_shell_command(argv).c_str()) != SSH_OK) {
     std::string why = ssh_get_error(session);
     cleanup();
     return fail(ErrorCode::unreachable, "ssh: cannot start the interactive command: " + why);

@@ -2,6 +2,7 @@
 // symlinks; and the transfer plan that mirrors deletions.
 
 #include "core/process/local_runner.hpp"
+#include "core/process/shell.hpp"
 #include "sync/files.hpp"
 #include "sync/transfer.hpp"
 
@@ -14,6 +15,7 @@
 using namespace rv::sync;
 namespace fs = std::filesystem;
 using V = std::vector<std::string>;
+using rv::proc::rsync_quote;
 
 namespace {
 
@@ -227,4 +229,76 @@ TEST_CASE("sync: rsync's -e words are quoted for rsync's own splitter, so any pa
   CHECK(first == "-i");
   CHECK(second == "/keys/a'b c/key");
   fs::remove_all(dir.parent_path());
+}
+
+TEST_CASE("sync: rsync's real splitter hands ssh every path intact, and ssh -G shows the user's config cannot "
+          "weaken host-key checks")
+{
+  std::string real_ssh;
+  for (const char* p : {"/usr/bin/ssh", "/bin/ssh", "/usr/local/bin/ssh"}) {
+    if (::access(p, X_OK) == 0) {
+      real_ssh = p;
+      break;
+    }
+  }
+  if (!rv::proc::on_path("rsync") || real_ssh.empty()) {
+    MESSAGE("SKIP: rsync or ssh is not installed");
+    return;
+  }
+  const auto base = fs::temp_directory_path() / ("rv-rsync-e-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const auto bin = base / "bin";
+  const auto odd = base / "it's \"quoted\"  dir";
+  fs::create_directories(bin);
+  fs::create_directories(odd);
+  // A user config that turns every check off; rv's -o options must win over it.
+  const auto config = odd / "ssh config";
+  std::ofstream(config) << "Host rvtb\n  HostName 127.0.0.1\n  StrictHostKeyChecking no\n"
+                           "  UserKnownHostsFile /dev/null\n  BatchMode no\n";
+  const auto key = odd / "key 'a' \"b\"";
+  std::ofstream(key) << "";
+  const auto known_hosts = odd / "known_hosts ''\"\"";
+  std::ofstream(known_hosts) << "";
+  const auto argv_log = base / "argv";
+  const auto g_log = base / "ssh-G";
+  {
+    // The "ssh" rsync runs: records its argv, then asks the real ssh for the effective config.
+    std::ofstream f(bin / "ssh");
+    f << "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >'" << argv_log.string() << "'\n"
+      << real_ssh << " -G \"$@\" >'" << g_log.string() << "' 2>&1\nexit 1\n";
+  }
+  fs::permissions(bin / "ssh", fs::perms::owner_all);
+  SshTarget t{"rvtb", config.string(), key.string(), known_hosts.string(), 5};
+  auto ssh = rsync_ssh_command(t);
+  REQUIRE(ssh);
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
+  rv::proc::LocalRunner local;
+  rv::proc::Command c;
+  c.argv = {"rsync", "-e", *ssh, "/etc/hostname", "rvtb:/tmp/x"};
+  c.timeout = std::chrono::seconds(30);
+  auto out = local.run(c);
+  ::setenv("PATH", old_path.c_str(), 1);
+  REQUIRE(out);
+  CHECK(out->err.find("Missing trailing") == std::string::npos);
+  std::ifstream in(argv_log);
+  V words;
+  for (std::string line; std::getline(in, line);) {
+    words.push_back(line);
+  }
+  const V expected = {"-F", config.string(), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                      "-o", "ConnectTimeout=5", "-i", key.string(), "-o",
+                      "UserKnownHostsFile=" + rv::proc::ssh_option_quote(known_hosts.string()), "rvtb"};
+  REQUIRE(words.size() > expected.size());
+  CHECK(V(words.begin(), words.begin() + static_cast<long>(expected.size())) == expected);
+  std::ifstream g(g_log);
+  std::string effective((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+  CAPTURE(effective);
+  CHECK(effective.find("\nstricthostkeychecking true\n") != std::string::npos);
+  CHECK(effective.find("\nbatchmode yes\n") != std::string::npos);
+  CHECK(effective.find("\nhostname 127.0.0.1\n") != std::string::npos); // the config is read
+  // ssh read back the same single files rv uses: not split at blanks, quotes kept.
+  CHECK(effective.find("\nuserknownhostsfile " + known_hosts.string() + "\n") != std::string::npos);
+  CHECK(effective.find("\nidentityfile " + key.string() + "\n") != std::string::npos);
+  fs::remove_all(base);
 }
