@@ -35,6 +35,22 @@ std::string join(const std::vector<std::string>& ids)
 
 } // namespace
 
+bool only_gone_jobs(std::string_view scancel_stderr)
+{
+  bool any = false;
+  for (auto line : text::lines(scancel_stderr)) {
+    line = text::trim(line);
+    if (line.empty()) {
+      continue;
+    }
+    if (!line.ends_with("Invalid job id specified")) {
+      return false;
+    }
+    any = true;
+  }
+  return any;
+}
+
 Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name)
 {
   if (job_ids.empty()) {
@@ -48,6 +64,12 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   auto cmd = command(std::move(argv));
   cmd.uninterruptible = true;
   RV_TRY(outcome, runner.run(cmd));
+  if (!outcome.ok() && !job_name.empty() && only_gone_jobs(outcome.err)) {
+    // With --name, Slurm 22.05 answers "Invalid job id specified" (exit 1) for a job that has
+    // already ended (e.g. cancelled a moment ago by the winner's guard): nothing is left to cancel.
+    spdlog::debug("scancel: {} had already ended: {}", join(job_ids), outcome.err);
+    return {};
+  }
   if (!outcome.ok()) {
     return fail(ErrorCode::slurm_rejected,
                 fmt::format("scancel {} failed (exit {}): {}", join(job_ids), outcome.status(), outcome.err),

@@ -41,6 +41,10 @@ struct RaceStats {
 // (an error naming why), or an interrupt/timeout (every job cancelled, then an error).
 Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options);
 
+// Whether scancel's stderr says only that its jobs no longer exist ("Invalid job id specified",
+// every line): what `scancel --name=N ID` answers (exit 1) for a job that has already ended.
+bool only_gone_jobs(std::string_view scancel_stderr);
+
 // Cancels `job_ids` in one scancel call, even while an interrupt is pending. With `job_name`,
 // Slurm itself cancels only those of the ids whose job still has that name (`scancel --name`
 // intersects with the ids): a job id Slurm has since given to another job is left alone.

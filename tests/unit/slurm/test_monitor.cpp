@@ -306,3 +306,27 @@ TEST_CASE("monitor with a claim: no claim within claim_wait falls back to start 
   REQUIRE(race.winner());
   CHECK(*race.winner() == 1);
 }
+
+// Seen on the testbed: the winner's guard had cancelled the loser a moment before rv's own
+// scancel --name, which Slurm 22.05 then refuses with exit 1 (docs/slurm-quirks.md).
+TEST_CASE("monitor: scancel --name of a job that already ended is not a failure; other errors are")
+{
+  CHECK(only_gone_jobs("scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
+  CHECK(only_gone_jobs("scancel: error: Kill job error on job id 1: Invalid job id specified\n"
+                       "scancel: error: Kill job error on job id 2: Invalid job id specified\n"));
+  CHECK_FALSE(only_gone_jobs(""));
+  CHECK_FALSE(only_gone_jobs("scancel: error: Kill job error on job id 1: Invalid job id specified\n"
+                             "scancel: error: Unable to contact slurm controller (connect failure)\n"));
+  rv::test::FakeRunner r;
+  r.expect_prefix({"scancel", "--name=train", "1305"},
+                  rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
+  CHECK(cancel_jobs(r, {"1305"}, "train"));
+  r.expect_prefix({"scancel", "--name=train", "1306"},
+                  rv::test::FakeRunner::reply(1, "", "scancel: error: Unable to contact slurm controller (connect failure)\n"));
+  auto down = cancel_jobs(r, {"1306"}, "train");
+  REQUIRE_FALSE(down);
+  CHECK(down.error().message.find("Unable to contact slurm controller") != std::string::npos);
+  r.expect_prefix({"scancel", "1307"},
+                  rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1307: Invalid job id specified\n"));
+  CHECK_FALSE(cancel_jobs(r, {"1307"})); // without the name, an invalid id is an error as before
+}
