@@ -82,6 +82,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.elapsed_s = jj.value("elapsed_s", std::int64_t{0});
       r.jobs.push_back(std::move(job));
     }
+    r.base = to_json(r);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(ErrorCode::parse, fmt::format("malformed request record: {}", e.what()));
@@ -147,12 +148,23 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
   save(store, r);
 }
 
-void save(store::RecordStore& store, const RequestRecord& r)
+void save(store::RecordStore& store, RequestRecord& r)
 {
-  auto doc = to_json(r);
-  if (auto u = store.update(r.id, [&](nlohmann::json& rec) { rec = doc; }); !u) {
-    spdlog::warn("cannot update request record {}: {}", r.id, u.error().message);
+  auto mine = to_json(r);
+  auto written = r.base.is_null() ? store.update(r.id, [&](nlohmann::json& rec) { rec = mine; })
+                                  : store.merge(r.id, r.base, mine);
+  if (!written) {
+    spdlog::warn("cannot update request record {}: {}", r.id, written.error().message);
+    return;
   }
+  if (*written != mine) { // a concurrent rv changed other fields: take them in
+    if (auto merged = request_from_json(*written)) {
+      merged->base = *written;
+      r = std::move(*merged);
+      return;
+    }
+  }
+  r.base = std::move(mine);
 }
 
 std::string ended_state(const std::string& job_state)

@@ -56,6 +56,11 @@ struct RequestRecord {
   // venv, outputs; null when the command was not synced.
   nlohmann::json sync;
 
+  // Not stored: the record as this process last read or wrote it. save() applies only what
+  // changed since (three-way merge under the store's lock), so a concurrent rv's changes to
+  // other fields survive. Null for a record not yet in the store.
+  nlohmann::json base;
+
   // The winner's job, or nullptr.
   const JobRecord* winner_job() const;
   // Job ids that were submitted.
@@ -83,7 +88,9 @@ std::string ended_state(const std::string& job_state);
 // Whether `state` is one a request ends in (done, failed, cancelled): never overwritten.
 bool is_final_state(const std::string& state);
 
-// Writes the record back, logging (not failing) when the local store cannot be written.
-void save(store::RecordStore& store, const RequestRecord& r);
+// Writes the record back: only what changed since `r.base` is applied to the stored record
+// as it is now (a concurrent `rv stop` or `rv ps` is not undone), and `r` becomes the merged
+// record. Logs (does not fail) when the local store cannot be written.
+void save(store::RecordStore& store, RequestRecord& r);
 
 } // namespace rv::app

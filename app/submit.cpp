@@ -107,6 +107,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.nodes = s.nodes;
   }
   RV_TRY_VOID(store.create(rec.id, to_json(rec)));
+  rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.config, request_id,
                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
   if (!paths) {

@@ -278,3 +278,31 @@ TEST_CASE("reap: a failed submission that created nothing ends in its final stat
   CHECK(req.state == "failed");
   std::filesystem::remove_all(store.dir());
 }
+
+// #15 defect 7, the way the real callers write: two rv processes hold the same record; each
+// changes its own fields and saves. Neither undoes the other.
+TEST_CASE("records: concurrent savers merge their changes instead of writing back stale records")
+{
+  auto store = temp_store("merge");
+  auto req = request("abab0001", "submitted");
+  req.secrets_file = "/home/u/.rv/requests/abab0001/env";
+  REQUIRE(store.create(req.id, to_json(req)));
+  auto loaded = store.read(req.id);
+  REQUIRE(loaded);
+  auto racer = request_from_json(*loaded); // rv run -f, racing
+  auto other = request_from_json(*loaded); // rv ps in another terminal
+  REQUIRE(racer);
+  REQUIRE(other);
+  other->secrets_file.clear(); // remove_secrets
+  save(store, *other);
+  racer->winner = "s2";
+  racer->state = "won";
+  save(store, *racer);
+  auto now = store.read(req.id);
+  REQUIRE(now);
+  CHECK((*now)["winner"] == "s2");
+  CHECK((*now)["state"] == "won");
+  CHECK((*now)["secrets_file"] == ""); // before: the racer's stale copy wrote the removed path back
+  CHECK(racer->secrets_file.empty());  // and the racer now knows it
+  std::filesystem::remove_all(store.dir());
+}
