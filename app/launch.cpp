@@ -4,6 +4,7 @@
 #include "app/race.hpp"
 #include "app/reap.hpp"
 #include "app/submit.hpp"
+#include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/shell.hpp"
 #include "core/store/json_bytes.hpp"
@@ -32,6 +33,38 @@ std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, co
 
 } // namespace
 
+std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& plan)
+{
+  // The best submitted strategy: the plan is in rank order, and so are the record's jobs.
+  const model::Strategy* best = nullptr;
+  for (const auto& j : rec.jobs) {
+    if (j.job_id.empty()) {
+      continue;
+    }
+    for (const auto& s : plan.strategies) {
+      if (s.id == j.strategy_id) {
+        best = &s;
+        break;
+      }
+    }
+    if (best) {
+      break;
+    }
+  }
+  std::string out;
+  if (best) {
+    const auto wait = !best->est_wait_s ? std::string("an unknown time")
+                      : *best->est_wait_s <= 0 ? std::string("now")
+                                                : "in ~" + format_human_duration(*best->est_wait_s);
+    out += fmt::format("best estimate: {} ({}) starts {}, {:.1f} SU\n", best->id, best->label, wait, best->est_su);
+  }
+  out += fmt::format("next: rv logs -f {}   (wait for the winner and follow it)\n"
+                     "      rv ps            (where each strategy stands)\n"
+                     "      rv stop {}   (cancel every job of it)\n",
+                     rec.id, rec.id);
+  return out;
+}
+
 Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras)
 {
@@ -50,6 +83,8 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     if (!follow) {
       if (env.json) {
         env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+      } else {
+        env.output.out(submitted_summary(launched.rec, current.plan));
       }
       return 0;
     }

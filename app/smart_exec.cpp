@@ -1,5 +1,6 @@
 #include "app/smart_exec.hpp"
 
+#include "core/config.hpp"
 #include "core/duration.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"
@@ -169,6 +170,43 @@ Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd,
   return root;
 }
 
+Result<void> check_entry_exists(const std::vector<std::string>& command, const sync::CommandAnalysis& analysis,
+                                const std::filesystem::path& cwd)
+{
+  namespace fs = std::filesystem;
+  const auto& entry = analysis.entry;
+  const auto& launcher = analysis.launcher;
+  const bool known = launcher.starts_with("python") || launcher == "torchrun" || launcher == "accelerate launch" ||
+                     launcher == "deepspeed" || launcher == "bash" || launcher == "sh" ||
+                     (launcher.empty() && entry.starts_with("./"));
+  const bool script = entry.ends_with(".py") || entry.ends_with(".sh") || entry.starts_with("./");
+  if (entry.empty() || analysis.entry_is_module || !analysis.entry_file.empty() || !known || !script ||
+      entry.starts_with('/') || entry.starts_with('~') || entry.find('$') != std::string::npos) {
+    return {};
+  }
+  // A command line that changes directory first names a path on the cluster: not checked here.
+  const auto words = command.size() == 1 ? sync::split_shell_words(command.front()) : command;
+  if (std::find(words.begin(), words.end(), "cd") != words.end()) {
+    return {};
+  }
+  const fs::path typed(entry);
+  const auto dir = typed.parent_path().empty() ? cwd : (cwd / typed.parent_path()).lexically_normal();
+  std::vector<std::string> nearby;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) {
+      nearby.push_back((typed.parent_path() / it->path().filename()).generic_string());
+    }
+  }
+  std::sort(nearby.begin(), nearby.end());
+  const auto guess = did_you_mean(entry, nearby);
+  return fail(ErrorCode::usage,
+              fmt::format("{} {}: no such file in {}", launcher.empty() ? "run" : launcher, entry, dir.string()),
+              guess.empty() ? "run rv from the directory that holds it, or pass --workdir DIR when the script is on "
+                              "the cluster"
+                            : fmt::format("did you mean {}? (--workdir DIR when the script is on the cluster)", guess));
+}
+
 Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
 {
   auto& remote = env.cluster;
@@ -189,6 +227,9 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
     std::error_code e;
     return fs::exists(p.starts_with("/") ? fs::path(p) : cwd / p, e);
   });
+  if (flags.workdir.empty() && !flags.no_sync) {
+    RV_TRY_VOID(check_entry_exists(command, analysis, cwd));
+  }
   if (!analysis.names_local_file()) {
     return run; // nothing local: the command runs as typed, in --workdir or the home directory
   }

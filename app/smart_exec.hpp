@@ -5,6 +5,7 @@
 
 #include "app/env.hpp"
 #include "app/submit.hpp"
+#include "sync/command.hpp"
 #include "sync/files.hpp"
 #include "sync/project.hpp"
 #include "sync/transfer.hpp"
@@ -51,6 +52,13 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
 // project holding cwd; an error when cwd is the home or root directory, or outside the project.
 Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd, const std::string& entry_file,
                                                const std::string& home);
+
+// Before anything reaches the queue: a command whose launcher (python, torchrun, accelerate,
+// deepspeed, bash, sh, ./x) names a script that does not exist here is refused, with a
+// did-you-mean of the files beside where it should be. Paths rv cannot see (absolute, ~, $VAR,
+// after a `cd`) and modules are not checked; --workdir and --no-sync skip the check.
+Result<void> check_entry_exists(const std::vector<std::string>& command, const sync::CommandAnalysis& analysis,
+                                const std::filesystem::path& cwd);
 
 struct SmartRunFlags {
   std::string workdir;              // --workdir: run there, no sync

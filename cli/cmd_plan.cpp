@@ -7,6 +7,8 @@
 #include "app/smart_exec.hpp"
 #include "templates/render.hpp"
 
+#include <unistd.h>
+
 namespace rv::cli {
 using namespace rv::app;
 namespace {
@@ -31,6 +33,11 @@ Result<PlanRun> plan_request(const PlanFlags& flags, Env& env)
 
 Result<int> run_up(const UpOptions& opts, Context& ctx)
 {
+  if (opts.run.empty() && !opts.plan.dry_run && !ctx.global.json && ::isatty(0) == 0) {
+    // srun --pty without a terminal only prints TIOCGWINSZ errors: say what to do instead.
+    return fail(ErrorCode::usage, "rv up opens a shell on the node, and there is no terminal here",
+                "use --run CMD to run a command there instead (or --dry-run to see the plan)");
+  }
   RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
   PlanFlags flags = opts.plan;

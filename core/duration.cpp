@@ -101,7 +101,8 @@ Result<std::int64_t> parse_duration(std::string_view text)
   const std::string shown(text);
   auto bad = [&] {
     return fail(ErrorCode::usage, fmt::format("invalid duration '{}'", shown),
-                "use 30m, 2h, 1.5h, 3d, 2:59:00 or 1-12:00:00");
+                "use 30m, 2h, 1h30m, 1.5h, 2d12h, 2:59:00 or 1-12:00:00 (a bare number is minutes and MM:SS "
+                "minutes:seconds, as in sbatch)");
   };
   if (text.empty()) {
     return bad();
@@ -110,15 +111,33 @@ Result<std::int64_t> parse_duration(std::string_view text)
   std::int64_t seconds = 0;
   const char unit = text.back();
   if (unit == 's' || unit == 'm' || unit == 'h' || unit == 'd') {
-    double value = 0;
-    if (!parse_decimal(text.substr(0, text.size() - 1), value)) {
-      return bad();
+    // One or more NUMBER UNIT parts, largest unit first, each unit once: 90m, 1.5h, 1h30m, 2d12h.
+    double total = 0;
+    int last_rank = 5;
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      std::size_t i = 0;
+      while (i < rest.size() && ((rest[i] >= '0' && rest[i] <= '9') || rest[i] == '.')) {
+        ++i;
+      }
+      if (i == 0 || i >= rest.size()) {
+        return bad();
+      }
+      const char u = rest[i];
+      const int rank = u == 'd' ? 4 : u == 'h' ? 3 : u == 'm' ? 2 : u == 's' ? 1 : 0;
+      double value = 0;
+      if (rank == 0 || rank >= last_rank || !parse_decimal(rest.substr(0, i), value)) {
+        return bad();
+      }
+      const double scale = u == 's' ? 1 : u == 'm' ? 60 : u == 'h' ? 3600 : 86400;
+      total += value * scale;
+      if (total > static_cast<double>(max_duration_s)) {
+        return too_long();
+      }
+      last_rank = rank;
+      rest.remove_prefix(i + 1);
     }
-    const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 86400;
-    if (value * scale > static_cast<double>(max_duration_s)) {
-      return too_long();
-    }
-    seconds = std::llround(value * scale);
+    seconds = std::llround(total);
   } else {
     switch (parse_clock(text, seconds)) {
     case Clock::malformed:

@@ -9,8 +9,9 @@
 
 namespace rv {
 
-// Parses a user duration: `30m`, `2h`, `1.5h`, `3d`, `90s`, `2:59:00`, `1-12:00:00`, `MM:SS`,
-// or a bare number of minutes (Slurm's convention). Zero and negatives are errors.
+// Parses a user duration: `30m`, `2h`, `1.5h`, `3d`, `90s`, compound `1h30m` / `2d12h` /
+// `1d2h3m4s` (largest unit first, each once), `2:59:00`, `1-12:00:00`, `MM:SS` (minutes:seconds,
+// as in sbatch), or a bare number of minutes (Slurm's convention). Zero and negatives are errors.
 Result<std::int64_t> parse_duration(std::string_view text);
 
 // Parses a Slurm time field (`D-HH:MM:SS`, `HH:MM:SS`, `MM:SS`, minutes); `UNLIMITED`,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Honest records on the real cluster (#13): rv stop cancels live jobs once and then says the
+# Honest records on the real cluster, and checks before anything reaches the queue (#13): rv stop cancels live jobs once and then says the
 # request already ended; a finished request keeps its own end state (a FAILED winner is "failed",
 # never "done", and rv stop does not rewrite it); rv up records what the user asked for and the
 # release of its allocation. ~30 s.
@@ -54,3 +54,28 @@ assert_json "[.[] | select(.name == \"$NAME-up\") | .state][0]" '"done"' "rv up 
 run ssh_rv --json ps
 assert_json "[.[] | select(.name == \"$NAME-up\")] | length" '0' "a released rv up is not listed as active"
 pass "rv up records the command and the release"
+
+# 4. Checks before the queue: a missing script, and rv up with no terminal for its shell.
+pushd "$RV_SOURCE_DIR/examples/hello" >/dev/null
+run ssh_rv run -f -g 1 --time 5m --name "$NAME-typo" -- python3 helo.py
+popd >/dev/null
+assert_rc 2 "a missing script is a usage error"
+assert_contains "$RUN_ERR" "python3 helo.py: no such file in" "the error names the script"
+assert_contains "$RUN_ERR" "did you mean hello.py?" "with a did-you-mean"
+[[ -z $(squeue -h -n "$NAME-typo" -o %i) ]] || it_fail "a job reached the queue for a missing script" "$(squeue)"
+run ssh_rv up -g 1 --time 5m --name "$NAME-notty"
+assert_rc 2 "rv up without a terminal"
+assert_contains "$RUN_ERR" "there is no terminal here" "says why"
+assert_contains "$RUN_ERR" "--run CMD" "and what to do"
+[[ -z $(squeue -h -n "$NAME-notty" -o %i) ]] || it_fail "rv up without a terminal submitted jobs" "$(squeue)"
+pass "a missing script and a shell without a terminal stop before the queue"
+
+# 5. rv run without -f says what to do next.
+run ssh_rv run -g 1 --time 5m --name "$NAME-next" -- sleep 30
+assert_rc 0 "rv run"
+nid=$(awk '/^request /{print $2; exit}' <<<"$RUN_OUT")
+assert_match "$RUN_OUT" "best estimate: s[0-9]+ \\(.*\\) starts " "the best estimate is shown"
+assert_contains "$RUN_OUT" "rv logs -f $nid" "how to follow it"
+assert_contains "$RUN_OUT" "rv stop $nid" "how to stop it"
+run ssh_rv stop "$nid"
+pass "rv run without -f shows the best estimate and the next commands"

@@ -2,6 +2,7 @@
 // never the home directory, never a project the current directory is not in.
 
 #include "app/smart_exec.hpp"
+#include "sync/command.hpp"
 
 #include <doctest/doctest.h>
 
@@ -42,5 +43,39 @@ TEST_CASE("app: smart execution picks the project root holding the current direc
   auto home = project_root_for(base / "plain", "", (base / "plain").string());
   REQUIRE_FALSE(home);
   CHECK(home.error().hint.find("--no-sync") != std::string::npos);
+  fs::remove_all(base);
+}
+
+TEST_CASE("app: a launcher naming a script that is not here is refused before the queue, with a did-you-mean")
+{
+  char tmpl[] = "/tmp/rv-entry-test.XXXXXX";
+  const fs::path base = ::mkdtemp(tmpl);
+  fs::create_directories(base / "scripts");
+  std::ofstream(base / "train.py") << "x";
+  std::ofstream(base / "scripts/eval.py") << "x";
+  auto check = [&](std::vector<std::string> cmd) {
+    auto a = rv::sync::analyze_command(cmd, [&](const std::string& p) { return fs::exists(base / p); });
+    return rv::app::check_entry_exists(cmd, a, base);
+  };
+  auto typo = check({"python3", "trian.py"});
+  REQUIRE_FALSE(typo);
+  CHECK(typo.error().code == rv::ErrorCode::usage);
+  CHECK(typo.error().message == "python3 trian.py: no such file in " + base.string());
+  CHECK(typo.error().hint.find("did you mean train.py?") != std::string::npos);
+  auto nested = check({"torchrun --nproc_per_node=2 scripts/evl.py"});
+  REQUIRE_FALSE(nested);
+  CHECK(nested.error().hint.find("did you mean scripts/eval.py?") != std::string::npos);
+  auto far = check({"bash", "nothing-like-it.sh"});
+  REQUIRE_FALSE(far);
+  CHECK(far.error().hint.find("--workdir") != std::string::npos);
+  // Fine: present files, modules, -c code, paths rv cannot see, tools it does not know, a cd first.
+  CHECK(check({"python3", "train.py"}));
+  CHECK(check({"python", "-m", "http.server"}));
+  CHECK(check({"python", "-c", "print(1)"}));
+  CHECK(check({"python", "/scratch/me/train.py"}));
+  CHECK(check({"python", "$HOME/train.py"}));
+  CHECK(check({"mytool", "missing.py"}));
+  CHECK(check({"cd /scratch/me && python missing.py"}));
+  CHECK(check({"sleep", "300"}));
   fs::remove_all(base);
 }

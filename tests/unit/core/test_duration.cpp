@@ -16,11 +16,17 @@ TEST_CASE("parse_duration accepts the user grammar")
   CHECK(*parse_duration("1-12:00:00") == 129600);
   CHECK(*parse_duration("05:30") == 330);
   CHECK(*parse_duration("45") == 2700);
+  // Compound forms sbatch users type (#13): largest unit first.
+  CHECK(*parse_duration("1h30m") == 5400);
+  CHECK(*parse_duration("2d12h") == 2 * 86400 + 12 * 3600);
+  CHECK(*parse_duration("1d2h3m4s") == 86400 + 7200 + 180 + 4);
+  CHECK(*parse_duration("1h0.5m") == 3630);
 }
 
 TEST_CASE("parse_duration rejects bad values with a usage error")
 {
-  for (const char* bad : {"", "0h", "0", "2abc", "-1h", "h", "1:99:00", "1.5", "2 h", "1e400h", "400d"}) {
+  for (const char* bad : {"", "0h", "0", "2abc", "-1h", "h", "1:99:00", "1.5", "2 h", "1e400h", "400d", "30m1h",
+                          "1h1h", "1hm", "h30m", "1h30", "1h 30m", "300d100d"}) {
     CAPTURE(bad);
     auto r = parse_duration(bad);
     REQUIRE_FALSE(r);
