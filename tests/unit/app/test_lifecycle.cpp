@@ -610,3 +610,37 @@ TEST_CASE("lifecycle: a record that cannot be written stops everything before th
   REQUIRE_FALSE(launched);
   CHECK(w.cluster.seen.empty()); // no secrets written, nothing submitted
 }
+
+TEST_CASE("lifecycle: a tie with no claim seen: rv waits for the claim, then the better rank wins")
+{
+  World w("tie-rank");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1201");
+  expect_sbatch(w.cluster, "1202");
+  // Both run from the same poll on; the in-job claim never shows (an old guard, a slow file system).
+  int polls = 0;
+  w.cluster.fallback = [&](const std::vector<std::string>& a) -> std::optional<proc::Outcome> {
+    if (has(a, "squeue")) {
+      ++polls;
+      return Cluster::ok(squeue_row("1201", "RUNNING", "a100-1") + squeue_row("1202", "RUNNING", "v100-1"));
+    }
+    if (a.front() == "cat" && mentions(a, "/claim/owner")) {
+      return Cluster::reply(1, "", "No such file or directory\n");
+    }
+    return std::nullopt;
+  };
+  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "1202"}; }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE(launched);
+  auto winner = race_request(w.env, *launched);
+  REQUIRE_MESSAGE(winner, winner.error().message);
+  CHECK(winner->strategy_id == "s1"); // rank 1 beats rank 2 at the same start
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(polls >= 25); // it waited for the claim (~30 s of the fake clock) before deciding
+  CHECK(w.clock.slept_ms() >= 29'000);
+  auto saved = w.record();
+  CHECK(saved["winner"] == "s1");
+  CHECK(saved["jobs"][1]["state"] == "CANCELLED");
+}
