@@ -144,7 +144,11 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // The shell on the node starts from srun's environment on the login node: it reads the
   // secrets itself (file name in $0, never the values in argv).
   const auto& secrets_file = launched.rec.secrets_file;
-  const std::string load_secrets = secrets_file.empty() ? "" : "[ ! -r \"$0\" ] || . \"$0\"; ";
+  // Fail closed: a request with secrets never runs without them (#15 defect 9).
+  const std::string load_secrets =
+      secrets_file.empty() ? ""
+                           : "[ -r \"$0\" ] || { echo \"rv: the secrets file $0 is missing or unreadable; "
+                             "nothing was run\" >&2; exit 1; }; . \"$0\" || exit 1; ";
   Result<int> status = 0;
   if (!command.empty()) {
     proc::Command c;

@@ -8,27 +8,41 @@
 
 namespace rv::sync {
 
-std::set<std::string> live_request_ids(std::string_view text)
+LiveJobs live_jobs(std::string_view text, const std::string& snapshots_dir)
 {
-  std::set<std::string> ids;
+  LiveJobs live;
+  const std::string prefix = snapshots_dir + "/";
   for (auto line : split_records(text, '\n')) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
       line.pop_back();
     }
-    if (line.starts_with("rv:") && line.size() > 3) {
-      ids.emplace(line.substr(3));
+    const auto bar = line.find('|');
+    const std::string comment = line.substr(0, bar);
+    const std::string dir = bar == std::string::npos ? std::string() : line.substr(bar + 1);
+    if (comment.starts_with("rv:") && comment.size() > 3) {
+      live.request_ids.emplace(comment.substr(3));
+    }
+    if (!snapshots_dir.empty() && dir.starts_with(prefix)) {
+      auto rest = dir.substr(prefix.size());
+      live.snapshots.emplace(rest.substr(0, rest.find('/')));
     }
   }
-  return ids;
+  return live;
+}
+
+std::set<std::string> live_request_ids(std::string_view text)
+{
+  return live_jobs(text, "").request_ids;
 }
 
 std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& names, std::int64_t now_s,
-                                            std::int64_t keep_s, const std::set<std::string>& live)
+                                            std::int64_t keep_s, const std::set<std::string>& live,
+                                            const std::set<std::string>& live_snapshots)
 {
   std::vector<std::string> out;
   for (const auto& n : names) {
     auto parsed = parse_snapshot_name(n);
-    if (!parsed || now_s - parsed->first <= keep_s || live.count(parsed->second) != 0) {
+    if (!parsed || now_s - parsed->first <= keep_s || live.count(parsed->second) != 0 || live_snapshots.count(n) != 0) {
       continue;
     }
     out.push_back(n);
@@ -62,7 +76,7 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
                "rv-snapshots", snapshots};
   list.timeout = std::chrono::seconds(60);
   proc::Command queue;
-  queue.argv = {"sh", "-c", "squeue -h -u \"$(id -un)\" -o %k"};
+  queue.argv = {"sh", "-c", "squeue -h -u \"$(id -un)\" -o '%k|%Z'"};
   queue.timeout = std::chrono::seconds(60);
   RV_TRY(outs, remote.run_batch({list, queue}));
   PruneReport report;
@@ -72,11 +86,12 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
     return report;
   }
   const auto names = split_records(outs[0].out, '\n');
-  const auto live = live_request_ids(outs[1].out);
-  report.removed = snapshots_to_prune(names, now_s, keep_s, live);
+  const auto live = live_jobs(outs[1].out, snapshots);
+  report.removed = snapshots_to_prune(names, now_s, keep_s, live.request_ids, live.snapshots);
   for (const auto& n : names) {
     auto parsed = parse_snapshot_name(n);
-    if (parsed && now_s - parsed->first > keep_s && live.count(parsed->second) != 0) {
+    if (parsed && now_s - parsed->first > keep_s &&
+        (live.request_ids.count(parsed->second) != 0 || live.snapshots.count(n) != 0)) {
       report.kept_live.push_back(n);
     }
   }

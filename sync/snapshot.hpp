@@ -12,13 +12,25 @@
 
 namespace rv::sync {
 
-// Request ids of the user's jobs still in squeue, from `squeue -h -o %k` lines (`rv:<id>`).
-std::set<std::string> live_request_ids(std::string_view squeue_comments);
+// The user's jobs still in squeue, from `squeue -h -o '%k|%Z'` lines (comment `rv:<id>`, then the
+// job's working directory): the request ids they belong to, and the snapshots under
+// `snapshots_dir` they run in. A hardware retry is a new request running in the first request's
+// snapshot, so the directory, not only the id, keeps a snapshot alive.
+struct LiveJobs {
+  std::set<std::string> request_ids;
+  std::set<std::string> snapshots; // snapshot names
+};
+LiveJobs live_jobs(std::string_view squeue_text, const std::string& snapshots_dir);
 
-// The snapshot names (see snapshot_name) to delete: created more than `keep_s` ago and not
-// belonging to a live request. Names that are not snapshots are never touched. Pure.
+// Request ids of the user's jobs still in squeue (live_jobs(...).request_ids).
+std::set<std::string> live_request_ids(std::string_view squeue_text);
+
+// The snapshot names (see snapshot_name) to delete: created more than `keep_s` ago, not
+// belonging to a live request and not a live job's directory. Names that are not snapshots are
+// never touched. Pure.
 std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& names, std::int64_t now_s,
-                                            std::int64_t keep_s, const std::set<std::string>& live);
+                                            std::int64_t keep_s, const std::set<std::string>& live,
+                                            const std::set<std::string>& live_snapshots = {});
 
 // Creates <snapshots>/<name> as a hard-link copy of `workspace` (`cp -al`, else rsync
 // --link-dest), atomically (a temporary name, then rename). One round trip.

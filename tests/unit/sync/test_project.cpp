@@ -71,4 +71,14 @@ TEST_CASE("sync: pruning removes old snapshots but never a queued or running job
   };
   CHECK(snapshots_to_prune(names, now, 7 * day, live) == std::vector<std::string>{names[1]});
   CHECK(snapshots_to_prune(names, now, 30 * day, live).empty());
+
+  // #15 defect 9: a hardware retry is a new request (eeee5555) running in the first request's
+  // snapshot (cccc3333, whose own jobs are gone): its working directory keeps the snapshot.
+  const std::string dir = "/home/u/.rv/workspaces/p-1/main/snapshots";
+  auto jobs = live_jobs("rv:eeee5555|" + dir + "/" + names[1] + "/src\n(null)|/home/u\n", dir);
+  CHECK(jobs.request_ids == std::set<std::string>{"eeee5555"});
+  CHECK(jobs.snapshots == std::set<std::string>{names[1]});
+  // aaaa1111 has no live job here: pruned; cccc3333 is kept by the retry running in it.
+  CHECK(snapshots_to_prune(names, now, 7 * day, jobs.request_ids, jobs.snapshots) == std::vector<std::string>{names[0]});
+  CHECK(live_request_ids("rv:aaaa1111|/x\n") == std::set<std::string>{"aaaa1111"});
 }
