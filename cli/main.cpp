@@ -4,6 +4,7 @@
 #include "cli/command_words.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
+#include "cli/parse_errors.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/store/json_bytes.hpp"
@@ -94,10 +95,16 @@ int main(int argc, char** argv)
   }
   try {
     app.parse(static_cast<int>(rv_argv.size()), rv_argv.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints the message (and help or the version); every usage error exits 2.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : rv::exit_code_for(rv::ErrorCode::usage);
+    // rv's own words for CLI11's errors: a did-you-mean, the commands, --json honoured; exit 2.
+    const bool json = std::find(split.rv_args.begin(), split.rv_args.end(), "--json") != split.rv_args.end();
+    return report(rv::cli::usage_error(app, e, split.rv_args), json);
   }
   rv::setup_logging(g.verbosity, g.quiet || g.json);
   rv::install_interrupt_handlers();
