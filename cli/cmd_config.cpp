@@ -23,14 +23,14 @@ void setup_config(CLI::App& app, Context& ctx)
     ctx.action = [&ctx]() -> Result<int> {
       if (ctx.global.json) {
         nlohmann::json out = nlohmann::json::object();
+        out["config_file"] = {{"value", ctx.config_file}, {"origin", ctx.config_file_read ? "read" : "absent"}};
         for (const auto& key : config_keys()) {
           out[key.name] = {{"value", ctx.config.get(key.name)}, {"origin", to_string(ctx.config.origin(key.name))}};
         }
         print_json(out);
         return 0;
       }
-      std::fputs(fmt::format("# config file: {}\n", ctx.global.config_file.empty() ? Config::default_path()
-                                                                                     : ctx.global.config_file)
+      std::fputs(fmt::format("# config file: {} ({})\n", ctx.config_file, ctx.config_file_read ? "read" : "absent: defaults")
                      .c_str(),
                  stdout);
       for (const auto& key : config_keys()) {

@@ -25,9 +25,22 @@ Result<void> Context::load_config()
 {
   auto env = environment_map();
   std::string path = global.config_file;
+  std::string named_by = path.empty() ? "" : "--config";
   if (path.empty()) {
     auto it = env.find("RV_CONFIG");
-    path = it != env.end() ? it->second : Config::default_path();
+    if (it != env.end() && !it->second.empty()) {
+      path = it->second;
+      named_by = "RV_CONFIG";
+    } else {
+      path = Config::default_path();
+    }
+  }
+  std::error_code ec;
+  config_file_read = std::filesystem::exists(path, ec);
+  config_file = path;
+  if (!named_by.empty() && !config_file_read) { // a file the user named must exist; the default may not
+    return fail(ErrorCode::config, fmt::format("config file {} (from {}) does not exist", path, named_by),
+                fmt::format("fix {} or create the file; `rv config show` lists the keys", named_by));
   }
   if (auto r = config.load_file(path); !r) {
     return r;
@@ -55,6 +68,14 @@ Result<void> Context::load_config()
 
 Result<std::unique_ptr<proc::Runner>> Context::make_runner()
 {
+  // An SSH config the user named (flag, env or file) must exist; '' means none.
+  if (const auto& sc = config.get("ssh_config"); !sc.empty() && config.origin("ssh_config") != Origin::default_value) {
+    std::error_code ec;
+    if (!std::filesystem::exists(expand_home(sc), ec)) {
+      return fail(ErrorCode::config, fmt::format("ssh config {} (from {}) does not exist", sc, to_string(config.origin("ssh_config"))),
+                  "fix --ssh-config / RV_SSH_CONFIG, or pass --ssh-config '' to read none");
+    }
+  }
   const auto& host = config.get("host");
   if (host.empty()) {
     if (!proc::on_path("sinfo")) {

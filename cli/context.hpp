@@ -69,6 +69,8 @@ struct RealEnv {
 struct Context {
   GlobalOptions global;
   Config config;
+  std::string config_file;       // the config file rv looked for (named, or the default)
+  bool config_file_read = false; // it existed and was read
   // The user's command after `rv exec` (see cli/command_words.hpp), verbatim.
   std::vector<std::string> trailing;
   // The selected subcommand's action; returns the process exit code.

@@ -111,7 +111,12 @@ Result<void> Config::load_file(const std::string& path)
   try {
     doc = nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::parse_error& e) {
-    return fail(ErrorCode::config, fmt::format("cannot parse config file {}: {}", path, e.what()),
+    // "[json.exception.parse_error.101] parse error at line 2, ..." -> "parse error at line 2, ...".
+    std::string why = e.what();
+    if (auto close = why.find("] "); why.starts_with("[json.exception") && close != std::string::npos) {
+      why = why.substr(close + 2);
+    }
+    return fail(ErrorCode::config, fmt::format("cannot parse config file {}: {}", path, why),
                 "it must be one JSON object, e.g. {\"host\": \"login.example.edu\"}");
   }
   if (!doc.is_object()) {

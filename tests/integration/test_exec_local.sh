@@ -46,4 +46,21 @@ assert_rc 0 "printf with several arguments"
 assert_eq "[a][b c][][-x]['][\"]" "$RUN_OUT" "every argument arrives as one, empty ones too"
 pass "argv boundaries kept, empty argument included"
 
+
+# A config file the user names must exist (the default one may not); rv config show names the file.
+run "$RV" --config "$IT_DIR/no-such-config.json" config show
+assert_rc 2 "a missing --config file is an error"
+assert_contains "$RUN_ERR" "config file $IT_DIR/no-such-config.json (from --config) does not exist" "says which"
+run env RV_CONFIG="$IT_DIR/no-such.json" "$RV" config show
+assert_rc 2 "a missing RV_CONFIG file is an error"
+printf '{"host": "x",\n oops}' >"$IT_DIR/bad.json"
+run "$RV" --config "$IT_DIR/bad.json" config show
+assert_rc 2 "a broken config file is an error"
+assert_not_contains "$RUN_ERR" "json.exception" "without the JSON library's tag"
+printf '{"sync_transport": "rsync"}\n' >"$IT_DIR/ok.json"
+run "$RV" --config "$IT_DIR/ok.json" config show
+assert_rc 0 "rv config show"
+assert_contains "$RUN_OUT" "# config file: $IT_DIR/ok.json (read)" "names the file it read"
+pass "config files: named ones must exist, broken ones are clear errors, show names the file"
+
 printf 'ok - %s: %d checks\n' "$IT_NAME" "$IT_CHECKS"

@@ -86,3 +86,16 @@ TEST_CASE("did_you_mean")
   CHECK(did_you_mean("a10", {"a100", "v100", "h200"}) == "a100");
   CHECK(did_you_mean("zzzzzz", {"a100", "v100"}).empty());
 }
+
+TEST_CASE("config: a malformed file's error quotes the position, not the JSON library's exception tag")
+{
+  auto path = std::filesystem::temp_directory_path() / ("rv-config-bad-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << "{\"host\": \"a\",\n  oops}";
+  Config c;
+  auto r = c.load_file(path.string());
+  std::filesystem::remove(path);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::config);
+  CHECK(r.error().message.find("[json.exception") == std::string::npos);
+  CHECK(r.error().message.find("line 2") != std::string::npos);
+}
