@@ -13,6 +13,36 @@
 
 namespace rv::app {
 
+namespace {
+
+// Where rv is connected now, as records name it (connecting first: an SSH runner names its
+// resolved user@host:port only once connected).
+std::string current_host(Env& env)
+{
+  (void)env.cluster.user();
+  return env.cluster.where();
+}
+
+bool same_host(const RequestRecord& r, const std::string& here)
+{
+  return r.host.empty() || r.host == here;
+}
+
+// A request is acted on only where it was submitted: the same job id on another cluster is
+// someone else's job.
+Result<void> require_same_host(const RequestRecord& r, const std::string& here)
+{
+  if (same_host(r, here)) {
+    return {};
+  }
+  return fail(ErrorCode::usage,
+              fmt::format("request {} was submitted on {}, but rv is connected to {}", r.id, r.host, here),
+              "run rv with the host it was submitted on (--host, RV_HOST or the config): a job id on another "
+              "cluster is someone else's job");
+}
+
+} // namespace
+
 Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store)
 {
   std::vector<std::string> skipped;
@@ -39,9 +69,25 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all)
     }
   }
   if (!shown.empty()) {
-    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, shown));
+    // Only this host's requests are refreshed (and reaped); the others are shown as last known.
+    const auto here = current_host(env);
+    std::vector<RequestRecord> mine;
+    std::vector<std::size_t> where;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      if (same_host(shown[i], here)) {
+        mine.push_back(shown[i]);
+        where.push_back(i);
+      } else if (!request_finished(shown[i])) {
+        spdlog::info("request {} is on {}: shown as last known (rv is connected to {})", shown[i].id, shown[i].host,
+                     here);
+      }
+    }
+    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, mine));
     for (const auto& n : report.notes) {
       spdlog::info("{}", n);
+    }
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      shown[where[k]] = std::move(mine[k]);
     }
   }
   return shown;
@@ -71,7 +117,17 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
 {
   std::vector<StopOutcome> outcomes;
   std::vector<RequestRecord*> with_secrets;
+  const auto here = current_host(env);
+  for (const auto& r : targets) {
+    if (!request_finished(r)) {
+      RV_TRY_VOID(require_same_host(r, here)); // nothing is cancelled on the wrong cluster
+    }
+  }
   for (auto& r : targets) {
+    if (!same_host(r, here)) {
+      outcomes.push_back({r.id, {}, r.state}); // ended, on another host: nothing to do here
+      continue;
+    }
     StopOutcome o{r.id, {}, {}};
     for (auto& j : r.jobs) {
       if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
@@ -113,6 +169,7 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     RV_TRY(found, find_request(env.requests, req.key));
     r = std::move(found);
   }
+  RV_TRY_VOID(require_same_host(r, current_host(env)));
   const JobRecord* job = nullptr;
   auto pick = [&] {
     job = r.winner_job();

@@ -3,6 +3,7 @@
 // Every effect comes through an app::Env built from fakes: no cluster, no clock, no terminal.
 
 #include "app/launch.hpp"
+#include "app/manage.hpp"
 #include "app/race.hpp"
 #include "core/process/local_runner.hpp"
 #include "app/submit.hpp"
@@ -693,4 +694,31 @@ TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to r
   CHECK(without.exit_code == 1);
   CHECK(without.out.empty()); // the command did not run
   CHECK(without.err.find("the secrets file") != std::string::npos);
+}
+
+// #13: with a second cluster configured, rv stop sent cluster A's job id to cluster B.
+TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was submitted on")
+{
+  World w("other-host");
+  auto req = request_from_json(nlohmann::json{{"id", "a1a1a1a1"},
+                                              {"host", "ssh alice@cluster-a:22"},
+                                              {"name", "train"},
+                                              {"state", "submitted"},
+                                              {"created_at", "2026-11-22T05:00:00Z"},
+                                              {"jobs", {{{"strategy_id", "s1"}, {"job_id", "971"}, {"state", "PENDING"}}}}});
+  REQUIRE(req);
+  REQUIRE(w.requests.create(req->id, to_json(*req)));
+  std::vector<RequestRecord> targets = {*req};
+  auto stopped = stop_requests(w.env, targets);
+  REQUIRE_FALSE(stopped);
+  CHECK(stopped.error().message == "request a1a1a1a1 was submitted on ssh alice@cluster-a:22, but rv is connected to scripted");
+  CHECK(stopped.error().hint.find("someone else's job") != std::string::npos);
+  auto logs = show_logs(w.env, {"a1a1a1a1", false, false, -1, -1});
+  REQUIRE_FALSE(logs);
+  CHECK(logs.error().message.find("was submitted on ssh alice@cluster-a:22") != std::string::npos);
+  auto listed = list_requests(w.env, true);
+  REQUIRE(listed);
+  REQUIRE(listed->size() == 1);
+  CHECK(listed->front().jobs[0].state == "PENDING"); // shown as last known, not polled here
+  CHECK(w.cluster.seen.empty());                     // not one command reached the other cluster
 }
