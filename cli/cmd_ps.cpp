@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "app/manage.hpp"
 #include "core/duration.hpp"
+#include "core/printable.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,9 +14,11 @@ namespace rv::cli {
 using namespace rv::app;
 namespace {
 
+// The table holds cluster strings (reasons, node lists, job names) and the user's command: shown
+// with control characters escaped (core/printable.hpp).
 void out(const std::string& s)
 {
-  std::fputs(s.c_str(), stdout);
+  std::fputs(printable(s).c_str(), stdout);
 }
 
 // "  [main@3f9c02a*]" from the request's sync record ("*": uncommitted changes), or "".

@@ -7,6 +7,7 @@
 #include "cli/parse_errors.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/printable.hpp"
 #include "core/store/json_bytes.hpp"
 
 #include <CLI/CLI.hpp>
@@ -30,9 +31,9 @@ int report(const rv::Error& error, bool json)
     nlohmann::json out = {{"error", {{"message", error.message}, {"hint", error.hint}, {"exit_code", code}}}};
     std::fputs((rv::store::dump_for_display(out) + "\n").c_str(), stdout);
   }
-  std::fputs(fmt::format("rv: error: {}\n", error.message).c_str(), stderr);
+  std::fputs(fmt::format("rv: error: {}\n", rv::printable(error.message)).c_str(), stderr);
   if (!error.hint.empty()) {
-    std::fputs(fmt::format("rv: hint: {}\n", error.hint).c_str(), stderr);
+    std::fputs(fmt::format("rv: hint: {}\n", rv::printable(error.hint)).c_str(), stderr);
   }
   return code;
 }

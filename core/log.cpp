@@ -1,13 +1,31 @@
 #include "core/log.hpp"
 
+#include "core/printable.hpp"
+
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <unistd.h>
 
 namespace rv {
+
+PrintableSink::PrintableSink(std::shared_ptr<spdlog::sinks::sink> inner) : m_inner(std::move(inner)) {}
+
+void PrintableSink::sink_it_(const spdlog::details::log_msg& msg)
+{
+  const std::string safe = printable(std::string_view(msg.payload.data(), msg.payload.size()));
+  spdlog::details::log_msg copy(msg.time, msg.source, msg.logger_name, msg.level, safe);
+  m_inner->log(copy);
+}
+
+void PrintableSink::flush_()
+{
+  m_inner->flush();
+}
 
 void setup_logging(int verbosity, bool quiet)
 {
@@ -16,12 +34,9 @@ void setup_logging(int verbosity, bool quiet)
   if ((no_color && *no_color) || !::isatty(2)) {
     sink->set_color_mode(spdlog::color_mode::never);
   }
-  auto logger = std::make_shared<spdlog::logger>("rv", sink);
-  if (verbosity > 0) {
-    logger->set_pattern("[%H:%M:%S.%e] %l: %v");
-  } else {
-    logger->set_pattern("rv: %^%l%$: %v");
-  }
+  sink->set_pattern(verbosity > 0 ? "[%H:%M:%S.%e] %l: %v" : "rv: %^%l%$: %v");
+  // Cluster strings and file names in messages cannot drive the terminal (core/printable.hpp).
+  auto logger = std::make_shared<spdlog::logger>("rv", std::make_shared<PrintableSink>(sink));
   logger->set_level(quiet ? spdlog::level::warn
                           : verbosity >= 2 ? spdlog::level::trace
                           : verbosity == 1 ? spdlog::level::debug

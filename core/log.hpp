@@ -1,9 +1,27 @@
 #pragma once
 // Logging setup: everything to stderr, `rv: msg` by default, timestamps and logger names with -v.
 
+#include <spdlog/sinks/base_sink.h>
+
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace rv {
+
+// A sink that writes each message through `inner` with its control characters escaped
+// (printable()), so that a Slurm reason or a file name cannot drive the terminal.
+class PrintableSink final : public spdlog::sinks::base_sink<std::mutex> {
+public:
+  explicit PrintableSink(std::shared_ptr<spdlog::sinks::sink> inner);
+
+protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override;
+  void flush_() override;
+
+private:
+  std::shared_ptr<spdlog::sinks::sink> m_inner;
+};
 
 // Configures spdlog for the CLI: `verbosity` 0 = info, 1 = debug, 2+ = trace; `quiet` = warn.
 // Honours NO_COLOR and non-TTY stderr.
