@@ -96,7 +96,7 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
     if (auto f = flush(); !f) {
       return std::unexpected(f.error());
     }
-    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds()));
+    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds(), nullptr, {{job.job_id, r.name}}));
     auto it = views.find(job.job_id);
     if (it != views.end() && slurm::is_terminal(it->second.state)) {
       if (auto f = flush(); !f) {

@@ -120,7 +120,15 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     cleanup();
     return report;
   }
-  RV_TRY(views, slurm::poll_jobs(runner, ids, clock.epoch_seconds()));
+  std::map<std::string, std::string> names; // a reused id is another job: not believed
+  for (const auto& r : requests) {
+    for (const auto& j : r.jobs) {
+      if (!j.job_id.empty()) {
+        names[j.job_id] = r.name;
+      }
+    }
+  }
+  RV_TRY(views, slurm::poll_jobs(runner, ids, clock.epoch_seconds(), nullptr, names));
   std::map<std::string, std::vector<std::string>> to_cancel; // by job name: scancel --name guards reused ids
   for (auto& r : requests) {
     bool changed = false;

@@ -80,8 +80,13 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
 }
 
 Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                                                 std::int64_t now_epoch, int* controller_calls)
+                                                 std::int64_t now_epoch, int* controller_calls,
+                                                 const std::map<std::string, std::string>& names)
 {
+  auto ours = [&](const std::string& id, const std::string& name) {
+    auto it = names.find(id);
+    return it == names.end() || it->second.empty() || it->second == name;
+  };
   std::map<std::string, JobView> views;
   auto count = [&](int n) {
     if (controller_calls) {
@@ -94,6 +99,9 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
   if (sq.ok()) {
     RV_TRY(rows, parse_squeue(sq.out, squeue_format));
     for (const auto& row : rows) {
+      if (!ours(row.job_id, row.name)) {
+        continue; // the id now names another job
+      }
       JobView v;
       v.state = parse_job_state(row.state);
       v.reason = row.reason;
@@ -138,6 +146,9 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       continue;
     }
     const auto& j = jobs->front();
+    if (!ours(vanished[i], j.name)) {
+      continue;
+    }
     JobView v;
     v.state = parse_job_state(j.state);
     v.reason = j.reason;
@@ -152,8 +163,13 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
   }
   if (outs.back().ok()) {
     if (auto rows = parse_sacct(outs.back().out, sacct_fields)) {
-      for (const auto& row : *rows) {
-        if (views.count(row.job_id) || std::find(vanished.begin(), vanished.end(), row.job_id) == vanished.end()) {
+      std::set<std::string> from_controller;
+      for (const auto& [id, v] : views) {
+        from_controller.insert(id);
+      }
+      for (const auto& row : *rows) { // oldest first: a later record of the same id replaces an earlier one
+        if (from_controller.count(row.job_id) ||
+            std::find(vanished.begin(), vanished.end(), row.job_id) == vanished.end() || !ours(row.job_id, row.name)) {
           continue;
         }
         JobView v;
@@ -209,7 +225,11 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       return abandon(Error{ErrorCode::timeout, "no strategy started before the race timeout",
                            "raise the timeout, or see `rv up --dry-run` for the expected waits"});
     }
-    auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls);
+    std::map<std::string, std::string> names;
+  for (const auto& id : ids) {
+    names[id] = options.job_name;
+  }
+  auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
     if (!views) {
       if (views.error().code == ErrorCode::interrupted) {
         continue; // the loop head cancels everything

@@ -53,7 +53,11 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
 
 // Polls once: squeue for every id, then scontrol and sacct for the ids squeue no longer
 // knows. `now_epoch` turns elapsed times into start times.
+// With `names` (job id -> the job name rv gave it), a row whose name differs is another job that
+// Slurm gave the same id (ids are reused) and is not believed; of several accounting records
+// for one id, the latest with the right name is.
 Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                                                 std::int64_t now_epoch, int* controller_calls = nullptr);
+                                                 std::int64_t now_epoch, int* controller_calls = nullptr,
+                                                 const std::map<std::string, std::string>& names = {});
 
 } // namespace rv::slurm

@@ -30,9 +30,11 @@ RequestRecord request(const char* id, std::string state)
   return r;
 }
 
-std::string row(const char* id, const char* state, const char* nodes)
+// One squeue row of rv's format for the job `id` named `name` (the request's job name: a row with
+// another name is another job that got the same id).
+std::string row(const char* id, const char* state, const char* nodes, const std::string& name)
 {
-  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|1:00:00|0:05|N/A|rv-x\n", id, state, nodes);
+  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|1:00:00|0:05|N/A|{}\n", id, state, nodes, name);
 }
 
 bool has(const std::vector<std::string>& argv, const char* word)
@@ -55,7 +57,7 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
   FakeRunner r;
   FakeClock clock;
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "") + row("12", "RUNNING", "v100-1")));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0001") + row("12", "RUNNING", "v100-1", "rv-aaaa0001")));
   r.expect_prefix({"scancel", "--name=rv-aaaa0001", "11"}, FakeRunner::reply(0)); // the name guards a reused id
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
@@ -80,7 +82,7 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   FakeClock clock;
   r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0002"); },
            FakeRunner::reply(0, "21|PENDING|rv:bbbb0002|rv-bbbb0002\n"));
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("21", "PENDING", "")));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("21", "PENDING", "", "rv-bbbb0002")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"21"});
@@ -114,7 +116,7 @@ TEST_CASE("reap: orphans are only the user's own jobs whose comment names the re
                            "778|RUNNING|rv:eeee0002|train\n" // another rv request's job
                            "779|RUNNING|rv:dddd00011|train\n"));
   r.expect([](const auto& a) { return has(a, "squeue"); },
-           FakeRunner::reply(0, row("21", "PENDING", "") + row("22", "PENDING", "")));
+           FakeRunner::reply(0, row("21", "PENDING", "", "train") + row("22", "PENDING", "", "train")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(r.all_consumed());
@@ -143,7 +145,7 @@ TEST_CASE("reap: nothing to do for finished requests, and no winner means no can
   auto pending = request("dddd0004", "submitted");
   REQUIRE(store.create(pending.id, to_json(pending)));
   std::vector<RequestRecord> reqs2 = {pending};
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "") + row("12", "PENDING", "")));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "", "rv-dddd0004") + row("12", "PENDING", "", "rv-dddd0004")));
   auto report2 = refresh_and_reap(r, clock, store, reqs2);
   REQUIRE(report2);
   CHECK(report2->cancelled.empty());
@@ -189,7 +191,7 @@ TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
   std::vector<RequestRecord> reqs = {done, live};
   FakeRunner r;
   FakeClock clock;
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("31", "PENDING", "") + row("32", "PENDING", "")));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("31", "PENDING", "", "rv-ffff0006") + row("32", "PENDING", "", "rv-ffff0006")));
   r.expect([](const auto& a) { return has(a, "rv-rm") && a.back() == "/home/u/.rv/requests/eeee0005/env"; },
            FakeRunner::reply(0));
   auto report = refresh_and_reap(r, clock, store, reqs);
@@ -257,7 +259,7 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
   FakeClock clock;
   r.expect([](const auto& a) { return has(a, "--me") && has(a, "rv-ffff0002"); },
            FakeRunner::reply(0, "41|PENDING|rv:ffff0002|rv-ffff0002\n"));
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("41", "PENDING", "")));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("41", "PENDING", "", "rv-ffff0002")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"41"});

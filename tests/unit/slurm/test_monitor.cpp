@@ -330,3 +330,26 @@ TEST_CASE("monitor: scancel --name of a job that already ended is not a failure;
                   rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1307: Invalid job id specified\n"));
   CHECK_FALSE(cancel_jobs(r, {"1307"})); // without the name, an invalid id is an error as before
 }
+
+// #15 defect 10: Slurm reuses job ids. A row with another job name is another job; of several
+// accounting records of one id, the latest with the right name is the one rv believes.
+TEST_CASE("monitor: poll_jobs does not believe a reused job id")
+{
+  rv::test::FakeRunner r;
+  // squeue: id 11 is now someone else's RUNNING job named "other".
+  r.expect([](const auto& a) { return std::find(a.begin(), a.end(), "squeue") != a.end(); },
+           rv::test::FakeRunner::reply(0, "11|RUNNING|None|p|n9|1|N/A|N/A|1:00:00|0:05|N/A|other\n"));
+  r.expect([](const auto& a) { return std::find(a.begin(), a.end(), "scontrol") != a.end(); },
+           rv::test::FakeRunner::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
+  // sacct: the old record of our job (CANCELLED), then a newer one of another job with that id.
+  r.expect([](const auto& a) { return std::find(a.begin(), a.end(), "sacct") != a.end(); },
+           rv::test::FakeRunner::reply(
+               0, "11|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:00|None assigned||p|train\n"
+                  "11|RUNNING|0:0|00:00:05|2026-11-22T06:00:00|Unknown|n9||p|other\n"));
+  auto views = poll_jobs(r, {"11"}, 1'800'000'000, nullptr, {{"11", "train"}});
+  REQUIRE(views);
+  CHECK(r.all_consumed());
+  REQUIRE(views->count("11") == 1);
+  CHECK(views->at("11").state == JobState::cancelled);
+  CHECK(views->at("11").source == "sacct");
+}
