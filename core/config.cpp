@@ -110,7 +110,7 @@ Result<void> Config::load_file(const std::string& path)
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers like 1e999
     return fail(ErrorCode::config, fmt::format("cannot parse config file {}: {}", path, e.what()),
                 "it must be one JSON object, e.g. {\"host\": \"login.example.edu\"}");
   }

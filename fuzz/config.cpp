@@ -2,13 +2,25 @@
 #include "core/config.hpp"
 #include "fuzz/fuzz.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <unistd.h>
 
+namespace {
+
+// The file each input is written to; removed when the fuzzer exits.
+struct TempFile {
+  std::string path = "/tmp/rv-fuzz-config-" + std::to_string(::getpid()) + ".json";
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+} // namespace
+
 RV_FUZZ_TARGET
 {
-  static const std::string path = "/tmp/rv-fuzz-config-" + std::to_string(::getpid()) + ".json";
+  static const TempFile file;
+  const std::string& path = file.path;
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
