@@ -23,12 +23,11 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size)
 
 } // namespace rv::fuzz
 
-#define RV_FUZZ_CHECK(cond)                                                                        \
-  do {                                                                                             \
-    if (!(cond)) {                                                                                 \
-      ::rv::fuzz::broken(#cond, __FILE__, __LINE__);                                               \
-    }                                                                                              \
+#define RV_FUZZ_CHECK(cond)                                                                                            \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      ::rv::fuzz::broken(#cond, __FILE__, __LINE__);                                                                   \
+    }                                                                                                                  \
   } while (false)
 
-#define RV_FUZZ_TARGET                                                                             \
-  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+#define RV_FUZZ_TARGET extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)

@@ -1,6 +1,6 @@
 // GRES and TRES strings: a list that parses sums to an int.
-#include "fuzz/fuzz.hpp"
 #include "slurm/gres.hpp"
+#include "fuzz/fuzz.hpp"
 
 RV_FUZZ_TARGET
 {

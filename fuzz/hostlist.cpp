@@ -1,6 +1,6 @@
 // Hostlists: expansion stays under its bound, and compressing simple names expands back to them.
-#include "fuzz/fuzz.hpp"
 #include "slurm/hostlist.hpp"
+#include "fuzz/fuzz.hpp"
 #include "slurm/text.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Site profiles (GPU aliases, types, specs).
-#include "fuzz/fuzz.hpp"
 #include "strategy/profile.hpp"
+#include "fuzz/fuzz.hpp"
 
 RV_FUZZ_TARGET
 {

@@ -1,6 +1,6 @@
 // sacct in rv's format and in a field list told by the first line.
-#include "fuzz/fuzz.hpp"
 #include "slurm/sacct.hpp"
+#include "fuzz/fuzz.hpp"
 
 RV_FUZZ_TARGET
 {

@@ -1,7 +1,7 @@
 // sbatch answers: --test-only's stderr, --parsable's stdout, and the probe script's output.
+#include "slurm/sbatch.hpp"
 #include "fuzz/fuzz.hpp"
 #include "slurm/probe.hpp"
-#include "slurm/sbatch.hpp"
 
 RV_FUZZ_TARGET
 {

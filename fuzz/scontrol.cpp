@@ -1,6 +1,6 @@
 // scontrol show node/partition/job/config and the generic record grammar under them.
-#include "fuzz/fuzz.hpp"
 #include "slurm/scontrol.hpp"
+#include "fuzz/fuzz.hpp"
 
 RV_FUZZ_TARGET
 {

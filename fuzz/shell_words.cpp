@@ -9,9 +9,7 @@ RV_FUZZ_TARGET
 {
   auto in = rv::fuzz::text(data, size);
   auto words = rv::sync::split_shell_words(in);
-  auto exists = [](const std::string& p) {
-    return p.ends_with(".py") || p.ends_with(".sh") || p.ends_with(".yaml");
-  };
+  auto exists = [](const std::string& p) { return p.ends_with(".py") || p.ends_with(".sh") || p.ends_with(".yaml"); };
   auto a = rv::sync::analyze_command(words, exists);
   if (!a.entry_file.empty()) {
     RV_FUZZ_CHECK(exists(a.entry_file) || a.entry_is_module);

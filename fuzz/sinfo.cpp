@@ -1,7 +1,7 @@
 // sinfo rows in rv's format, then the nodes built from them.
+#include "slurm/sinfo.hpp"
 #include "fuzz/fuzz.hpp"
 #include "slurm/hostlist.hpp"
-#include "slurm/sinfo.hpp"
 
 RV_FUZZ_TARGET
 {

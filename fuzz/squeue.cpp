@@ -1,6 +1,6 @@
 // squeue in rv's format, in a format told by the first line, and rv's request lookup.
-#include "fuzz/fuzz.hpp"
 #include "slurm/squeue.hpp"
+#include "fuzz/fuzz.hpp"
 
 RV_FUZZ_TARGET
 {
