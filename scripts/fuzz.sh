@@ -18,9 +18,10 @@ if ! command -v "$cxx" > /dev/null; then
 fi
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
-  -DRV_FUZZ=ON -DBUILD_TESTING=OFF -DRV_WARNINGS_AS_ERRORS=OFF "${launcher[@]}" > "$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 2; }
+  -DRV_FUZZ=ON -DBUILD_TESTING=OFF -DRV_WARNINGS_AS_ERRORS=OFF "${launcher[@]}" > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 2; }
 cmake --build "$build" --target rv_fuzz_all -j "$jobs" > "$build/build.log" 2>&1 ||
   { tail -50 "$build/build.log" >&2; exit 2; }
 
