@@ -5,6 +5,21 @@ if(RV_SANITIZERS)
   target_compile_options(rv_settings INTERFACE -fsanitize=${_rv_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
   target_link_options(rv_settings INTERFACE -fsanitize=${_rv_san})
 endif()
+if(RV_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "RV_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++-16")
+  endif()
+  # Every rv library gets libFuzzer's coverage and ASan+UBSan; the fuzz targets link the fuzzer.
+  target_compile_options(rv_settings INTERFACE -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                                               -fno-sanitize-recover=all)
+  target_link_options(rv_settings INTERFACE -fsanitize=address,undefined)
+  if(CMAKE_CXX_COMPILER_VERSION VERSION_LESS 19)
+    # libstdc++ 12 declares std::expected only when __cpp_concepts >= 202002L; clang 16 implements
+    # what it needs (P0848) but still reports 201907L (clang 19 reports 202002L).
+    target_compile_options(rv_settings INTERFACE -Wno-builtin-macro-redefined -U__cpp_concepts
+                                                 -D__cpp_concepts=202002L)
+  endif()
+endif()
 target_compile_definitions(rv_settings INTERFACE $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>)
 
 add_library(rv_warnings INTERFACE)

@@ -110,7 +110,7 @@ Result<void> Config::load_file(const std::string& path)
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // parse_error, and out_of_range for numbers like 1e999
     // "[json.exception.parse_error.101] parse error at line 2, ..." -> "parse error at line 2, ...".
     std::string why = e.what();
     if (auto close = why.find("] "); why.starts_with("[json.exception") && close != std::string::npos) {

@@ -1,5 +1,7 @@
 #include "sync/ignore.hpp"
 
+#include <vector>
+
 namespace rv::sync {
 namespace {
 
@@ -35,7 +37,30 @@ bool match_class(std::string_view pat, std::size_t& i, char c, bool& valid)
   return hit != negate;
 }
 
-bool match_from(std::string_view pat, std::size_t p, std::string_view s, std::size_t i)
+// Matches pat[p..] against s[i..]. Each (p, i) that failed is remembered, so runs of `*` cost
+// O(pattern x path x path) at worst instead of backtracking exponentially (found by fuzzing).
+struct Matcher {
+  std::string_view pat;
+  std::string_view s;
+  std::vector<bool> failed; // (p, i) -> already known not to match
+
+  bool match_from(std::size_t p, std::size_t i)
+  {
+    const std::size_t key = p * (s.size() + 1) + i;
+    if (failed[key]) {
+      return false;
+    }
+    const bool hit = match_here(p, i);
+    if (!hit) {
+      failed[key] = true;
+    }
+    return hit;
+  }
+
+  bool match_here(std::size_t p, std::size_t i);
+};
+
+bool Matcher::match_here(std::size_t p, std::size_t i)
 {
   while (p < pat.size()) {
     const char c = pat[p];
@@ -45,14 +70,14 @@ bool match_from(std::string_view pat, std::size_t p, std::string_view s, std::si
         if (p < pat.size() && pat[p] == '/') {
           ++p; // `**/`: zero or more whole directories
           for (std::size_t k = i; k <= s.size(); ++k) {
-            if ((k == i || s[k - 1] == '/') && match_from(pat, p, s, k)) {
+            if ((k == i || s[k - 1] == '/') && match_from(p, k)) {
               return true;
             }
           }
           return false;
         }
         for (std::size_t k = i; k <= s.size(); ++k) { // `**`: anything, '/' included
-          if (match_from(pat, p, s, k)) {
+          if (match_from(p, k)) {
             return true;
           }
         }
@@ -60,7 +85,7 @@ bool match_from(std::string_view pat, std::size_t p, std::string_view s, std::si
       }
       ++p;
       for (std::size_t k = i;; ++k) { // `*`: anything but '/'
-        if (match_from(pat, p, s, k)) {
+        if (match_from(p, k)) {
           return true;
         }
         if (k == s.size() || s[k] == '/') {
@@ -119,7 +144,8 @@ std::string_view trim_trailing_spaces(std::string_view line)
 
 bool glob_match(std::string_view pattern, std::string_view path)
 {
-  return match_from(pattern, 0, path, 0);
+  Matcher m{pattern, path, std::vector<bool>((pattern.size() + 1) * (path.size() + 1), false)};
+  return m.match_from(0, 0);
 }
 
 void IgnoreRules::add_text(std::string_view text)

@@ -58,6 +58,16 @@ TEST_CASE("config: a missing file is fine, a broken one is a clear error")
   CHECK_FALSE(c.load_file(nested));
 }
 
+TEST_CASE("config: a number too large for a double is an error, not a crash (found by fuzzing, #15)")
+{
+  Config c;
+  auto huge = write_temp("huge.json", R"({"time": 1e999})");
+  auto r = c.load_file(huge);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::config);
+  CHECK(r.error().message.find("huge.json") != std::string::npos);
+}
+
 TEST_CASE("config: unknown keys get a did-you-mean")
 {
   Config c;

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using rv::sync::glob_match;
 using rv::sync::IgnoreRules;
 
@@ -22,6 +24,17 @@ TEST_CASE("sync: glob matching")
   CHECK(glob_match("\\*lit", "*lit"));
   CHECK_FALSE(glob_match("\\*lit", "xlit"));
   CHECK(glob_match("[unclosed", "[unclosed"));
+}
+
+TEST_CASE("sync: runs of stars do not backtrack exponentially (found by fuzzing, #15)")
+{
+  // Before memoisation each of these took minutes: every `*` and `**` retried every split.
+  const std::string path(200, 'a');
+  CHECK_FALSE(glob_match(std::string(40, '*') + "b", path));
+  CHECK_FALSE(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", path));
+  CHECK_FALSE(glob_match("**/**/**/**/**/**/**/**/**/**/**/b", "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/c"));
+  CHECK(glob_match(std::string(40, '*') + "a", path));
+  CHECK(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a", path));
 }
 
 TEST_CASE("sync: .rvignore rules: anchoring, directories, negation, last match wins")

@@ -1,0 +1,33 @@
+#pragma once
+// Shared bits of the libFuzzer targets: the input as text, and an invariant check that aborts
+// (libFuzzer then saves the input as a crash).
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace rv::fuzz {
+
+inline std::string_view text(const std::uint8_t* data, std::size_t size)
+{
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+[[noreturn]] inline void broken(const char* what, const char* file, int line)
+{
+  std::fprintf(stderr, "rv fuzz invariant broken: %s (%s:%d)\n", what, file, line);
+  std::abort();
+}
+
+} // namespace rv::fuzz
+
+#define RV_FUZZ_CHECK(cond)                                                                                            \
+  do {                                                                                                                 \
+    if (!(cond)) {                                                                                                     \
+      ::rv::fuzz::broken(#cond, __FILE__, __LINE__);                                                                   \
+    }                                                                                                                  \
+  } while (false)
+
+#define RV_FUZZ_TARGET extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)

@@ -1,0 +1,22 @@
+// Request records as stored: lossless JSON bytes, then the request record read from them.
+// What parses dumps back and parses to the same document.
+#include "app/requests.hpp"
+#include "core/store/json_bytes.hpp"
+#include "fuzz/fuzz.hpp"
+
+RV_FUZZ_TARGET
+{
+  auto doc = rv::store::parse_lossless(rv::fuzz::text(data, size));
+  if (!doc) {
+    return 0;
+  }
+  if (auto bytes = rv::store::dump_lossless(*doc)) {
+    auto again = rv::store::parse_lossless(*bytes);
+    RV_FUZZ_CHECK(again.has_value() && *again == *doc);
+  }
+  (void)rv::store::dump_for_display(*doc);
+  if (auto r = rv::app::request_from_json(*doc)) {
+    (void)rv::app::to_json(*r);
+  }
+  return 0;
+}
