@@ -5,8 +5,8 @@
 // the environment or the terminal, or builds a runner, clock or store of its own; cli/ builds the
 // real Env, tests build one from fakes (tests/unit/app).
 
+#include "app/settings.hpp"
 #include "core/clock.hpp"
-#include "core/config.hpp"
 #include "core/process/runner.hpp"
 #include "core/secrets.hpp"
 #include "core/store/record_store.hpp"
@@ -33,7 +33,7 @@ struct Env {
   Clock& clock;                 // waits, deadlines and the wall clock (epoch_seconds)
   store::RecordStore& requests; // the local request records (docs/requests.md)
   secrets::Store& secrets;      // `rv env` secrets (docs/secrets.md)
-  const Config& config;         // the layered settings
+  const Settings& settings;     // typed and checked (app/settings.hpp)
   Output& output;
   bool json = false; // --json: documents on `out`, nothing else there
   int verbosity = 0; // -v count

@@ -25,9 +25,8 @@ std::string wait_text(const std::optional<std::int64_t>& s)
 
 } // namespace
 
-Result<strategy::Profile> load_profile(const Config& config)
+Result<strategy::Profile> load_profile(const std::string& path)
 {
-  const auto& path = config.get("profile");
   if (path.empty()) {
     return strategy::Profile{};
   }
@@ -104,7 +103,7 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   PlanRun run;
   run.request = request;
   run.options = options;
-  RV_TRY(profile, load_profile(env.config));
+  RV_TRY(profile, load_profile(env.settings.profile));
   run.profile = std::move(profile);
   const int trips_before = runner.round_trips();
   const std::string user = runner.user(); // connects first, so that trips count after connecting

@@ -21,8 +21,8 @@ struct PlanRun {
   int probes = 0;       // sbatch --test-only calls the login node ran
 };
 
-// Reads the site profile named by the config (none = an empty profile).
-Result<strategy::Profile> load_profile(const Config& config);
+// Reads the site profile file at `path` ("" = none: an empty profile).
+Result<strategy::Profile> load_profile(const std::string& path);
 
 // Discovers the cluster in one round trip.
 Result<model::Cluster> discover_cluster(proc::Runner& runner);

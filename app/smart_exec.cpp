@@ -50,55 +50,17 @@ void log_push(const ProjectPush& p, const std::string& where)
 
 } // namespace
 
-Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
-{
-  auto expand_home = [&](const std::string& path) { return path.starts_with("~/") ? home + path.substr(1) : path; };
-  SyncSettings s;
-  s.push.transport = c.get("sync_transport");
-  if (s.push.transport != "auto" && s.push.transport != "rsync" && s.push.transport != "sftp") {
-    return fail(ErrorCode::config, fmt::format("sync_transport '{}' is not auto, rsync or sftp", s.push.transport),
-                "rv config show lists the settings");
-  }
-  s.push.ssh.destination = c.get("host");
-  s.push.ssh.ssh_config = expand_home(c.get("ssh_config"));
-  s.push.ssh.identity_file = expand_home(c.get("identity_file"));
-  s.push.ssh.known_hosts = expand_home(c.get("known_hosts"));
-  RV_TRY(timeout, c.get_seconds("connect_timeout"));
-  s.push.ssh.connect_timeout_s = timeout;
-  const auto& max = c.get("sync_max_file_size");
-  if (max == "0" || max.empty()) {
-    s.select.max_file_bytes = 0;
-  } else {
-    auto mb = parse_memory_mb(max);
-    if (!mb) {
-      return fail(ErrorCode::config, fmt::format("sync_max_file_size '{}' is not a size", max), "e.g. 100M, 2G, or 0 for no limit");
-    }
-    s.select.max_file_bytes = static_cast<std::uint64_t>(*mb) << 20;
-  }
-  auto keep = c.get_seconds("snapshot_keep");
-  if (!keep) {
-    return fail(ErrorCode::config, fmt::format("snapshot_keep '{}' is not a duration", c.get("snapshot_keep")), "e.g. 7d, 36h");
-  }
-  s.snapshot_keep_s = *keep;
-  s.deps_install = c.get("deps_install");
-  if (s.deps_install != "login" && s.deps_install != "job" && s.deps_install != "off") {
-    return fail(ErrorCode::config, fmt::format("deps_install '{}' is not login, job or off", s.deps_install),
-                "login installs before submitting; job installs in the job (login nodes without internet)");
-  }
-  return s;
-}
-
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path)
 {
   RV_TRY(resolved, proc::remote::resolve(remote, {path}));
   return resolved.front();
 }
 
-Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config)
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings)
 {
-  auto root = config.get("sync_root");
+  auto root = settings.sync_root;
   if (root.empty()) {
-    root = config.get("remote_root");
+    root = settings.remote_root;
     root += root.ends_with("/") ? "workspaces" : "/workspaces";
   }
   return resolve_remote_path(remote, root);
@@ -114,7 +76,7 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   p.git = sync::read_git_info(root, local);
   RV_TRY(sel, sync::list_project_files(root, local, settings.select));
   p.selection = std::move(sel);
-  RV_TRY(sync_root, resolve_sync_root(remote, env.config));
+  RV_TRY(sync_root, resolve_sync_root(remote, env.settings));
   p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
   auto options = settings.push;
   options.dry_run = dry_run;
@@ -126,7 +88,7 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
     // A directory the user names: rv deletes there only when it is marked as rv's or --delete
     // is given, and never pushes to $HOME, /, rv's remote root or their ancestors.
     RV_TRY(dir, resolve_remote_path(remote, remote_dir));
-    RV_TRY(remote_root, resolve_remote_path(remote, env.config.get("remote_root")));
+    RV_TRY(remote_root, resolve_remote_path(remote, env.settings.remote_root));
     p.remote_dir = dir;
     options.target.protect.push_back(remote_root);
     options.target.allow_delete = allow_delete;
@@ -241,7 +203,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   for (const auto& a : analysis.absolute_paths) {
     spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
   }
-  RV_TRY(settings, sync_settings(env.config, env.home));
+  const auto& settings = env.settings.sync;
   RV_TRY(root, project_root_for(cwd, analysis.entry_file, env.home));
   const auto rel_dir = cwd.lexically_relative(root).generic_string();
   spdlog::info("smart execution: {} names {}{}; syncing the project", analysis.launcher.empty() ? "the command" : analysis.launcher,
@@ -300,7 +262,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   }
   if (!flags.outputs.empty()) {
     spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
-                 env.config.get("remote_root"), run.extras.request_id);
+                 env.settings.remote_root, run.extras.request_id);
   }
   run.extras.sync = std::move(record);
   return run;

@@ -4,6 +4,7 @@
 // make the venv current, and say where the job runs (docs/sync.md).
 
 #include "app/env.hpp"
+#include "app/settings.hpp"
 #include "app/submit.hpp"
 #include "sync/command.hpp"
 #include "sync/files.hpp"
@@ -17,19 +18,11 @@
 
 namespace rv::app {
 
-// The sync settings of the config (transport, size limit, snapshot age, deps mode, SSH).
-struct SyncSettings {
-  sync::PushOptions push;
-  sync::SelectOptions select;
-  std::int64_t snapshot_keep_s = 7 * 86400;
-  std::string deps_install = "login"; // login | job | off
-};
-Result<SyncSettings> sync_settings(const Config& config, const std::string& home);
 
 // Expands `~` of a remote path on the cluster and makes it absolute (relative = below $HOME).
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path);
 // The absolute sync root on the cluster (sync_root, else remote_root/workspaces).
-Result<std::string> resolve_sync_root(proc::Runner& remote, const Config& config);
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings);
 
 // A pushed project: where it is here and there.
 struct ProjectPush {

@@ -24,11 +24,11 @@ std::string short_hash(const std::string& text)
 
 } // namespace
 
-Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
                                    const std::string& secrets)
 {
-  std::string root = config.get("remote_root");
-  std::string scratch = config.get("scratch_root");
+  const std::string& root = settings.remote_root;
+  const std::string& scratch = settings.scratch_root;
   proc::Command cmd;
   // Paths resolve on the login node by the one rule (core/process/remote_files.hpp); the
   // configured paths travel as positional arguments, the secrets on stdin.
@@ -85,7 +85,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   for (const auto& v : secret_vars) {
     rec.secrets.push_back(v.name);
   }
-  const std::string configured_root = env.config.get("remote_root");
+  const std::string configured_root = env.settings.remote_root;
   if (!secret_vars.empty()) {
     rec.secrets_file = configured_root + "/requests/" + rec.id + "/env";
   }
@@ -108,7 +108,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   RV_TRY_VOID(store.create(rec.id, to_json(rec)));
   rec.base = to_json(rec); // later saves merge their changes into the stored record
-  auto paths = prepare_remote(runner, env.config, request_id,
+  auto paths = prepare_remote(runner, env.settings, request_id,
                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
   if (!paths) {
     rec.state = "failed";

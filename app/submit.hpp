@@ -37,7 +37,7 @@ struct Launched {
 // Asks the login node for $HOME (one round trip) and creates rv's directories there. With
 // `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
 // before any sbatch, so no job can start without them, and never in argv.
-Result<RemotePaths> prepare_remote(proc::Runner& runner, const Config& config, const std::string& request_id,
+Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
                                    const std::string& secrets);
 
 // Records the request, renders and submits every strategy in one round trip, records the job ids

@@ -19,7 +19,7 @@ Result<int> run_cost(const PlanFlags& flags, Context& ctx)
 {
   RV_TRY(request, to_request(flags, ctx.config.get("account")));
   RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
-  RV_TRY(profile, load_profile(ctx.config));
+  RV_TRY(profile, load_profile(ctx.config.get("profile")));
   RV_TRY(runner, ctx.make_runner());
   RV_TRY(cluster, discover_cluster(*runner));
   RV_TRY(table, strategy::cost_table(cluster, profile, request, options));

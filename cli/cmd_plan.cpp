@@ -24,10 +24,10 @@ struct RunOptions {
   SmartRunFlags smart;
 };
 
-Result<PlanRun> plan_request(const PlanFlags& flags, Env& env)
+Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
-  RV_TRY(request, to_request(flags, env.config.get("account")));
-  RV_TRY(options, to_plan_options(flags, env.config.get("max_strategies"), env.config.get("time_scale")));
+  RV_TRY(request, to_request(flags, ctx.config.get("account")));
+  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   return make_plan(env, request, options);
 }
 
@@ -42,7 +42,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
   // An interactive allocation cannot be split into checkpoint segments.
   PlanFlags flags = opts.plan;
   flags.no_checkpoint = true;
-  RV_TRY(run, plan_request(flags, real->env));
+  RV_TRY(run, plan_request(flags, ctx, real->env));
   if (opts.plan.dry_run) {
     return dry_run(real->env, run);
   }
@@ -59,7 +59,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
     (void)ok;
   }
   RV_TRY(real, ctx.make_env());
-  RV_TRY(run, plan_request(opts.plan, real->env));
+  RV_TRY(run, plan_request(opts.plan, ctx, real->env));
   if (opts.plan.dry_run) {
     return dry_run(real->env, run);
   }

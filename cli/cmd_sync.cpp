@@ -69,7 +69,7 @@ Result<int> run_push(const PushOpts& o, Context& ctx)
 {
   RV_TRY(real, ctx.make_env());
   RV_TRY(root, push_root(real->env, o.path));
-  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
+  const auto& settings = real->env.settings.sync;
   RV_TRY(p, push_project(real->env, root, o.remote, settings, o.dry_run, o.allow_delete));
   if (ctx.global.json) {
     print_json(push_json(p));
@@ -108,7 +108,7 @@ struct PullOpts {
 Result<int> run_pull(const PullOpts& o, Context& ctx)
 {
   RV_TRY(real, ctx.make_env());
-  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
+  const auto& settings = real->env.settings.sync;
   RV_TRY(pulled, pull(real->env, o.remote, o.local, settings));
   const auto& report = pulled.report;
   if (ctx.global.json) {
@@ -136,7 +136,7 @@ Result<int> run_watch(const WatchOpts& o, Context& ctx)
   }
   RV_TRY(real, ctx.make_env());
   RV_TRY(root, push_root(real->env, o.path));
-  RV_TRY(settings, sync_settings(ctx.config, real->env.home));
+  const auto& settings = real->env.settings.sync;
   RV_TRY_VOID(watch_project(real->env, root, o.remote, settings, std::chrono::milliseconds(*secs * 1000), o.allow_delete));
   return 0;
 }

@@ -133,16 +133,18 @@ std::filesystem::path current_dir()
 }
 } // namespace
 
-RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, const Config& config, bool json, int verbosity)
-    : cluster(std::move(runner)), requests(request_store()), secrets(secrets::Store::default_path()),
-      env{*cluster, local, clock, requests, secrets, config, output, json, verbosity, local_home(), current_dir()}
+RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity)
+    : cluster(std::move(runner)), settings(std::move(typed)), requests(request_store()),
+      secrets(secrets::Store::default_path()),
+      env{*cluster, local, clock, requests, secrets, settings, output, json, verbosity, local_home(), current_dir()}
 {
 }
 
 Result<std::unique_ptr<RealEnv>> Context::make_env()
 {
+  RV_TRY(typed, app::read_settings(config, local_home())); // a bad value fails here, naming its key
   RV_TRY(runner, make_runner());
-  return std::make_unique<RealEnv>(std::move(runner), config, global.json, global.verbosity);
+  return std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity);
 }
 
 } // namespace rv::cli

@@ -53,6 +53,7 @@ public:
 // the system clock, the request and secrets stores, the terminal. Built once per command.
 struct RealEnv {
   std::unique_ptr<proc::Runner> cluster;
+  app::Settings settings;
   proc::LocalRunner local;
   SystemClock clock;
   store::RecordStore requests;
@@ -60,7 +61,7 @@ struct RealEnv {
   StdOutput output;
   app::Env env;
 
-  RealEnv(std::unique_ptr<proc::Runner> runner, const Config& config, bool json, int verbosity);
+  RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity);
   RealEnv(const RealEnv&) = delete;
   RealEnv& operator=(const RealEnv&) = delete;
 };

@@ -99,14 +99,14 @@ struct World {
   FakeClock clock;
   store::RecordStore requests;
   secrets::Store secrets;
-  Config config;
+  Settings settings; // the defaults (remote_root ~/.rv)
   CaptureOutput output;
   Env env;
 
   explicit World(const char* name)
       : dir(std::filesystem::temp_directory_path() / fmt::format("rv-lifecycle-{}-{}", name, ::getpid())),
         requests((std::filesystem::remove_all(dir), dir / "requests")), secrets(dir / "secrets.json"),
-        env{cluster, local, clock, requests, secrets, config, output, false, 0, "/home/alice", dir}
+        env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/home/alice", dir}
   {
   }
   ~World() { std::filesystem::remove_all(dir); }
@@ -607,7 +607,7 @@ TEST_CASE("lifecycle: a record that cannot be written stops everything before th
   std::filesystem::create_directories(w.dir);
   std::ofstream(w.dir / "blocker") << "a file where the store's directory should be";
   store::RecordStore blocked(w.dir / "blocker" / "requests");
-  Env env{w.cluster, w.local, w.clock, blocked, w.secrets, w.config, w.output, false, 0, "/home/alice", w.dir};
+  Env env{w.cluster, w.local, w.clock, blocked, w.secrets, w.settings, w.output, false, 0, "/home/alice", w.dir};
   auto launched = submit_request(env, two_strategies(), "python train.py", "", "run");
   REQUIRE_FALSE(launched);
   CHECK(w.cluster.seen.empty()); // no secrets written, nothing submitted

@@ -1,0 +1,59 @@
+#include "app/settings.hpp"
+
+#include "core/duration.hpp"
+
+#include <fmt/format.h>
+
+namespace rv::app {
+
+Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
+{
+  auto expand_home = [&](const std::string& path) { return path.starts_with("~/") ? home + path.substr(1) : path; };
+  SyncSettings s;
+  s.push.transport = c.get("sync_transport");
+  if (s.push.transport != "auto" && s.push.transport != "rsync" && s.push.transport != "sftp") {
+    return fail(ErrorCode::config, fmt::format("sync_transport '{}' is not auto, rsync or sftp", s.push.transport),
+                "rv config show lists the settings");
+  }
+  s.push.ssh.destination = c.get("host");
+  s.push.ssh.ssh_config = expand_home(c.get("ssh_config"));
+  s.push.ssh.identity_file = expand_home(c.get("identity_file"));
+  s.push.ssh.known_hosts = expand_home(c.get("known_hosts"));
+  RV_TRY(timeout, c.get_seconds("connect_timeout"));
+  s.push.ssh.connect_timeout_s = timeout;
+  const auto& max = c.get("sync_max_file_size");
+  if (max == "0" || max.empty()) {
+    s.select.max_file_bytes = 0;
+  } else {
+    auto mb = parse_memory_mb(max);
+    if (!mb) {
+      return fail(ErrorCode::config, fmt::format("sync_max_file_size '{}' is not a size", max), "e.g. 100M, 2G, or 0 for no limit");
+    }
+    s.select.max_file_bytes = static_cast<std::uint64_t>(*mb) << 20;
+  }
+  auto keep = c.get_seconds("snapshot_keep");
+  if (!keep) {
+    return fail(ErrorCode::config, fmt::format("snapshot_keep '{}' is not a duration", c.get("snapshot_keep")), "e.g. 7d, 36h");
+  }
+  s.snapshot_keep_s = *keep;
+  s.deps_install = c.get("deps_install");
+  if (s.deps_install != "login" && s.deps_install != "job" && s.deps_install != "off") {
+    return fail(ErrorCode::config, fmt::format("deps_install '{}' is not login, job or off", s.deps_install),
+                "login installs before submitting; job installs in the job (login nodes without internet)");
+  }
+  return s;
+}
+
+Result<Settings> read_settings(const Config& config, const std::string& home)
+{
+  Settings s;
+  s.remote_root = config.get("remote_root");
+  s.scratch_root = config.get("scratch_root");
+  s.sync_root = config.get("sync_root");
+  s.profile = config.get("profile");
+  RV_TRY(sync, sync_settings(config, home));
+  s.sync = std::move(sync);
+  return s;
+}
+
+} // namespace rv::app

@@ -1,0 +1,38 @@
+#pragma once
+// rv's settings as the application core reads them: typed and checked once, from the layered
+// config (defaults < file < RV_* < flags) by cli/, then carried by the Env. app/ never looks a key
+// up by name.
+
+#include "core/config.hpp"
+#include "core/result.hpp"
+#include "sync/files.hpp"
+#include "sync/transfer.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace rv::app {
+
+// The sync settings of the config (transport, size limit, snapshot age, deps mode, SSH).
+struct SyncSettings {
+  sync::PushOptions push;
+  sync::SelectOptions select;
+  std::int64_t snapshot_keep_s = 7 * 86400;
+  std::string deps_install = "login"; // login | job | off
+};
+
+struct Settings {
+  std::string remote_root = "~/.rv"; // rv's directory on the cluster (`~` resolved there)
+  std::string scratch_root;          // caches; "" = <remote_root>/cache
+  std::string sync_root;             // project workspaces; "" = <remote_root>/workspaces
+  std::string profile;               // site profile file; "" = none
+  SyncSettings sync;
+};
+
+// The sync part alone (rv sync checks nothing else). `home` expands `~/` in local paths.
+Result<SyncSettings> sync_settings(const Config& config, const std::string& home);
+
+// Reads and checks every setting the core uses; an invalid value is a config error naming it.
+Result<Settings> read_settings(const Config& config, const std::string& home);
+
+} // namespace rv::app

@@ -1,0 +1,32 @@
+// The typed settings the core reads (app/settings.hpp): read and checked once from the config.
+
+#include "app/settings.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv;
+
+TEST_CASE("settings: typed from the layered config, checked once, with the key named on error")
+{
+  Config config;
+  auto defaults = app::read_settings(config, "/home/alice");
+  REQUIRE(defaults);
+  CHECK(defaults->remote_root == config.get("remote_root"));
+  CHECK(defaults->sync.deps_install == "login");
+  CHECK(defaults->sync.snapshot_keep_s == 7 * 86400);
+
+  REQUIRE(config.set("remote_root", "/scratch/alice/rv", Origin::flag));
+  REQUIRE(config.set("sync_max_file_size", "2G", Origin::file));
+  REQUIRE(config.set("identity_file", "~/.ssh/id_rv", Origin::environment));
+  auto set = app::read_settings(config, "/home/alice");
+  REQUIRE(set);
+  CHECK(set->remote_root == "/scratch/alice/rv");
+  CHECK(set->sync.select.max_file_bytes == 2048ull << 20);
+  CHECK(set->sync.push.ssh.identity_file == "/home/alice/.ssh/id_rv"); // a local path: ~ is this machine's
+
+  REQUIRE(config.set("sync_transport", "ftp", Origin::file));
+  auto bad = app::read_settings(config, "/home/alice");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::config);
+  CHECK(bad.error().message.find("sync_transport 'ftp'") != std::string::npos);
+}
