@@ -2,6 +2,8 @@
 
 #include "templates/detail.hpp"
 
+#include "core/process/shell.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -40,15 +42,7 @@ std::string fill(std::string_view text, const Vars& vars)
 
 std::string sbatch_quote(std::string_view value)
 {
-  std::string out = "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-    }
-    out += c;
-  }
-  out += '"';
-  return out;
+  return proc::double_quote(value);
 }
 
 } // namespace detail

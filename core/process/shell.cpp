@@ -98,11 +98,8 @@ std::string rsync_quote(std::string_view word)
   return out;
 }
 
-std::string ssh_option_quote(std::string_view value)
+std::string double_quote(std::string_view value)
 {
-  if (!value.empty() && value.find_first_of(" \t'\"\\#") == std::string_view::npos) {
-    return std::string(value);
-  }
   std::string out = "\"";
   for (char c : value) {
     if (c == '"' || c == '\\') {
@@ -112,6 +109,14 @@ std::string ssh_option_quote(std::string_view value)
   }
   out += '"';
   return out;
+}
+
+std::string ssh_option_quote(std::string_view value)
+{
+  if (!value.empty() && value.find_first_of(" \t'\"\\#") == std::string_view::npos) {
+    return std::string(value);
+  }
+  return double_quote(value);
 }
 
 std::string login_shell_command(const std::vector<std::string>& argv)

@@ -12,6 +12,10 @@ namespace rv::proc {
 // Quotes `word` so that a POSIX shell reads it back byte for byte (single quotes; `'` as '\'').
 std::string shell_quote(std::string_view word);
 
+// "value" with `"` and `\` backslash-escaped: the double quoting of sbatch directives and of
+// ssh option values.
+std::string double_quote(std::string_view value);
+
 // Quotes every word of `argv` and joins them with spaces: a command line for `sh -c`.
 std::string shell_join(const std::vector<std::string>& argv);
 

@@ -1,5 +1,6 @@
 #include "app/follow.hpp"
 #include "fakes/capture_output.hpp"
+#include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
 
@@ -13,6 +14,7 @@
 using namespace rv;
 using namespace rv::app;
 using rv::test::CaptureOutput;
+using rv::test::scontrol_job;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
 
@@ -22,21 +24,6 @@ bool has(const std::vector<std::string>& argv, const std::string& word)
   return std::find(argv.begin(), argv.end(), word) != argv.end();
 }
 
-// Captured on the testbed (COMPLETED, ExitCode=0:0), renumbered and with another exit code.
-std::string scontrol_job(const std::string& id, const std::string& state, const std::string& exit_code)
-{
-  std::ifstream in(std::filesystem::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "scontrol_show_job.completed.txt");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto swap = [&](const std::string& from, const std::string& to) {
-    auto pos = text.find(from);
-    REQUIRE(pos != std::string::npos);
-    text.replace(pos, from.size(), to);
-  };
-  swap("JobId=2 ", "JobId=" + id + " ");
-  swap("JobState=COMPLETED", "JobState=" + state);
-  swap("ExitCode=0:0", "ExitCode=" + exit_code);
-  return text;
-}
 
 // One segment's worth of commands: logs, squeue says ended, logs, final state.
 void expect_segment(FakeRunner& r, const std::string& id, const std::string& state, const std::string& exit_code)

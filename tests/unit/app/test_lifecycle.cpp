@@ -9,6 +9,7 @@
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
 #include "fakes/capture_output.hpp"
+#include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
 #include "unit/templates/cases.hpp"
 
@@ -24,6 +25,7 @@
 using namespace rv;
 using namespace rv::app;
 using rv::test::CaptureOutput;
+using rv::test::scontrol_job;
 using rv::test::FakeClock;
 
 namespace {
@@ -157,21 +159,6 @@ std::string squeue_row(const std::string& id, const std::string& state, const st
   return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|2:00:00|{}|N/A|train\n", id, state, nodes, elapsed);
 }
 
-// Captured on the testbed (COMPLETED, ExitCode=0:0), renumbered and with another state and code.
-std::string scontrol_job(const std::string& id, const std::string& state, const std::string& exit_code)
-{
-  std::ifstream in(std::filesystem::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "scontrol_show_job.completed.txt");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto swap = [&](const std::string& from, const std::string& to) {
-    auto pos = text.find(from);
-    REQUIRE(pos != std::string::npos);
-    text.replace(pos, from.size(), to);
-  };
-  swap("JobId=2 ", "JobId=" + id + " ");
-  swap("JobState=COMPLETED", "JobState=" + state);
-  swap("ExitCode=0:0", "ExitCode=" + exit_code);
-  return text;
-}
 
 } // namespace
 
