@@ -35,10 +35,10 @@ struct Env {
   secrets::Store& secrets;      // `rv env` secrets (docs/secrets.md)
   const Settings& settings;     // typed and checked (app/settings.hpp)
   Output& output;
-  bool json = false; // --json: documents on `out`, nothing else there
-  int verbosity = 0; // -v count
-  std::string home;           // the local home directory ("" = unknown): never sent whole
-  std::filesystem::path cwd;  // where rv was started: smart execution's project lookup
+  bool json = false;         // --json: documents on `out`, nothing else there
+  int verbosity = 0;         // -v count
+  std::string home;          // the local home directory ("" = unknown): never sent whole
+  std::filesystem::path cwd; // where rv was started: smart execution's project lookup
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

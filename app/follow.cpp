@@ -63,7 +63,8 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
     }
     clock.sleep_for(std::chrono::seconds(1));
   }
-  return fail(ErrorCode::timeout, fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
+  return fail(ErrorCode::timeout,
+              fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
               "check `sacct -j ID` on the cluster");
 }
 
@@ -89,8 +90,7 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
   slurm::Backoff backoff(slurm::Backoff::following());
   while (true) {
     if (interrupt_signal() != 0) {
-      return fail(ErrorCode::interrupted,
-                  fmt::format("stopped following; job {} keeps running", job.job_id),
+      return fail(ErrorCode::interrupted, fmt::format("stopped following; job {} keeps running", job.job_id),
                   fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
     }
     if (auto f = flush(); !f) {
@@ -144,6 +144,5 @@ int exit_code_of(const FinalStatus& s, const std::string& job_id)
   }
   return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
 }
-
 
 } // namespace rv::app

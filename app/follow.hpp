@@ -30,8 +30,7 @@ using NextSegment = std::function<void(const std::string&, const std::string&)>;
 // the next job id in <remote_root>/requests/<id>/next.<job id>) is followed into its next
 // segment, and `on_next` is told. An interrupt stops following, not the job.
 Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
-                               const JobRecord& job,
-                               std::size_t out_offset = 0, std::size_t err_offset = 0,
+                               const JobRecord& job, std::size_t out_offset = 0, std::size_t err_offset = 0,
                                const NextSegment& on_next = {});
 
 // Maps a final state to rv's exit code (docs/exit-codes.md) and logs what failed.

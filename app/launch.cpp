@@ -24,8 +24,12 @@ namespace {
 std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job)
 {
   proc::Command c;
-  c.argv = {"sh", "-c", "tail -q -n 100 \"$1\" \"$2\".node*.err 2>/dev/null; true", "rv-fault",
-            log_path(rec, job, true), fmt::format("{}/{}-{}", rec.log_dir, rec.name, job.job_id)};
+  c.argv = {"sh",
+            "-c",
+            "tail -q -n 100 \"$1\" \"$2\".node*.err 2>/dev/null; true",
+            "rv-fault",
+            log_path(rec, job, true),
+            fmt::format("{}/{}-{}", rec.log_dir, rec.name, job.job_id)};
   c.timeout = std::chrono::seconds(30);
   auto o = runner.run(c);
   return o ? slurm::find_gpu_fault(o->out) : std::string();
@@ -53,9 +57,9 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
   }
   std::string out;
   if (best) {
-    const auto wait = !best->est_wait_s ? std::string("an unknown time")
+    const auto wait = !best->est_wait_s        ? std::string("an unknown time")
                       : *best->est_wait_s <= 0 ? std::string("now")
-                                                : "in ~" + format_human_duration(*best->est_wait_s);
+                                               : "in ~" + format_human_duration(*best->est_wait_s);
     out += fmt::format("best estimate: {} ({}) starts {}, {:.1f} SU\n", best->id, best->label, wait, best->est_su);
   }
   out += fmt::format("next: rv logs -f {}   (wait for the winner and follow it)\n"
@@ -90,10 +94,11 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     }
     RV_TRY(winner, race_request(env, launched));
     auto& rec = launched.rec;
-    auto status = follow_job(runner, env.clock, env.output, rec, winner, 0, 0, [&](const std::string& prev, const std::string& next) {
-      record_next_segment(store, rec, prev, next);
-      winner.job_id = next;
-    });
+    auto status = follow_job(runner, env.clock, env.output, rec, winner, 0, 0,
+                             [&](const std::string& prev, const std::string& next) {
+                               record_next_segment(store, rec, prev, next);
+                               winner.job_id = next;
+                             });
     if (!status) {
       return std::unexpected(status.error());
     }
@@ -145,10 +150,10 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // secrets itself (file name in $0, never the values in argv).
   const auto& secrets_file = launched.rec.secrets_file;
   // Fail closed: a request with secrets never runs without them (#15 defect 9).
-  const std::string load_secrets =
-      secrets_file.empty() ? ""
-                           : "[ -r \"$0\" ] || { echo \"rv: the secrets file $0 is missing or unreadable; "
-                             "nothing was run\" >&2; exit 1; }; . \"$0\" || exit 1; ";
+  const std::string load_secrets = secrets_file.empty()
+                                       ? ""
+                                       : "[ -r \"$0\" ] || { echo \"rv: the secrets file $0 is missing or unreadable; "
+                                         "nothing was run\" >&2; exit 1; }; . \"$0\" || exit 1; ";
   Result<int> status = 0;
   if (!command.empty()) {
     proc::Command c;

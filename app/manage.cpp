@@ -195,9 +195,10 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
       break;
     }
     if (!req.follow || request_finished(r)) {
-      return fail(ErrorCode::usage,
-                  fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
-                  request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
+      return fail(
+          ErrorCode::usage,
+          fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
+          request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
     }
     if (interrupt_signal() != 0) {
       return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));

@@ -2,8 +2,8 @@
 
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
-#include "strategy/enumerate.hpp"
 #include "slurm/probe.hpp"
+#include "strategy/enumerate.hpp"
 #include "strategy/probe_plan.hpp"
 
 #include <fmt/format.h>
@@ -62,7 +62,8 @@ Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<
 {
   std::vector<slurm::ProbeJob> jobs;
   for (const auto& c : candidates) {
-    jobs.push_back({c.id, strategy::coarse_grid(c, options),
+    jobs.push_back({c.id,
+                    strategy::coarse_grid(c, options),
                     {c.partition, c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gres, c.constraint, c.account, c.qos,
                      c.exclude}});
   }
@@ -72,10 +73,10 @@ Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<
   probe.timeout = std::chrono::minutes(5);
   RV_TRY(outcome, runner.run(probe));
   if (!outcome.ok() && outcome.out.empty()) {
-    return fail(ErrorCode::slurm_rejected,
-                fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(),
-                            outcome.err),
-                "run with -v; check that sbatch works on the login node");
+    return fail(
+        ErrorCode::slurm_rejected,
+        fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(), outcome.err),
+        "run with -v; check that sbatch works on the login node");
   }
   auto parsed = slurm::parse_probe_output(outcome.out);
   for (const auto& n : parsed.notes) {

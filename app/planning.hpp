@@ -16,9 +16,9 @@ struct PlanRun {
   model::Cluster cluster;
   strategy::Profile profile;
   strategy::Plan plan;
-  int round_trips = 0;  // after connecting: discovery + probes
-  double seconds = 0;   // wall time of the whole pipeline
-  int probes = 0;       // sbatch --test-only calls the login node ran
+  int round_trips = 0; // after connecting: discovery + probes
+  double seconds = 0;  // wall time of the whole pipeline
+  int probes = 0;      // sbatch --test-only calls the login node ran
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).

@@ -92,7 +92,7 @@ Result<JobRecord> race_request(Env& env, Launched& l)
   auto stats = slurm::run_race(runner, env.clock, race, mo);
   if (!stats) {
     rec.state = stats.error().code == ErrorCode::interrupted || stats.error().code == ErrorCode::timeout ? "cancelled"
-                                                                                                       : "failed";
+                                                                                                         : "failed";
     save(store, rec);
     clear_interrupt(); // so that the cleanup's one command runs
     remove_secrets(runner, store, {&rec}, true);

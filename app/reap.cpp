@@ -155,8 +155,8 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       for (auto& j : r.jobs) {
         if (j.strategy_id != r.winner && !j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
           to_cancel[r.name].push_back(j.job_id);
-          report.notes.push_back(fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id,
-                                             j.state, r.winner));
+          report.notes.push_back(
+              fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id, j.state, r.winner));
           j.state = "CANCELLED";
           changed = true;
         }
@@ -194,8 +194,7 @@ void remove_secrets(proc::Runner& runner, store::RecordStore& store, std::vector
   }
   auto o = runner.run(proc::remote::remove_command(files)); // runs even while a Ctrl-C is pending
   if (!o || !o->ok()) {
-    spdlog::warn("could not delete the secrets file(s) of finished request(s): {}",
-                 o ? o->err : o.error().message);
+    spdlog::warn("could not delete the secrets file(s) of finished request(s): {}", o ? o->err : o.error().message);
     return;
   }
   for (auto* r : requests) {

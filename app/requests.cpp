@@ -32,17 +32,35 @@ nlohmann::json to_json(const RequestRecord& r)
 {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& j : r.jobs) {
-    jobs.push_back({{"strategy_id", j.strategy_id}, {"label", j.label}, {"partition", j.partition},
-                    {"gpu_type", j.gpu_type}, {"nodes", j.nodes}, {"job_id", j.job_id}, {"error", j.error},
-                    {"state", j.state}, {"reason", j.reason}, {"node_list", j.node_list},
-                    {"earlier_segments", j.earlier_segments}, {"start_estimate", j.start_estimate},
+    jobs.push_back({{"strategy_id", j.strategy_id},
+                    {"label", j.label},
+                    {"partition", j.partition},
+                    {"gpu_type", j.gpu_type},
+                    {"nodes", j.nodes},
+                    {"job_id", j.job_id},
+                    {"error", j.error},
+                    {"state", j.state},
+                    {"reason", j.reason},
+                    {"node_list", j.node_list},
+                    {"earlier_segments", j.earlier_segments},
+                    {"start_estimate", j.start_estimate},
                     {"elapsed_s", j.elapsed_s}});
   }
-  return {{"id", r.id},       {"created_at", r.created_at}, {"host", r.host},
-          {"name", r.name},   {"kind", r.kind},             {"command", r.command},
-          {"workdir", r.workdir}, {"remote_root", r.remote_root}, {"log_dir", r.log_dir},
-          {"state", r.state}, {"winner", r.winner},         {"jobs", jobs},
-          {"plan", r.plan},   {"secrets", r.secrets},       {"secrets_file", r.secrets_file},
+  return {{"id", r.id},
+          {"created_at", r.created_at},
+          {"host", r.host},
+          {"name", r.name},
+          {"kind", r.kind},
+          {"command", r.command},
+          {"workdir", r.workdir},
+          {"remote_root", r.remote_root},
+          {"log_dir", r.log_dir},
+          {"state", r.state},
+          {"winner", r.winner},
+          {"jobs", jobs},
+          {"plan", r.plan},
+          {"secrets", r.secrets},
+          {"secrets_file", r.secrets_file},
           {"sync", r.sync}};
 }
 
@@ -151,8 +169,8 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
 void save(store::RecordStore& store, RequestRecord& r)
 {
   auto mine = to_json(r);
-  auto written = r.base.is_null() ? store.update(r.id, [&](nlohmann::json& rec) { rec = mine; })
-                                  : store.merge(r.id, r.base, mine);
+  auto written =
+      r.base.is_null() ? store.update(r.id, [&](nlohmann::json& rec) { rec = mine; }) : store.merge(r.id, r.base, mine);
   if (!written) {
     spdlog::warn("cannot update request record {}: {}", r.id, written.error().message);
     return;

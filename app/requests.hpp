@@ -16,18 +16,18 @@ namespace rv::app {
 // One sibling job of a request.
 struct JobRecord {
   std::string strategy_id;
-  std::string label;     // the strategy's one-line description
+  std::string label; // the strategy's one-line description
   std::string partition;
   std::string gpu_type;
   int nodes = 1;
-  std::string job_id;    // "" until sbatch answered (or when it refused)
-  std::string error;     // sbatch's refusal
-  std::string state;     // last known Slurm state (PENDING, RUNNING, CANCELLED...)
-  std::string reason;    // last known pending reason
-  std::string node_list; // where it ran
+  std::string job_id;                        // "" until sbatch answered (or when it refused)
+  std::string error;                         // sbatch's refusal
+  std::string state;                         // last known Slurm state (PENDING, RUNNING, CANCELLED...)
+  std::string reason;                        // last known pending reason
+  std::string node_list;                     // where it ran
   std::vector<std::string> earlier_segments; // job ids of the checkpoint segments before job_id
-  std::string start_estimate;  // pending: Slurm's expected start (cluster-local), "" if none
-  std::int64_t elapsed_s = 0;  // run time when last seen
+  std::string start_estimate;                // pending: Slurm's expected start (cluster-local), "" if none
+  std::int64_t elapsed_s = 0;                // run time when last seen
 };
 
 // Copies what a poll saw of a job into its record: state, reason, nodes (kept when the view has
@@ -44,14 +44,14 @@ struct RequestRecord {
   std::string command;    // the user's command line
   std::string workdir;    // remote directory the command runs in
   std::string remote_root;
-  std::string log_dir;    // remote: <log_dir>/<name>-<jobid>.out|.err
+  std::string log_dir; // remote: <log_dir>/<name>-<jobid>.out|.err
   // submitting -> submitted -> won | failed | cancelled; "done" once the winner ended.
   std::string state = "submitting";
-  std::string winner;     // strategy id of the winner, "" until known
+  std::string winner; // strategy id of the winner, "" until known
   std::vector<JobRecord> jobs;
   std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
   std::string secrets_file;         // remote file holding them; "" when none, or once removed
-  nlohmann::json plan;    // the plan's JSON, as --dry-run --json shows it
+  nlohmann::json plan;              // the plan's JSON, as --dry-run --json shows it
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
   // venv, outputs; null when the command was not synced.
   nlohmann::json sync;

@@ -27,13 +27,15 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
   } else {
     auto mb = parse_memory_mb(max);
     if (!mb) {
-      return fail(ErrorCode::config, fmt::format("sync_max_file_size '{}' is not a size", max), "e.g. 100M, 2G, or 0 for no limit");
+      return fail(ErrorCode::config, fmt::format("sync_max_file_size '{}' is not a size", max),
+                  "e.g. 100M, 2G, or 0 for no limit");
     }
     s.select.max_file_bytes = static_cast<std::uint64_t>(*mb) << 20;
   }
   auto keep = c.get_seconds("snapshot_keep");
   if (!keep) {
-    return fail(ErrorCode::config, fmt::format("snapshot_keep '{}' is not a duration", c.get("snapshot_keep")), "e.g. 7d, 36h");
+    return fail(ErrorCode::config, fmt::format("snapshot_keep '{}' is not a duration", c.get("snapshot_keep")),
+                "e.g. 7d, 36h");
   }
   s.snapshot_keep_s = *keep;
   s.deps_install = c.get("deps_install");

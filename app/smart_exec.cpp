@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-
 namespace rv::app {
 namespace {
 
@@ -43,9 +42,10 @@ void log_push(const ProjectPush& p, const std::string& where)
                  where);
     return;
   }
-  spdlog::info("sync: sent {} of {} files ({}; {} on the wire), deleted {}, unchanged {}, via {} in {:.2f} s to {} ({})",
-               plan.send.size(), p.selection.entries.size(), sync::human_bytes(plan.send_bytes),
-               sync::human_bytes(r.wire_bytes), deleted, plan.unchanged, r.transport, r.seconds, p.remote_dir, where);
+  spdlog::info(
+      "sync: sent {} of {} files ({}; {} on the wire), deleted {}, unchanged {}, via {} in {:.2f} s to {} ({})",
+      plan.send.size(), p.selection.entries.size(), sync::human_bytes(plan.send_bytes), sync::human_bytes(r.wire_bytes),
+      deleted, plan.unchanged, r.transport, r.seconds, p.remote_dir, where);
 }
 
 } // namespace
@@ -117,15 +117,15 @@ Result<std::filesystem::path> project_root_for(const std::filesystem::path& cwd,
       if (!cwd.lexically_relative(other).empty() && cwd.lexically_relative(other).begin()->string() != "..") {
         root = other;
       } else {
-        return fail(ErrorCode::usage,
-                    fmt::format("{} is outside the project at {}", entry_file, root.string()),
+        return fail(ErrorCode::usage, fmt::format("{} is outside the project at {}", entry_file, root.string()),
                     "run rv from inside the project that holds the script (the job runs from the same "
                     "relative directory)");
       }
     }
   }
   if (root == fs::path("/") || (!home.empty() && fs::weakly_canonical(home) == root)) {
-    return fail(ErrorCode::usage, fmt::format("the project root would be {}, which rv will not send whole", root.string()),
+    return fail(ErrorCode::usage,
+                fmt::format("the project root would be {}, which rv will not send whole", root.string()),
                 "run rv from a project directory (a git repository, or a folder with pyproject.toml or "
                 "requirements.txt), or pass --no-sync / --workdir DIR");
   }
@@ -206,7 +206,8 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   const auto& settings = env.settings.sync;
   RV_TRY(root, project_root_for(cwd, analysis.entry_file, env.home));
   const auto rel_dir = cwd.lexically_relative(root).generic_string();
-  spdlog::info("smart execution: {} names {}{}; syncing the project", analysis.launcher.empty() ? "the command" : analysis.launcher,
+  spdlog::info("smart execution: {} names {}{}; syncing the project",
+               analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
   RV_TRY(pushed, push_project(env, root, "", settings, false, false));
@@ -223,7 +224,8 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   const auto now = env.clock.epoch_seconds();
   RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
   if (!pruned.removed.empty()) {
-    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(), format_human_duration(settings.snapshot_keep_s));
+    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(),
+                 format_human_duration(settings.snapshot_keep_s));
   }
   run.extras.request_id = store::new_request_id();
   RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
@@ -252,9 +254,12 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
     record["venv"] = pushed.layout.venv;
     record["deps"] = {{"file", deps->rel_path}, {"hash", deps->hash}, {"install", settings.deps_install}};
     if (settings.deps_install == "login") {
-      spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path, deps->hash.substr(0, 12));
-      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file, [&](std::string_view t) { env.output.err(t); }));
-      spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped", outcome.seconds);
+      spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path,
+                   deps->hash.substr(0, 12));
+      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file,
+                                        [&](std::string_view t) { env.output.err(t); }));
+      spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped",
+                   outcome.seconds);
       record["deps"]["installed"] = outcome.installed;
     } else {
       run.extras.setup = sync::deps_job_setup(pushed.layout.venv, *deps, file);

@@ -18,7 +18,6 @@
 
 namespace rv::app {
 
-
 // Expands `~` of a remote path on the cluster and makes it absolute (relative = below $HOME).
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path);
 // The absolute sync root on the cluster (sync_root, else remote_root/workspaces).
@@ -54,9 +53,9 @@ Result<void> check_entry_exists(const std::vector<std::string>& command, const s
                                 const std::filesystem::path& cwd);
 
 struct SmartRunFlags {
-  std::string workdir;              // --workdir: run there, no sync
-  bool no_sync = false;             // --no-sync
-  std::vector<std::string> outputs; // --output
+  std::string workdir;               // --workdir: run there, no sync
+  bool no_sync = false;              // --no-sync
+  std::vector<std::string> outputs;  // --output
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
 };
 

@@ -32,7 +32,8 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   proc::Command cmd;
   // Paths resolve on the login node by the one rule (core/process/remote_files.hpp); the
   // configured paths travel as positional arguments, the secrets on stdin.
-  cmd.argv = {"sh", "-c",
+  cmd.argv = {"sh",
+              "-c",
               std::string(proc::remote::abs_path_function()) +
                   "r=$(rv_abs \"$1\") || exit 1; "
                   "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
@@ -41,7 +42,10 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
                   "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
                   "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
                   "printf '%s\\n%s\\n' \"$r\" \"$c\"",
-              "rv-prepare", root, scratch, secrets.empty() ? std::string() : request_id};
+              "rv-prepare",
+              root,
+              scratch,
+              secrets.empty() ? std::string() : request_id};
   if (!secrets.empty()) {
     cmd.stdin_data = secrets;
   }
@@ -49,7 +53,8 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   RV_TRY(out, runner.run(cmd));
   auto nl = out.out.find('\n');
   if (!out.ok() || nl == std::string::npos) {
-    return fail(ErrorCode::io, fmt::format("cannot create rv's directories under {} on {}: {}", root, runner.where(), out.err),
+    return fail(ErrorCode::io,
+                fmt::format("cannot create rv's directories under {} on {}: {}", root, runner.where(), out.err),
                 "check the `remote_root` setting and that the cluster's home is writable");
   }
   RemotePaths p;
@@ -130,7 +135,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   ro.log_dir = paths->logs;
   ro.remote_root = paths->root;
   ro.checkpoint_root = paths->checkpoints;
-  ro.project_key = !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.project_key =
+      !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
   ro.output_root = paths->outputs;
   ro.cache_root = paths->cache;
   ro.setup = extras.setup;

@@ -119,7 +119,8 @@ int main(int argc, char** argv)
   double rss_mb = static_cast<double>(peak_rss_kb()) / 1024.0;
   fmt::print("nodes 10000, partitions 64, candidates {}, windows {}, strategies {}, rejected {}\n", cands->list.size(),
              windows.list.size(), strategies, rejected);
-  fmt::print("plan: min {:.2f} ms, median {:.2f} ms, max {:.2f} ms over {} runs\n", ms.front(), median, ms.back(), iterations);
+  fmt::print("plan: min {:.2f} ms, median {:.2f} ms, max {:.2f} ms over {} runs\n", ms.front(), median, ms.back(),
+             iterations);
   fmt::print("peak RSS: {:.1f} MB\n", rss_mb);
   bool ok = median < 50.0 && rss_mb < 50.0;
   fmt::print("{} (targets: < 50 ms, < 50 MB)\n", ok ? "PASS" : "FAIL");

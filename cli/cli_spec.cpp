@@ -28,7 +28,8 @@ std::string placeholder(const CLI::Option& o)
 }
 
 // Every path of subcommand names below `c`, e.g. "sync", "sync push".
-void paths(const CommandSpec& c, const std::string& prefix, std::vector<std::pair<std::string, const CommandSpec*>>& out)
+void paths(const CommandSpec& c, const std::string& prefix,
+           std::vector<std::pair<std::string, const CommandSpec*>>& out)
 {
   for (const auto& s : c.subcommands) {
     auto p = prefix.empty() ? s.name : prefix + " " + s.name;

@@ -14,7 +14,9 @@ void setup_completion(CLI::App& app, Context& ctx)
 {
   auto shell = std::make_shared<std::string>();
   auto* completion = app.add_subcommand("completion", "print a shell completion script (bash, zsh or fish)");
-  completion->add_option("shell", *shell, "bash, zsh or fish")->required()->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  completion->add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
   completion->footer("install: rv completion bash > ~/.local/share/bash-completion/completions/rv\n"
                      "         rv completion fish > ~/.config/fish/completions/rv.fish");
   completion->callback([&app, &ctx, shell] {

@@ -30,9 +30,10 @@ void setup_config(CLI::App& app, Context& ctx)
         print_json(out);
         return 0;
       }
-      std::fputs(fmt::format("# config file: {} ({})\n", ctx.config_file, ctx.config_file_read ? "read" : "absent: defaults")
-                     .c_str(),
-                 stdout);
+      std::fputs(
+          fmt::format("# config file: {} ({})\n", ctx.config_file, ctx.config_file_read ? "read" : "absent: defaults")
+              .c_str(),
+          stdout);
       for (const auto& key : config_keys()) {
         std::fputs(fmt::format("{:<16} = {:<24} ({})\n", key.name, ctx.config.get(key.name),
                                to_string(ctx.config.origin(key.name)))

@@ -1,8 +1,8 @@
 // `rv cost -g N [-t TYPE] --time T`: what the request costs on each GPU type.
 
+#include "app/planning.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
-#include "app/planning.hpp"
 #include "core/duration.hpp"
 #include "strategy/cost.hpp"
 

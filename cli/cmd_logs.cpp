@@ -1,7 +1,7 @@
 // `rv logs`: the winner's log of a request, or follow it to the end.
 
-#include "cli/commands.hpp"
 #include "app/manage.hpp"
+#include "cli/commands.hpp"
 
 namespace rv::cli {
 using namespace rv::app;

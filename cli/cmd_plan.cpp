@@ -1,10 +1,10 @@
 // `rv up` and `rv run`: plan the fan-out; with --dry-run, show it and submit nothing.
 
-#include "cli/commands.hpp"
 #include "app/launch.hpp"
-#include "cli/plan_options.hpp"
 #include "app/planning.hpp"
 #include "app/smart_exec.hpp"
+#include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "templates/render.hpp"
 
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
-#include "cli/commands.hpp"
 #include "app/manage.hpp"
+#include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
 

@@ -1,7 +1,7 @@
 // `rv stop`: cancel a request's jobs (siblings included), or every active request's.
 
-#include "cli/commands.hpp"
 #include "app/manage.hpp"
+#include "cli/commands.hpp"
 
 #include <fmt/format.h>
 
@@ -47,8 +47,9 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
     return 0;
   }
   for (const auto& o : outcomes) {
-    std::fputs((o.cancelled.empty() ? fmt::format("request {} already ended ({}); nothing to do\n", o.id, o.ended)
-                                    : fmt::format("stopped request {}: cancelled {}\n", o.id, fmt::join(o.cancelled, " ")))
+    std::fputs((o.cancelled.empty()
+                    ? fmt::format("request {} already ended ({}); nothing to do\n", o.id, o.ended)
+                    : fmt::format("stopped request {}: cancelled {}\n", o.id, fmt::join(o.cancelled, " ")))
                    .c_str(),
                stdout);
   }

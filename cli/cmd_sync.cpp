@@ -1,8 +1,8 @@
 // `rv sync push|pull|watch`: move files between this machine and the cluster, with the same
 // selection, plan and transport as `rv run` (docs/sync.md).
 
-#include "cli/commands.hpp"
 #include "app/project_sync.hpp"
+#include "cli/commands.hpp"
 #include "core/duration.hpp"
 
 #include <fmt/format.h>
@@ -41,22 +41,23 @@ nlohmann::json push_json(const ProjectPush& p)
   }
   auto deleted = plan.remove;
   deleted.insert(deleted.end(), plan.remove_trees.begin(), plan.remove_trees.end());
-  return {{"root", p.root.string()},
-          {"remote", p.remote_dir},
-          {"transport", p.report.transport},
-          {"dry_run", p.report.dry_run},
-          {"files", p.selection.entries.size()},
-          {"send", send},
-          {"send_bytes", plan.send_bytes},
-          {"wire_bytes", p.report.wire_bytes},
-          {"delete", deleted},
-          {"mirror", p.report.mirrored},
-          {"kept", p.report.kept},
-          {"note", p.report.note},
-          {"unchanged", plan.unchanged},
-          {"skipped", skipped},
-          {"seconds", p.report.seconds},
-          {"git", {{"is_git", p.git.is_git}, {"branch", p.git.branch}, {"commit", p.git.commit}, {"dirty", p.git.dirty}}}};
+  return {
+      {"root", p.root.string()},
+      {"remote", p.remote_dir},
+      {"transport", p.report.transport},
+      {"dry_run", p.report.dry_run},
+      {"files", p.selection.entries.size()},
+      {"send", send},
+      {"send_bytes", plan.send_bytes},
+      {"wire_bytes", p.report.wire_bytes},
+      {"delete", deleted},
+      {"mirror", p.report.mirrored},
+      {"kept", p.report.kept},
+      {"note", p.report.note},
+      {"unchanged", plan.unchanged},
+      {"skipped", skipped},
+      {"seconds", p.report.seconds},
+      {"git", {{"is_git", p.git.is_git}, {"branch", p.git.branch}, {"commit", p.git.commit}, {"dirty", p.git.dirty}}}};
 }
 
 // ", kept 3 not in the project" when the target is not rv's and holds paths the project lacks.
@@ -112,12 +113,16 @@ Result<int> run_pull(const PullOpts& o, Context& ctx)
   RV_TRY(pulled, pull(real->env, o.remote, o.local, settings));
   const auto& report = pulled.report;
   if (ctx.global.json) {
-    print_json({{"remote", pulled.source}, {"local", report.local_path}, {"files", report.files},
-                {"bytes", report.bytes}, {"transport", report.transport}, {"seconds", report.seconds}});
+    print_json({{"remote", pulled.source},
+                {"local", report.local_path},
+                {"files", report.files},
+                {"bytes", report.bytes},
+                {"transport", report.transport},
+                {"seconds", report.seconds}});
     return 0;
   }
-  out(fmt::format("pulled {} files ({}) from {} to {} via {} in {:.2f} s\n", report.files, sync::human_bytes(report.bytes),
-                  pulled.source, report.local_path, report.transport, report.seconds));
+  out(fmt::format("pulled {} files ({}) from {} to {} via {} in {:.2f} s\n", report.files,
+                  sync::human_bytes(report.bytes), pulled.source, report.local_path, report.transport, report.seconds));
   return 0;
 }
 
@@ -137,7 +142,8 @@ Result<int> run_watch(const WatchOpts& o, Context& ctx)
   RV_TRY(real, ctx.make_env());
   RV_TRY(root, push_root(real->env, o.path));
   const auto& settings = real->env.settings.sync;
-  RV_TRY_VOID(watch_project(real->env, root, o.remote, settings, std::chrono::milliseconds(*secs * 1000), o.allow_delete));
+  RV_TRY_VOID(
+      watch_project(real->env, root, o.remote, settings, std::chrono::milliseconds(*secs * 1000), o.allow_delete));
   return 0;
 }
 
@@ -159,7 +165,8 @@ void setup_sync(CLI::App& app, Context& ctx)
 
   auto pull_opts = std::make_shared<PullOpts>();
   auto* pull = sync->add_subcommand("pull", "fetch a remote file or directory, or a request's outputs");
-  pull->add_option("remote", pull_opts->remote, "request id (its winner's --output files), or a remote path")->required();
+  pull->add_option("remote", pull_opts->remote, "request id (its winner's --output files), or a remote path")
+      ->required();
   pull->add_option("local", pull_opts->local, "local destination (default: the current directory)");
   pull->callback([&ctx, pull_opts] { ctx.action = [&ctx, pull_opts] { return run_pull(*pull_opts, ctx); }; });
 

@@ -11,8 +11,8 @@
 namespace rv::cli {
 
 struct SplitArgs {
-  std::vector<std::string> rv_args;  // what CLI11 parses
-  std::vector<std::string> command;  // the user's command, verbatim ("" words kept)
+  std::vector<std::string> rv_args; // what CLI11 parses
+  std::vector<std::string> command; // the user's command, verbatim ("" words kept)
 };
 
 // Splits `args` (without argv[0]) at the user's command: the first word after one of the

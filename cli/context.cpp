@@ -72,7 +72,8 @@ Result<std::unique_ptr<proc::Runner>> Context::make_runner()
   if (const auto& sc = config.get("ssh_config"); !sc.empty() && config.origin("ssh_config") != Origin::default_value) {
     std::error_code ec;
     if (!std::filesystem::exists(expand_home(sc), ec)) {
-      return fail(ErrorCode::config, fmt::format("ssh config {} (from {}) does not exist", sc, to_string(config.origin("ssh_config"))),
+      return fail(ErrorCode::config,
+                  fmt::format("ssh config {} (from {}) does not exist", sc, to_string(config.origin("ssh_config"))),
                   "fix --ssh-config / RV_SSH_CONFIG, or pass --ssh-config '' to read none");
     }
   }
@@ -137,8 +138,7 @@ RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool
     : cluster(std::move(runner)), settings(std::move(typed)), requests(request_store()),
       secrets(secrets::Store::default_path()),
       env{*cluster, local, clock, requests, secrets, settings, output, json, verbosity, local_home(), current_dir()}
-{
-}
+{}
 
 Result<std::unique_ptr<RealEnv>> Context::make_env()
 {

@@ -5,8 +5,8 @@
 #include "core/clock.hpp"
 #include "core/config.hpp"
 #include "core/process/local_runner.hpp"
-#include "core/secrets.hpp"
 #include "core/process/runner.hpp"
+#include "core/secrets.hpp"
 #include "core/store/record_store.hpp"
 
 #include <functional>

@@ -140,7 +140,9 @@ Error usage_error(const CLI::App& app, const CLI::ParseError& e, const std::vect
     }
     // The word after the group's name, if any, is the subcommand they typed.
     auto at = std::find(args.begin(), args.end(), leaf->get_name());
-    auto typed = at == args.end() ? at : std::find_if(at + 1, args.end(), [](const std::string& a) { return !a.starts_with('-'); });
+    auto typed = at == args.end()
+                     ? at
+                     : std::find_if(at + 1, args.end(), [](const std::string& a) { return !a.starts_with('-'); });
     if (typed != args.end()) {
       auto guess = did_you_mean(*typed, subs);
       return Error{ErrorCode::usage, fmt::format("{} has no command '{}'", path_of(leaf), *typed),

@@ -84,7 +84,8 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   }
   for (char c : f.name) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
-      return fail(ErrorCode::usage, fmt::format("--name '{}' has a character other than letters, digits, - _ .", f.name));
+      return fail(ErrorCode::usage,
+                  fmt::format("--name '{}' has a character other than letters, digits, - _ .", f.name));
     }
   }
   r.job_name = f.name;

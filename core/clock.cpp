@@ -20,7 +20,8 @@ void SystemClock::sleep_for(std::chrono::milliseconds d)
 {
   const auto until = now() + d;
   while (now() < until && interrupt_signal() == 0) {
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now(), std::chrono::milliseconds(50)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(until - now(), std::chrono::milliseconds(50)));
   }
 }
 

@@ -43,8 +43,10 @@ const std::vector<ConfigKey>& config_keys()
       {"profile", "", "site profile file (aliases, VRAM, SU conversion, caps)"},
       {"remote_root", "~/.rv", "rv's directory on the cluster (logs, requests, snapshots)"},
       {"scratch_root", "", "scratch directory for caches (HF_HOME, pip, torch...); empty = remote_root/cache"},
-      {"sync_root", "", "project workspaces, per-job snapshots and venvs on the cluster; empty = remote_root/workspaces"},
-      {"sync_transport", "auto", "file transfer: auto (rsync over ssh when both sides have it, else SFTP), rsync, sftp"},
+      {"sync_root", "",
+       "project workspaces, per-job snapshots and venvs on the cluster; empty = remote_root/workspaces"},
+      {"sync_transport", "auto",
+       "file transfer: auto (rsync over ssh when both sides have it, else SFTP), rsync, sftp"},
       {"sync_max_file_size", "100M", "files larger than this are not sent (a warning names them); 0 = no limit"},
       {"snapshot_keep", "7d", "snapshots older than this are pruned (never one whose job is queued or running)"},
       {"deps_install", "login", "install requirements.txt/pyproject.toml: login (before submitting), job, off"},
@@ -144,9 +146,8 @@ Result<void> Config::load_env(const std::map<std::string, std::string>& env)
 {
   for (const auto& k : config_keys()) {
     std::string var = "RV_" + k.name;
-    std::transform(var.begin(), var.end(), var.begin(), [](unsigned char c) {
-      return c == '-' ? '_' : static_cast<char>(std::toupper(c));
-    });
+    std::transform(var.begin(), var.end(), var.begin(),
+                   [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
     if (auto it = env.find(var); it != env.end()) {
       m_values[k.name] = Value{it->second, Origin::environment};
     }

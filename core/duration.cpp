@@ -215,11 +215,28 @@ Result<std::int64_t> parse_memory_mb(std::string_view text)
   double scale = 1; // MiB
   std::string_view number = text;
   switch (text.back()) {
-  case 'K': case 'k': scale = 1.0 / 1024; number.remove_suffix(1); break;
-  case 'M': case 'm': scale = 1; number.remove_suffix(1); break;
-  case 'G': case 'g': scale = 1024; number.remove_suffix(1); break;
-  case 'T': case 't': scale = 1024.0 * 1024; number.remove_suffix(1); break;
-  default: break;
+  case 'K':
+  case 'k':
+    scale = 1.0 / 1024;
+    number.remove_suffix(1);
+    break;
+  case 'M':
+  case 'm':
+    scale = 1;
+    number.remove_suffix(1);
+    break;
+  case 'G':
+  case 'g':
+    scale = 1024;
+    number.remove_suffix(1);
+    break;
+  case 'T':
+  case 't':
+    scale = 1024.0 * 1024;
+    number.remove_suffix(1);
+    break;
+  default:
+    break;
   }
   double value = 0;
   if (!parse_decimal(number, value)) {

@@ -37,10 +37,10 @@ void setup_logging(int verbosity, bool quiet)
   sink->set_pattern(verbosity > 0 ? "[%H:%M:%S.%e] %l: %v" : "rv: %^%l%$: %v");
   // Cluster strings and file names in messages cannot drive the terminal (core/printable.hpp).
   auto logger = std::make_shared<spdlog::logger>("rv", std::make_shared<PrintableSink>(sink));
-  logger->set_level(quiet ? spdlog::level::warn
-                          : verbosity >= 2 ? spdlog::level::trace
-                          : verbosity == 1 ? spdlog::level::debug
-                                           : spdlog::level::info);
+  logger->set_level(quiet            ? spdlog::level::warn
+                    : verbosity >= 2 ? spdlog::level::trace
+                    : verbosity == 1 ? spdlog::level::debug
+                                     : spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 

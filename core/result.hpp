@@ -46,17 +46,17 @@ int exit_code_for(ErrorCode code);
 } // namespace rv
 
 // Propagates the error of a Result-returning expression; the only macro rv has.
-#define RV_TRY(var, expr)                                                                          \
-  auto var##_result_ = (expr);                                                                     \
-  if (!var##_result_) {                                                                            \
-    return std::unexpected(std::move(var##_result_.error()));                                      \
-  }                                                                                                \
+#define RV_TRY(var, expr)                                                                                              \
+  auto var##_result_ = (expr);                                                                                         \
+  if (!var##_result_) {                                                                                                \
+    return std::unexpected(std::move(var##_result_.error()));                                                          \
+  }                                                                                                                    \
   auto var = std::move(*var##_result_)
 
 // Returns the error of a Result<void> expression, if any.
-#define RV_TRY_VOID(expr)                                                                          \
-  do {                                                                                             \
-    if (auto rv_void_result_ = (expr); !rv_void_result_) {                                         \
-      return std::unexpected(std::move(rv_void_result_.error()));                                  \
-    }                                                                                              \
+#define RV_TRY_VOID(expr)                                                                                              \
+  do {                                                                                                                 \
+    if (auto rv_void_result_ = (expr); !rv_void_result_) {                                                             \
+      return std::unexpected(std::move(rv_void_result_.error()));                                                      \
+    }                                                                                                                  \
   } while (false)

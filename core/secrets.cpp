@@ -21,8 +21,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Names the job script or the shell itself depends on: a secret must never replace them.
-constexpr std::array k_reserved = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "OLDPWD", "IFS",
-                                   "ENV", "BASH_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_VISIBLE_DEVICES"};
+constexpr std::array k_reserved = {
+    "PATH", "HOME", "USER",     "LOGNAME",    "SHELL",           "PWD",    "OLDPWD",
+    "IFS",  "ENV",  "BASH_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_VISIBLE_DEVICES"};
 
 bool is_name_start(char c)
 {
@@ -117,12 +118,28 @@ Result<std::vector<Var>> parse_dotenv(std::string_view text)
         if (quote == '"' && c == '\\' && i + 1 < text.size()) {
           char n = text[++i];
           switch (n) {
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
-          case 'r': value += '\r'; break;
-          case '"': case '\\': case '$': case '`': value += n; break;
-          case '\n': ++line_no; break; // a line continuation
-          default: value += '\\'; value += n; break;
+          case 'n':
+            value += '\n';
+            break;
+          case 't':
+            value += '\t';
+            break;
+          case 'r':
+            value += '\r';
+            break;
+          case '"':
+          case '\\':
+          case '$':
+          case '`':
+            value += n;
+            break;
+          case '\n':
+            ++line_no;
+            break; // a line continuation
+          default:
+            value += '\\';
+            value += n;
+            break;
           }
           continue;
         }
@@ -133,8 +150,8 @@ Result<std::vector<Var>> parse_dotenv(std::string_view text)
       }
       // After the closing quote: only blanks or a comment.
       auto after_end = text.find('\n', i);
-      std::string_view after = trim(text.substr(i + 1, after_end == std::string_view::npos ? std::string_view::npos
-                                                                                           : after_end - i - 1));
+      std::string_view after =
+          trim(text.substr(i + 1, after_end == std::string_view::npos ? std::string_view::npos : after_end - i - 1));
       if (!after.empty() && after.front() != '#') {
         return line_error(line_no, fmt::format("unexpected '{}' after the quoted value of {}", after, name));
       }
@@ -183,12 +200,13 @@ fs::path Store::default_path()
 
 Result<std::vector<Var>> Store::load() const
 {
-  struct stat st{};
+  struct stat st {};
   if (::stat(m_path.c_str(), &st) != 0) {
     return std::vector<Var>{};
   }
   if ((st.st_mode & 077) != 0) {
-    return fail(ErrorCode::config, fmt::format("{} is readable by other users (mode {:o})", m_path.string(), st.st_mode & 0777),
+    return fail(ErrorCode::config,
+                fmt::format("{} is readable by other users (mode {:o})", m_path.string(), st.st_mode & 0777),
                 fmt::format("chmod 600 {}", proc::shell_quote(m_path.string())));
   }
   std::ifstream in(m_path);

@@ -56,8 +56,7 @@ std::optional<std::int64_t> gpus_in(std::string_view tres)
 
 // sacctmgr -P: Account|Partition|QOS|GrpTRES|MaxTRES|MaxJobs|MaxSubmit; QOS rows:
 // Name|MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxWall; user row: DefaultAccount.
-void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const proc::Outcome& user,
-                  model::Cluster& c)
+void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const proc::Outcome& user, model::Cluster& c)
 {
   auto& l = c.limits;
   std::set<std::string> allowed;
@@ -131,7 +130,8 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
   if (!q.user.empty()) {
     cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
                             "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit"}));
-    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
+    cmds.push_back(
+        command({"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
     cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));
   }
   return cmds;
@@ -140,8 +140,8 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
 Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
 {
   if (o.size() != base_probes && o.size() != all_probes) {
-    return fail(ErrorCode::generic, fmt::format("discovery expected {} or {} outcomes, got {}", base_probes,
-                                                all_probes, o.size()));
+    return fail(ErrorCode::generic,
+                fmt::format("discovery expected {} or {} outcomes, got {}", base_probes, all_probes, o.size()));
   }
   model::Cluster c;
   std::vector<SinfoRow> rows;
@@ -166,7 +166,8 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
     c.warnings.push_back(failure("scontrol show node", o[node_p]));
     c.nodes = std::move(sinfo_nodes);
   } else {
-    return fail(ErrorCode::slurm_rejected, fmt::format("cannot list nodes: {}", failure("scontrol show node", o[node_p])),
+    return fail(ErrorCode::slurm_rejected,
+                fmt::format("cannot list nodes: {}", failure("scontrol show node", o[node_p])),
                 "check that Slurm's commands work on the login node (sinfo, scontrol)");
   }
   if (o[partition_p].ok()) {
@@ -175,7 +176,8 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
   } else {
     c.warnings.push_back(failure("scontrol show partition", o[partition_p]));
     for (const auto& r : rows) { // names and nodes only; limits stay unknown
-      auto it = std::find_if(c.partitions.begin(), c.partitions.end(), [&](const auto& p) { return p.name == r.partition; });
+      auto it =
+          std::find_if(c.partitions.begin(), c.partitions.end(), [&](const auto& p) { return p.name == r.partition; });
       if (it == c.partitions.end()) {
         c.partitions.push_back(model::Partition{});
         c.partitions.back().name = r.partition;

@@ -10,15 +10,9 @@ std::string find_gpu_fault(std::string_view text)
 {
   // Lower-case needles; what each means is in docs/exit-codes.md (hardware retry).
   static constexpr std::array<std::string_view, 9> k_signatures = {
-      "cuda error: unknown error",
-      "cudaerrorunknown",
-      "unable to determine the device handle",
-      "failed to get device handle",
-      "has fallen off the bus",
-      "uncorrectable ecc error",
-      "nccl error: unhandled system error",
-      "nvmlerror_unknown",
-      "cuda error: no cuda-capable device is detected",
+      "cuda error: unknown error",          "cudaerrorunknown",       "unable to determine the device handle",
+      "failed to get device handle",        "has fallen off the bus", "uncorrectable ecc error",
+      "nccl error: unhandled system error", "nvmlerror_unknown",      "cuda error: no cuda-capable device is detected",
   };
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),

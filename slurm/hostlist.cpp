@@ -122,7 +122,7 @@ std::string compress_hostlist(const std::vector<std::string>& hosts)
     std::vector<std::int64_t> numbers;
   };
   std::vector<Group> groups;
-  std::vector<std::string> plain; // names that end without digits, kept as they are
+  std::vector<std::string> plain;                  // names that end without digits, kept as they are
   std::vector<std::pair<bool, std::size_t>> order; // (is_group, index) in first-seen order
   std::map<std::pair<std::string, std::size_t>, std::size_t> index;
   for (const auto& h : hosts) {

@@ -226,10 +226,10 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
                            "raise the timeout, or see `rv up --dry-run` for the expected waits"});
     }
     std::map<std::string, std::string> names;
-  for (const auto& id : ids) {
-    names[id] = options.job_name;
-  }
-  auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
+    for (const auto& id : ids) {
+      names[id] = options.job_name;
+    }
+    auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
     if (!views) {
       if (views.error().code == ErrorCode::interrupted) {
         continue; // the loop head cancels everything
@@ -272,8 +272,9 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     if (decision.all_failed) {
       std::string why;
       for (const auto& e : race.entries()) {
-        why += fmt::format("{}{} ({}): {}", why.empty() ? "" : "; ", e.strategy_id, e.job_id,
-                           e.hopeless_reason.empty() ? to_string(e.last.state) : "pending forever: " + e.hopeless_reason);
+        why +=
+            fmt::format("{}{} ({}): {}", why.empty() ? "" : "; ", e.strategy_id, e.job_id,
+                        e.hopeless_reason.empty() ? to_string(e.last.state) : "pending forever: " + e.hopeless_reason);
       }
       return fail(ErrorCode::slurm_rejected, "every strategy ended without starting: " + why,
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");

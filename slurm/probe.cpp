@@ -168,7 +168,7 @@ std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& p
 ProbeOutput parse_probe_output(std::string_view output)
 {
   ProbeOutput out;
-  std::int64_t now = -1;    // -1: no usable NOW line yet
+  std::int64_t now = -1; // -1: no usable NOW line yet
   std::int64_t offset = 0;
   bool have_offset = false;
   while (!output.empty()) {

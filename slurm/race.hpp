@@ -15,12 +15,12 @@ namespace rv::slurm {
 // What one poll learned about one job.
 struct JobView {
   JobState state = JobState::unknown;
-  std::string reason;            // pending reason, "" if none
-  std::string nodes;             // allocated nodes (hostlist), "" if none
-  std::int64_t start_epoch = 0;  // when it started, 0 if not (yet) known
-  std::string source;            // squeue, scontrol, sacct, or "" when no record was found
-  std::string start_estimate;    // pending: Slurm's expected start (cluster-local time), "" if none
-  std::int64_t elapsed_s = 0;    // run time so far (squeue %M, scontrol RunTime, sacct Elapsed)
+  std::string reason;           // pending reason, "" if none
+  std::string nodes;            // allocated nodes (hostlist), "" if none
+  std::int64_t start_epoch = 0; // when it started, 0 if not (yet) known
+  std::string source;           // squeue, scontrol, sacct, or "" when no record was found
+  std::string start_estimate;   // pending: Slurm's expected start (cluster-local time), "" if none
+  std::int64_t elapsed_s = 0;   // run time so far (squeue %M, scontrol RunTime, sacct Elapsed)
 };
 
 // One sibling of the request.
@@ -34,10 +34,10 @@ struct RaceEntry {
 
 // What to do after a poll.
 struct RaceDecision {
-  std::optional<std::size_t> new_winner;  // set on the poll that decides the winner
-  std::vector<std::string> cancel;        // job ids to scancel now
+  std::optional<std::size_t> new_winner;   // set on the poll that decides the winner
+  std::vector<std::string> cancel;         // job ids to scancel now
   std::vector<std::size_t> newly_hopeless; // entries found hopeless on this poll
-  bool all_failed = false;                // every sibling ended (or is hopeless) without a winner
+  bool all_failed = false;                 // every sibling ended (or is hopeless) without a winner
 };
 
 class Race {

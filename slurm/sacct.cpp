@@ -39,8 +39,15 @@ bool looks_like_job_id(std::string_view id)
 
 std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids)
 {
-  return {"env", "SLURM_TIME_FORMAT=standard", "sacct", "--parsable2", "--noheader", "-j",
-          fmt::format("{}", fmt::join(job_ids, ",")), "-o", std::string(sacct_fields)};
+  return {"env",
+          "SLURM_TIME_FORMAT=standard",
+          "sacct",
+          "--parsable2",
+          "--noheader",
+          "-j",
+          fmt::format("{}", fmt::join(job_ids, ",")),
+          "-o",
+          std::string(sacct_fields)};
 }
 
 Result<std::vector<SacctJob>> parse_sacct(std::string_view input)

@@ -15,19 +15,20 @@ namespace rv::slurm {
 // One job allocation as accounting recorded it.
 struct SacctJob {
   std::string job_id;
-  std::string state;          // first word: CANCELLED (from `CANCELLED by 0`), COMPLETED...
-  std::string state_detail;   // the whole field, e.g. `CANCELLED by 0`
+  std::string state;                    // first word: CANCELLED (from `CANCELLED by 0`), COMPLETED...
+  std::string state_detail;             // the whole field, e.g. `CANCELLED by 0`
   int exit_status = 0, exit_signal = 0; // ExitCode=status:signal
   std::int64_t elapsed_s = 0;
   std::optional<ClusterTime> start_time, end_time; // cluster-local
-  std::string nodes;          // NodeList, "" for None assigned
+  std::string nodes;                               // NodeList, "" for None assigned
   std::string alloc_tres;
   std::vector<model::GpuGres> gpus; // from AllocTRES
   std::string partition, name;
 };
 
 // The fields rv asks for, in order (JobName last: it may contain the delimiter).
-inline constexpr std::string_view sacct_fields = "JobID,State,ExitCode,Elapsed,Start,End,NodeList,AllocTRES,Partition,JobName";
+inline constexpr std::string_view sacct_fields =
+    "JobID,State,ExitCode,Elapsed,Start,End,NodeList,AllocTRES,Partition,JobName";
 
 // The argv rv runs: `env SLURM_TIME_FORMAT=standard sacct --parsable2 --noheader -j ID,ID
 // -o <sacct_fields>` (steps come back too and the parser skips them).

@@ -106,7 +106,8 @@ Result<Submitted> parse_sbatch_parsable(std::string_view input)
       return Submitted{std::string(id), semi == std::string_view::npos ? "" : std::string(line.substr(semi + 1))};
     }
   }
-  return fail(ErrorCode::parse, fmt::format("no job id in sbatch --parsable output: '{}'", text::trim(input).substr(0, 200)));
+  return fail(ErrorCode::parse,
+              fmt::format("no job id in sbatch --parsable output: '{}'", text::trim(input).substr(0, 200)));
 }
 
 } // namespace rv::slurm

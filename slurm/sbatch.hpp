@@ -16,9 +16,9 @@ struct TestOnlyEstimate {
   std::string job_id;
   ClusterTime start;
   int processors = 0;
-  std::string nodes;     // hostlist; "" before 18.08 (no `on nodes`)
-  std::string partition; // "" when the controller left ` in partition` out
-  std::string cluster;   // `on cluster <name>` (25.05+, federation), else ""
+  std::string nodes;                 // hostlist; "" before 18.08 (no `on nodes`)
+  std::string partition;             // "" when the controller left ` in partition` out
+  std::string cluster;               // `on cluster <name>` (25.05+, federation), else ""
   std::vector<std::string> preempts; // `Preempts: 12,13`
   std::vector<std::string> messages; // other lines (job_submit plugin messages...)
 };

@@ -48,19 +48,19 @@ Result<model::SchedulerConfig> parse_scontrol_config(std::string_view text);
 struct JobInfo {
   std::string job_id;
   std::string name;
-  std::string state;       // JobState, e.g. RUNNING, PENDING, FAILED
-  std::string reason;      // Reason, "" for None
+  std::string state;  // JobState, e.g. RUNNING, PENDING, FAILED
+  std::string reason; // Reason, "" for None
   std::string partition;
-  std::string nodes;       // NodeList (the allocation), "" while pending
-  std::string batch_host;  // BatchHost
-  int exit_status = 0;     // ExitCode=status:signal
+  std::string nodes;      // NodeList (the allocation), "" while pending
+  std::string batch_host; // BatchHost
+  int exit_status = 0;    // ExitCode=status:signal
   int exit_signal = 0;
   std::optional<ClusterTime> submit_time, start_time, end_time; // cluster-local
-  std::int64_t time_limit_s = -1; // -1 = UNLIMITED
-  std::int64_t time_min_s = -1;   // -1 = none
+  std::int64_t time_limit_s = -1;                               // -1 = UNLIMITED
+  std::int64_t time_min_s = -1;                                 // -1 = none
   std::int64_t run_time_s = 0;
-  std::string tres;                  // TRES= (allocated, or requested while pending)
-  std::vector<model::GpuGres> gpus;  // from TRES, else TresPerNode x nodes
+  std::string tres;                 // TRES= (allocated, or requested while pending)
+  std::vector<model::GpuGres> gpus; // from TRES, else TresPerNode x nodes
   Record raw;
 };
 

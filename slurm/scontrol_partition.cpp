@@ -57,11 +57,21 @@ Result<model::BillingWeights> parse_billing_weights(std::string_view value)
     auto lkey = text::lower(key);
     if (!number.empty() && std::string_view("KMGTP").find(number.back()) != std::string_view::npos) {
       switch (number.back()) {
-      case 'K': unit = 1.0 / (1024.0 * 1024.0); break;
-      case 'M': unit = 1.0 / 1024.0; break;
-      case 'G': unit = 1.0; break;
-      case 'T': unit = 1024.0; break;
-      default: unit = 1024.0 * 1024.0; break;
+      case 'K':
+        unit = 1.0 / (1024.0 * 1024.0);
+        break;
+      case 'M':
+        unit = 1.0 / 1024.0;
+        break;
+      case 'G':
+        unit = 1.0;
+        break;
+      case 'T':
+        unit = 1024.0;
+        break;
+      default:
+        unit = 1024.0 * 1024.0;
+        break;
       }
       number.remove_suffix(1);
     } else if (lkey == "mem") {

@@ -25,8 +25,9 @@ std::optional<int> cpus_of(std::string_view s)
 const std::vector<SinfoField>& rv_sinfo_fields()
 {
   using F = SinfoField;
-  static const std::vector<SinfoField> fields{F::node,   F::partition, F::state, F::cpus,     F::cpus_state, F::memory,
-                                              F::alloc_mem, F::gres,  F::gres_used, F::features, F::reason};
+  static const std::vector<SinfoField> fields{F::node,       F::partition, F::state,     F::cpus,
+                                              F::cpus_state, F::memory,    F::alloc_mem, F::gres,
+                                              F::gres_used,  F::features,  F::reason};
   return fields;
 }
 
@@ -51,7 +52,7 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
                                                   std::string_view delim)
 {
   static const std::vector<std::string> header_words{"PARTITION", "NODELIST", "HOSTNAMES", "NODES", "GRES",
-                                                     "GRES_USED", "STATE", "HOSTNAME", "CPUS"};
+                                                     "GRES_USED", "STATE",    "HOSTNAME",  "CPUS"};
   std::string used_delim(delim);
   if (used_delim.empty() && text.find('\x1f') == std::string_view::npos && text.find('|') == std::string_view::npos) {
     used_delim = ""; // blanks
@@ -70,8 +71,12 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
     for (std::size_t i = 0; i < fields.size() && i < cells.size(); ++i) {
       const auto& c = cells[i];
       switch (fields[i]) {
-      case SinfoField::node: row.node = c; break;
-      case SinfoField::node_count: row.node_count = text::to_int32(c).value_or(0); break;
+      case SinfoField::node:
+        row.node = c;
+        break;
+      case SinfoField::node_count:
+        row.node_count = text::to_int32(c).value_or(0);
+        break;
       case SinfoField::partition:
         row.partition = c;
         if (!row.partition.empty() && row.partition.back() == '*') {
@@ -83,7 +88,9 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
         row.state_text = c;
         row.state = parse_node_state(c);
         break;
-      case SinfoField::cpus: row.cpus = cpus_of(c).value_or(0); break;
+      case SinfoField::cpus:
+        row.cpus = cpus_of(c).value_or(0);
+        break;
       case SinfoField::cpus_state: {
         auto parts = text::split(c, "/"); // A/I/O/T
         if (parts.size() == 4) {
@@ -92,8 +99,12 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
         }
         break;
       }
-      case SinfoField::memory: row.mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
-      case SinfoField::alloc_mem: row.alloc_mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0); break;
+      case SinfoField::memory:
+        row.mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0);
+        break;
+      case SinfoField::alloc_mem:
+        row.alloc_mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0);
+        break;
       case SinfoField::gres: {
         auto g = parse_gres(c);
         if (!g) {
@@ -111,9 +122,14 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
         row.has_gres_used = true;
         break;
       }
-      case SinfoField::features: row.features = text::comma_list(c); break;
-      case SinfoField::reason: row.reason = text::is_null(c) || c == "none" ? "" : c; break;
-      case SinfoField::ignore: break;
+      case SinfoField::features:
+        row.features = text::comma_list(c);
+        break;
+      case SinfoField::reason:
+        row.reason = text::is_null(c) || c == "none" ? "" : c;
+        break;
+      case SinfoField::ignore:
+        break;
       }
     }
     out.push_back(std::move(row));

@@ -14,12 +14,11 @@ namespace rv::slurm {
 namespace {
 
 constexpr std::array<std::pair<std::string_view, std::string_view>, 24> codes{{
-    {"BF", "BOOT_FAIL"},   {"CA", "CANCELLED"},  {"CD", "COMPLETED"},    {"CF", "CONFIGURING"},
-    {"CG", "COMPLETING"},  {"DL", "DEADLINE"},   {"F", "FAILED"},        {"NF", "NODE_FAIL"},
-    {"OOM", "OUT_OF_MEMORY"}, {"PD", "PENDING"}, {"PR", "PREEMPTED"},    {"R", "RUNNING"},
-    {"RD", "RESV_DEL_HOLD"}, {"RF", "REQUEUE_FED"}, {"RH", "REQUEUE_HOLD"}, {"RQ", "REQUEUED"},
-    {"RS", "RESIZING"},    {"RV", "REVOKED"},    {"SI", "SIGNALING"},    {"SE", "SPECIAL_EXIT"},
-    {"SO", "STAGE_OUT"},   {"ST", "STOPPED"},    {"S", "SUSPENDED"},     {"TO", "TIMEOUT"},
+    {"BF", "BOOT_FAIL"}, {"CA", "CANCELLED"}, {"CD", "COMPLETED"},     {"CF", "CONFIGURING"},    {"CG", "COMPLETING"},
+    {"DL", "DEADLINE"},  {"F", "FAILED"},     {"NF", "NODE_FAIL"},     {"OOM", "OUT_OF_MEMORY"}, {"PD", "PENDING"},
+    {"PR", "PREEMPTED"}, {"R", "RUNNING"},    {"RD", "RESV_DEL_HOLD"}, {"RF", "REQUEUE_FED"},    {"RH", "REQUEUE_HOLD"},
+    {"RQ", "REQUEUED"},  {"RS", "RESIZING"},  {"RV", "REVOKED"},       {"SI", "SIGNALING"},      {"SE", "SPECIAL_EXIT"},
+    {"SO", "STAGE_OUT"}, {"ST", "STOPPED"},   {"S", "SUSPENDED"},      {"TO", "TIMEOUT"},
 }};
 
 std::string strip_parens(std::string_view s)
@@ -132,9 +131,17 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Form
   for (std::size_t i = 0; i < fmt.specs.size() && i < f.size(); ++i) {
     auto v = text::trim(f[i]);
     switch (fmt.specs[i].letter) {
-    case 'i': case 'A': j.job_id = v; break;
-    case 'T': case 't': j.state = long_job_state(v); break;
-    case 'r': j.reason = strip_parens(v); break;
+    case 'i':
+    case 'A':
+      j.job_id = v;
+      break;
+    case 'T':
+    case 't':
+      j.state = long_job_state(v);
+      break;
+    case 'r':
+      j.reason = strip_parens(v);
+      break;
     case 'R': // %R: the reason in parentheses while pending, else the nodes
       if (!v.empty() && v.front() == '(') {
         j.reason = strip_parens(v);
@@ -142,13 +149,18 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Form
         j.nodes = v;
       }
       break;
-    case 'P': j.partition = v; break;
-    case 'N': case 'Y':
+    case 'P':
+      j.partition = v;
+      break;
+    case 'N':
+    case 'Y':
       if (!text::is_null(v)) {
         j.nodes = v;
       }
       break;
-    case 'D': j.node_count = text::to_int32(v).value_or(0); break;
+    case 'D':
+      j.node_count = text::to_int32(v).value_or(0);
+      break;
     case 'S': {
       RV_TRY(t, time_cell(v, j.job_id));
       j.start_time = t;
@@ -159,12 +171,23 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Form
       j.end_time = t;
       break;
     }
-    case 'l': j.time_limit_s = duration_cell(v); break;
-    case 'M': j.elapsed_s = std::max<std::int64_t>(0, duration_cell(v)); break;
-    case 'b': j.tres_per_node = text::is_null(v) ? "" : std::string(v); break;
-    case 'k': j.comment = text::is_null(v) ? "" : std::string(v); break;
-    case 'j': j.name = f[i]; break; // blank separators are already cut off
-    default: break;
+    case 'l':
+      j.time_limit_s = duration_cell(v);
+      break;
+    case 'M':
+      j.elapsed_s = std::max<std::int64_t>(0, duration_cell(v));
+      break;
+    case 'b':
+      j.tres_per_node = text::is_null(v) ? "" : std::string(v);
+      break;
+    case 'k':
+      j.comment = text::is_null(v) ? "" : std::string(v);
+      break;
+    case 'j':
+      j.name = f[i];
+      break; // blank separators are already cut off
+    default:
+      break;
     }
   }
   return j;
@@ -185,8 +208,11 @@ std::string long_job_state(std::string_view state)
 
 std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids)
 {
-  return {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-t", "all", "-j",
-          fmt::format("{}", fmt::join(job_ids, ",")), "-o", std::string(squeue_format)};
+  return {"env",    "SLURM_TIME_FORMAT=standard",
+          "squeue", "-h",
+          "-t",     "all",
+          "-j",     fmt::format("{}", fmt::join(job_ids, ",")),
+          "-o",     std::string(squeue_format)};
 }
 
 std::vector<std::string> request_jobs_argv(std::string_view job_name)
@@ -226,10 +252,10 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view input, std::string_
   // A header-led table: read the columns rv knows by name (`-o` or `-O` headers).
   auto t = parse_table(input, "", {"JOBID"});
   auto col = [&](std::string_view name) { return column(t, name); };
-  int id = col("JOBID"), st = col("ST") >= 0 ? col("ST") : col("STATE"), part = col("PARTITION"),
-      name = col("NAME"), nodes = col("NODES"), start = col("START_TIME"), end = col("END_TIME"),
-      sched = col("SCHEDNODES"), reason = col("NODELIST(REASON)"), tres = col("TRES_PER_NODE"), time = col("TIME"),
-      limit = col("TIME_LIMIT"), nodelist = col("NODELIST"), why = col("REASON");
+  int id = col("JOBID"), st = col("ST") >= 0 ? col("ST") : col("STATE"), part = col("PARTITION"), name = col("NAME"),
+      nodes = col("NODES"), start = col("START_TIME"), end = col("END_TIME"), sched = col("SCHEDNODES"),
+      reason = col("NODELIST(REASON)"), tres = col("TRES_PER_NODE"), time = col("TIME"), limit = col("TIME_LIMIT"),
+      nodelist = col("NODELIST"), why = col("REASON");
   if (reason < 0) {
     reason = col("NODELIST(R");
   }

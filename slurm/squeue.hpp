@@ -14,18 +14,18 @@ namespace rv::slurm {
 
 // One job as squeue prints it.
 struct SqueueJob {
-  std::string job_id;    // %i (array tasks as 123_4)
-  std::string state;     // long form: PENDING, RUNNING, ... (short codes are expanded)
-  std::string reason;    // %r without parentheses; "" for None
-  std::string partition; // %P; a pending multi-partition job prints `a,b`
-  std::string nodes;     // %N allocated hostlist, or SCHEDNODES with --start
-  int node_count = 0;    // %D
+  std::string job_id;                              // %i (array tasks as 123_4)
+  std::string state;                               // long form: PENDING, RUNNING, ... (short codes are expanded)
+  std::string reason;                              // %r without parentheses; "" for None
+  std::string partition;                           // %P; a pending multi-partition job prints `a,b`
+  std::string nodes;                               // %N allocated hostlist, or SCHEDNODES with --start
+  int node_count = 0;                              // %D
   std::optional<ClusterTime> start_time, end_time; // %S, %e: cluster-local
-  std::int64_t time_limit_s = -1; // %l; -1 = UNLIMITED
-  std::int64_t elapsed_s = 0;     // %M
-  std::string tres_per_node;      // %b; "" for N/A
-  std::string comment;            // %k; "" for (null)
-  std::string name;               // %j (last: it may contain '|')
+  std::int64_t time_limit_s = -1;                  // %l; -1 = UNLIMITED
+  std::int64_t elapsed_s = 0;                      // %M
+  std::string tres_per_node;                       // %b; "" for N/A
+  std::string comment;                             // %k; "" for (null)
+  std::string name;                                // %j (last: it may contain '|')
 };
 
 // The argv rv runs: `env SLURM_TIME_FORMAT=standard squeue -h -t all -j ID,ID

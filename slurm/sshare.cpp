@@ -15,8 +15,8 @@ Result<std::vector<SshareRow>> parse_sshare(std::string_view input)
   auto t = parse_table(input, "", {"ACCOUNT"});
   // Without a header: rv's order (the NormUsage/EffectvUsage column sits in the same place).
   auto col = [&](std::string_view name, int fallback) { return t.header.empty() ? fallback : column(t, name); };
-  int account = col("ACCOUNT", 0), user = col("USER", 1), raw_shares = col("RAWSHARES", 2),
-      norm = col("NORMSHARES", 3), raw_usage = col("RAWUSAGE", 4),
+  int account = col("ACCOUNT", 0), user = col("USER", 1), raw_shares = col("RAWSHARES", 2), norm = col("NORMSHARES", 3),
+      raw_usage = col("RAWUSAGE", 4),
       eff = t.header.empty() ? 5 : std::max(column(t, "EFFECTVUSAGE"), column(t, "NORMUSAGE")),
       fair = col("FAIRSHARE", 6);
   std::vector<SshareRow> out;

@@ -12,8 +12,8 @@ namespace rv::slurm {
 
 // One association row.
 struct SshareRow {
-  std::string account; // leading blanks (the tree indentation) removed
-  std::string user;    // "" on account rows
+  std::string account;    // leading blanks (the tree indentation) removed
+  std::string user;       // "" on account rows
   std::string raw_shares; // a number or `parent`
   std::optional<double> norm_shares, effective_usage, fair_share;
   std::optional<double> raw_usage;

@@ -19,7 +19,8 @@ std::vector<std::string> to_strings(const std::vector<std::string_view>& v)
 
 bool is_rule(std::string_view line)
 {
-  return !line.empty() && line.find_first_not_of("- ") == std::string_view::npos && line.find('-') != std::string_view::npos;
+  return !line.empty() && line.find_first_not_of("- ") == std::string_view::npos &&
+         line.find('-') != std::string_view::npos;
 }
 
 } // namespace

@@ -53,13 +53,15 @@ SuRate su_rate(const model::Partition& part, const model::SchedulerConfig& confi
   if (const auto* info = profile.find(shape.gpu_type); info && info->su_per_gpu_hour) {
     r.method = "profile rate";
     r.su_per_hour = *info->su_per_gpu_hour * gpus;
-    r.detail = fmt::format("{:g} SU per GPU-hour x {:g} GPUs (no billing weights on {})", *info->su_per_gpu_hour, gpus, part.name);
+    r.detail = fmt::format("{:g} SU per GPU-hour x {:g} GPUs (no billing weights on {})", *info->su_per_gpu_hour, gpus,
+                           part.name);
     return r;
   }
   r.method = "cpu count";
   r.billing = static_cast<double>(shape.nodes * shape.cpus_per_node);
   r.su_per_hour = r.billing * profile.su_per_billing_hour;
-  r.detail = fmt::format("no billing weights on {} and no profile rate: Slurm bills the {:g} CPUs", part.name, r.billing);
+  r.detail =
+      fmt::format("no billing weights on {} and no profile rate: Slurm bills the {:g} CPUs", part.name, r.billing);
   return r;
 }
 
@@ -80,8 +82,10 @@ Result<CostTable> cost_table(const model::Cluster& cluster, const Profile& profi
   table.rejected = std::move(cands.rejected);
   for (const auto& c : cands.list) {
     const auto* part = cluster.find_partition(c.partition);
-    CostRow row{c.gpu_type, c.partition, c.nodes, c.gpus_per_node, c.cpus_per_task, c.mem_mb_per_node, req.time_s, {}, 0};
-    row.rate = su_rate(*part, cluster.config, profile, {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);
+    CostRow row{c.gpu_type, c.partition, c.nodes, c.gpus_per_node, c.cpus_per_task, c.mem_mb_per_node,
+                req.time_s, {},          0};
+    row.rate = su_rate(*part, cluster.config, profile,
+                       {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);
     row.su = su_for(row.rate, req.time_s);
     table.rows.push_back(std::move(row));
   }
@@ -93,10 +97,18 @@ nlohmann::json to_json(const CostTable& table)
 {
   auto rows = nlohmann::json::array();
   for (const auto& r : table.rows) {
-    rows.push_back({{"gpu_type", r.gpu_type},           {"partition", r.partition},     {"nodes", r.nodes},
-                    {"gpus_per_node", r.gpus_per_node}, {"cpus_per_task", r.cpus_per_task}, {"mem_mb", r.mem_mb_per_node},
-                    {"time_s", r.time_s},               {"billing", r.rate.billing},    {"su_per_hour", r.rate.su_per_hour},
-                    {"su", r.su},                       {"method", r.rate.method},      {"detail", r.rate.detail}});
+    rows.push_back({{"gpu_type", r.gpu_type},
+                    {"partition", r.partition},
+                    {"nodes", r.nodes},
+                    {"gpus_per_node", r.gpus_per_node},
+                    {"cpus_per_task", r.cpus_per_task},
+                    {"mem_mb", r.mem_mb_per_node},
+                    {"time_s", r.time_s},
+                    {"billing", r.rate.billing},
+                    {"su_per_hour", r.rate.su_per_hour},
+                    {"su", r.su},
+                    {"method", r.rate.method},
+                    {"detail", r.rate.detail}});
   }
   auto rejected = nlohmann::json::array();
   for (const auto& r : table.rejected) {

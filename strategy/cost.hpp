@@ -62,8 +62,8 @@ struct CostRow {
 };
 
 struct CostTable {
-  std::vector<CostRow> rows;        // cheapest first
-  std::vector<Rejection> rejected;  // types that cannot run the request, with reasons
+  std::vector<CostRow> rows;       // cheapest first
+  std::vector<Rejection> rejected; // types that cannot run the request, with reasons
 };
 
 // Prices `request` (gpus, gpu_type, time_s, optional cpus/mem) on each compatible type, using the

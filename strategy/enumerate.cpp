@@ -65,8 +65,8 @@ std::pair<int, std::string> user_cap(const model::Cluster& cluster, const Profil
 
 // CPUs and memory per node for g GPUs of `t` on `part`: the user's values, else the partition's
 // DefCpuPerGPU/DefMemPerGPU, else the GPU share of the node; MIG-like slices get small amounts.
-void size_resources(Candidate& c, const TypeOnPartition& t, const model::Partition& part,
-                    const model::JobRequest& req, const PlanOptions& opts)
+void size_resources(Candidate& c, const TypeOnPartition& t, const model::Partition& part, const model::JobRequest& req,
+                    const PlanOptions& opts)
 {
   int g = c.gpus_per_node;
   int node_gpus = std::max(1, t.node_gpus_total);
@@ -77,13 +77,15 @@ void size_resources(Candidate& c, const TypeOnPartition& t, const model::Partiti
     c.reasons.push_back(fmt::format("{} CPUs per node as requested", c.cpus_per_task));
   } else if (c.mig_like) {
     c.cpus_per_task = std::min(opts.mig_cpus, share_cpus);
-    c.reasons.push_back(fmt::format("{} CPUs: MIG-like slice (min of {} and its node share)", c.cpus_per_task, opts.mig_cpus));
+    c.reasons.push_back(
+        fmt::format("{} CPUs: MIG-like slice (min of {} and its node share)", c.cpus_per_task, opts.mig_cpus));
   } else if (part.def_cpu_per_gpu > 0) {
     c.cpus_per_task = std::min(part.def_cpu_per_gpu * g, std::max(1, t.cpus_per_node));
     c.reasons.push_back(fmt::format("{} CPUs: DefCpuPerGPU {} x {} GPUs", c.cpus_per_task, part.def_cpu_per_gpu, g));
   } else {
     c.cpus_per_task = share_cpus;
-    c.reasons.push_back(fmt::format("{} CPUs: {} of {} GPUs' share of {} CPUs", c.cpus_per_task, g, node_gpus, t.cpus_per_node));
+    c.reasons.push_back(
+        fmt::format("{} CPUs: {} of {} GPUs' share of {} CPUs", c.cpus_per_task, g, node_gpus, t.cpus_per_node));
   }
   if (part.max_cpus_per_node > 0 && c.cpus_per_task > part.max_cpus_per_node) {
     c.cpus_per_task = part.max_cpus_per_node;
@@ -97,10 +99,12 @@ void size_resources(Candidate& c, const TypeOnPartition& t, const model::Partiti
     c.reasons.push_back(fmt::format("memory {}: MIG-like slice", fmt_mem(c.mem_mb_per_node)));
   } else if (part.def_mem_per_gpu_mb > 0) {
     c.mem_mb_per_node = part.def_mem_per_gpu_mb * g;
-    c.reasons.push_back(fmt::format("memory {}: DefMemPerGPU {} x {} GPUs", fmt_mem(c.mem_mb_per_node), fmt_mem(part.def_mem_per_gpu_mb), g));
+    c.reasons.push_back(fmt::format("memory {}: DefMemPerGPU {} x {} GPUs", fmt_mem(c.mem_mb_per_node),
+                                    fmt_mem(part.def_mem_per_gpu_mb), g));
   } else {
     c.mem_mb_per_node = share_mem;
-    c.reasons.push_back(fmt::format("memory {}: {} of {} GPUs' share of {}", fmt_mem(c.mem_mb_per_node), g, node_gpus, fmt_mem(t.mem_mb_per_node)));
+    c.reasons.push_back(fmt::format("memory {}: {} of {} GPUs' share of {}", fmt_mem(c.mem_mb_per_node), g, node_gpus,
+                                    fmt_mem(t.mem_mb_per_node)));
   }
   if (!req.mem_mb && part.max_mem_per_cpu_mb > 0 && c.mem_mb_per_node > part.max_mem_per_cpu_mb * c.cpus_per_task) {
     // Slurm would raise the CPU count (and the bill) to honour MaxMemPerCPU: ask for less memory.
@@ -148,8 +152,9 @@ std::string no_fit_summary(const TypeOnPartition& t, const model::Partition& par
     if (cap.gpus() == 0) {
       return fmt::format("no usable node has {} GPUs", type);
     }
-    return fmt::format("at most {} in one job ({} x {}); asked for {}", plural(cap.gpus(), type + " GPU", type + " GPUs"),
-                       plural(cap.nodes, "node", "nodes"), cap.per_node, req.gpus);
+    return fmt::format("at most {} in one job ({} x {}); asked for {}",
+                       plural(cap.gpus(), type + " GPU", type + " GPUs"), plural(cap.nodes, "node", "nodes"),
+                       cap.per_node, req.gpus);
   }
   if (impossible.empty()) {
     return "no topology fits";
@@ -183,8 +188,9 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
   std::optional<TypeSelection> sel;
   if (req.gpu_type && !req.gpu_type->empty()) {
     RV_TRY(s, resolve_type(*req.gpu_type, types, profile));
-    out.notes.push_back(fmt::format("--type {} resolved as {}: {}", *req.gpu_type, s.how,
-                                    s.types.empty() ? std::string("any type") : fmt::format("{}", fmt::join(s.types, ", "))));
+    out.notes.push_back(
+        fmt::format("--type {} resolved as {}: {}", *req.gpu_type, s.how,
+                    s.types.empty() ? std::string("any type") : fmt::format("{}", fmt::join(s.types, ", "))));
     sel = std::move(s);
   }
   if (req.gpus < 1) {
@@ -250,18 +256,21 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       if (req.gpus % k != 0) {
         int g_up = (req.gpus + k - 1) / k;
         if (k <= 4 && g_up <= t.gpus_per_node && g_up * k != req.gpus && k > 1) {
-          impossible.push_back(fmt::format("{} GPUs do not split evenly over {} nodes (rv never over-allocates)", req.gpus, k));
+          impossible.push_back(
+              fmt::format("{} GPUs do not split evenly over {} nodes (rv never over-allocates)", req.gpus, k));
         }
         continue;
       }
       int g = req.gpus / k;
       auto shape = fmt::format("{}x{}", k, g);
       if (k > 1 && (req.single_node || t.mig_like)) {
-        impossible.push_back(fmt::format("{}: {}", shape, req.single_node ? "--single-node" : "MIG-like slices are single-node"));
+        impossible.push_back(
+            fmt::format("{}: {}", shape, req.single_node ? "--single-node" : "MIG-like slices are single-node"));
         break;
       }
       if (g > t.gpus_per_node) {
-        impossible.push_back(fmt::format("{}: nodes have at most {} {} GPUs", shape, t.gpus_per_node, t.gpu_type.empty() ? "untyped" : t.gpu_type));
+        impossible.push_back(fmt::format("{}: nodes have at most {} {} GPUs", shape, t.gpus_per_node,
+                                         t.gpu_type.empty() ? "untyped" : t.gpu_type));
         continue;
       }
       if (part->max_nodes >= 0 && k > part->max_nodes) {
@@ -269,8 +278,9 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
         break;
       }
       if (int have = t.usable_nodes_with(g); have < k) {
-        impossible.push_back(fmt::format("{}: only {} {} {}", shape, have, have == 1 ? "usable node has" : "usable nodes have",
-                                          plural(g, "GPU", "GPUs")));
+        impossible.push_back(fmt::format("{}: only {} {} {}", shape, have,
+                                         have == 1 ? "usable node has" : "usable nodes have",
+                                         plural(g, "GPU", "GPUs")));
         continue;
       }
       Candidate c;
@@ -288,16 +298,19 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       c.max_time_s = part->max_time_s;
       c.probe_full_s = part->max_time_s >= 0 ? std::min(req.time_s, part->max_time_s) : req.time_s;
       if (c.mig_like) {
-        c.reasons.push_back(fmt::format("MIG-like slice{}: included because the request allows MIG",
-                                        info && info->vram_gb ? fmt::format(" ({} GB VRAM)", *info->vram_gb) : std::string()));
+        c.reasons.push_back(
+            fmt::format("MIG-like slice{}: included because the request allows MIG",
+                        info && info->vram_gb ? fmt::format(" ({} GB VRAM)", *info->vram_gb) : std::string()));
       }
       size_resources(c, t, *part, req, opts);
       if (c.cpus_per_task > t.cpus_per_node) {
-        impossible.push_back(fmt::format("{}: {} CPUs per node > {} on the nodes", shape, c.cpus_per_task, t.cpus_per_node));
+        impossible.push_back(
+            fmt::format("{}: {} CPUs per node > {} on the nodes", shape, c.cpus_per_task, t.cpus_per_node));
         continue;
       }
       if (c.mem_mb_per_node > t.mem_mb_per_node) {
-        impossible.push_back(fmt::format("{}: {} memory per node > {} on the nodes", shape, fmt_mem(c.mem_mb_per_node), fmt_mem(t.mem_mb_per_node)));
+        impossible.push_back(fmt::format("{}: {} memory per node > {} on the nodes", shape, fmt_mem(c.mem_mb_per_node),
+                                         fmt_mem(t.mem_mb_per_node)));
         continue;
       }
       for (const auto& why : impossible) {

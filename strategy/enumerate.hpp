@@ -18,18 +18,18 @@ namespace rv::strategy {
 // One resource shape: what `sbatch` (and `sbatch --test-only`) will be asked for.
 // A shape (model::Shape) worth probing and planning, with its sbatch resources.
 struct Candidate : model::Shape {
-  std::string id;              // c1, c2, ... in enumeration order (probe ids)
-  std::string gres;            // per node, e.g. "gpu:a100:4"
-  std::string constraint;      // from a profile alias, "" = none
-  std::string account;         // request, else profile default, else cluster default; "" = none
-  std::string qos;             // "" = none
-  std::string exclude;         // --exclude from request.exclude_nodes, comma-joined; "" = none
-  int cpus_per_task = 1;       // one task per node
+  std::string id;         // c1, c2, ... in enumeration order (probe ids)
+  std::string gres;       // per node, e.g. "gpu:a100:4"
+  std::string constraint; // from a profile alias, "" = none
+  std::string account;    // request, else profile default, else cluster default; "" = none
+  std::string qos;        // "" = none
+  std::string exclude;    // --exclude from request.exclude_nodes, comma-joined; "" = none
+  int cpus_per_task = 1;  // one task per node
   std::int64_t mem_mb_per_node = 0;
   std::int64_t max_time_s = -1;  // partition MaxTime, -1 = unlimited
   std::int64_t probe_full_s = 0; // the longest walltime worth probing: min(request, MaxTime)
   bool mig_like = false;
-  bool free = false;           // profile says 0 SU
+  bool free = false;                // profile says 0 SU
   std::vector<std::string> reasons; // how it was sized
 };
 
@@ -37,8 +37,8 @@ struct Candidate : model::Shape {
 struct Rejection {
   std::string gpu_type;
   std::string partition;
-  std::string reason;                // one line: the summary
-  std::vector<std::string> details;  // every shape tried and why it does not fit (for -v and JSON)
+  std::string reason;               // one line: the summary
+  std::vector<std::string> details; // every shape tried and why it does not fit (for -v and JSON)
 };
 
 struct Candidates {

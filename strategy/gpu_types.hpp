@@ -15,16 +15,16 @@ namespace rv::strategy {
 // One GPU type on one partition.
 struct TypeOnPartition {
   std::string partition;
-  std::string gpu_type;          // GRES type as Slurm spells it; "" = untyped `gpu:N`
-  int nodes_total = 0;           // nodes of the partition with this type
-  int usable_nodes = 0;          // of those, up and schedulable
-  int gpus_per_node = 0;         // the most GPUs of this type on one usable node
+  std::string gpu_type;               // GRES type as Slurm spells it; "" = untyped `gpu:N`
+  int nodes_total = 0;                // nodes of the partition with this type
+  int usable_nodes = 0;               // of those, up and schedulable
+  int gpus_per_node = 0;              // the most GPUs of this type on one usable node
   std::vector<int> usable_gpu_counts; // GPUs of this type per usable node, sorted descending
-  int cpus_per_node = 0;         // min CPUs over usable nodes with this type
-  std::int64_t mem_mb_per_node = 0; // min RealMemory over usable nodes with this type
-  int node_gpus_total = 0;       // all GPUs (any type) on the node giving cpus/mem, for shares
-  int free_gpus = 0;             // unallocated GPUs of this type on usable nodes now
-  bool mig_like = false;         // a MIG-style slice (profile flag, or name pattern)
+  int cpus_per_node = 0;              // min CPUs over usable nodes with this type
+  std::int64_t mem_mb_per_node = 0;   // min RealMemory over usable nodes with this type
+  int node_gpus_total = 0;            // all GPUs (any type) on the node giving cpus/mem, for shares
+  int free_gpus = 0;                  // unallocated GPUs of this type on usable nodes now
+  bool mig_like = false;              // a MIG-style slice (profile flag, or name pattern)
   // Usable nodes with at least `gpus` GPUs of this type.
   int usable_nodes_with(int gpus) const;
 };

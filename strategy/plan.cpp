@@ -30,13 +30,15 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     }
     auto strategies = strategies_for(c, window, request, opts);
     if (strategies.empty()) {
-      empty_why.emplace(std::make_pair(c.gpu_type, c.partition),
-                        "--time exceeds MaxTime and no checkpoint segment fits (window too short or checkpointing off)");
+      empty_why.emplace(
+          std::make_pair(c.gpu_type, c.partition),
+          "--time exceeds MaxTime and no checkpoint segment fits (window too short or checkpointing off)");
       continue;
     }
     produced.emplace(c.gpu_type, c.partition);
     const auto* part = cluster.find_partition(c.partition);
-    auto rate = su_rate(*part, cluster.config, profile, {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);
+    auto rate = su_rate(*part, cluster.config, profile,
+                        {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);
     for (auto& s : strategies) {
       s.est_su = su_for(rate, s.total_time_s); // checkpoint: the whole requested time
       s.reasons.push_back(fmt::format("SU {:.2f} = {:.2f} SU/h x {:.2f} h ({}: {})", s.est_su, rate.su_per_hour,

@@ -83,15 +83,20 @@ json to_json(const Plan& plan)
   }
   auto rejected = json::array();
   for (const auto& r : plan.rejected) {
-    rejected.push_back({{"gpu_type", r.gpu_type}, {"partition", r.partition}, {"reason", r.reason}, {"details", r.details}});
+    rejected.push_back(
+        {{"gpu_type", r.gpu_type}, {"partition", r.partition}, {"reason", r.reason}, {"details", r.details}});
   }
   auto pruned = json::array();
   for (const auto& p : plan.pruned) {
-    pruned.push_back({{"label", p.strategy.label}, {"partition", p.strategy.partition}, {"kind", model::to_string(p.strategy.kind)},
-                      {"est_wait_s", opt(p.strategy.est_wait_s)}, {"est_su", round2(p.strategy.est_su)}, {"reason", p.reason}});
+    pruned.push_back({{"label", p.strategy.label},
+                      {"partition", p.strategy.partition},
+                      {"kind", model::to_string(p.strategy.kind)},
+                      {"est_wait_s", opt(p.strategy.est_wait_s)},
+                      {"est_su", round2(p.strategy.est_su)},
+                      {"reason", p.reason}});
   }
-  return {{"strategies", strategies}, {"windows", windows}, {"rejected", rejected},
-          {"pruned", pruned},         {"notes", plan.notes},  {"width", plan.width}};
+  return {{"strategies", strategies}, {"windows", windows},  {"rejected", rejected},
+          {"pruned", pruned},         {"notes", plan.notes}, {"width", plan.width}};
 }
 
 } // namespace rv::strategy

@@ -11,7 +11,8 @@ namespace {
 void summarize(Window& w, const PlanOptions& opts)
 {
   std::vector<ProbeResult> sorted = w.probes;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.walltime_s < b.walltime_s; });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.walltime_s < b.walltime_s; });
   auto starts_now = [&](const ProbeResult& p) { return p.start_in_s && *p.start_in_s <= opts.now_threshold_s; };
   std::int64_t cliff = -1; // shortest walltime that does not start now
   for (const auto& p : sorted) {
@@ -26,15 +27,18 @@ void summarize(Window& w, const PlanOptions& opts)
       w.now_start_in_s = p.start_in_s;
     }
   }
-  bool non_monotonic = std::any_of(sorted.begin(), sorted.end(), [&](const auto& p) { return starts_now(p) && cliff >= 0 && p.walltime_s > cliff; });
+  bool non_monotonic = std::any_of(sorted.begin(), sorted.end(),
+                                   [&](const auto& p) { return starts_now(p) && cliff >= 0 && p.walltime_s > cliff; });
   if (non_monotonic) {
-    w.notes.push_back(fmt::format("non-monotonic probes: a walltime above {} s starts now; window kept at {} s", cliff, w.max_now_s));
+    w.notes.push_back(
+        fmt::format("non-monotonic probes: a walltime above {} s starts now; window kept at {} s", cliff, w.max_now_s));
   }
   for (const auto& p : w.probes) {
     if (p.walltime_s == w.full_walltime_s) {
       w.full_start_in_s = p.start_in_s;
       if (!p.start_in_s) {
-        w.notes.push_back(fmt::format("no start estimate for {} s: {}", p.walltime_s, p.message.empty() ? "no answer" : p.message));
+        w.notes.push_back(
+            fmt::format("no start estimate for {} s: {}", p.walltime_s, p.message.empty() ? "no answer" : p.message));
       }
     }
   }

@@ -36,13 +36,13 @@ struct CandidateProbes {
 // What the probes say about one candidate (of its shape).
 struct Window : model::Shape {
   std::string candidate_id;
-  std::vector<ProbeResult> probes;           // in the order run
-  std::int64_t max_now_s = 0;                // longest walltime that starts within the threshold; 0 = none
+  std::vector<ProbeResult> probes;             // in the order run
+  std::int64_t max_now_s = 0;                  // longest walltime that starts within the threshold; 0 = none
   std::optional<std::int64_t> now_start_in_s;  // start_in of that probe
-  std::int64_t full_walltime_s = 0;          // the candidate's probe_full_s
+  std::int64_t full_walltime_s = 0;            // the candidate's probe_full_s
   std::optional<std::int64_t> full_start_in_s; // start estimate for probe_full_s; nullopt = unknown
-  bool complete = false;                     // the probing finished
-  std::string refused;                       // Slurm refused every probe: its reason; "" otherwise
+  bool complete = false;                       // the probing finished
+  std::string refused;                         // Slurm refused every probe: its reason; "" otherwise
   std::vector<std::string> notes;
 };
 

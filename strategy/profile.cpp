@@ -25,7 +25,8 @@ Result<void> check_keys(const json& obj, const std::string& where, const std::ve
       continue;
     }
     auto guess = did_you_mean(key, known);
-    return bad(where, fmt::format("unknown key '{}'", key), guess.empty() ? "" : fmt::format("did you mean '{}'?", guess));
+    return bad(where, fmt::format("unknown key '{}'", key),
+               guess.empty() ? "" : fmt::format("did you mean '{}'?", guess));
   }
   return {};
 }
@@ -67,7 +68,9 @@ Result<GpuTypeInfo> parse_type(const json& obj, const std::string& where)
   if (!obj.is_object()) {
     return bad(where, "must be an object");
   }
-  if (auto checked = check_keys(obj, where, {"vram_gb", "nvlink", "infiniband", "su_per_gpu_hour", "free", "mig", "max_gpus_per_user"}); !checked) {
+  if (auto checked = check_keys(
+          obj, where, {"vram_gb", "nvlink", "infiniband", "su_per_gpu_hour", "free", "mig", "max_gpus_per_user"});
+      !checked) {
     return std::unexpected(checked.error());
   }
   GpuTypeInfo info;
@@ -160,7 +163,9 @@ Result<Profile> parse_profile(std::string_view json_text)
     return bad("top level", "must be a JSON object");
   }
   if (auto checked = check_keys(root, "top level",
-                        {"version", "aliases", "types", "su_per_billing_hour", "max_gpus_per_user", "default_account", "mig_pattern"}); !checked) {
+                                {"version", "aliases", "types", "su_per_billing_hour", "max_gpus_per_user",
+                                 "default_account", "mig_pattern"});
+      !checked) {
     return std::unexpected(checked.error());
   }
   Profile p;

@@ -14,13 +14,13 @@ namespace rv::strategy {
 
 // What the profile says about one Slurm GRES type.
 struct GpuTypeInfo {
-  std::optional<int> vram_gb;              // memory per GPU (per slice for MIG-like types)
-  bool nvlink = false;                     // GPUs in a node are NVLink-connected
-  bool infiniband = false;                 // nodes of this type share an InfiniBand fabric
-  std::optional<double> su_per_gpu_hour;   // used only where the partition has no billing weights
-  bool free = false;                       // costs 0 SU (e.g. a free MIG partition)
-  std::optional<bool> mig;                 // overrides the name-pattern MIG detection
-  std::optional<int> max_gpus_per_user;    // site cap for this type, across the user's jobs
+  std::optional<int> vram_gb;            // memory per GPU (per slice for MIG-like types)
+  bool nvlink = false;                   // GPUs in a node are NVLink-connected
+  bool infiniband = false;               // nodes of this type share an InfiniBand fabric
+  std::optional<double> su_per_gpu_hour; // used only where the partition has no billing weights
+  bool free = false;                     // costs 0 SU (e.g. a free MIG partition)
+  std::optional<bool> mig;               // overrides the name-pattern MIG detection
+  std::optional<int> max_gpus_per_user;  // site cap for this type, across the user's jobs
 };
 
 // `a100` -> GRES types and/or a partition and constraint.
@@ -32,9 +32,9 @@ struct GpuAlias {
 
 struct Profile {
   std::map<std::string, GpuAlias> aliases;
-  std::map<std::string, GpuTypeInfo> types;   // key: exact GRES type
-  double su_per_billing_hour = 1.0;           // SU = billing units x hours x this
-  std::optional<int> max_gpus_per_user;       // site cap across types
+  std::map<std::string, GpuTypeInfo> types; // key: exact GRES type
+  double su_per_billing_hour = 1.0;         // SU = billing units x hours x this
+  std::optional<int> max_gpus_per_user;     // site cap across types
   std::string default_account;
   std::string mig_pattern = R"(\d+g\.\d+gb)"; // ECMAScript regex, matched against the whole type
   // Returns the profile's info for `type`, or nullptr.

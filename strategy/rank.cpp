@@ -28,7 +28,8 @@ bool same_group(const model::Strategy& a, const model::Strategy& b)
 int fanout_width(const model::Cluster& cluster, const PlanOptions& opts, std::vector<std::string>& notes)
 {
   int width = std::max(1, opts.max_width);
-  if (cluster.limits.max_submit_jobs && *cluster.limits.max_submit_jobs > 0 && *cluster.limits.max_submit_jobs < width) {
+  if (cluster.limits.max_submit_jobs && *cluster.limits.max_submit_jobs > 0 &&
+      *cluster.limits.max_submit_jobs < width) {
     width = *cluster.limits.max_submit_jobs;
     notes.push_back(fmt::format("fan-out capped at {} by MaxSubmitJobs", width));
   }
@@ -41,13 +42,15 @@ int fanout_width(const model::Cluster& cluster, const PlanOptions& opts, std::ve
 
 bool ranks_before(const model::Strategy& a, const model::Strategy& b)
 {
-  return std::make_tuple(wait_key(a), a.est_su, static_cast<int>(a.kind), a.nodes, a.gpu_type, a.partition, a.walltime_s) <
-         std::make_tuple(wait_key(b), b.est_su, static_cast<int>(b.kind), b.nodes, b.gpu_type, b.partition, b.walltime_s);
+  return std::make_tuple(wait_key(a), a.est_su, static_cast<int>(a.kind), a.nodes, a.gpu_type, a.partition,
+                         a.walltime_s) < std::make_tuple(wait_key(b), b.est_su, static_cast<int>(b.kind), b.nodes,
+                                                         b.gpu_type, b.partition, b.walltime_s);
 }
 
 std::string make_label(const model::Strategy& s)
 {
-  std::string shape = s.nodes > 1 ? fmt::format("{}x{}", s.nodes, s.gpus_per_node) : fmt::format("{}x", s.gpus_per_node);
+  std::string shape =
+      s.nodes > 1 ? fmt::format("{}x{}", s.nodes, s.gpus_per_node) : fmt::format("{}x", s.gpus_per_node);
   std::string type = s.gpu_type.empty() ? "gpu" : s.gpu_type;
   std::string when;
   switch (s.kind) {
@@ -73,7 +76,8 @@ Ranked rank_strategies(std::vector<model::Strategy> strategies, int width)
       return same_group(k, s) && wait_key(k) <= wait_key(s) && k.est_su <= s.est_su;
     });
     if (dom != out.kept.end()) {
-      auto reason = fmt::format("dominated by {} ({}): waits no longer and costs no more", make_label(*dom), dom->partition);
+      auto reason =
+          fmt::format("dominated by {} ({}): waits no longer and costs no more", make_label(*dom), dom->partition);
       s.label = make_label(s);
       out.pruned.push_back({std::move(s), std::move(reason)});
       continue;

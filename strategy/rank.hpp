@@ -18,8 +18,8 @@ struct Pruned {
 };
 
 struct Ranked {
-  std::vector<model::Strategy> kept;  // rank order, ids s1.. and labels set
-  std::vector<Pruned> pruned;         // dominated or beyond the width
+  std::vector<model::Strategy> kept; // rank order, ids s1.. and labels set
+  std::vector<Pruned> pruned;        // dominated or beyond the width
 };
 
 // The fan-out width: opts.max_width lowered by MaxSubmitJobs and bf_max_job_user; each

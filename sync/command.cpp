@@ -34,64 +34,120 @@ bool is_assignment(std::string_view w)
   if (eq == std::string_view::npos || eq == 0 || w.front() == '-') {
     return false;
   }
-  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
+  return std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // A launcher's options: those that take the next word as their value. Anything else starting
 // with '-' is a flag; `--opt=value` carries its value.
 struct OptionTable {
   std::set<std::string, std::less<>> with_value;
-  std::set<std::string, std::less<>> flags; // used when `unknown_takes_value`
-  bool unknown_takes_value = false;         // accelerate, deepspeed: most options take a value
+  std::set<std::string, std::less<>> flags;        // used when `unknown_takes_value`
+  bool unknown_takes_value = false;                // accelerate, deepspeed: most options take a value
   std::set<std::string, std::less<>> module_flags; // the entry is a module (`-m`, `--module`)
   std::set<std::string, std::less<>> no_python;    // the entry is a program, not a script
 };
 
 const OptionTable& torchrun_options()
 {
-  static const OptionTable t{
-      {"--nnodes", "--nproc_per_node", "--nproc-per-node", "--node_rank", "--node-rank", "--master_addr",
-       "--master-addr", "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
-       "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--rdzv_conf", "--rdzv-conf", "--max_restarts", "--max-restarts",
-       "--monitor_interval", "--monitor-interval", "--start_method", "--start-method", "--role", "--log_dir",
-       "--log-dir", "-r", "--redirects", "-t", "--tee", "--local_addr", "--local-addr", "--logs_specs",
-       "--logs-specs", "--local_ranks_filter", "--local-ranks-filter", "--event_log_handler", "--event-log-handler",
-       "--rdzv_timeout", "--rdzv-timeout", "--signals_to_handle", "--signals-to-handle"},
-      {},
-      false,
-      {"-m", "--module"},
-      {"--no_python", "--no-python"}};
+  static const OptionTable t{{"--nnodes",
+                              "--nproc_per_node",
+                              "--nproc-per-node",
+                              "--node_rank",
+                              "--node-rank",
+                              "--master_addr",
+                              "--master-addr",
+                              "--master_port",
+                              "--master-port",
+                              "--rdzv_backend",
+                              "--rdzv-backend",
+                              "--rdzv_endpoint",
+                              "--rdzv-endpoint",
+                              "--rdzv_id",
+                              "--rdzv-id",
+                              "--rdzv_conf",
+                              "--rdzv-conf",
+                              "--max_restarts",
+                              "--max-restarts",
+                              "--monitor_interval",
+                              "--monitor-interval",
+                              "--start_method",
+                              "--start-method",
+                              "--role",
+                              "--log_dir",
+                              "--log-dir",
+                              "-r",
+                              "--redirects",
+                              "-t",
+                              "--tee",
+                              "--local_addr",
+                              "--local-addr",
+                              "--logs_specs",
+                              "--logs-specs",
+                              "--local_ranks_filter",
+                              "--local-ranks-filter",
+                              "--event_log_handler",
+                              "--event-log-handler",
+                              "--rdzv_timeout",
+                              "--rdzv-timeout",
+                              "--signals_to_handle",
+                              "--signals-to-handle"},
+                             {},
+                             false,
+                             {"-m", "--module"},
+                             {"--no_python", "--no-python"}};
   return t;
 }
 
 const OptionTable& accelerate_options()
 {
-  static const OptionTable t{
-      {},
-      {"--cpu", "--multi_gpu", "--tpu", "--ipex", "--use_xpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm",
-       "--use_cpu", "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--dynamo_use_regional_compilation", "--debug",
-       "-m", "--module", "--no_python", "-q", "--quiet", "--same_network", "--tpu_use_cluster", "--tpu_use_sudo",
-       "--downcast_bf16", "--enable_cpu_affinity", "--monitor_interval", "--fsdp_use_orig_params",
-       "--fsdp_cpu_ram_efficient_loading", "--fsdp_sync_module_states", "--fsdp_offload_params",
-       "--deepspeed_moe_layer_cls_names", "-h", "--help"},
-      true,
-      {"-m", "--module"},
-      {"--no_python"}};
+  static const OptionTable t{{},
+                             {"--cpu",
+                              "--multi_gpu",
+                              "--tpu",
+                              "--ipex",
+                              "--use_xpu",
+                              "--use_deepspeed",
+                              "--use_fsdp",
+                              "--use_megatron_lm",
+                              "--use_cpu",
+                              "--dynamo_use_fullgraph",
+                              "--dynamo_use_dynamic",
+                              "--dynamo_use_regional_compilation",
+                              "--debug",
+                              "-m",
+                              "--module",
+                              "--no_python",
+                              "-q",
+                              "--quiet",
+                              "--same_network",
+                              "--tpu_use_cluster",
+                              "--tpu_use_sudo",
+                              "--downcast_bf16",
+                              "--enable_cpu_affinity",
+                              "--monitor_interval",
+                              "--fsdp_use_orig_params",
+                              "--fsdp_cpu_ram_efficient_loading",
+                              "--fsdp_sync_module_states",
+                              "--fsdp_offload_params",
+                              "--deepspeed_moe_layer_cls_names",
+                              "-h",
+                              "--help"},
+                             true,
+                             {"-m", "--module"},
+                             {"--no_python"}};
   return t;
 }
 
 const OptionTable& deepspeed_options()
 {
-  static const OptionTable t{
-      {},
-      {"--no_python", "--module", "--no_local_rank", "--no_ssh_check", "--force_multi", "--save_pid",
-       "--enable_each_rank_log", "--autotuning_run", "--elastic_training", "--bind_cores_to_rank", "--no_ssh",
-       "-h", "--help"},
-      true,
-      {"--module"},
-      {"--no_python"}};
+  static const OptionTable t{{},
+                             {"--no_python", "--module", "--no_local_rank", "--no_ssh_check", "--force_multi",
+                              "--save_pid", "--enable_each_rank_log", "--autotuning_run", "--elastic_training",
+                              "--bind_cores_to_rank", "--no_ssh", "-h", "--help"},
+                             true,
+                             {"--module"},
+                             {"--no_python"}};
   return t;
 }
 
@@ -350,7 +406,8 @@ std::vector<std::string> split_shell_words(std::string_view line)
     } else if (c == '"') {
       in_word = true;
       for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("$`\"\\\n").find(line[i + 1]) != std::string_view::npos) {
+        if (line[i] == '\\' && i + 1 < line.size() &&
+            std::string_view("$`\"\\\n").find(line[i + 1]) != std::string_view::npos) {
           ++i;
         }
         cur += line[i];
@@ -385,8 +442,8 @@ CommandAnalysis analyze_command(const std::vector<std::string>& command, const E
     // A command line: analyse each simple command of a list (`cd x && python y.py`).
     std::vector<std::string> part;
     for (std::size_t i = 0; i <= words.size(); ++i) {
-      const bool op = i < words.size() && (words[i] == ";" || words[i] == "&&" || words[i] == "||" ||
-                                           words[i] == "|" || words[i] == "&" || words[i] == "(" || words[i] == ")");
+      const bool op = i < words.size() && (words[i] == ";" || words[i] == "&&" || words[i] == "||" || words[i] == "|" ||
+                                           words[i] == "&" || words[i] == "(" || words[i] == ")");
       if (i == words.size() || op) {
         if (!part.empty()) {
           Parser inner{exists, {}};

@@ -14,11 +14,11 @@ namespace rv::sync {
 using ExistsFn = std::function<bool(const std::string&)>;
 
 struct CommandAnalysis {
-  std::string launcher;      // "python", "torchrun", "python -m torch.distributed.run", "accelerate launch", ...
-  std::string entry;         // the script or module as typed ("" = none found)
+  std::string launcher; // "python", "torchrun", "python -m torch.distributed.run", "accelerate launch", ...
+  std::string entry;    // the script or module as typed ("" = none found)
   bool entry_is_module = false;
-  std::string entry_file;    // the local file the entry resolves to ("" = not local)
-  std::vector<std::string> local_files; // every relative word or --opt=VALUE naming an existing local path
+  std::string entry_file;                  // the local file the entry resolves to ("" = not local)
+  std::vector<std::string> local_files;    // every relative word or --opt=VALUE naming an existing local path
   std::vector<std::string> absolute_paths; // absolute local paths named: they do not exist on the cluster
   bool names_local_file() const { return !entry_file.empty() || !local_files.empty(); }
 };

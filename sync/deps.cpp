@@ -1,11 +1,10 @@
 #include "sync/deps.hpp"
 
+#include "core/process/shell.hpp"
 #include "sync/files.hpp"
 #include "sync/hash.hpp"
-#include "core/process/shell.hpp"
 
 #include <fmt/format.h>
-
 
 namespace rv::sync {
 namespace {

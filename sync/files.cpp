@@ -156,10 +156,11 @@ Result<std::vector<std::string>> walk_files(const std::filesystem::path& root, c
     }
     out.push_back(rel);
     if (out.size() > max_files) {
-      return fail(ErrorCode::usage,
-                  fmt::format("{} holds more than {} files: is it really the project's root?", root.string(), max_files),
-                  "run rv from the project (a git repository, or a folder with pyproject.toml or requirements.txt), "
-                  "or list what not to send in .rvignore");
+      return fail(
+          ErrorCode::usage,
+          fmt::format("{} holds more than {} files: is it really the project's root?", root.string(), max_files),
+          "run rv from the project (a git repository, or a folder with pyproject.toml or requirements.txt), "
+          "or list what not to send in .rvignore");
     }
   }
   return out;

@@ -220,10 +220,25 @@ bool IgnoreRules::ignored(std::string_view rel_path, bool is_dir) const
 
 const std::vector<std::string>& default_ignores()
 {
-  static const std::vector<std::string> patterns = {
-      ".git/",   ".hg/",          ".svn/",       "__pycache__/", "*.pyc",         ".venv/",
-      "venv/",   ".tox/",         ".nox/",       ".mypy_cache/", ".pytest_cache/", ".ruff_cache/",
-      ".ipynb_checkpoints/", "node_modules/", ".DS_Store", "*.egg-info/", "wandb/", ".idea/", ".vscode/"};
+  static const std::vector<std::string> patterns = {".git/",
+                                                    ".hg/",
+                                                    ".svn/",
+                                                    "__pycache__/",
+                                                    "*.pyc",
+                                                    ".venv/",
+                                                    "venv/",
+                                                    ".tox/",
+                                                    ".nox/",
+                                                    ".mypy_cache/",
+                                                    ".pytest_cache/",
+                                                    ".ruff_cache/",
+                                                    ".ipynb_checkpoints/",
+                                                    "node_modules/",
+                                                    ".DS_Store",
+                                                    "*.egg-info/",
+                                                    "wandb/",
+                                                    ".idea/",
+                                                    ".vscode/"};
   return patterns;
 }
 

@@ -36,11 +36,11 @@ std::string project_id(const std::filesystem::path& absolute_root);
 
 // Where a project's files live on the cluster, all below `sync_root`.
 struct RemoteLayout {
-  std::string project_dir;   // <sync_root>/<project id>
-  std::string branch_dir;    // <project_dir>/<safe branch>
-  std::string workspace;     // <branch_dir>/code: mirrors the local project
-  std::string snapshots;     // <branch_dir>/snapshots
-  std::string venv;          // <branch_dir>/venv
+  std::string project_dir; // <sync_root>/<project id>
+  std::string branch_dir;  // <project_dir>/<safe branch>
+  std::string workspace;   // <branch_dir>/code: mirrors the local project
+  std::string snapshots;   // <branch_dir>/snapshots
+  std::string venv;        // <branch_dir>/venv
 };
 
 // Builds the layout (pure); `sync_root` must be absolute.

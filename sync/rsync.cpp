@@ -76,10 +76,15 @@ bool is_local(const SshTarget& t)
 Result<std::string> rsync_ssh_command(const SshTarget& t)
 {
   RV_TRY(dest, proc::parse_destination(t.destination));
-  std::vector<std::string> argv = {"ssh", "-F", t.ssh_config.empty() ? "none" : t.ssh_config,
-                                   "-o", "BatchMode=yes",
-                                   "-o", "StrictHostKeyChecking=yes",
-                                   "-o", fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
+  std::vector<std::string> argv = {"ssh",
+                                   "-F",
+                                   t.ssh_config.empty() ? "none" : t.ssh_config,
+                                   "-o",
+                                   "BatchMode=yes",
+                                   "-o",
+                                   "StrictHostKeyChecking=yes",
+                                   "-o",
+                                   fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
   if (!t.identity_file.empty()) {
     argv.insert(argv.end(), {"-i", t.identity_file}); // an argv word of ssh's: taken as it is
   }

@@ -16,8 +16,8 @@ namespace rv::sync {
 
 // How rsync reaches the cluster: the same settings rv's own SSH session uses.
 struct SshTarget {
-  std::string destination;   // [user@]host[:port] or an ssh config alias; "" = this machine
-  std::string ssh_config;    // "" = none
+  std::string destination; // [user@]host[:port] or an ssh config alias; "" = this machine
+  std::string ssh_config;  // "" = none
   std::string identity_file;
   std::string known_hosts;
   std::int64_t connect_timeout_s = 15;
@@ -40,8 +40,7 @@ Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string
 // and a hard link to it (a job's snapshot, sync/snapshot.hpp) would change too.
 Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
-                                  const std::string& to, const std::vector<std::string>& paths,
-                                  bool rewrite = false);
+                                  const std::string& to, const std::vector<std::string>& paths, bool rewrite = false);
 // Copies one file `from` to `to` with `rsync -a`.
 Result<void> rsync_file(proc::Runner& local, const SshTarget& target, const std::string& from, const std::string& to);
 

@@ -54,11 +54,16 @@ Result<std::string> make_snapshot(proc::Runner& remote, const std::string& works
                                   const std::string& name)
 {
   proc::Command c;
-  c.argv = {"sh", "-c",
+  c.argv = {"sh",
+            "-c",
             "mkdir -p -- \"$1\" \"$2\" && tmp=\"$2/.$3.tmp\" && rm -rf -- \"$tmp\" && "
-            "{ cp -al -- \"$1\" \"$tmp\" 2>/dev/null || { rm -rf -- \"$tmp\"; rsync -a --link-dest=\"$1\" -- \"$1/\" \"$tmp/\"; }; } && "
+            "{ cp -al -- \"$1\" \"$tmp\" 2>/dev/null || { rm -rf -- \"$tmp\"; rsync -a --link-dest=\"$1\" -- \"$1/\" "
+            "\"$tmp/\"; }; } && "
             "touch -- \"$tmp\" && mv -- \"$tmp\" \"$2/$3\"",
-            "rv-snapshot", workspace, snapshots, name};
+            "rv-snapshot",
+            workspace,
+            snapshots,
+            name};
   c.timeout = std::chrono::seconds(300);
   RV_TRY(o, remote.run(c));
   if (!o.ok()) {
@@ -72,8 +77,10 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
                                     std::int64_t keep_s)
 {
   proc::Command list;
-  list.argv = {"sh", "-c", "[ -d \"$1\" ] || exit 0; cd -- \"$1\" && for d in *; do [ -d \"$d\" ] && printf '%s\\n' \"$d\"; done; true",
-               "rv-snapshots", snapshots};
+  list.argv = {
+      "sh", "-c",
+      "[ -d \"$1\" ] || exit 0; cd -- \"$1\" && for d in *; do [ -d \"$d\" ] && printf '%s\\n' \"$d\"; done; true",
+      "rv-snapshots", snapshots};
   list.timeout = std::chrono::seconds(60);
   proc::Command queue;
   queue.argv = {"sh", "-c", "squeue -h -u \"$(id -un)\" -o '%k|%Z'"};

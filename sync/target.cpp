@@ -126,10 +126,11 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
   for (const auto& n : names) {
     for (const auto& g : guarded) {
       if (same_or_ancestor(n, g.path)) {
-        return fail(ErrorCode::usage,
-                    fmt::format("rv will not push to {}: it is {}{}", dir, n == g.path ? "" : "an ancestor of ", g.what),
-                    "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
-                    "project's workspace");
+        return fail(
+            ErrorCode::usage,
+            fmt::format("rv will not push to {}: it is {}{}", dir, n == g.path ? "" : "an ancestor of ", g.what),
+            "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
+            "project's workspace");
       }
     }
   }

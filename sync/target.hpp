@@ -32,10 +32,10 @@ struct TargetFacts {
   bool is_symlink = false;
   bool exists = false; // follows a symlink
   bool is_dir = false;
-  bool marked = false;       // holds a regular `.rv-workspace` file
-  std::string physical;      // `pwd -P` of the target; "" when it does not exist
-  std::string home;          // $HOME as the shell has it
-  std::string home_physical; // `pwd -P` of $HOME
+  bool marked = false;                       // holds a regular `.rv-workspace` file
+  std::string physical;                      // `pwd -P` of the target; "" when it does not exist
+  std::string home;                          // $HOME as the shell has it
+  std::string home_physical;                 // `pwd -P` of $HOME
   std::vector<std::string> protect_physical; // `pwd -P` of each TargetPolicy::protect ("" = missing)
 };
 

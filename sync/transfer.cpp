@@ -62,7 +62,8 @@ Result<std::string> choose_transport(const PushOptions& o, bool remote_has_rsync
   if (o.transport == "rsync") {
     if (!local_ok || !remote_has_rsync) {
       return fail(ErrorCode::usage,
-                  fmt::format("sync_transport is rsync but rsync is missing {}", !local_ok ? "here (or ssh is)" : "on the cluster"),
+                  fmt::format("sync_transport is rsync but rsync is missing {}",
+                              !local_ok ? "here (or ssh is)" : "on the cluster"),
                   "install rsync on both sides, or set sync_transport to auto or sftp");
     }
     return std::string("rsync");
@@ -152,7 +153,8 @@ proc::Command manifest_command(const std::string& dir)
 {
   proc::Command c;
   c.argv = {"sh", "-c",
-            "[ -e \"$1\" ] || exit 0; cd -- \"$1\" 2>/dev/null || { find \"$1\" -maxdepth 0 -printf '%y\\0%s\\0%T@\\0%m\\0%l\\0\\0'; exit; }; "
+            "[ -e \"$1\" ] || exit 0; cd -- \"$1\" 2>/dev/null || { find \"$1\" -maxdepth 0 -printf "
+            "'%y\\0%s\\0%T@\\0%m\\0%l\\0\\0'; exit; }; "
             "find . -mindepth 1 -printf '%y\\0%s\\0%T@\\0%m\\0%l\\0%P\\0'",
             "rv-manifest", dir};
   c.timeout = std::chrono::seconds(120);

@@ -52,7 +52,7 @@ struct PushOptions {
   bool dry_run = false;
   std::string transport = "auto"; // auto | rsync | sftp
   SshTarget ssh;
-  TargetPolicy target; // where deletions are allowed (sync/target.hpp)
+  TargetPolicy target;                            // where deletions are allowed (sync/target.hpp)
   std::function<void(std::string_view)> progress; // one line per sent file (SFTP) or rsync's output
 };
 
@@ -62,9 +62,9 @@ struct PushReport {
   std::uint64_t wire_bytes = 0; // bytes on the wire as rsync counts them; SFTP: file bytes sent
   double seconds = 0;
   bool dry_run = false;
-  bool mirrored = false;   // the plan's deletions were applied (or would be, in a dry run)
+  bool mirrored = false;         // the plan's deletions were applied (or would be, in a dry run)
   std::vector<std::string> kept; // remote paths the project lacks, kept because the target is not rv's
-  std::string note;        // why nothing was deleted ("" when mirrored)
+  std::string note;              // why nothing was deleted ("" when mirrored)
 };
 
 // Makes `remote_dir` mirror `sel` (files below `root`), deleting only where options.target allows

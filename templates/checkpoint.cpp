@@ -112,7 +112,8 @@ fi
 exit 0
 )sh";
 
-constexpr std::string_view k_requeue = R"sh(# Slurm stops this script as soon as the requeue is accepted: everything is recorded above.
+constexpr std::string_view k_requeue =
+    R"sh(# Slurm stops this script as soon as the requeue is accepted: everything is recorded above.
 _rv_log "requeueing job $SLURM_JOB_ID for the next segment"
 if scontrol requeue "$SLURM_JOB_ID"; then
   exit 0
@@ -124,12 +125,13 @@ _rv_log "warning: scontrol requeue failed; resubmitting the script instead")sh";
 std::string checkpoint_body(const Context& ctx)
 {
   const auto& o = ctx.options;
-  std::string run = ctx.multi_node ? "_rv_run_group " + srun_line(ctx)
-                                   : std::string("_rv_run_group bash -c \"$RV_COMMAND\"");
-  std::string state_key = o.request_id.empty() ? std::string("\"job-$RV_CLAIM_OWNER\"")
-                                               : proc::shell_quote(o.request_id);
+  std::string run =
+      ctx.multi_node ? "_rv_run_group " + srun_line(ctx) : std::string("_rv_run_group bash -c \"$RV_COMMAND\"");
+  std::string state_key =
+      o.request_id.empty() ? std::string("\"job-$RV_CLAIM_OWNER\"") : proc::shell_quote(o.request_id);
   return fill(k_checkpoint, {{"signal", ctx.signal},
-                             {"total_s", std::to_string(ctx.strategy.total_time_s > 0 ? ctx.strategy.total_time_s : ctx.request.time_s)},
+                             {"total_s", std::to_string(ctx.strategy.total_time_s > 0 ? ctx.strategy.total_time_s
+                                                                                      : ctx.request.time_s)},
                              {"lead_s", std::to_string(ctx.signal_lead_s)},
                              {"state_key", state_key},
                              {"run", run},

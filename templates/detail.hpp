@@ -28,12 +28,12 @@ struct Context {
   const model::JobRequest& request;
   const RenderOptions& options;
   std::string job_name;
-  std::string signal;         // normalised, e.g. USR1
+  std::string signal; // normalised, e.g. USR1
   std::int64_t signal_lead_s = 0;
-  LauncherInjection launch;   // the command as it runs
+  LauncherInjection launch; // the command as it runs
   bool multi_node = false;
   bool checkpoint = false;
-  int local_ranks = 1;        // processes per node that share the CPUs
+  int local_ranks = 1; // processes per node that share the CPUs
 };
 
 // Checks every input render() takes; the first problem found, as a usage error with a hint.

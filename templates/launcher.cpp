@@ -96,9 +96,8 @@ bool is_assignment(std::string_view word)
   if (std::isdigit(static_cast<unsigned char>(word[0]))) {
     return false;
   }
-  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
+  return std::all_of(word.begin(), word.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 // python, python3, python3.11, /path/to/python3 ...
@@ -123,8 +122,8 @@ std::string flag_name(std::string_view word)
 }
 
 struct Flag {
-  const char* name;             // as injected
-  const char* value;            // shell text after `=`; "" = a switch
+  const char* name;              // as injected
+  const char* value;             // shell text after `=`; "" = a switch
   std::vector<const char*> also; // other flags that make this one unnecessary
 };
 
@@ -172,9 +171,8 @@ Found find_launcher(const SimpleCommand& cmd)
 {
   std::size_t i = 0;
   constexpr std::array<std::string_view, 4> wrappers{"env", "exec", "command", "nohup"};
-  while (i < cmd.size() && (is_assignment(cmd[i].value) ||
-                            std::find(wrappers.begin(), wrappers.end(), cmd[i].value) !=
-                                wrappers.end())) {
+  while (i < cmd.size() &&
+         (is_assignment(cmd[i].value) || std::find(wrappers.begin(), wrappers.end(), cmd[i].value) != wrappers.end())) {
     ++i;
   }
   if (i >= cmd.size()) {
@@ -191,8 +189,7 @@ Found find_launcher(const SimpleCommand& cmd)
     return {LauncherKind::accelerate, cmd[i + 1].end, i + 2};
   }
   if (is_python(cmd[i].value) && i + 2 < cmd.size() && cmd[i + 1].value == "-m" &&
-      (cmd[i + 2].value == "torch.distributed.run" ||
-       cmd[i + 2].value == "torch.distributed.launch")) {
+      (cmd[i + 2].value == "torch.distributed.run" || cmd[i + 2].value == "torch.distributed.launch")) {
     return {LauncherKind::torchrun, cmd[i + 2].end, i + 3};
   }
   return {};
@@ -203,10 +200,14 @@ Found find_launcher(const SimpleCommand& cmd)
 const char* to_string(LauncherKind kind)
 {
   switch (kind) {
-  case LauncherKind::none: return "none";
-  case LauncherKind::torchrun: return "torchrun";
-  case LauncherKind::accelerate: return "accelerate";
-  case LauncherKind::deepspeed: return "deepspeed";
+  case LauncherKind::none:
+    return "none";
+  case LauncherKind::torchrun:
+    return "torchrun";
+  case LauncherKind::accelerate:
+    return "accelerate";
+  case LauncherKind::deepspeed:
+    return "deepspeed";
   }
   return "none";
 }
@@ -232,9 +233,7 @@ LauncherInjection inject_launcher_flags(std::string_view command, bool multi_nod
         given.push_back(flag_name(cmd[i].value));
       }
     }
-    auto is_given = [&](std::string_view flag) {
-      return std::find(given.begin(), given.end(), flag) != given.end();
-    };
+    auto is_given = [&](std::string_view flag) { return std::find(given.begin(), given.end(), flag) != given.end(); };
     std::string text;
     for (const auto& flag : flags_for(found.kind, multi_node)) {
       if (is_given(flag.name) ||

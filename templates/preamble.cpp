@@ -119,8 +119,7 @@ std::string sbatch_header(const Context& ctx)
     directive(out, "gres", s.gres);
   } else if (s.gpus_per_node > 0) {
     directive(out, "gpus-per-node",
-              s.gpu_type.empty() ? std::to_string(s.gpus_per_node)
-                                 : fmt::format("{}:{}", s.gpu_type, s.gpus_per_node));
+              s.gpu_type.empty() ? std::to_string(s.gpus_per_node) : fmt::format("{}:{}", s.gpu_type, s.gpus_per_node));
   }
   directive(out, "nodes", std::to_string(s.nodes));
   directive(out, "ntasks", std::to_string(s.nodes));
@@ -218,10 +217,11 @@ std::string preamble(const Context& ctx)
   }
   if (!o.secrets_file.empty()) {
     const auto file = shell_quote(o.secrets_file);
-    out += fmt::format("\n# Secrets (rv env): a 0600 file rv wrote before sbatch; the values are never in this script.\n"
-                       "# shellcheck disable=SC1090\n"
-                       "if [ -r {0} ]; then . {0}; else _rv_log \"error: the secrets file is missing:\" {0}; exit 1; fi\n",
-                       file);
+    out +=
+        fmt::format("\n# Secrets (rv env): a 0600 file rv wrote before sbatch; the values are never in this script.\n"
+                    "# shellcheck disable=SC1090\n"
+                    "if [ -r {0} ]; then . {0}; else _rv_log \"error: the secrets file is missing:\" {0}; exit 1; fi\n",
+                    file);
     if (o.consume_secrets && !ctx.checkpoint) {
       out += fmt::format("rm -f -- {}\n", file);
     }
@@ -235,15 +235,14 @@ std::string preamble(const Context& ctx)
     out += "}\n";
   }
   if (!o.workdir.empty()) {
-    out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n",
-                       shell_quote(o.workdir));
+    out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n", shell_quote(o.workdir));
   }
   out += k_preflight;
-  out += fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",
-                     ctx.launch.injected.empty()
-                         ? std::string()
-                         : fmt::format(", plus {} flags rv added ({})", to_string(ctx.launch.kind),
-                                       join(ctx.launch.injected, " ")));
+  out +=
+      fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",
+                  ctx.launch.injected.empty() ? std::string()
+                                              : fmt::format(", plus {} flags rv added ({})", to_string(ctx.launch.kind),
+                                                            join(ctx.launch.injected, " ")));
   out += "# shellcheck disable=SC2016,SC2089  # a command line for bash -c, not for this shell\n";
   out += fmt::format("RV_COMMAND={}\n", shell_quote(ctx.launch.command));
   return out;

@@ -81,8 +81,7 @@ Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t
   }
   auto lead = std::min(lead_s, walltime_s - jitter_s - min_run_s);
   if (lead < min_lead_s) {
-    return fail(ErrorCode::usage,
-                fmt::format("a {} s segment is too short for checkpointing", walltime_s),
+    return fail(ErrorCode::usage, fmt::format("a {} s segment is too short for checkpointing", walltime_s),
                 "checkpoint segments need at least 120 s of walltime (30 s run, 60 s signal jitter, 30 s lead)");
   }
   return lead;

@@ -22,17 +22,17 @@ struct EnvVar {
 // the cluster, already resolved (no `~`, no `$USER`); they are quoted, so any byte is allowed,
 // except in `log_dir`, which sbatch itself reads (no newline, `"`, `\` or `%`).
 struct RenderOptions {
-  std::string request_id;      // fan-out request; "" = no race guard, no --comment
-  int strategy_rank = 0;       // this strategy's place in the plan (1 = best); 0 = unknown
-  int strategy_count = 0;      // siblings in the request, this one included; 0 = unknown
-  std::string command;         // the user's shell command line, verbatim
-  std::string workdir;         // cd here before running; "" = sbatch's working directory
-  std::string log_dir;         // per-user rv log dir: %x-%j.out/.err and per-node logs
-  std::string remote_root;     // shared rv root: claims live in <root>/requests/<id>/claim
-  std::string checkpoint_root; // RV_CHECKPOINT_DIR = <root>/<project_key>/<job name>
-  std::string project_key;     // keeps checkpoints of equal job names in two projects apart
-  std::string output_root;     // RV_OUTPUT_DIR = <root>/<job name>-<job id>
-  std::string cache_root;      // HF, pip, uv, torch, triton, vLLM and wandb caches below it
+  std::string request_id;           // fan-out request; "" = no race guard, no --comment
+  int strategy_rank = 0;            // this strategy's place in the plan (1 = best); 0 = unknown
+  int strategy_count = 0;           // siblings in the request, this one included; 0 = unknown
+  std::string command;              // the user's shell command line, verbatim
+  std::string workdir;              // cd here before running; "" = sbatch's working directory
+  std::string log_dir;              // per-user rv log dir: %x-%j.out/.err and per-node logs
+  std::string remote_root;          // shared rv root: claims live in <root>/requests/<id>/claim
+  std::string checkpoint_root;      // RV_CHECKPOINT_DIR = <root>/<project_key>/<job name>
+  std::string project_key;          // keeps checkpoints of equal job names in two projects apart
+  std::string output_root;          // RV_OUTPUT_DIR = <root>/<job name>-<job id>
+  std::string cache_root;           // HF, pip, uv, torch, triton, vLLM and wandb caches below it
   std::vector<std::string> modules; // `module load` each, in order
   std::string setup;                // shell lines run before the venv is activated (in-job dependency install)
   std::string venv;                 // activate <venv>/bin/activate; "" = none

@@ -12,7 +12,8 @@ _rv_log "job $SLURM_JOB_ID on ${SLURMD_NODENAME:-$(hostname)}: running the comma
 bash -c "$RV_COMMAND"
 _rv_status=$?
 _rv_log "command exited with status $_rv_status"
-)sh") + copy_outputs(ctx) + "exit \"$_rv_status\"\n";
+)sh") + copy_outputs(ctx) +
+         "exit \"$_rv_status\"\n";
 }
 
 } // namespace rv::templates::detail

@@ -42,8 +42,7 @@ Result<bool> check_path(std::string_view what, std::string_view path, bool requi
     }
     return true;
   }
-  if (path.front() != '/' || path.find('\0') != std::string_view::npos ||
-      path.find('\n') != std::string_view::npos) {
+  if (path.front() != '/' || path.find('\0') != std::string_view::npos || path.find('\n') != std::string_view::npos) {
     return fail(ErrorCode::usage, fmt::format("{} '{}' is not an absolute path", what, path),
                 "give an absolute path on the cluster, without newlines");
   }
@@ -53,8 +52,7 @@ Result<bool> check_path(std::string_view what, std::string_view path, bool requi
 Result<bool> check_directive(std::string_view what, std::string_view value)
 {
   if (value.find_first_of("\n\r") != std::string_view::npos || value.find('\0') != std::string_view::npos) {
-    return fail(ErrorCode::usage, fmt::format("{} contains a line break", what),
-                "#SBATCH values must fit on one line");
+    return fail(ErrorCode::usage, fmt::format("{} contains a line break", what), "#SBATCH values must fit on one line");
   }
   return true;
 }
@@ -63,8 +61,8 @@ Result<bool> check_directive(std::string_view what, std::string_view value)
 
 Result<bool> check_output_path(std::string_view path)
 {
-  bool dotdot = path == ".." || path.starts_with("../") || path.ends_with("/..") ||
-                path.find("/../") != std::string_view::npos;
+  bool dotdot =
+      path == ".." || path.starts_with("../") || path.ends_with("/..") || path.find("/../") != std::string_view::npos;
   if (path.empty() || path.front() == '/' || dotdot || path.find('\0') != std::string_view::npos ||
       path.find('\n') != std::string_view::npos) {
     return fail(ErrorCode::usage, fmt::format("--output '{}' is not a path inside the job's directory", path),
@@ -81,11 +79,11 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
   if (o.command.find('\0') != std::string::npos) {
     return fail(ErrorCode::usage, "the command contains a NUL byte", "remove it; shells cannot pass NUL bytes");
   }
-  if (s.nodes < 1 || s.gpus_per_node < 0 || s.cpus_per_task < 1 || s.walltime_s <= 0 ||
-      s.mem_mb_per_node < 0 || s.time_min_s < 0) {
+  if (s.nodes < 1 || s.gpus_per_node < 0 || s.cpus_per_task < 1 || s.walltime_s <= 0 || s.mem_mb_per_node < 0 ||
+      s.time_min_s < 0) {
     return fail(ErrorCode::usage,
-                fmt::format("strategy {} has invalid resources (nodes {}, gpus/node {}, cpus {}, time {} s)",
-                            s.id, s.nodes, s.gpus_per_node, s.cpus_per_task, s.walltime_s),
+                fmt::format("strategy {} has invalid resources (nodes {}, gpus/node {}, cpus {}, time {} s)", s.id,
+                            s.nodes, s.gpus_per_node, s.cpus_per_task, s.walltime_s),
                 "this is a planner bug; please report it with --dry-run output");
   }
   std::vector<Result<bool>> checks{
@@ -119,7 +117,8 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
   }
   for (const auto& m : o.modules) {
     if (m.empty() || m.find_first_of(" \t\n") != std::string::npos) {
-      return fail(ErrorCode::usage, fmt::format("invalid module name '{}'", m), "give one module per entry, e.g. cuda/12.8.0");
+      return fail(ErrorCode::usage, fmt::format("invalid module name '{}'", m),
+                  "give one module per entry, e.g. cuda/12.8.0");
     }
   }
   for (const auto& out : o.outputs) {
@@ -128,9 +127,8 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
   }
   for (const auto& e : o.env) {
     bool ok = !e.name.empty() && !std::isdigit(static_cast<unsigned char>(e.name[0])) &&
-              std::all_of(e.name.begin(), e.name.end(), [](char c) {
-                return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-              });
+              std::all_of(e.name.begin(), e.name.end(),
+                          [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
     if (!ok || e.value.find('\0') != std::string::npos) {
       return fail(ErrorCode::usage, fmt::format("invalid environment variable name '{}'", e.name),
                   "use letters, digits and '_', not starting with a digit");

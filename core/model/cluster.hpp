@@ -32,15 +32,15 @@ inline constexpr std::int64_t max_node_mem_mb = 1024LL * 1024 * 1024; // 1024T
 struct Node {
   std::string name;
   std::vector<std::string> partitions;
-  std::string state;          // lower-case base state without flags: idle, mixed, allocated, down...
+  std::string state;                    // lower-case base state without flags: idle, mixed, allocated, down...
   std::vector<std::string> state_flags; // drain, reserved, maint, not_responding, cloud, ...
-  bool usable = true;         // false when down, drained, draining, failed, reserved, maint, inval
+  bool usable = true;                   // false when down, drained, draining, failed, reserved, maint, inval
   int cpus_total = 0;
   int cpus_alloc = 0;
-  std::int64_t mem_mb = 0;       // RealMemory
-  std::int64_t alloc_mem_mb = 0; // AllocMem, when known
-  std::vector<GpuGres> gpus;      // configured GPUs
-  std::vector<GpuGres> gpus_used; // allocated GPUs, when known
+  std::int64_t mem_mb = 0;           // RealMemory
+  std::int64_t alloc_mem_mb = 0;     // AllocMem, when known
+  std::vector<GpuGres> gpus;         // configured GPUs
+  std::vector<GpuGres> gpus_used;    // allocated GPUs, when known
   std::vector<std::string> features; // AvailableFeatures
   bool gpus_used_known = false;      // gpus_used came from GresUsed or an AllocTRES with gres/gpu
   std::string reason;                // why it is drained/down, as Slurm prints it; "" if none
@@ -90,7 +90,7 @@ struct SchedulerConfig {
   std::int64_t bf_interval_s = 30; // bf_interval
   std::int64_t bf_resolution_s = 60;
   std::int64_t bf_window_min = 1440;
-  int bf_max_job_user = 0;   // 0 = no limit
+  int bf_max_job_user = 0;    // 0 = no limit
   std::string priority_flags; // e.g. MAX_TRES
   bool max_tres = false;      // PriorityFlags has MAX_TRES
   bool max_tres_gres = false; // PriorityFlags has MAX_TRES_GRES (GRES summed, the rest maxed)
@@ -108,8 +108,8 @@ struct UserLimits {
   std::optional<int> max_submit_jobs; // MaxSubmitJobs
   std::optional<int> max_jobs;        // MaxJobs (running)
   std::string default_account;
-  std::vector<std::string> accounts; // accounts the user has associations with
-  std::vector<std::string> qos;      // QOS names the user's associations allow
+  std::vector<std::string> accounts;      // accounts the user has associations with
+  std::vector<std::string> qos;           // QOS names the user's associations allow
   std::optional<std::int64_t> max_wall_s; // the smallest MaxWall among those QOS
 };
 
@@ -119,8 +119,8 @@ struct Cluster {
   std::vector<Node> nodes;
   SchedulerConfig config;
   UserLimits limits;
-  std::string timezone;     // IANA name or a fixed offset like "+01:00"; "" = UTC
-  std::int64_t utc_offset_s = 0; // the cluster's offset from UTC now
+  std::string timezone;              // IANA name or a fixed offset like "+01:00"; "" = UTC
+  std::int64_t utc_offset_s = 0;     // the cluster's offset from UTC now
   std::vector<std::string> warnings; // discovery steps that failed but were not needed
   const Partition* find_partition(const std::string& name) const;
   const Node* find_node(const std::string& name) const;

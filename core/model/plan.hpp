@@ -18,10 +18,10 @@ inline constexpr int max_request_gpus = 100'000;
 // What the user asked for. Unset optionals mean "rv decides".
 struct JobRequest {
   int gpus = 1;
-  std::optional<std::string> gpu_type;    // as typed; may be an alias
-  std::int64_t time_s = 3600;             // total work time wanted
-  std::optional<std::int64_t> mem_mb;     // per node
-  std::optional<int> cpus_per_task;       // per node (one task per node)
+  std::optional<std::string> gpu_type; // as typed; may be an alias
+  std::int64_t time_s = 3600;          // total work time wanted
+  std::optional<std::int64_t> mem_mb;  // per node
+  std::optional<int> cpus_per_task;    // per node (one task per node)
   std::optional<int> min_vram_gb;
   bool single_node = false;
   bool allow_mig = true;
@@ -38,25 +38,25 @@ enum class StrategyKind { direct, backfill, time_min, checkpoint };
 // One way to run the request: a fully specified sbatch resource set plus estimates.
 // Its shape (GPU type, partition, nodes, GPUs per node) is model::Shape.
 struct Strategy : Shape {
-  std::string id;        // s1, s2, ... in rank order
-  std::string gres;      // e.g. "gpu:a100:4" (per node)
+  std::string id;         // s1, s2, ... in rank order
+  std::string gres;       // e.g. "gpu:a100:4" (per node)
   std::string constraint; // --constraint, "" if none
-  int cpus_per_task = 1;           // one task per node
+  int cpus_per_task = 1;  // one task per node
   std::int64_t mem_mb_per_node = 0;
-  std::int64_t walltime_s = 0;     // --time
-  std::int64_t time_min_s = 0;     // --time-min, 0 = unset
-  std::int64_t total_time_s = 0;   // the work the user asked for (> walltime for checkpoint)
+  std::int64_t walltime_s = 0;   // --time
+  std::int64_t time_min_s = 0;   // --time-min, 0 = unset
+  std::int64_t total_time_s = 0; // the work the user asked for (> walltime for checkpoint)
   StrategyKind kind = StrategyKind::direct;
   std::optional<std::int64_t> est_wait_s; // nullopt = unknown
   double est_su = 0;
   std::string label;
   std::vector<std::string> reasons; // why it exists and how it was sized, for --dry-run
   // Added by the planner (strategy/):
-  int segments = 1;       // checkpoint: segments of walltime_s planned to cover total_time_s
-  std::string account;    // --account ("" = none): request, else profile default, else cluster
-  std::string qos;        // --qos ("" = none)
-  bool free = false;      // the site profile marks the type free (est_su is 0)
-  bool mig_like = false;  // a MIG-like slice
+  int segments = 1;      // checkpoint: segments of walltime_s planned to cover total_time_s
+  std::string account;   // --account ("" = none): request, else profile default, else cluster
+  std::string qos;       // --qos ("" = none)
+  bool free = false;     // the site profile marks the type free (est_su is 0)
+  bool mig_like = false; // a MIG-like slice
 };
 
 // Names a strategy kind as it appears in JSON and tables.

@@ -61,15 +61,17 @@ Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::
     while (!why.empty() && why.back() == '\n') {
       why.pop_back();
     }
-    return fail(ErrorCode::io, fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), runner.where(),
-                                           why.empty() ? "" : ": " + why),
-                "check the path settings (rv config show)");
+    return fail(
+        ErrorCode::io,
+        fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), runner.where(), why.empty() ? "" : ": " + why),
+        "check the path settings (rv config show)");
   }
   for (const auto& p : out) {
     if (!p.starts_with('/')) {
-      return fail(ErrorCode::io, fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "),
-                                             p, runner.where()),
-                  "is $HOME set on the login node?");
+      return fail(
+          ErrorCode::io,
+          fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "), p, runner.where()),
+          "is $HOME set on the login node?");
     }
   }
   return out;

@@ -21,7 +21,7 @@ struct Command {
   std::vector<std::string> argv;
   std::optional<std::string> stdin_data;
   std::chrono::milliseconds timeout{std::chrono::seconds(60)}; // 0 = no limit
-  OutputSink on_stdout; // when set, stdout is streamed here (and still captured)
+  OutputSink on_stdout;                                        // when set, stdout is streamed here (and still captured)
   OutputSink on_stderr;
   // Cleanup (scancel after Ctrl-C) must run even though an interrupt is pending.
   bool uninterruptible = false;

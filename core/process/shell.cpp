@@ -12,9 +12,8 @@ namespace {
 
 bool is_safe(char c)
 {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-' || c == '.' || c == '/' || c == ',' || c == ':' || c == '=' || c == '@' ||
-         c == '+' || c == '%';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+         c == '.' || c == '/' || c == ',' || c == ':' || c == '=' || c == '@' || c == '+' || c == '%';
 }
 
 constexpr std::string_view k_frame = "RV-BATCH ";
@@ -139,17 +138,17 @@ std::string batch_script(const std::vector<Command>& cmds)
     std::string line = shell_join(cmd.argv);
     auto secs = std::chrono::ceil<std::chrono::seconds>(cmd.timeout).count();
     if (secs > 0) {
-      line = fmt::format("if command -v timeout >/dev/null 2>&1; then timeout -k 5 {} {}; else {}; fi",
-                         secs, line, line);
+      line =
+          fmt::format("if command -v timeout >/dev/null 2>&1; then timeout -k 5 {} {}; else {}; fi", secs, line, line);
     }
     // %b with \ and NUL escaped: a shell word cannot hold a NUL byte, an escape can.
     auto stdin_raw = [](char c) { return c != '\\' && c != '\0'; };
-    std::string input =
-        cmd.stdin_data ? fmt::format("printf '%b' {} | ", shell_quote(printf_b_escape(*cmd.stdin_data, stdin_raw)))
-                       : std::string();
+    std::string input = cmd.stdin_data
+                            ? fmt::format("printf '%b' {} | ", shell_quote(printf_b_escape(*cmd.stdin_data, stdin_raw)))
+                            : std::string();
     std::string redirect_in = cmd.stdin_data ? "" : " </dev/null";
-    script += fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line,
-                          redirect_in, i, i, i);
+    script +=
+        fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line, redirect_in, i, i, i);
   }
   script += fmt::format("i=0\nwhile [ $i -lt {} ]; do\n"
                         "  printf '{}%s %s %s %s\\n' $i \"$(cat \"$d/$i.s\")\" "

@@ -11,14 +11,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <termios.h>
-#include <unistd.h>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <termios.h>
+#include <unistd.h>
 
 namespace rv::proc {
 namespace {
@@ -34,10 +34,9 @@ void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const cha
 
 int signal_number(const std::string& name)
 {
-  static const std::pair<const char*, int> names[] = {{"HUP", 1},  {"INT", 2},   {"QUIT", 3}, {"ILL", 4},
-                                                      {"ABRT", 6}, {"FPE", 8},   {"KILL", 9}, {"SEGV", 11},
-                                                      {"PIPE", 13}, {"ALRM", 14}, {"TERM", 15}, {"USR1", 10},
-                                                      {"USR2", 12}};
+  static const std::pair<const char*, int> names[] = {
+      {"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"ILL", 4},   {"ABRT", 6},  {"FPE", 8},  {"KILL", 9},
+      {"SEGV", 11}, {"PIPE", 13}, {"ALRM", 14}, {"TERM", 15}, {"USR1", 10}, {"USR2", 12}};
   for (const auto& [n, v] : names) {
     if (name == n) {
       return v;
@@ -86,7 +85,8 @@ Result<SshDestination> parse_destination(std::string_view dest)
       port_text = rest.substr(1);
       has_port = true;
     }
-  } else if (auto colon = dest.find(':'); colon != std::string_view::npos && dest.find(':', colon + 1) == std::string_view::npos) {
+  } else if (auto colon = dest.find(':');
+             colon != std::string_view::npos && dest.find(':', colon + 1) == std::string_view::npos) {
     d.host = std::string(dest.substr(0, colon));
     port_text = dest.substr(colon + 1);
     has_port = true;
@@ -104,7 +104,8 @@ Result<SshDestination> parse_destination(std::string_view dest)
   if (has_port) {
     int port = 0;
     auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (port_text.empty() || ec != std::errc{} || p != port_text.data() + port_text.size() || port < 1 || port > 65535) {
+    if (port_text.empty() || ec != std::errc{} || p != port_text.data() + port_text.size() || port < 1 ||
+        port > 65535) {
       return bad("port must be 1-65535");
     }
     d.port = port;
@@ -115,8 +116,8 @@ Result<SshDestination> parse_destination(std::string_view dest)
 struct SshRunner::Impl {
   SshOptions options;
   ssh_session session = nullptr;
-  std::string label; // user@host:port once connected
-  std::string remote_user; // once connected
+  std::string label;           // user@host:port once connected
+  std::string remote_user;     // once connected
   sftp_session sftp = nullptr; // opened on first file transfer
 
   ~Impl()
@@ -157,17 +158,18 @@ struct SshRunner::Impl {
     case SSH_KNOWN_HOSTS_OK:
       return {};
     case SSH_KNOWN_HOSTS_CHANGED:
-      return std::unexpected(error(
-          ErrorCode::host_key_changed,
-          fmt::format("host key for {} has CHANGED (now {}); refusing to connect: this could be an attack", label,
-                      fingerprint),
-          "if the cluster's admins announced a new key, remove the old line with `ssh-keygen -R HOST` and connect once with ssh"));
+      return std::unexpected(
+          error(ErrorCode::host_key_changed,
+                fmt::format("host key for {} has CHANGED (now {}); refusing to connect: this could be an attack", label,
+                            fingerprint),
+                "if the cluster's admins announced a new key, remove the old line with `ssh-keygen -R HOST` and "
+                "connect once with ssh"));
     case SSH_KNOWN_HOSTS_OTHER:
-      return std::unexpected(error(
-          ErrorCode::host_key_changed,
-          fmt::format("{} offered a key of another type than known_hosts holds ({}); refusing to connect", label,
-                      fingerprint),
-          "verify the key with the cluster's admins, then update known_hosts"));
+      return std::unexpected(
+          error(ErrorCode::host_key_changed,
+                fmt::format("{} offered a key of another type than known_hosts holds ({}); refusing to connect", label,
+                            fingerprint),
+                "verify the key with the cluster's admins, then update known_hosts"));
     case SSH_KNOWN_HOSTS_NOT_FOUND:
     case SSH_KNOWN_HOSTS_UNKNOWN:
       return std::unexpected(error(ErrorCode::host_key_unknown,
@@ -636,16 +638,16 @@ Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const 
   RV_TRY(sftp, open_sftp(m_impl->session, m_impl->sftp, m_impl->label));
   sftp_attributes attrs = sftp_stat(sftp, remote_path.c_str());
   if (!attrs) {
-    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", remote_path, where(),
-                                           sftp_why(sftp, m_impl->session)));
+    return fail(ErrorCode::io,
+                fmt::format("cannot read {} on {}: {}", remote_path, where(), sftp_why(sftp, m_impl->session)));
   }
   const auto mode = static_cast<mode_t>(attrs->permissions & 07777);
   const timespec times[2] = {{static_cast<time_t>(attrs->mtime), 0}, {static_cast<time_t>(attrs->mtime), 0}};
   sftp_attributes_free(attrs);
   sftp_file file = sftp_open(sftp, remote_path.c_str(), O_RDONLY, 0);
   if (!file) {
-    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", remote_path, where(),
-                                           sftp_why(sftp, m_impl->session)));
+    return fail(ErrorCode::io,
+                fmt::format("cannot read {} on {}: {}", remote_path, where(), sftp_why(sftp, m_impl->session)));
   }
   const std::string tmp = local_path + ".rv-tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode | S_IWUSR | S_IRUSR);

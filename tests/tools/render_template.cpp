@@ -33,9 +33,7 @@ int main(int argc, char** argv)
     auto it = flags.find(key);
     return it == flags.end() ? fallback : it->second;
   };
-  auto num = [&](const std::string& key, long long fallback) {
-    return std::stoll(get(key, std::to_string(fallback)));
-  };
+  auto num = [&](const std::string& key, long long fallback) { return std::stoll(get(key, std::to_string(fallback))); };
 
   rv::model::Strategy s;
   s.id = "it";
@@ -49,8 +47,8 @@ int main(int argc, char** argv)
   s.walltime_s = num("--walltime", 120);
   s.time_min_s = num("--time-min", 0);
   s.total_time_s = num("--total", s.walltime_s);
-  s.kind = get("--kind", "direct") == "checkpoint" ? rv::model::StrategyKind::checkpoint
-                                                   : rv::model::StrategyKind::direct;
+  s.kind =
+      get("--kind", "direct") == "checkpoint" ? rv::model::StrategyKind::checkpoint : rv::model::StrategyKind::direct;
   rv::model::JobRequest r;
   r.job_name = get("--job-name", "rv-it");
   r.account = get("--account", "");

@@ -14,9 +14,9 @@
 using namespace rv;
 using namespace rv::app;
 using rv::test::CaptureOutput;
-using rv::test::scontrol_job;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
+using rv::test::scontrol_job;
 
 namespace {
 bool has(const std::vector<std::string>& argv, const std::string& word)
@@ -24,12 +24,12 @@ bool has(const std::vector<std::string>& argv, const std::string& word)
   return std::find(argv.begin(), argv.end(), word) != argv.end();
 }
 
-
 // One segment's worth of commands: logs, squeue says ended, logs, final state.
 void expect_segment(FakeRunner& r, const std::string& id, const std::string& state, const std::string& exit_code)
 {
   const std::string log = "/rv/logs/rv-req-" + id;
-  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".out"); }, FakeRunner::reply(0, "out of " + id + "\n"));
+  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".out"); },
+           FakeRunner::reply(0, "out of " + id + "\n"));
   r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".err"); }, FakeRunner::reply(0));
   r.expect([](const auto& a) { return has(a, "squeue"); },
            FakeRunner::reply(0, fmt::format("{}|{}|None|p|n1|1|N/A|N/A|1:00:00|0:05|N/A|rv-req\n", id, state)));

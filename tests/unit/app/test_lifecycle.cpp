@@ -5,9 +5,9 @@
 #include "app/launch.hpp"
 #include "app/manage.hpp"
 #include "app/race.hpp"
-#include "core/process/local_runner.hpp"
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/local_runner.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
@@ -17,16 +17,16 @@
 #include <fmt/format.h>
 
 #include <deque>
-#include <optional>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <unistd.h>
 
 using namespace rv;
 using namespace rv::app;
 using rv::test::CaptureOutput;
-using rv::test::scontrol_job;
 using rv::test::FakeClock;
+using rv::test::scontrol_job;
 
 namespace {
 
@@ -109,8 +109,7 @@ struct World {
       : dir(std::filesystem::temp_directory_path() / fmt::format("rv-lifecycle-{}-{}", name, ::getpid())),
         requests((std::filesystem::remove_all(dir), dir / "requests")), secrets(dir / "secrets.json"),
         env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/home/alice", dir}
-  {
-  }
+  {}
   ~World() { std::filesystem::remove_all(dir); }
 
   // The one stored record (there must be exactly one).
@@ -158,7 +157,6 @@ std::string squeue_row(const std::string& id, const std::string& state, const st
 {
   return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|2:00:00|{}|N/A|train\n", id, state, nodes, elapsed);
 }
-
 
 } // namespace
 
@@ -224,10 +222,15 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
   extras.request_id = "c0ffee01";
   expect_prepare(w.cluster);
   expect_sbatch(w.cluster, "201");
-  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Error{ErrorCode::interrupted, "interrupted by signal 2", ""});
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); },
+               Error{ErrorCode::interrupted, "interrupted by signal 2", ""});
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
                Cluster::ok("201|PENDING|rv:c0ffee01|train\n777|RUNNING|(null)|train\n"));
-  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "201"}; }, Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "201"};
+      },
+      Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee01/env"); }, Cluster::ok());
   auto launched = submit_request(w.env, planned, "python train.py", "", "run", extras);
   REQUIRE_FALSE(launched);
@@ -260,7 +263,11 @@ TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancell
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "301,302"); },
                Cluster::ok(squeue_row("301", "PENDING", "") + squeue_row("302", "RUNNING", "v100-1")));
   w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("302\n"));
-  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "301"}; }, Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+      },
+      Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1)); // type check
   // Following s2: its output, then squeue says it ended, the last output, the final state.
   w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, "train-302.out"); }, Cluster::ok("epoch 1\n"));
@@ -303,8 +310,9 @@ TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records t
         return true;
       },
       Cluster::ok(squeue_row("401", "PENDING", "") + squeue_row("402", "PENDING", "")));
-  w.cluster.on([](const auto& a) { return has(a, "scancel") && has(a, "--name=train") && has(a, "401") && has(a, "402"); },
-               Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) { return has(a, "scancel") && has(a, "--name=train") && has(a, "401") && has(a, "402"); },
+      Cluster::ok());
   auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
   rv::clear_interrupt();
   REQUIRE_FALSE(rc);
@@ -347,7 +355,11 @@ TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; r
   expect_sbatch(w.cluster, "502");
   expect_win(w.cluster, "501,502", squeue_row("501", "RUNNING", "a100-1") + squeue_row("502", "RUNNING", "v100-1"),
              "501");
-  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "502"}; }, Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "502"};
+      },
+      Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
   auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
   REQUIRE(launched);
@@ -374,15 +386,17 @@ TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sac
                Cluster::ok(squeue_row("602", "PENDING", "")));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); },
                Cluster::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
-  w.cluster.on([](const auto& a) { return has(a, "sacct") && has(a, "601"); },
-               Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  w.cluster.on(
+      [](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+      Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
   // The next poll asks about 601 again (squeue does not know it; the controller has forgotten it),
   // and finds 602 running with the claim.
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
                Cluster::ok(squeue_row("602", "RUNNING", "v100-1")));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); }, Cluster::reply(1));
-  w.cluster.on([](const auto& a) { return has(a, "sacct") && has(a, "601"); },
-               Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  w.cluster.on(
+      [](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+      Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
   w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("602\n"));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
   auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
@@ -429,7 +443,11 @@ TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps runn
   expect_sbatch(w.cluster, "801");
   expect_sbatch(w.cluster, "802");
   expect_win(w.cluster, "801,802", squeue_row("801", "RUNNING", "a100-1") + squeue_row("802", "PENDING", ""), "801");
-  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "802"}; }, Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "802"};
+      },
+      Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
   w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, ".out"); }, Cluster::ok("step 1\n"));
   w.cluster.on(
@@ -438,14 +456,16 @@ TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps runn
         return has(a, "tail") && mentions(a, ".err");
       },
       Cluster::ok());
-  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "801"); }, Cluster::ok(squeue_row("801", "RUNNING", "a100-1")));
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "801"); },
+               Cluster::ok(squeue_row("801", "RUNNING", "a100-1")));
   auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
   rv::clear_interrupt();
   REQUIRE_FALSE(rc);
   CHECK(rc.error().code == ErrorCode::interrupted);
   CHECK(rc.error().message.find("job 801 keeps running") != std::string::npos);
-  CHECK(w.output.stdout_text == "request " + w.record()["id"].get<std::string>() +
-                                    " (train): 2 strategies on scripted\n  s1   801        \n  s2   802        \nstep 1\n");
+  CHECK(w.output.stdout_text ==
+        "request " + w.record()["id"].get<std::string>() +
+            " (train): 2 strategies on scripted\n  s1   801        \n  s2   802        \nstep 1\n");
   for (const auto& argv : w.cluster.seen) {
     CHECK_FALSE((has(argv, "scancel") && has(argv, "801"))); // the winner is never cancelled
   }
@@ -495,8 +515,9 @@ TEST_CASE("lifecycle: a GPU fault right after the start is retried as a new requ
       return true;
     };
     if (is({"sinfo"})) {
-      return Cluster::ok("a100-1|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n"
-                         "a100-2|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n");
+      return Cluster::ok(
+          "a100-1|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n"
+          "a100-2|gpu-a100|idle|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|none\n");
     }
     if (is({"scontrol", "-o", "show", "partition"})) {
       return Cluster::ok("PartitionName=gpu-a100 AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A MaxNodes=2 "
@@ -618,7 +639,11 @@ TEST_CASE("lifecycle: a tie with no claim seen: rv waits for the claim, then the
     }
     return std::nullopt;
   };
-  w.cluster.on([](const auto& a) { return a == std::vector<std::string>{"scancel", "--name=train", "1202"}; }, Cluster::ok());
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "1202"};
+      },
+      Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
   auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
   REQUIRE(launched);
@@ -662,7 +687,8 @@ TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to r
   auto bash = std::find(srun.begin(), srun.end(), "bash");
   REQUIRE(bash != srun.end());
   REQUIRE(srun.end() - bash == 5);
-  CHECK(std::none_of(srun.begin(), srun.end(), [](const std::string& a) { return a.find("hf_x") != std::string::npos; }));
+  CHECK(
+      std::none_of(srun.begin(), srun.end(), [](const std::string& a) { return a.find("hf_x") != std::string::npos; }));
   const auto file = w.dir / "env";
   auto run_step = [&]() {
     proc::LocalRunner local;
@@ -687,18 +713,20 @@ TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to r
 TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was submitted on")
 {
   World w("other-host");
-  auto req = request_from_json(nlohmann::json{{"id", "a1a1a1a1"},
-                                              {"host", "ssh alice@cluster-a:22"},
-                                              {"name", "train"},
-                                              {"state", "submitted"},
-                                              {"created_at", "2026-11-22T05:00:00Z"},
-                                              {"jobs", {{{"strategy_id", "s1"}, {"job_id", "971"}, {"state", "PENDING"}}}}});
+  auto req =
+      request_from_json(nlohmann::json{{"id", "a1a1a1a1"},
+                                       {"host", "ssh alice@cluster-a:22"},
+                                       {"name", "train"},
+                                       {"state", "submitted"},
+                                       {"created_at", "2026-11-22T05:00:00Z"},
+                                       {"jobs", {{{"strategy_id", "s1"}, {"job_id", "971"}, {"state", "PENDING"}}}}});
   REQUIRE(req);
   REQUIRE(w.requests.create(req->id, to_json(*req)));
   std::vector<RequestRecord> targets = {*req};
   auto stopped = stop_requests(w.env, targets);
   REQUIRE_FALSE(stopped);
-  CHECK(stopped.error().message == "request a1a1a1a1 was submitted on ssh alice@cluster-a:22, but rv is connected to scripted");
+  CHECK(stopped.error().message ==
+        "request a1a1a1a1 was submitted on ssh alice@cluster-a:22, but rv is connected to scripted");
   CHECK(stopped.error().hint.find("someone else's job") != std::string::npos);
   auto logs = show_logs(w.env, {"a1a1a1a1", false, false, -1, -1});
   REQUIRE_FALSE(logs);

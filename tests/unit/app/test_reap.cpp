@@ -57,7 +57,9 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
   FakeRunner r;
   FakeClock clock;
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0001") + row("12", "RUNNING", "v100-1", "rv-aaaa0001")));
+  r.expect(
+      [](const auto& a) { return has(a, "squeue"); },
+      FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0001") + row("12", "RUNNING", "v100-1", "rv-aaaa0001")));
   r.expect_prefix({"scancel", "--name=rv-aaaa0001", "11"}, FakeRunner::reply(0)); // the name guards a reused id
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
@@ -82,7 +84,8 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   FakeClock clock;
   r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0002"); },
            FakeRunner::reply(0, "21|PENDING|rv:bbbb0002|rv-bbbb0002\n"));
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("21", "PENDING", "", "rv-bbbb0002")));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, row("21", "PENDING", "", "rv-bbbb0002")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"21"});
@@ -145,7 +148,8 @@ TEST_CASE("reap: nothing to do for finished requests, and no winner means no can
   auto pending = request("dddd0004", "submitted");
   REQUIRE(store.create(pending.id, to_json(pending)));
   std::vector<RequestRecord> reqs2 = {pending};
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("11", "PENDING", "", "rv-dddd0004") + row("12", "PENDING", "", "rv-dddd0004")));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, row("11", "PENDING", "", "rv-dddd0004") + row("12", "PENDING", "", "rv-dddd0004")));
   auto report2 = refresh_and_reap(r, clock, store, reqs2);
   REQUIRE(report2);
   CHECK(report2->cancelled.empty());
@@ -191,7 +195,8 @@ TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
   std::vector<RequestRecord> reqs = {done, live};
   FakeRunner r;
   FakeClock clock;
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("31", "PENDING", "", "rv-ffff0006") + row("32", "PENDING", "", "rv-ffff0006")));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, row("31", "PENDING", "", "rv-ffff0006") + row("32", "PENDING", "", "rv-ffff0006")));
   r.expect([](const auto& a) { return has(a, "rv-rm") && a.back() == "/home/u/.rv/requests/eeee0005/env"; },
            FakeRunner::reply(0));
   auto report = refresh_and_reap(r, clock, store, reqs);
@@ -239,10 +244,7 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
   req.jobs[1].job_id.clear();
   REQUIRE(store.create(req.id, to_json(req)));
   struct Down final : proc::Runner {
-    Result<proc::Outcome> run(const proc::Command&) override
-    {
-      return fail(ErrorCode::unreachable, "connection lost");
-    }
+    Result<proc::Outcome> run(const proc::Command&) override { return fail(ErrorCode::unreachable, "connection lost"); }
     std::string where() const override { return "down"; }
   } down;
   auto line = settle_failed_submission(down, store, req, "failed");
@@ -259,7 +261,8 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
   FakeClock clock;
   r.expect([](const auto& a) { return has(a, "--me") && has(a, "rv-ffff0002"); },
            FakeRunner::reply(0, "41|PENDING|rv:ffff0002|rv-ffff0002\n"));
-  r.expect([](const auto& a) { return has(a, "squeue"); }, FakeRunner::reply(0, row("41", "PENDING", "", "rv-ffff0002")));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, row("41", "PENDING", "", "rv-ffff0002")));
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"41"});

@@ -123,7 +123,7 @@ TEST_CASE("cli spec: the bash completion completes commands, nested commands, fl
   CHECK(complete("rv run --ho", 2) == "--host\n"); // global flags after a command
   CHECK(complete("rv logs ''", 2).find("3f9c02ab\n77aa0011\n") != std::string::npos);
   CHECK(complete("rv run ''", 2).find("3f9c02ab") == std::string::npos); // run takes no request
-  CHECK(complete("rv secret", 1).empty());                                 // hidden
+  CHECK(complete("rv secret", 1).empty());                               // hidden
 }
 
 TEST_CASE("cli spec: the fish completion loads and completes")
@@ -139,8 +139,8 @@ TEST_CASE("cli spec: the fish completion loads and completes")
   const auto f = (dir.path / "rv.fish").string();
   CHECK(capture("fish -n " + f + " && echo ok") == "ok\n");
   auto complete = [&](const std::string& line) {
-    return capture("RV_STATE_DIR='" + (dir.path / "state").string() + "' fish -c 'source " + f +
-                   "; complete -C \"" + line + "\"' | cut -f1 | sort");
+    return capture("RV_STATE_DIR='" + (dir.path / "state").string() + "' fish -c 'source " + f + "; complete -C \"" +
+                   line + "\"' | cut -f1 | sort");
   };
   CHECK(complete("rv ru") == "run\n");
   CHECK(complete("rv run --gp") == "--gpu\n");

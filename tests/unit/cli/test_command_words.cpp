@@ -24,7 +24,8 @@ struct Fixture {
 TEST_CASE("command words: the user's command keeps its own flags")
 {
   Fixture f;
-  auto s = split_command_words(f.app, {"-H", "x", "exec", "--timeout", "5s", "squeue", "--version", "-u", "me"}, {"exec"});
+  auto s =
+      split_command_words(f.app, {"-H", "x", "exec", "--timeout", "5s", "squeue", "--version", "-u", "me"}, {"exec"});
   CHECK(s.rv_args == V{"-H", "x", "exec", "--timeout", "5s"});
   CHECK(s.command == V{"squeue", "--version", "-u", "me"});
 }

@@ -12,7 +12,8 @@ using namespace rv::proc;
 using namespace std::chrono_literals;
 
 namespace {
-const std::string k_nasty = "a b  'single' \"double\" $HOME `id` $(id) \\ ; | & * ? [x] {a,b} ~ #\nline2\n\tñ 日本 \x01 end";
+const std::string k_nasty =
+    "a b  'single' \"double\" $HOME `id` $(id) \\ ; | & * ? [x] {a,b} ~ #\nline2\n\tñ 日本 \x01 end";
 
 Command cmd(std::vector<std::string> argv)
 {
@@ -180,8 +181,8 @@ TEST_CASE("batch output parser rejects frame lengths whose sum overflows")
 TEST_CASE("shell_quote round-trips through sh")
 {
   LocalRunner r;
-  for (const std::string& w : {std::string(""), std::string("plain"), std::string("it's"), k_nasty,
-                               std::string("=x"), std::string("-n")}) {
+  for (const std::string& w :
+       {std::string(""), std::string("plain"), std::string("it's"), k_nasty, std::string("=x"), std::string("-n")}) {
     auto o = r.run(cmd({"/bin/sh", "-c", "printf '%s' " + shell_quote(w)}));
     REQUIRE(o);
     CHECK(o->out == w);

@@ -15,7 +15,8 @@ TEST_CASE("printable: escapes C0, DEL and C1 controls; keeps tab, newline and UT
   CHECK(rv::printable("a\x1b[31mred\x1b]0;title\x07") == "a\\x1b[31mred\\x1b]0;title\\x07");
   CHECK(rv::printable("col\tline\nnext") == "col\tline\nnext");
   CHECK(rv::printable(std::string("nul\0del\x7f", 8)) == "nul\\x00del\\x7f");
-  CHECK(rv::printable("csi\xc2\x9b" "31m") == "csi\\u009b31m");  // U+009B, the 8-bit CSI
+  CHECK(rv::printable("csi\xc2\x9b"
+                      "31m") == "csi\\u009b31m");                     // U+009B, the 8-bit CSI
   CHECK(rv::printable("ünïcödé ✓ \xc2\xa0") == "ünïcödé ✓ \xc2\xa0"); // U+00A0 is no control
 }
 

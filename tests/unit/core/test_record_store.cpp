@@ -166,8 +166,10 @@ TEST_CASE("record store: strings that are not UTF-8 are stored and read back byt
 
 TEST_CASE("record store: a three-way merge keeps a concurrent writer's fields")
 {
-  const nlohmann::json base = {{"state", "submitted"}, {"jobs", {{{"id", "1"}, {"state", "PENDING"}}}},
-                               {"secrets_file", "/r/env"}, {"meta", {{"a", 1}, {"b", 2}}}};
+  const nlohmann::json base = {{"state", "submitted"},
+                               {"jobs", {{{"id", "1"}, {"state", "PENDING"}}}},
+                               {"secrets_file", "/r/env"},
+                               {"meta", {{"a", 1}, {"b", 2}}}};
   auto mine = base; // rv run -f: the race moved on
   mine["jobs"][0]["state"] = "RUNNING";
   mine["meta"]["a"] = 10;
@@ -197,10 +199,13 @@ TEST_CASE("record store: a stale whole-record writer no longer undoes a concurre
   auto base = s.read("r");
   REQUIRE(base);
   rv::test::run_in_processes(1, [&](int) {
-    return s.update("r", [](nlohmann::json& j) {
-             j["state"] = "cancelled";
-             j.erase("secrets_file");
-           }).has_value();
+    return s
+        .update("r",
+                [](nlohmann::json& j) {
+                  j["state"] = "cancelled";
+                  j.erase("secrets_file");
+                })
+        .has_value();
   });
   auto mine = *base;
   mine["jobs"][0]["state"] = "RUNNING";

@@ -111,10 +111,8 @@ TEST_CASE("secrets: masking shows at most 4 characters, and only of long values"
 
 TEST_CASE("secrets: the env script gives sh every byte back")
 {
-  std::vector<Var> vars = {{"A", "plain"},
-                           {"B", "it's \"quoted\" $HOME `id` \\n"},
-                           {"C", "two\nlines\n"},
-                           {"D", "; rm -rf / #"}};
+  std::vector<Var> vars = {
+      {"A", "plain"}, {"B", "it's \"quoted\" $HOME `id` \\n"}, {"C", "two\nlines\n"}, {"D", "; rm -rf / #"}};
   auto got = sh_reads(env_script(vars), {"A", "B", "C", "D"});
   std::string expected;
   for (const auto& v : vars) {
@@ -137,7 +135,7 @@ TEST_CASE("secrets: the store is 0600, keeps values exactly, and refuses an open
   REQUIRE(vars->size() == 2);
   CHECK((*vars)[0] == Var{"A_KEY", "a2"}); // sorted by name
   CHECK((*vars)[1] == Var{"B_TOKEN", "b\n'\"$"});
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
 

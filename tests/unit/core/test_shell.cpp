@@ -14,9 +14,9 @@ namespace {
 // inside single quotes), ! (tcsh history), newlines (tcsh refuses them in quotes), tabs, globs,
 // non-ASCII, an empty word, and printf escapes that must stay text.
 const std::vector<std::string> k_words = {
-    "plain", "a b", "it's", "\"dq\"", "$HOME", "${x}", "`id`", "$(id)", "back\\slash", "\\\\", "tail\\",
-    "\\'", "!!", "!$", "line1\nline2\n", "\ttab", "*?[a]{b,c}~", "-e", "", "%s%%", "\\0101", "ñ 日本 €",
-    "\x01\x7f", ";|&<>#", "=x"};
+    "plain", "a b",    "it's",   "\"dq\"",   "$HOME",    "${x}",           "`id`",  "$(id)",       "back\\slash",
+    "\\\\",  "tail\\", "\\'",    "!!",       "!$",       "line1\nline2\n", "\ttab", "*?[a]{b,c}~", "-e",
+    "",      "%s%%",   "\\0101", "ñ 日本 €", "\x01\x7f", ";|&<>#",         "=x"};
 
 // What `printf '%s\0' WORDS...` prints.
 std::string nul_joined(const std::vector<std::string>& words)

@@ -30,8 +30,8 @@ TEST_CASE("parse_destination splits user, host and port")
 
 TEST_CASE("parse_destination rejects malformed destinations")
 {
-  for (const char* bad : {"", "@host", "user@", "host:", "host:0", "host:70000", "host:22x", "[::1", "[::1]x",
-                          "a b", "host/x"}) {
+  for (const char* bad :
+       {"", "@host", "user@", "host:", "host:0", "host:70000", "host:22x", "[::1", "[::1]x", "a b", "host/x"}) {
     CAPTURE(bad);
     auto d = parse_destination(bad);
     REQUIRE_FALSE(d);

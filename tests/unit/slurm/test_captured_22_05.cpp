@@ -33,8 +33,8 @@ std::string read(const fs::path& p)
 
 using F = SinfoField;
 // `sinfo -N -h -o %N|%P|%T|%c|%m|%G|%f|%C` (README.md)
-const std::vector<F> sinfo_nodes_layout{F::node, F::partition, F::state, F::cpus, F::memory, F::gres, F::features,
-                                        F::cpus_state};
+const std::vector<F> sinfo_nodes_layout{F::node,   F::partition, F::state,    F::cpus,
+                                        F::memory, F::gres,      F::features, F::cpus_state};
 
 std::map<std::string, int> gpu_totals(const std::vector<model::Node>& nodes)
 {

@@ -119,7 +119,8 @@ const std::map<std::string, GpuExpect> sinfo_gpus{
       {{"NVlink_A100_40GB", 36}, {"NVlink_A800_80GB", 4}, {"nvidia_a100_1g.5gb", 1}, {"tesla_v100-sxm3-32gb", 29}},
       13}},
     {"slurm-docs-26.x-shard-gresused-per-gpu-example.txt", {{{"", 4}}, {{"", 1}}, 1}},
-    {"ubccr-nodehost-gres-gresused-untyped-null.txt", {{{"V100", 12}, {"P100", 2}, {"", 14}}, {{"V100", 6}, {"", 1}}, 16}},
+    {"ubccr-nodehost-gres-gresused-untyped-null.txt",
+     {{{"V100", 12}, {"P100", 2}, {"", 14}}, {{"V100", 6}, {"", 1}}, 16}},
     {"unige-bamboo-N-n-c-m-G-C-l-vrampergpu-socket2.txt", {{{"nvidia_h100_nvl", 1}}, {}, 1}},
 };
 
@@ -388,9 +389,9 @@ TEST_CASE("corpus: every captured Slurm output parses with its folder's parser")
           gpus += std::max(p.total_gpus, 0);
           unknown += p.total_gpus < 0 ? 1 : 0;
         }
-        check_understood(folder, name,
-                         fmt::format("partitions={} hosts={} gpus={} gpus_unknown={}", parts->size(), hosts, gpus,
-                                     unknown));
+        check_understood(
+            folder, name,
+            fmt::format("partitions={} hosts={} gpus={} gpus_unknown={}", parts->size(), hosts, gpus, unknown));
       } else if (folder == "scontrol-job") {
         auto jobs = parse_scontrol_jobs(text);
         REQUIRE_MESSAGE(jobs.has_value(), (jobs ? "" : jobs.error().message));
@@ -550,7 +551,8 @@ TEST_CASE("corpus: scontrol node GPUs, states and usability")
   }
   {
     // A grep fragment with no NodeName: no nodes, but its TRES values still parse.
-    auto records = parse_records(slurp(corpus / "scontrol-node" / "issue-slurmcommander-5-sherlock-grep-gres-tres.txt"));
+    auto records =
+        parse_records(slurp(corpus / "scontrol-node" / "issue-slurmcommander-5-sherlock-grep-gres-tres.txt"));
     REQUIRE(records.has_value());
     REQUIRE(records->size() == 1);
     CHECK(total_gpus(*parse_tres_gpus((*records)[0].value("CfgTRES"))) == 4);

@@ -69,7 +69,8 @@ TEST_CASE("corpus details: scontrol show partition")
   if (!test::need_shared_dir(corpus)) {
     return;
   }
-  auto parts = parse_scontrol_partitions(read("scontrol-partition/unige-bamboo-private-gpu-per-type-billing-weights.txt"));
+  auto parts =
+      parse_scontrol_partitions(read("scontrol-partition/unige-bamboo-private-gpu-per-type-billing-weights.txt"));
   REQUIRE(parts.has_value());
   REQUIRE(parts->size() == 1);
   const auto& u = (*parts)[0];
@@ -168,9 +169,10 @@ TEST_CASE("corpus details: squeue layouts beyond rv's own")
   REQUIRE(osc->size() == 4);
   CHECK((*osc)[0].job_id == "6779842");
   CHECK((*osc)[0].state == "RUNNING");
-  CHECK((*osc)[0].name == "cupd3_n_fcc_mix_n15\x1f" "cohp");
+  CHECK((*osc)[0].name == "cupd3_n_fcc_mix_n15\x1f"
+                          "cohp");
   CHECK((*osc)[0].partition == "cpu"); // QOS, one column left, says cardinal-default
-  CHECK((*osc)[0].nodes == "c0191"); // a NODELIST column, apart from REASON (-o %N %r)
+  CHECK((*osc)[0].nodes == "c0191");   // a NODELIST column, apart from REASON (-o %N %r)
   CHECK((*osc)[0].time_limit_s == 4 * 86400);
   CHECK((*osc)[0].elapsed_s == 3 * 3600 + 52 * 60 + 31);
   REQUIRE((*osc)[0].end_time.has_value());
@@ -191,8 +193,8 @@ TEST_CASE("corpus details: squeue layouts beyond rv's own")
   CHECK((*pc)[0].reason == "ReqNodeNotAvail,");
 
   // Headerless, blank-separated `-o "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b"`.
-  auto grep = parse_squeue(read("squeue/bih-20.02-gres-b-grep-sorted-crlf.txt"),
-                           "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
+  auto grep =
+      parse_squeue(read("squeue/bih-20.02-gres-b-grep-sorted-crlf.txt"), "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
   REQUIRE(grep.has_value());
   REQUIRE(grep->size() == 7);
   CHECK((*grep)[0].job_id == "1902163");

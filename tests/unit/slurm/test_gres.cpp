@@ -49,7 +49,8 @@ TEST_CASE("parse_gres drops a cut last token but rejects a malformed middle one"
 
 TEST_CASE("parse_tres_gpus prefers typed entries and keeps an untyped remainder")
 {
-  CHECK(same(*parse_tres_gpus("billing=112,cpu=36,gres/gpu:rtx2080ti=4,gres/gpu=4,mem=180G,node=1"), {{"rtx2080ti", 4}}));
+  CHECK(
+      same(*parse_tres_gpus("billing=112,cpu=36,gres/gpu:rtx2080ti=4,gres/gpu=4,mem=180G,node=1"), {{"rtx2080ti", 4}}));
   CHECK(same(*parse_tres_gpus("cpu=9,gres/cpu=9,gres/gpu:a100_3g.20gb=1,gres/gpu=1,mem=60G"), {{"a100_3g.20gb", 1}}));
   CHECK(same(*parse_tres_gpus("cpu=32,mem=250G,billing=154,gres/gpu=4"), {{"", 4}}));
   CHECK(same(*parse_tres_gpus("gres/gpu=6,gres/gpu:a100=4"), {{"a100", 4}, {"", 2}}));

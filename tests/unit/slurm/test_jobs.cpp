@@ -19,9 +19,10 @@ TEST_CASE("squeue_argv pins the format and the time format")
 
 TEST_CASE("parse_squeue reads rv's format")
 {
-  const char* text = "10|RUNNING|None|gpu|a100-[1-2]|2|2026-11-22T04:05:42|2026-11-22T06:05:42|2:00:00|5:03|gres:gpu:2|train|x\r\n"
-                     "11|PENDING|(Priority)|gpu,gpu-h100||1|N/A|N/A|UNLIMITED|0:00|N/A|eval\n"
-                     "\n";
+  const char* text =
+      "10|RUNNING|None|gpu|a100-[1-2]|2|2026-11-22T04:05:42|2026-11-22T06:05:42|2:00:00|5:03|gres:gpu:2|train|x\r\n"
+      "11|PENDING|(Priority)|gpu,gpu-h100||1|N/A|N/A|UNLIMITED|0:00|N/A|eval\n"
+      "\n";
   auto jobs = parse_squeue(text);
   REQUIRE(jobs.has_value());
   REQUIRE(jobs->size() == 2);
@@ -46,9 +47,12 @@ TEST_CASE("parse_squeue reads rv's format")
 
 TEST_CASE("parse_squeue reads a --start table by its header")
 {
-  const char* text = "             JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           NODELIST(REASON)\n"
-                     "            909870   general evictv1-     sv96 PD                 N/A      1 (null)               (ReqNodeNotAvail, Reserved for maintenance)\n"
-                     "          14820268   compute    basic    zli89 PD 2022-07-31T23:21:40      2 exp-2-[02-03]        (Priority)\n";
+  const char* text =
+      "             JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           "
+      "NODELIST(REASON)\n"
+      "            909870   general evictv1-     sv96 PD                 N/A      1 (null)               "
+      "(ReqNodeNotAvail, Reserved for maintenance)\n"
+      "          14820268   compute    basic    zli89 PD 2022-07-31T23:21:40      2 exp-2-[02-03]        (Priority)\n";
   auto jobs = parse_squeue(text);
   REQUIRE(jobs.has_value());
   REQUIRE(jobs->size() == 2);
@@ -64,9 +68,10 @@ TEST_CASE("parse_squeue reads a --start table by its header")
 TEST_CASE("parse_squeue splits a headerless -o format by its own separators")
 {
   // Blank-padded columns: any run of blanks separates, a right-justified id leads with blanks.
-  auto blank = parse_squeue("   1902163 ONT-basecalling       R     1    2         8G          med0301   gpu:tesla:2\r\n"
-                            "   1785264 bash                  R     1    1         1G          med0304   gpu:tesla:2\n",
-                            "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
+  auto blank =
+      parse_squeue("   1902163 ONT-basecalling       R     1    2         8G          med0301   gpu:tesla:2\r\n"
+                   "   1785264 bash                  R     1    1         1G          med0304   gpu:tesla:2\n",
+                   "%.10i %20j %.2t %.5D %.4C %.10m %.16R %.13b");
   REQUIRE(blank.has_value());
   REQUIRE(blank->size() == 2);
   CHECK((*blank)[0].job_id == "1902163");
@@ -76,7 +81,8 @@ TEST_CASE("parse_squeue splits a headerless -o format by its own separators")
   CHECK((*blank)[0].nodes == "med0301");
   CHECK((*blank)[0].tres_per_node == "gpu:tesla:2");
   // Two different separators; a line short of a separator is not this format.
-  auto mixed = parse_squeue("21085523|(null);(Priority)\n18120717|(null);(JobHeldUser)\nno separators here\n", "%i|%E;%R");
+  auto mixed =
+      parse_squeue("21085523|(null);(Priority)\n18120717|(null);(JobHeldUser)\nno separators here\n", "%i|%E;%R");
   REQUIRE(mixed.has_value());
   REQUIRE(mixed->size() == 2);
   CHECK((*mixed)[0].reason == "Priority");
@@ -90,7 +96,10 @@ TEST_CASE("parse_squeue splits a headerless -o format by its own separators")
   REQUIRE(name.has_value());
   CHECK(name->at(0).name == " a|b");
   // Literal text before the first field (`\x1e%i...`).
-  auto prefixed = parse_squeue("\x1e" "8\x1f" "PENDING\n", "\x1e%i\x1f%T");
+  auto prefixed = parse_squeue("\x1e"
+                               "8\x1f"
+                               "PENDING\n",
+                               "\x1e%i\x1f%T");
   REQUIRE(prefixed.has_value());
   REQUIRE(prefixed->size() == 1);
   CHECK(prefixed->at(0).job_id == "8");
@@ -100,13 +109,25 @@ TEST_CASE("parse_squeue splits a headerless -o format by its own separators")
 TEST_CASE("parse_squeue reads -O headers and gives a NAME that held the delimiter its fields back")
 {
   // -O jobid,name,state,nodelist,reason,endtime,partition with 0x1F: the first job's name holds a 0x1F.
-  const char* text = "\x1eJOBID\x1fNAME\x1fST\x1fNODELIST\x1fREASON\x1f" "END_TIME\x1fPARTITION\n"
-                     "\x1e" "1\x1f" "a\x1f" "b\x1fR\x1f" "c1\x1fNone\x1f" "2026-03-14T12:34:51\x1f" "cpu\n"
-                     "\x1e" "2\x1f" "plain\x1fTO\x1f" "c2\x1fTimeLimit\x1f" "2026-03-14T12:00:00\x1fquick\n";
+  const char* text = "\x1eJOBID\x1fNAME\x1fST\x1fNODELIST\x1fREASON\x1f"
+                     "END_TIME\x1fPARTITION\n"
+                     "\x1e"
+                     "1\x1f"
+                     "a\x1f"
+                     "b\x1fR\x1f"
+                     "c1\x1fNone\x1f"
+                     "2026-03-14T12:34:51\x1f"
+                     "cpu\n"
+                     "\x1e"
+                     "2\x1f"
+                     "plain\x1fTO\x1f"
+                     "c2\x1fTimeLimit\x1f"
+                     "2026-03-14T12:00:00\x1fquick\n";
   auto jobs = parse_squeue(text);
   REQUIRE(jobs.has_value());
   REQUIRE(jobs->size() == 2);
-  CHECK((*jobs)[0].name == "a\x1f" "b");
+  CHECK((*jobs)[0].name == "a\x1f"
+                           "b");
   CHECK((*jobs)[0].state == "RUNNING"); // not the node name one column right of it
   CHECK((*jobs)[0].nodes == "c1");
   CHECK((*jobs)[0].reason.empty());
@@ -145,10 +166,11 @@ TEST_CASE("parse_sacct uses a header when one is printed, also fixed-width")
   REQUIRE(jobs.has_value());
   REQUIRE(jobs->size() == 1);
   CHECK((*jobs)[0].gpus.at(0).type == "a100_3g.20gb");
-  const char* fixed = "JobID           JobName  Partition                                AllocTRES                State \n"
-                      "------------ ---------- ---------- ---------------------------------------- -------------------- \n"
-                      "2907783            bash        gpu billing=102410,cpu=8,gres/gpu:tesa100=1+            COMPLETED \n"
-                      "2907783.ext+     extern            billing=102410,cpu=8,gres/gpu:tesa100=1+            COMPLETED \n";
+  const char* fixed =
+      "JobID           JobName  Partition                                AllocTRES                State \n"
+      "------------ ---------- ---------- ---------------------------------------- -------------------- \n"
+      "2907783            bash        gpu billing=102410,cpu=8,gres/gpu:tesa100=1+            COMPLETED \n"
+      "2907783.ext+     extern            billing=102410,cpu=8,gres/gpu:tesa100=1+            COMPLETED \n";
   jobs = parse_sacct(fixed);
   REQUIRE(jobs.has_value());
   REQUIRE(jobs->size() == 1);

@@ -96,12 +96,16 @@ TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacc
   FakeClock clock;
   // Poll 1: 21 pending, 22 vanished; scontrol and sacct know nothing yet (lag).
   r.expect(is_squeue, FakeRunner::reply(0, row("21", "PENDING", "Resources")));
-  r.expect_prefix({"scontrol", "show", "job", "22"}, FakeRunner::reply(1, "", "slurm_load_jobs error: Invalid job id specified"));
+  r.expect_prefix({"scontrol", "show", "job", "22"},
+                  FakeRunner::reply(1, "", "slurm_load_jobs error: Invalid job id specified"));
   r.expect(is_sacct, FakeRunner::reply(0, ""));
   // Poll 2: sacct now has it: it completed between polls, so it won.
   r.expect(is_squeue, FakeRunner::reply(0, row("21", "PENDING", "Resources")));
   r.expect_prefix({"scontrol", "show", "job", "22"}, FakeRunner::reply(1, "", "Invalid job id"));
-  r.expect(is_sacct, FakeRunner::reply(0, "22|COMPLETED|0:0|00:00:02|2026-11-22T04:00:00|2026-11-22T04:00:02|a100-2|billing=1|gpu-a100|rv-x\n"));
+  r.expect(
+      is_sacct,
+      FakeRunner::reply(
+          0, "22|COMPLETED|0:0|00:00:02|2026-11-22T04:00:00|2026-11-22T04:00:02|a100-2|billing=1|gpu-a100|rv-x\n"));
   r.expect_prefix({"scancel", "21"}, FakeRunner::reply(0));
   auto race = race_of({"21", "22"});
   auto stats = run_race(r, clock, race, {});
@@ -117,8 +121,10 @@ TEST_CASE("monitor: a job that failed within its first second, between polls, st
   FakeRunner r;
   FakeClock clock;
   // `exit 3` at once: squeue -t all shows FAILED, elapsed 0:00, but with its node.
-  r.expect(is_squeue, FakeRunner::reply(0, row("31", "PENDING", "Resources") +
-                                              "32|FAILED|NonZeroExitCode|gpu-a6000|a6000-1|1|N/A|N/A|5:00|0:00|gres:gpu:a6000:1|rv-x\n"));
+  r.expect(is_squeue,
+           FakeRunner::reply(
+               0, row("31", "PENDING", "Resources") +
+                      "32|FAILED|NonZeroExitCode|gpu-a6000|a6000-1|1|N/A|N/A|5:00|0:00|gres:gpu:a6000:1|rv-x\n"));
   r.expect_prefix({"scancel", "31"}, FakeRunner::reply(0));
   auto race = race_of({"31", "32"});
   auto stats = run_race(r, clock, race, {});
@@ -189,8 +195,8 @@ TEST_CASE("monitor: a timeout cancels everything; all failing is an error naming
   {
     FakeRunner r;
     FakeClock clock;
-    r.expect(is_squeue, FakeRunner::reply(0, row("51", "FAILED", "NonZeroExitCode") +
-                                                 row("52", "PENDING", "PartitionTimeLimit")));
+    r.expect(is_squeue,
+             FakeRunner::reply(0, row("51", "FAILED", "NonZeroExitCode") + row("52", "PENDING", "PartitionTimeLimit")));
     r.expect_prefix({"scancel", "52"}, FakeRunner::reply(0));
     auto race = race_of({"51", "52"});
     auto stats = run_race(r, clock, race, {});
@@ -228,8 +234,10 @@ TEST_CASE("monitor: polls back off to the cap, bounding controller calls per min
 TEST_CASE("monitor: a poll keeps Slurm's start estimate of pending jobs and the run time of started ones")
 {
   FakeRunner r;
-  r.expect(is_squeue, FakeRunner::reply(0, "41|PENDING|Resources|gpu-a100||1|2026-11-22T09:00:00|N/A|1:00:00|0:00|gres:gpu:a100:1|rv-x\n"
-                                           "42|RUNNING|None|gpu-v100|v100-1|1|2026-11-22T08:00:00|N/A|1:00:00|12:34|gres:gpu:v100:1|rv-x\n"));
+  r.expect(is_squeue,
+           FakeRunner::reply(
+               0, "41|PENDING|Resources|gpu-a100||1|2026-11-22T09:00:00|N/A|1:00:00|0:00|gres:gpu:a100:1|rv-x\n"
+                  "42|RUNNING|None|gpu-v100|v100-1|1|2026-11-22T08:00:00|N/A|1:00:00|12:34|gres:gpu:v100:1|rv-x\n"));
   auto views = poll_jobs(r, {"41", "42"}, 1'000'000);
   REQUIRE(views);
   CHECK((*views)["41"].start_estimate == "2026-11-22T09:00:00");
@@ -318,16 +326,19 @@ TEST_CASE("monitor: scancel --name of a job that already ended is not a failure;
   CHECK_FALSE(only_gone_jobs("scancel: error: Kill job error on job id 1: Invalid job id specified\n"
                              "scancel: error: Unable to contact slurm controller (connect failure)\n"));
   rv::test::FakeRunner r;
-  r.expect_prefix({"scancel", "--name=train", "1305"},
-                  rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
+  r.expect_prefix(
+      {"scancel", "--name=train", "1305"},
+      rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
   CHECK(cancel_jobs(r, {"1305"}, "train"));
-  r.expect_prefix({"scancel", "--name=train", "1306"},
-                  rv::test::FakeRunner::reply(1, "", "scancel: error: Unable to contact slurm controller (connect failure)\n"));
+  r.expect_prefix(
+      {"scancel", "--name=train", "1306"},
+      rv::test::FakeRunner::reply(1, "", "scancel: error: Unable to contact slurm controller (connect failure)\n"));
   auto down = cancel_jobs(r, {"1306"}, "train");
   REQUIRE_FALSE(down);
   CHECK(down.error().message.find("Unable to contact slurm controller") != std::string::npos);
-  r.expect_prefix({"scancel", "1307"},
-                  rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1307: Invalid job id specified\n"));
+  r.expect_prefix(
+      {"scancel", "1307"},
+      rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1307: Invalid job id specified\n"));
   CHECK_FALSE(cancel_jobs(r, {"1307"})); // without the name, an invalid id is an error as before
 }
 
@@ -342,10 +353,10 @@ TEST_CASE("monitor: poll_jobs does not believe a reused job id")
   r.expect([](const auto& a) { return std::find(a.begin(), a.end(), "scontrol") != a.end(); },
            rv::test::FakeRunner::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
   // sacct: the old record of our job (CANCELLED), then a newer one of another job with that id.
-  r.expect([](const auto& a) { return std::find(a.begin(), a.end(), "sacct") != a.end(); },
-           rv::test::FakeRunner::reply(
-               0, "11|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:00|None assigned||p|train\n"
-                  "11|RUNNING|0:0|00:00:05|2026-11-22T06:00:00|Unknown|n9||p|other\n"));
+  r.expect(
+      [](const auto& a) { return std::find(a.begin(), a.end(), "sacct") != a.end(); },
+      rv::test::FakeRunner::reply(0, "11|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:00|None assigned||p|train\n"
+                                     "11|RUNNING|0:0|00:00:05|2026-11-22T06:00:00|Unknown|n9||p|other\n"));
   auto views = poll_jobs(r, {"11"}, 1'800'000'000, nullptr, {{"11", "train"}});
   REQUIRE(views);
   CHECK(r.all_consumed());

@@ -30,7 +30,8 @@ TEST_CASE("parse_node_state reads sinfo's words and suffixes")
   CHECK(parse_node_state("mix-").usable);
   CHECK(parse_node_state("idle~").usable);
   CHECK(parse_node_state("alloc").base == "allocated");
-  for (const char* bad : {"draining@", "drng", "down*", "fail*", "resv", "maint", "inval", "reserved", "n/a", "plnd*"}) {
+  for (const char* bad :
+       {"draining@", "drng", "down*", "fail*", "resv", "maint", "inval", "reserved", "n/a", "plnd*"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_node_state(bad).usable);
   }

@@ -92,16 +92,20 @@ TEST_CASE("probe script: every argument single-quoted, & in the constraint intac
 TEST_CASE("probe output: framed answers read by parse_test_only, in the login node's zone")
 {
   // 2026-11-22T06:00:00 at +0100 is 05:00:00 UTC = 1795323600; NOW is 300 s before.
-  const std::string out = "Welcome to the cluster!\n"
-                          "NOW 1795323300 +0100\n" +
-                          frame("c1", 1800, "sbatch: Job 7 to start at 2026-11-22T06:00:00 using 8 processors on nodes g1 in partition gpu") +
-                          "NOW 1795323300 +0100\n" +
-                          // An answer that itself holds newlines and a line that looks like a record.
-                          frame("c1", 3600, "sbatch: warning: PROBE c9 1 1\nsbatch: Job 8 to start at 2026-11-22T09:00:00 using 8 processors on nodes g1 in partition gpu") +
-                          "NOW 1795323300 +0100\n" +
-                          frame("c2", 1800, "sbatch: error: Batch job submission failed: Invalid node name specified") +
-                          "PROBE c3 garbage\n" +
-                          "NOW 1795323300 +0100\n" + frame("c4", 60, "something else entirely") + "DONE c1\nDONE c2\n";
+  const std::string out =
+      "Welcome to the cluster!\n"
+      "NOW 1795323300 +0100\n" +
+      frame("c1", 1800,
+            "sbatch: Job 7 to start at 2026-11-22T06:00:00 using 8 processors on nodes g1 in partition gpu") +
+      "NOW 1795323300 +0100\n" +
+      // An answer that itself holds newlines and a line that looks like a record.
+      frame("c1", 3600,
+            "sbatch: warning: PROBE c9 1 1\nsbatch: Job 8 to start at 2026-11-22T09:00:00 using 8 processors on nodes "
+            "g1 in partition gpu") +
+      "NOW 1795323300 +0100\n" +
+      frame("c2", 1800, "sbatch: error: Batch job submission failed: Invalid node name specified") +
+      "PROBE c3 garbage\n" + "NOW 1795323300 +0100\n" + frame("c4", 60, "something else entirely") +
+      "DONE c1\nDONE c2\n";
   auto parsed = parse_probe_output(out);
   REQUIRE(parsed.answers.size() == 4);
   CHECK(parsed.answers[0].id == "c1");
@@ -186,7 +190,8 @@ TEST_CASE("probe script: runs under /bin/sh against a fake sbatch; refinement co
 
 TEST_CASE("probe output: hostile numbers are not a clock's (#15 defect 8)")
 {
-  const std::string answer = "sbatch: Job 1 to start at 2026-11-22T06:00:00 using 8 processors on nodes g1 in partition gpu";
+  const std::string answer =
+      "sbatch: Job 1 to start at 2026-11-22T06:00:00 using 8 processors on nodes g1 in partition gpu";
   auto w = parse_probe_output("NOW -9223372036854775807 +0000\n" + frame("c1", 1800, answer) +
                               "NOW 9223372036854775807 +0000\n" + frame("c1", 3600, answer) +
                               "PROBE c1 1800 9223372036854775807\nx\n");

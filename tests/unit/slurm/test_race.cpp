@@ -29,10 +29,12 @@ JobView view(JobState s, std::int64_t start = 0, std::string reason = {}, std::s
 TEST_CASE("race: the first sibling to run wins and every other one is cancelled, running ones too")
 {
   auto race = make_race(3);
-  auto d = race.observe({{"101", view(JobState::pending)}, {"102", view(JobState::pending)}, {"103", view(JobState::pending)}});
+  auto d = race.observe(
+      {{"101", view(JobState::pending)}, {"102", view(JobState::pending)}, {"103", view(JobState::pending)}});
   CHECK_FALSE(d.new_winner);
   CHECK(d.cancel.empty());
-  d = race.observe({{"101", view(JobState::pending)}, {"102", view(JobState::running, 50)}, {"103", view(JobState::pending)}});
+  d = race.observe(
+      {{"101", view(JobState::pending)}, {"102", view(JobState::running, 50)}, {"103", view(JobState::pending)}});
   REQUIRE(d.new_winner);
   CHECK(*d.new_winner == 1);
   CHECK(d.cancel == std::vector<std::string>{"101", "103"});
@@ -96,7 +98,8 @@ TEST_CASE("race: everything failing ends the race without a winner")
 TEST_CASE("race: a sibling stuck on a limit it can never meet is reported and cancelled")
 {
   auto race = make_race(2);
-  auto d = race.observe({{"101", view(JobState::pending, 0, "QOSMaxGRESPerJob")}, {"102", view(JobState::pending, 0, "Priority")}});
+  auto d = race.observe(
+      {{"101", view(JobState::pending, 0, "QOSMaxGRESPerJob")}, {"102", view(JobState::pending, 0, "Priority")}});
   CHECK(d.newly_hopeless == std::vector<std::size_t>{0});
   CHECK(d.cancel == std::vector<std::string>{"101"});
   CHECK_FALSE(d.all_failed);

@@ -61,18 +61,17 @@ TEST_CASE("parse_records keeps values with blanks and exact keys")
 
 TEST_CASE("parse_scontrol_partitions reads limits, billing and access lists")
 {
-  const char* text =
-      "PartitionName=gpu-a100\n"
-      "   AllowGroups=ALL AllowAccounts=lab1,lab2 AllowQos=ALL\n"
-      "   AllocNodes=ALL Default=YES QoS=gpu_qos\n"
-      "   DefaultTime=01:00:00 DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
-      "   MaxNodes=2 MaxTime=3-00:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
-      "   Nodes=a100-[1-2]\n"
-      "   PriorityJobFactor=1 PriorityTier=2 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
-      "   State=UP TotalCPUs=128 TotalNodes=2 SelectTypeParameters=NONE\n"
-      "   DefMemPerGPU=65536 DefCpuPerGPU=8 MaxMemPerNode=UNLIMITED\n"
-      "   TRES=cpu=128,mem=1000G,node=2,billing=128,gres/gpu=8\n"
-      "   TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0,GRES/gpu:a100=3\n\n";
+  const char* text = "PartitionName=gpu-a100\n"
+                     "   AllowGroups=ALL AllowAccounts=lab1,lab2 AllowQos=ALL\n"
+                     "   AllocNodes=ALL Default=YES QoS=gpu_qos\n"
+                     "   DefaultTime=01:00:00 DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+                     "   MaxNodes=2 MaxTime=3-00:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
+                     "   Nodes=a100-[1-2]\n"
+                     "   PriorityJobFactor=1 PriorityTier=2 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+                     "   State=UP TotalCPUs=128 TotalNodes=2 SelectTypeParameters=NONE\n"
+                     "   DefMemPerGPU=65536 DefCpuPerGPU=8 MaxMemPerNode=UNLIMITED\n"
+                     "   TRES=cpu=128,mem=1000G,node=2,billing=128,gres/gpu=8\n"
+                     "   TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0,GRES/gpu:a100=3\n\n";
   auto parts = parse_scontrol_partitions(text);
   REQUIRE(parts.has_value());
   REQUIRE(parts->size() == 1);

@@ -17,7 +17,8 @@ TEST_CASE("submit: job ids and refusals, one result per strategy")
   ok.out = "1234;rvtest\n";
   proc::Outcome refused;
   refused.exit_code = 1;
-  refused.err = "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n";
+  refused.err =
+      "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified\n";
   proc::Outcome garbled;
   garbled.exit_code = 0;
   garbled.out = "hello\n";

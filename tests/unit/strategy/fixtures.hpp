@@ -2,8 +2,8 @@
 // Constructed clusters and profiles for the strategy tests.
 
 #include "core/model/cluster.hpp"
-#include "strategy/profile.hpp"
 #include "strategy/probe_plan.hpp"
+#include "strategy/profile.hpp"
 
 #include <fmt/format.h>
 

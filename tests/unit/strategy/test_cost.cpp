@@ -14,9 +14,9 @@ model::Partition weighted()
 {
   auto p = test::partition("p", -1);
   p.billing.present = true;
-  p.billing.cpu = 1.0;        // CPU=1.0
-  p.billing.mem_per_gb = 0.25; // Mem=0.25G
-  p.billing.gpu = 2.0;        // GRES/gpu=2.0
+  p.billing.cpu = 1.0;                  // CPU=1.0
+  p.billing.mem_per_gb = 0.25;          // Mem=0.25G
+  p.billing.gpu = 2.0;                  // GRES/gpu=2.0
   p.billing.gpu_by_type["a100"] = 10.0; // GRES/gpu:a100=10
   return p;
 }

@@ -18,9 +18,9 @@ TEST_CASE("compress_time: 60x divides the time knobs, within what Slurm and the 
 {
   auto o = compress_time(PlanOptions{}, 60);
   CHECK(o.now_threshold_s == 5);
-  CHECK(o.refine_resolution_s == 60);  // 600/60 = 10 s, but walltimes are whole minutes
-  CHECK(o.min_segment_s == 120);       // 30 s would be below the template's 120 s minimum
-  CHECK(o.checkpoint_margin_s == 90);  // 60 s signal jitter + 30 s lead
+  CHECK(o.refine_resolution_s == 60); // 600/60 = 10 s, but walltimes are whole minutes
+  CHECK(o.min_segment_s == 120);      // 30 s would be below the template's 120 s minimum
+  CHECK(o.checkpoint_margin_s == 90); // 60 s signal jitter + 30 s lead
   CHECK(o.probe_grid == std::vector<std::int64_t>{60, 120, 240, 480, 960, 1440, 2880}); // 30 s -> 1 min, deduplicated
   CHECK(o.max_width == PlanOptions{}.max_width);
 }

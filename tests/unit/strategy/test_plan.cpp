@@ -193,7 +193,8 @@ TEST_CASE("plan: odd GPU counts are never over-allocated")
   CHECK(has_reason(*p, "v100", "1x5: nodes have at most 4 v100 GPUs"));
   CHECK(has_reason(*p, "v100", "5x1: only 4 usable nodes have 1 GPU"));
   // One line per type, the shapes in details.
-  const auto& v = *std::find_if(p->rejected.begin(), p->rejected.end(), [](const auto& r) { return r.gpu_type == "v100"; });
+  const auto& v =
+      *std::find_if(p->rejected.begin(), p->rejected.end(), [](const auto& r) { return r.gpu_type == "v100"; });
   CHECK(v.reason == "no topology fits: 1x5: nodes have at most 4 v100 GPUs (and 4 more shapes; -v lists them)");
   CHECK(v.details.size() == 5);
   model::JobRequest six = five;
@@ -254,7 +255,8 @@ TEST_CASE("plan: time-min only when the request allows it")
   req.allow_time_min = true;
   auto on = plan_with_window(test::campus(), req, 2 * 3600);
   check_plan_properties(on, test::campus(), req);
-  auto it = std::find_if(on.strategies.begin(), on.strategies.end(), [](const auto& s) { return s.kind == model::StrategyKind::time_min; });
+  auto it = std::find_if(on.strategies.begin(), on.strategies.end(),
+                         [](const auto& s) { return s.kind == model::StrategyKind::time_min; });
   REQUIRE(it != on.strategies.end());
   CHECK(it->time_min_s == 7200);
   CHECK(it->walltime_s == 8 * 3600);
@@ -339,8 +341,8 @@ TEST_CASE("plan: CPUs and memory from the GPU share, DefCpuPerGPU/DefMemPerGPU, 
   auto p = plan(test::campus(), test::campus_profile(), req, {}, {});
   REQUIRE(p);
   REQUIRE(!p->strategies.empty());
-  CHECK(p->strategies[0].cpus_per_task == 32);             // 128 CPUs x 2/8
-  CHECK(p->strategies[0].mem_mb_per_node == 250'000);      // 1e6 MB x 2/8
+  CHECK(p->strategies[0].cpus_per_task == 32);        // 128 CPUs x 2/8
+  CHECK(p->strategies[0].mem_mb_per_node == 250'000); // 1e6 MB x 2/8
   auto cluster = test::campus();
   cluster.partitions[0].def_cpu_per_gpu = 6;
   cluster.partitions[0].def_mem_per_gpu_mb = 65536;
@@ -365,7 +367,7 @@ TEST_CASE("plan: CPUs and memory from the GPU share, DefCpuPerGPU/DefMemPerGPU, 
   auto m = plan(test::campus(), test::campus_profile(), mig, {}, {});
   REQUIRE(m);
   REQUIRE(m->strategies.size() == 1);
-  CHECK(m->strategies[0].cpus_per_task == 1); // 64 CPUs / 56 slices -> 1 < 2
+  CHECK(m->strategies[0].cpus_per_task == 1);      // 64 CPUs / 56 slices -> 1 < 2
   CHECK(m->strategies[0].mem_mb_per_node == 9142); // 512000 / 56 < 16G
   CHECK(m->strategies[0].est_su == 0);
 }
@@ -404,8 +406,10 @@ TEST_CASE("plan: dominance pruning within a group, width caps from site limits")
   CHECK(capped.width == 2);
   CHECK(capped.strategies.size() == 2);
   CHECK(capped.strategies[1].id == "s2");
-  CHECK(std::any_of(capped.pruned.begin(), capped.pruned.end(), [](const auto& x) { return x.reason == "beyond the fan-out width of 2"; }));
-  CHECK(std::any_of(capped.notes.begin(), capped.notes.end(), [](const auto& n) { return n.find("bf_max_job_user") != std::string::npos; }));
+  CHECK(std::any_of(capped.pruned.begin(), capped.pruned.end(),
+                    [](const auto& x) { return x.reason == "beyond the fan-out width of 2"; }));
+  CHECK(std::any_of(capped.notes.begin(), capped.notes.end(),
+                    [](const auto& n) { return n.find("bf_max_job_user") != std::string::npos; }));
 }
 
 TEST_CASE("plan: ranking puts known waits first, then SU")

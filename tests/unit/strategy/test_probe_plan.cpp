@@ -47,9 +47,9 @@ TEST_CASE("probe windows: thresholds, non-monotonic answers, unknown starts")
   std::vector<Candidate> cands{a100_candidate("c1", 14400), a100_candidate("c2", 3600)};
   PlanOptions opts;
   CandidateProbes c1{"c1",
-                     {at(1800, 299),   // within the 300 s threshold: now
-                      at(3600, 301),   // later
-                      at(7200, 0),     // now again: above the cliff, not trusted
+                     {at(1800, 299), // within the 300 s threshold: now
+                      at(3600, 301), // later
+                      at(7200, 0),   // now again: above the cliff, not trusted
                       {14400, std::nullopt, "Requested time limit is invalid", false}},
                      true};
   auto w = make_windows({c1, {"c9", {at(1800, 0)}, true}}, cands, opts);

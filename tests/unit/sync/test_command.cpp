@@ -15,9 +15,10 @@ using V = std::vector<std::string>;
 namespace {
 
 // The "local files" of every case.
-const std::set<std::string> k_local = {"train.py", "scripts/train.py", "run.sh", "configs/a.yaml", "ds.json",
-                                       "pkg/__init__.py", "pkg/cli/__main__.py", "tools/eval.py", "hosts",
-                                       "data", "/home/me/abs.py"};
+const std::set<std::string> k_local = {
+    "train.py",        "scripts/train.py",    "run.sh",        "configs/a.yaml", "ds.json",
+    "pkg/__init__.py", "pkg/cli/__main__.py", "tools/eval.py", "hosts",          "data",
+    "/home/me/abs.py"};
 
 bool exists(const std::string& p)
 {
@@ -42,20 +43,41 @@ TEST_CASE("sync: launcher parsing finds the entry behind real launchers")
       {{"python3.11", "-X", "dev", "-W", "ignore", "train.py"}, "python3.11", "train.py", false, "train.py"},
       {{"torchrun", "--nproc_per_node=4", "train.py", "--epochs", "3"}, "torchrun", "train.py", false, "train.py"},
       {{"torchrun", "--nproc_per_node", "4", "--nnodes", "2", "--rdzv_backend", "c10d", "scripts/train.py"},
-       "torchrun", "scripts/train.py", false, "scripts/train.py"},
-      {{"torchrun", "--standalone", "--nproc-per-node", "8", "-m", "pkg.cli"}, "torchrun", "pkg.cli", true,
+       "torchrun",
+       "scripts/train.py",
+       false,
+       "scripts/train.py"},
+      {{"torchrun", "--standalone", "--nproc-per-node", "8", "-m", "pkg.cli"},
+       "torchrun",
+       "pkg.cli",
+       true,
        "pkg/cli/__main__.py"},
       {{"python", "-m", "torch.distributed.run", "--nproc_per_node=2", "train.py"},
-       "python -m torch.distributed.run", "train.py", false, "train.py"},
+       "python -m torch.distributed.run",
+       "train.py",
+       false,
+       "train.py"},
       {{"python", "-m", "torch.distributed.launch", "--nproc_per_node", "2", "--use_env", "train.py"},
-       "python -m torch.distributed.launch", "train.py", false, "train.py"},
-      {{"accelerate", "launch", "--config_file", "configs/a.yaml", "--num_processes", "4", "--multi_gpu",
-        "train.py", "--bf16"},
-       "accelerate launch", "train.py", false, "train.py"},
-      {{"accelerate", "launch", "--mixed_precision=bf16", "-m", "pkg"}, "accelerate launch", "pkg", true,
+       "python -m torch.distributed.launch",
+       "train.py",
+       false,
+       "train.py"},
+      {{"accelerate", "launch", "--config_file", "configs/a.yaml", "--num_processes", "4", "--multi_gpu", "train.py",
+        "--bf16"},
+       "accelerate launch",
+       "train.py",
+       false,
+       "train.py"},
+      {{"accelerate", "launch", "--mixed_precision=bf16", "-m", "pkg"},
+       "accelerate launch",
+       "pkg",
+       true,
        "pkg/__init__.py"},
       {{"deepspeed", "--num_gpus", "8", "--hostfile", "hosts", "train.py", "--deepspeed_config", "ds.json"},
-       "deepspeed", "train.py", false, "train.py"},
+       "deepspeed",
+       "train.py",
+       false,
+       "train.py"},
       {{"deepspeed", "--no_local_rank", "train.py"}, "deepspeed", "train.py", false, "train.py"},
       {{"python", "-m", "pkg.cli", "--help"}, "python", "pkg.cli", true, "pkg/cli/__main__.py"},
       {{"python", "-m", "http.server"}, "python", "http.server", true, ""},
@@ -86,7 +108,8 @@ TEST_CASE("sync: launcher parsing finds the entry behind real launchers")
 
 TEST_CASE("sync: every word naming a local path counts, --opt=VALUE values too; absolute paths are reported")
 {
-  auto a = analyze_command({"python", "train.py", "--config=configs/a.yaml", "--data", "data", "--x", "/home/me/abs.py"}, exists);
+  auto a = analyze_command(
+      {"python", "train.py", "--config=configs/a.yaml", "--data", "data", "--x", "/home/me/abs.py"}, exists);
   CHECK(a.local_files == V{"train.py", "configs/a.yaml", "data"});
   CHECK(a.absolute_paths == V{"/home/me/abs.py"});
   CHECK(a.names_local_file());
@@ -100,7 +123,8 @@ TEST_CASE("sync: every word naming a local path counts, --opt=VALUE values too; 
 
 TEST_CASE("sync: shell lines split like sh reads them")
 {
-  CHECK(split_shell_words("python 'my file.py' --msg \"a \\\"b\\\"\"") == V{"python", "my file.py", "--msg", "a \"b\""});
+  CHECK(split_shell_words("python 'my file.py' --msg \"a \\\"b\\\"\"") ==
+        V{"python", "my file.py", "--msg", "a \"b\""});
   CHECK(split_shell_words("a&&b || c;d|e &") == V{"a", "&&", "b", "||", "c", ";", "d", "|", "e", "&"});
   CHECK(split_shell_words("x\\ y  ''") == V{"x y", ""});
 }
@@ -108,7 +132,8 @@ TEST_CASE("sync: shell lines split like sh reads them")
 TEST_CASE("sync: rv's own flags after the command are reported once each")
 {
   const V rv_flags = {"--time", "-g", "--gpu", "--follow", "-f", "--name"};
-  CHECK(misplaced_rv_flags({"python", "train.py", "--time", "2h", "-g", "2", "--time=3h"}, rv_flags) == V{"--time", "-g"});
+  CHECK(misplaced_rv_flags({"python", "train.py", "--time", "2h", "-g", "2", "--time=3h"}, rv_flags) ==
+        V{"--time", "-g"});
   CHECK(misplaced_rv_flags({"python train.py -f"}, rv_flags) == V{"-f"});
   CHECK(misplaced_rv_flags({"python", "train.py", "--lr", "1"}, rv_flags).empty());
   // The first word is the program, never a misplaced flag.

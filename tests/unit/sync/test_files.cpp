@@ -121,21 +121,17 @@ TEST_CASE("sync: large files are skipped with a reason; symlinks are kept only i
 TEST_CASE("sync: the transfer plan sends new and changed files and mirrors deletions")
 {
   std::vector<LocalEntry> local = {
-      {"a.py", EntryType::file, 10, 100, 0644, ""},
-      {"pkg/b.py", EntryType::file, 20, 200, 0644, ""},
-      {"pkg/new.py", EntryType::file, 5, 300, 0755, ""},
-      {"link", EntryType::symlink, 0, 0, 0777, "a.py"},
+      {"a.py", EntryType::file, 10, 100, 0644, ""},      {"pkg/b.py", EntryType::file, 20, 200, 0644, ""},
+      {"pkg/new.py", EntryType::file, 5, 300, 0755, ""}, {"link", EntryType::symlink, 0, 0, 0777, "a.py"},
       {"was_dir", EntryType::file, 1, 1, 0644, ""},
   };
   std::vector<RemoteEntry> remote = {
-      {"a.py", 'f', 10, 100, 0644, ""},       // unchanged
-      {"pkg", 'd', 4096, 1, 0755, ""},
-      {"pkg/b.py", 'f', 20, 199, 0644, ""},   // older mtime: changed
-      {"link", 'l', 4, 1, 0777, "b.py"},      // other target: changed
-      {"gone.py", 'f', 1, 1, 0644, ""},       // deleted locally
-      {"olddir", 'd', 4096, 1, 0755, ""},
-      {"olddir/x.py", 'f', 1, 1, 0644, ""},  // deleted locally, with its directory
-      {"was_dir", 'd', 4096, 1, 0755, ""},    // now a file locally
+      {"a.py", 'f', 10, 100, 0644, ""},                                          // unchanged
+      {"pkg", 'd', 4096, 1, 0755, ""},     {"pkg/b.py", 'f', 20, 199, 0644, ""}, // older mtime: changed
+      {"link", 'l', 4, 1, 0777, "b.py"},                                         // other target: changed
+      {"gone.py", 'f', 1, 1, 0644, ""},                                          // deleted locally
+      {"olddir", 'd', 4096, 1, 0755, ""},  {"olddir/x.py", 'f', 1, 1, 0644, ""}, // deleted locally, with its directory
+      {"was_dir", 'd', 4096, 1, 0755, ""},                                       // now a file locally
       {"was_dir/y", 'f', 1, 1, 0644, ""},
   };
   auto plan = plan_transfer(local, remote);
@@ -159,9 +155,24 @@ TEST_CASE("sync: the transfer plan sends new and changed files and mirrors delet
 TEST_CASE("sync: the remote manifest parses find's NUL-separated records")
 {
   using namespace std::string_literals;
-  auto out = "d\0"s "4096\0"s "1700000000.5\0"s "755\0"s "\0"s "src\0"s
-             "f\0"s "12\0"s "1700000001.0000000000\0"s "644\0"s "\0"s "src/a b.py\0"s
-             "l\0"s "4\0"s "1700000002.0\0"s "777\0"s "a.py\0"s "link\0"s;
+  auto out = "d\0"s
+             "4096\0"s
+             "1700000000.5\0"s
+             "755\0"s
+             "\0"s
+             "src\0"s
+             "f\0"s
+             "12\0"s
+             "1700000001.0000000000\0"s
+             "644\0"s
+             "\0"s
+             "src/a b.py\0"s
+             "l\0"s
+             "4\0"s
+             "1700000002.0\0"s
+             "777\0"s
+             "a.py\0"s
+             "link\0"s;
   auto m = parse_manifest(out);
   REQUIRE(m);
   REQUIRE(m->size() == 3);
@@ -171,8 +182,14 @@ TEST_CASE("sync: the remote manifest parses find's NUL-separated records")
   CHECK((*m)[1].mtime_s == 1700000001);
   CHECK((*m)[1].mode == 0644);
   CHECK((*m)[2].link_target == "a.py");
-  CHECK_FALSE(parse_manifest("f\0"s "12\0"s));
-  CHECK_FALSE(parse_manifest("f\0"s "x\0"s "1\0"s "644\0"s "\0"s "p\0"s));
+  CHECK_FALSE(parse_manifest("f\0"s
+                             "12\0"s));
+  CHECK_FALSE(parse_manifest("f\0"s
+                             "x\0"s
+                             "1\0"s
+                             "644\0"s
+                             "\0"s
+                             "p\0"s));
 }
 
 TEST_CASE("sync: rsync reaches the cluster with rv's SSH settings")
@@ -286,9 +303,13 @@ TEST_CASE("sync: rsync's real splitter hands ssh every path intact, and ssh -G s
   for (std::string line; std::getline(in, line);) {
     words.push_back(line);
   }
-  const V expected = {"-F", config.string(), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
-                      "-o", "ConnectTimeout=5", "-i", key.string(), "-o",
-                      "UserKnownHostsFile=" + rv::proc::ssh_option_quote(known_hosts.string()), "rvtb"};
+  const V expected = {"-F",  config.string(),
+                      "-o",  "BatchMode=yes",
+                      "-o",  "StrictHostKeyChecking=yes",
+                      "-o",  "ConnectTimeout=5",
+                      "-i",  key.string(),
+                      "-o",  "UserKnownHostsFile=" + rv::proc::ssh_option_quote(known_hosts.string()),
+                      "rvtb"};
   REQUIRE(words.size() > expected.size());
   CHECK(V(words.begin(), words.begin() + static_cast<long>(expected.size())) == expected);
   std::ifstream g(g_log);

@@ -47,9 +47,9 @@ TEST_CASE("sync: .rvignore rules: anchoring, directories, negation, last match w
   CHECK(r.ignored("build", true));
   CHECK(r.ignored("build/x.o", false));
   CHECK_FALSE(r.ignored("src/build/x.o", false)); // anchored at the root
-  CHECK(r.ignored("logs/run.txt", false));         // below an ignored directory
+  CHECK(r.ignored("logs/run.txt", false));        // below an ignored directory
   CHECK(r.ignored("a/logs/run.txt", false));
-  CHECK_FALSE(r.ignored("logs", false));           // `logs/` matches directories only
+  CHECK_FALSE(r.ignored("logs", false)); // `logs/` matches directories only
   CHECK(r.ignored("sub/tmp.txt", false));
   CHECK_FALSE(r.ignored("x/sub/tmp.txt", false));
   CHECK(r.ignored("out/a/b/w.bin", false));

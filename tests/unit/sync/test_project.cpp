@@ -79,6 +79,7 @@ TEST_CASE("sync: pruning removes old snapshots but never a queued or running job
   CHECK(jobs.request_ids == std::set<std::string>{"eeee5555"});
   CHECK(jobs.snapshots == std::set<std::string>{names[1]});
   // aaaa1111 has no live job here: pruned; cccc3333 is kept by the retry running in it.
-  CHECK(snapshots_to_prune(names, now, 7 * day, jobs.request_ids, jobs.snapshots) == std::vector<std::string>{names[0]});
+  CHECK(snapshots_to_prune(names, now, 7 * day, jobs.request_ids, jobs.snapshots) ==
+        std::vector<std::string>{names[0]});
   CHECK(live_request_ids("rv:aaaa1111|/x\n") == std::set<std::string>{"aaaa1111"});
 }

@@ -148,7 +148,13 @@ TEST_CASE("sync target: deletions only in marked, new, empty or rv-owned directo
 TEST_CASE("sync target: the facts command's answer parses, and a short answer is an error")
 {
   using namespace std::string_literals;
-  auto f = parse_target_facts("0111\0"s "/s/ana/ws\0"s "/home/ana\0"s "/s/ana\0"s "/s/ana/.rv\0"s "\0"s, 2);
+  auto f = parse_target_facts("0111\0"s
+                              "/s/ana/ws\0"s
+                              "/home/ana\0"s
+                              "/s/ana\0"s
+                              "/s/ana/.rv\0"s
+                              "\0"s,
+                              2);
   REQUIRE(f);
   CHECK_FALSE(f->is_symlink);
   CHECK(f->exists);
@@ -158,8 +164,14 @@ TEST_CASE("sync target: the facts command's answer parses, and a short answer is
   CHECK(f->home == "/home/ana");
   CHECK(f->home_physical == "/s/ana");
   CHECK(f->protect_physical == std::vector<std::string>{"/s/ana/.rv", ""});
-  CHECK_FALSE(parse_target_facts("0111\0"s "/x\0"s, 0));
-  CHECK_FALSE(parse_target_facts("01x1\0"s "\0"s "/h\0"s "/h\0"s, 0));
+  CHECK_FALSE(parse_target_facts("0111\0"s
+                                 "/x\0"s,
+                                 0));
+  CHECK_FALSE(parse_target_facts("01x1\0"s
+                                 "\0"s
+                                 "/h\0"s
+                                 "/h\0"s,
+                                 0));
 }
 
 namespace {
@@ -181,9 +193,9 @@ struct FakeHome {
     home = base / "home";
     project = base / "proj";
     scratch = base / "scratch";
-    for (const auto& f : {home / ".bashrc", home / ".ssh/authorized_keys", home / ".rv/requests/abcd1234/env",
-                          home / "data/big/results.csv", scratch / "dataset.bin", project / "train.py",
-                          project / "requirements.txt"}) {
+    for (const auto& f :
+         {home / ".bashrc", home / ".ssh/authorized_keys", home / ".rv/requests/abcd1234/env",
+          home / "data/big/results.csv", scratch / "dataset.bin", project / "train.py", project / "requirements.txt"}) {
       fs::create_directories(f.parent_path());
       std::ofstream(f) << f.filename().string() << "\n";
     }
@@ -226,8 +238,8 @@ struct FakeHome {
 TEST_CASE("sync target: pushing to the home directory deletes nothing and is refused (real push)")
 {
   FakeHome h;
-  for (const auto& dir : {h.home, h.home / ".", fs::path(h.home.string() + "/"), h.home / ".rv",
-                          h.home / ".rv/workspaces", h.base}) {
+  for (const auto& dir :
+       {h.home, h.home / ".", fs::path(h.home.string() + "/"), h.home / ".rv", h.home / ".rv/workspaces", h.base}) {
     CAPTURE(dir.string());
     auto r = h.push(dir);
     REQUIRE_FALSE(r);

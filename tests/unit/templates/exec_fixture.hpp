@@ -61,8 +61,11 @@ struct ExecFixture {
   std::string job_env(const std::string& job_id, const std::string& extra = "") const
   {
     return "env -i PATH='" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' HOME=/home/alice "
-           "USER=alice SLURM_JOB_ID=" + job_id + " SLURM_JOB_USER=alice SLURM_JOB_NODELIST='node-[1-2]' "
-           "SLURMD_NODENAME=node-1 FAKE_LOG='" + path("calls.log") + "' " + extra + " ";
+           "USER=alice SLURM_JOB_ID=" +
+           job_id +
+           " SLURM_JOB_USER=alice SLURM_JOB_NODELIST='node-[1-2]' "
+           "SLURMD_NODENAME=node-1 FAKE_LOG='" +
+           path("calls.log") + "' " + extra + " ";
   }
 
   // Runs a shell line with /bin/sh and returns its exit status.

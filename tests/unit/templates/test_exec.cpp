@@ -63,8 +63,8 @@ TEST_CASE("exec: the environment the job sees")
                  "x=$MY_VAR\"";
   opts.env = {{"MY_VAR", "a $b"}};
   auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
-  int rc = ExecFixture::sh(fx.job_env("20123", "FAKE_END_TIME=2026-11-22T06:00:00") + "bash '" + script +
-                           "' >'" + fx.path("stdout.txt") + "' 2>/dev/null");
+  int rc = ExecFixture::sh(fx.job_env("20123", "FAKE_END_TIME=2026-11-22T06:00:00") + "bash '" + script + "' >'" +
+                           fx.path("stdout.txt") + "' 2>/dev/null");
   CHECK(rc == 0);
   auto out = fx.read("stdout.txt");
   CHECK(out.find("omp=16 ") != std::string::npos);
@@ -103,7 +103,8 @@ TEST_CASE("exec: secrets come from their file, which the script names but never 
   ckpt.total_time_s = 12 * 3600;
   auto ckpt_request = base_request();
   ckpt_request.time_s = 12 * 3600;
-  CHECK(render_ok(ckpt, ckpt_request, opts).find("rm -f -- " + rv::proc::shell_quote(fx.path("env"))) == std::string::npos);
+  CHECK(render_ok(ckpt, ckpt_request, opts).find("rm -f -- " + rv::proc::shell_quote(fx.path("env"))) ==
+        std::string::npos);
   CHECK(text.find("rm -f -- " + rv::proc::shell_quote(fx.path("env"))) != std::string::npos);
 }
 
@@ -185,8 +186,8 @@ TEST_CASE("exec: multi-node tasks get their node rank and one master")
   auto s = base_strategy();
   s.nodes = 2;
   auto script = fx.write_script("job", render_ok(s, base_request(), opts));
-  int rc = ExecFixture::sh(fx.job_env("4242", "SLURM_NNODES=2") + "bash '" + script + "' >'" +
-                           fx.path("stdout.txt") + "' 2>/dev/null");
+  int rc = ExecFixture::sh(fx.job_env("4242", "SLURM_NNODES=2") + "bash '" + script + "' >'" + fx.path("stdout.txt") +
+                           "' 2>/dev/null");
   CHECK(rc == 5);
   auto out = fx.read("stdout.txt");
   CHECK(out.find("rank=0 world=2 addr=node-1 port=24242\n") != std::string::npos);
@@ -311,7 +312,8 @@ TEST_CASE("exec: --output paths are copied to RV_OUTPUT_DIR after the command; s
 {
   ExecFixture fx;
   auto opts = fx.options("");
-  opts.command = "mkdir -p results/run1 && echo r >results/run1/a.txt && echo m >model.pt && echo \"venv=$RV_TEST_SETUP\"; exit 3";
+  opts.command =
+      "mkdir -p results/run1 && echo r >results/run1/a.txt && echo m >model.pt && echo \"venv=$RV_TEST_SETUP\"; exit 3";
   opts.outputs = {"results/run1", "model.pt", "missing.txt"};
   opts.setup = "export RV_TEST_SETUP=done\n";
   auto script = fx.write_script("job", render_ok(base_strategy(), base_request(), opts));
@@ -347,7 +349,7 @@ TEST_CASE("exec: --output paths must stay inside the job's directory")
 TEST_CASE("exec: deps set-up: hostile dependency paths are text, the install's failure ends the job")
 {
   for (const std::string& dir : {std::string("it\"s"), std::string("a\" ; } ; touch PWNED ; : || { \""),
-                                std::string("$(touch PWNED)`touch PWNED`'q'")}) {
+                                 std::string("$(touch PWNED)`touch PWNED`'q'")}) {
     CAPTURE(dir);
     ExecFixture fx;
     auto opts = fx.options("");

@@ -77,8 +77,8 @@ void check_script_properties(const rv::templates::testing::Case& c, const std::s
   for (const auto& kv : d) {
     got += kv.first + " ";
   }
-  std::set<std::string> expected{"job-name", "partition", "nodes", "ntasks", "ntasks-per-node", "cpus-per-task",
-                                 "mem", "time", "output", "error"};
+  std::set<std::string> expected{"job-name",      "partition", "nodes", "ntasks", "ntasks-per-node",
+                                 "cpus-per-task", "mem",       "time",  "output", "error"};
   CHECK(d["job-name"] == r.job_name);
   CHECK(d["partition"] == s.partition);
   if (!s.gres.empty()) {
@@ -131,7 +131,7 @@ void check_script_properties(const rv::templates::testing::Case& c, const std::s
     REQUIRE(sig.has_value());
     REQUIRE(lead.has_value());
     CHECK(d["signal"] == "B:" + *sig + "@" + std::to_string(*lead)); // B: the batch shell traps it
-    CHECK(d["open-mode"] == "append"); // segments append to one log
+    CHECK(d["open-mode"] == "append");                               // segments append to one log
     if (o.use_requeue) {
       expected.insert("requeue");
       CHECK(d["requeue"].empty());
@@ -154,8 +154,7 @@ TEST_CASE("templates: every case matches its golden file")
     {
       auto script = render(c.strategy, c.request, c.options);
       REQUIRE_MESSAGE(script.has_value(), script.error().message);
-      rv::testing::check_golden(std::string(RV_TEST_DATA_DIR) + "/templates/" + c.name + ".sbatch.golden",
-                                *script);
+      rv::testing::check_golden(std::string(RV_TEST_DATA_DIR) + "/templates/" + c.name + ".sbatch.golden", *script);
       check_script_properties(c, *script);
     }
   }
