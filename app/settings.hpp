@@ -5,6 +5,7 @@
 
 #include "core/config.hpp"
 #include "core/result.hpp"
+#include "sync/deps.hpp"
 #include "sync/files.hpp"
 #include "sync/transfer.hpp"
 
@@ -18,7 +19,7 @@ struct SyncSettings {
   sync::PushOptions push;
   sync::SelectOptions select;
   std::int64_t snapshot_keep_s = 7 * 86400;
-  std::string deps_install = "login"; // login | job | off
+  sync::DepsInstall deps_install = sync::DepsInstall::login;
 };
 
 struct Settings {

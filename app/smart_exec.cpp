@@ -38,14 +38,14 @@ void log_push(const ProjectPush& p, const std::string& where)
   }
   if (r.dry_run) {
     spdlog::info("sync (dry run): would send {} of {} files ({}), delete {}, via {} to {} ({})", plan.send.size(),
-                 p.selection.entries.size(), sync::human_bytes(plan.send_bytes), deleted, r.transport, p.remote_dir,
-                 where);
+                 p.selection.entries.size(), sync::human_bytes(plan.send_bytes), deleted, sync::to_string(r.transport),
+                 p.remote_dir, where);
     return;
   }
   spdlog::info(
       "sync: sent {} of {} files ({}; {} on the wire), deleted {}, unchanged {}, via {} in {:.2f} s to {} ({})",
       plan.send.size(), p.selection.entries.size(), sync::human_bytes(plan.send_bytes), sync::human_bytes(r.wire_bytes),
-      deleted, plan.unchanged, r.transport, r.seconds, p.remote_dir, where);
+      deleted, plan.unchanged, sync::to_string(r.transport), r.seconds, p.remote_dir, where);
 }
 
 } // namespace
@@ -241,19 +241,20 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                            {"files", pushed.selection.entries.size()},
                            {"sent_files", pushed.report.plan.send.size()},
                            {"sent_bytes", pushed.report.plan.send_bytes},
-                           {"transport", pushed.report.transport},
+                           {"transport", sync::to_string(pushed.report.transport)},
                            {"outputs", flags.outputs}};
   if (pushed.git.is_git) {
     record["git"] = {{"branch", pushed.git.branch}, {"commit", pushed.git.commit}, {"dirty", pushed.git.dirty}};
   }
   // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
   RV_TRY(deps, sync::find_deps_file(root, rel_dir));
-  if (deps && settings.deps_install != "off") {
+  if (deps && settings.deps_install != sync::DepsInstall::off) {
     const auto file = snapshot + "/" + deps->rel_path;
     run.extras.venv = pushed.layout.venv;
     record["venv"] = pushed.layout.venv;
-    record["deps"] = {{"file", deps->rel_path}, {"hash", deps->hash}, {"install", settings.deps_install}};
-    if (settings.deps_install == "login") {
+    record["deps"] = {
+        {"file", deps->rel_path}, {"hash", deps->hash}, {"install", sync::to_string(settings.deps_install)}};
+    if (settings.deps_install == sync::DepsInstall::login) {
       spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path,
                    deps->hash.substr(0, 12));
       RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file,

@@ -44,7 +44,7 @@ nlohmann::json push_json(const ProjectPush& p)
   return {
       {"root", p.root.string()},
       {"remote", p.remote_dir},
-      {"transport", p.report.transport},
+      {"transport", sync::to_string(p.report.transport)},
       {"dry_run", p.report.dry_run},
       {"files", p.selection.entries.size()},
       {"send", send},
@@ -92,12 +92,12 @@ Result<int> run_push(const PushOpts& o, Context& ctx)
     }
     out(fmt::format("dry run: would send {} files ({}), delete {}{}, {} unchanged, via {} to {}\n", plan.send.size(),
                     sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), kept_text(p),
-                    plan.unchanged, p.report.transport, p.remote_dir));
+                    plan.unchanged, sync::to_string(p.report.transport), p.remote_dir));
     return 0;
   }
   out(fmt::format("pushed {} files ({}), deleted {}{}, {} unchanged, via {} in {:.2f} s to {}\n", plan.send.size(),
                   sync::human_bytes(plan.send_bytes), plan.remove.size() + plan.remove_trees.size(), kept_text(p),
-                  plan.unchanged, p.report.transport, p.report.seconds, p.remote_dir));
+                  plan.unchanged, sync::to_string(p.report.transport), p.report.seconds, p.remote_dir));
   return 0;
 }
 
@@ -117,12 +117,13 @@ Result<int> run_pull(const PullOpts& o, Context& ctx)
                 {"local", report.local_path},
                 {"files", report.files},
                 {"bytes", report.bytes},
-                {"transport", report.transport},
+                {"transport", sync::to_string(report.transport)},
                 {"seconds", report.seconds}});
     return 0;
   }
   out(fmt::format("pulled {} files ({}) from {} to {} via {} in {:.2f} s\n", report.files,
-                  sync::human_bytes(report.bytes), pulled.source, report.local_path, report.transport, report.seconds));
+                  sync::human_bytes(report.bytes), pulled.source, report.local_path, sync::to_string(report.transport),
+                  report.seconds));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "sync/deps.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/process/shell.hpp"
 #include "sync/files.hpp"
 #include "sync/hash.hpp"
@@ -7,6 +8,21 @@
 #include <fmt/format.h>
 
 namespace rv::sync {
+
+namespace {
+constexpr EnumNames<DepsInstall, 3>
+    k_deps_names({{{DepsInstall::login, "login"}, {DepsInstall::job, "job"}, {DepsInstall::off, "off"}}});
+} // namespace
+
+std::string_view to_string(DepsInstall mode)
+{
+  return k_deps_names.name(mode);
+}
+
+std::optional<DepsInstall> parse_deps_install(std::string_view name)
+{
+  return k_deps_names.parse(name);
+}
 namespace {
 
 std::string last_lines(std::string_view text, int n)

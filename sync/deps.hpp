@@ -33,6 +33,15 @@ const std::string& deps_script();
 // The argv that runs deps_script() for `file` (an absolute path on the cluster).
 std::vector<std::string> deps_argv(const std::string& venv, const DepsFile& deps, const std::string& file);
 
+// When the project's dependencies are installed (config `deps_install`): on the login node before
+// submitting, inside the job (login nodes without internet), or never.
+enum class DepsInstall { login, job, off };
+
+// "login", "job" or "off".
+std::string_view to_string(DepsInstall mode);
+// The mode the config names, or nullopt.
+std::optional<DepsInstall> parse_deps_install(std::string_view name);
+
 // The job-script lines for `deps_install: job`: run deps_argv(), and on failure log
 // "error: installing REL_PATH failed" and exit 1. Every value is shell-quoted: a project folder
 // named `it"s` or `a" ; touch PWNED ; "` is text, never script.

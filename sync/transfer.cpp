@@ -1,5 +1,6 @@
 #include "sync/transfer.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/local_runner.hpp"
 
@@ -12,6 +13,21 @@
 #include <set>
 
 namespace rv::sync {
+
+namespace {
+constexpr EnumNames<Transport, 3>
+    k_transport_names({{{Transport::automatic, "auto"}, {Transport::rsync, "rsync"}, {Transport::sftp, "sftp"}}});
+} // namespace
+
+std::string_view to_string(Transport t)
+{
+  return k_transport_names.name(t);
+}
+
+std::optional<Transport> parse_transport(std::string_view name)
+{
+  return k_transport_names.parse(name);
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -56,25 +72,22 @@ std::string parent_of(const std::string& path)
 }
 
 // Decides the transport: rsync when asked or when both sides have it (and ssh is there).
-Result<std::string> choose_transport(const PushOptions& o, bool remote_has_rsync)
+Result<Transport> choose_transport(const PushOptions& o, bool remote_has_rsync)
 {
   const bool local_ok = proc::on_path("rsync") && (is_local(o.ssh) || proc::on_path("ssh"));
-  if (o.transport == "rsync") {
+  if (o.transport == Transport::rsync) {
     if (!local_ok || !remote_has_rsync) {
       return fail(ErrorCode::usage,
                   fmt::format("sync_transport is rsync but rsync is missing {}",
                               !local_ok ? "here (or ssh is)" : "on the cluster"),
                   "install rsync on both sides, or set sync_transport to auto or sftp");
     }
-    return std::string("rsync");
+    return Transport::rsync;
   }
-  if (o.transport == "sftp") {
-    return std::string("sftp");
+  if (o.transport == Transport::sftp) {
+    return Transport::sftp;
   }
-  if (o.transport != "auto") {
-    return fail(ErrorCode::config, fmt::format("unknown sync_transport '{}'", o.transport), "use auto, rsync or sftp");
-  }
-  return std::string(local_ok && remote_has_rsync ? "rsync" : "sftp");
+  return local_ok && remote_has_rsync ? Transport::rsync : Transport::sftp;
 }
 
 struct RemoteListing {
@@ -304,7 +317,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     report.seconds = seconds_since(t0);
     return report;
   }
-  if (transport == "rsync") {
+  if (transport == Transport::rsync) {
     std::vector<std::string> paths;
     for (const auto& e : plan.send) {
       paths.push_back(e.path);
@@ -389,7 +402,7 @@ Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::st
     }
   }
   report.files = files.size();
-  if (transport == "rsync") {
+  if (transport == Transport::rsync) {
     RV_TRY(spec, rsync_remote_spec(options.ssh, single_file ? base : base + "/"));
     if (single_file) {
       RV_TRY_VOID(rsync_file(local, options.ssh, spec, target.string()));

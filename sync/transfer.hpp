@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,16 +49,25 @@ struct TransferPlan {
 // What to send and delete so that the remote directory mirrors `local` (pure).
 TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote);
 
+// How files move: rsync over ssh, or SFTP on rv's own session. `automatic` ("auto" in the config)
+// takes rsync when both sides have it.
+enum class Transport { automatic, rsync, sftp };
+
+// "auto", "rsync" or "sftp".
+std::string_view to_string(Transport t);
+// The transport the config names ("auto", "rsync", "sftp"), or nullopt.
+std::optional<Transport> parse_transport(std::string_view name);
+
 struct PushOptions {
   bool dry_run = false;
-  std::string transport = "auto"; // auto | rsync | sftp
+  Transport transport = Transport::automatic;
   SshTarget ssh;
   TargetPolicy target;                            // where deletions are allowed (sync/target.hpp)
   std::function<void(std::string_view)> progress; // one line per sent file (SFTP) or rsync's output
 };
 
 struct PushReport {
-  std::string transport; // "rsync" or "sftp" (or what would be used, in a dry run)
+  Transport transport = Transport::sftp; // rsync or sftp (or what would be used, in a dry run)
   TransferPlan plan;
   std::uint64_t wire_bytes = 0; // bytes on the wire as rsync counts them; SFTP: file bytes sent
   double seconds = 0;
@@ -74,7 +84,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options);
 
 struct PullReport {
-  std::string transport;
+  Transport transport = Transport::sftp;
   std::size_t files = 0;
   std::uint64_t bytes = 0;
   double seconds = 0;

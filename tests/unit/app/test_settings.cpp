@@ -12,7 +12,7 @@ TEST_CASE("settings: typed from the layered config, checked once, with the key n
   auto defaults = app::read_settings(config, "/home/alice");
   REQUIRE(defaults);
   CHECK(defaults->remote_root == config.get("remote_root"));
-  CHECK(defaults->sync.deps_install == "login");
+  CHECK(defaults->sync.deps_install == rv::sync::DepsInstall::login);
   CHECK(defaults->sync.snapshot_keep_s == 7 * 86400);
 
   REQUIRE(config.set("remote_root", "/scratch/alice/rv", Origin::flag));
@@ -29,4 +29,29 @@ TEST_CASE("settings: typed from the layered config, checked once, with the key n
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::config);
   CHECK(bad.error().message.find("sync_transport 'ftp'") != std::string::npos);
+}
+
+TEST_CASE("settings: the transport and the deps mode are read once into their enums")
+{
+  Config config;
+  REQUIRE(config.set("sync_transport", "sftp", Origin::file));
+  REQUIRE(config.set("deps_install", "job", Origin::environment));
+  auto set = app::read_settings(config, "/home/alice");
+  REQUIRE(set);
+  CHECK(set->sync.push.transport == rv::sync::Transport::sftp);
+  CHECK(set->sync.deps_install == rv::sync::DepsInstall::job);
+  for (const char* name : {"auto", "rsync", "sftp"}) {
+    auto t = rv::sync::parse_transport(name);
+    REQUIRE(t);
+    CHECK(rv::sync::to_string(*t) == name);
+  }
+  for (const char* name : {"login", "job", "off"}) {
+    auto d = rv::sync::parse_deps_install(name);
+    REQUIRE(d);
+    CHECK(rv::sync::to_string(*d) == name);
+  }
+  REQUIRE(config.set("deps_install", "later", Origin::flag));
+  auto bad = app::read_settings(config, "/home/alice");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("deps_install 'later'") != std::string::npos);
 }

@@ -67,10 +67,10 @@ TEST_CASE("snapshot: a mode or mtime change pushed to the workspace leaves the h
       auto sel = list_project_files(project, local, SelectOptions{});
       REQUIRE(sel);
       PushOptions o;
-      o.transport = transport;
+      o.transport = *parse_transport(transport);
       auto r = rv::sync::push(local, local, project, *sel, ws.string(), o);
       REQUIRE(r);
-      CHECK(r->transport == transport);
+      CHECK(to_string(r->transport) == transport);
       return *r;
     };
     push();
