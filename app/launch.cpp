@@ -85,6 +85,7 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     }
     RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
     if (!follow) {
+      launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
       if (env.json) {
         env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
       } else {
@@ -100,16 +101,14 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
                                winner.job_id = next;
                              });
     if (!status) {
-      return std::unexpected(status.error());
+      return std::unexpected(status.error()); // `launched` saves the record and removes the secrets
     }
-    rec.state = ended_state(status->state); // a FAILED winner is a failed request, not "done"
     for (auto& j : rec.jobs) {
       if (j.strategy_id == rec.winner) {
         j.state = status->state;
       }
     }
-    save(store, rec);
-    remove_secrets(runner, store, {&rec}, true);
+    launched.finish(ended_state(status->state)); // a FAILED winner is a failed request, not "done"
     // Hardware retry: failed within minutes of starting (queue time does not count), with a
     // known GPU-fault signature: plan again without the node(s), at most twice.
     if (status->state == "FAILED" && attempt < k_hardware_retries && status->run_time_s >= 0 &&
@@ -135,13 +134,13 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
 Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command)
 {
   auto& runner = env.cluster;
-  auto& store = env.requests;
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap.
   // The record shows what the user asked for; the job itself only holds the nodes.
   RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", "", "up", {},
                                   command.empty() ? "(interactive shell)" : command));
   RV_TRY(winner, race_request(env, launched));
   if (env.json) {
+    launched.release();
     env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
     return 0; // the allocation stays: `rv stop` releases it
   }
@@ -186,9 +185,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
       j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it
     }
   }
-  launched.rec.state = "done";
-  save(store, launched.rec);
-  remove_secrets(runner, store, {&launched.rec}, true);
+  launched.finish(RequestState::done);
   return status;
 }
 

@@ -125,7 +125,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
   }
   for (auto& r : targets) {
     if (!same_host(r, here)) {
-      outcomes.push_back({r.id, {}, r.state}); // ended, on another host: nothing to do here
+      outcomes.push_back({r.id, {}, std::string(to_string(r.state))}); // ended, on another host: nothing to do here
       continue;
     }
     StopOutcome o{r.id, {}, {}};
@@ -136,7 +136,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
     }
     if (o.cancelled.empty()) {
       const auto* w = r.winner_job();
-      o.ended = w && !w->state.empty() ? w->state : r.state;
+      o.ended = w && !w->state.empty() ? w->state : std::string(to_string(r.state));
     } else {
       RV_TRY_VOID(slurm::cancel_jobs(env.cluster, o.cancelled, r.name));
       for (auto& j : r.jobs) {
@@ -144,7 +144,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
           j.state = "CANCELLED";
         }
       }
-      r.state = "cancelled";
+      r.state = RequestState::cancelled;
       save(env.requests, r);
     }
     if (!r.secrets_file.empty()) {

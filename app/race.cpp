@@ -84,18 +84,17 @@ Result<JobRecord> race_request(Env& env, Launched& l)
     }
     if (rc.winner()) {
       rec.winner = rc.entries()[*rc.winner()].strategy_id;
-      rec.state = "won";
+      rec.state = RequestState::won;
     }
     save(store, rec);
   };
   const auto race_start = env.clock.now();
   auto stats = slurm::run_race(runner, env.clock, race, mo);
   if (!stats) {
-    rec.state = stats.error().code == ErrorCode::interrupted || stats.error().code == ErrorCode::timeout ? "cancelled"
-                                                                                                         : "failed";
-    save(store, rec);
     clear_interrupt(); // so that the cleanup's one command runs
-    remove_secrets(runner, store, {&rec}, true);
+    const auto code = stats.error().code;
+    l.finish(code == ErrorCode::interrupted || code == ErrorCode::timeout ? RequestState::cancelled
+                                                                          : RequestState::failed);
     return std::unexpected(stats.error());
   }
   // The losers rv cancelled are terminal now: recorded, so that no later `rv ps` cancels their ids

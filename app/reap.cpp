@@ -15,7 +15,7 @@ namespace rv::app {
 
 bool request_finished(const RequestRecord& r)
 {
-  if (r.state == "submitting") {
+  if (r.state == RequestState::submitting) {
     return false; // rv died mid-submission: jobs may exist that the record lacks
   }
   return std::all_of(r.jobs.begin(), r.jobs.end(), [](const JobRecord& j) {
@@ -46,9 +46,9 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
 }
 
 std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
-                                     const std::string& final_state)
+                                     RequestState final_state)
 {
-  rec.state = "submitting"; // searchable by the next `rv ps` until this ends
+  rec.state = RequestState::submitting; // searchable by the next `rv ps` until this ends
   save(store, rec);
   auto found = adopt_orphans(runner, rec);
   if (!found) {
@@ -62,7 +62,7 @@ std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& s
   }
   if (!live.empty()) {
     if (auto c = slurm::cancel_jobs(runner, live, rec.name); !c) {
-      rec.state = "submitted"; // tracked: `rv ps` races them, `rv stop` cancels them
+      rec.state = RequestState::submitted; // tracked: `rv ps` races them, `rv stop` cancels them
       save(store, rec);
       return fmt::format("jobs {} were created but could not be cancelled ({}); `rv stop {}` cancels them",
                          fmt::join(live, " "), c.error().message, rec.id);
@@ -88,7 +88,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
   // Orphans: a request still "submitting" may have jobs sbatch created before rv died or was
   // interrupted; the user's own jobs with the request's name and comment are its jobs.
   for (auto& r : requests) {
-    if (r.state != "submitting") {
+    if (r.state != RequestState::submitting) {
       continue;
     }
     RV_TRY(found, adopt_orphans(runner, r));
@@ -96,7 +96,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
       report.orphans.push_back(std::move(id));
     }
-    r.state = "submitted";
+    r.state = RequestState::submitted;
   }
 
   std::vector<std::string> ids;
@@ -145,7 +145,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       for (const auto& j : r.jobs) {
         if (slurm::is_started(slurm::parse_job_state(j.state))) {
           r.winner = j.strategy_id;
-          r.state = "won";
+          r.state = RequestState::won;
           changed = true;
           break;
         }
@@ -164,7 +164,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     }
     if (request_finished(r) && !is_final_state(r.state)) {
       const auto* w = r.winner_job();
-      r.state = w ? ended_state(w->state) : "failed";
+      r.state = w ? ended_state(w->state) : RequestState::failed;
       changed = true;
     }
     if (changed) {

@@ -33,7 +33,7 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
 // the next `rv ps` searches again; jobs found but not cancelled leave it "submitted" (tracked).
 // Returns one line saying what happened. Call it with no interrupt pending.
 std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
-                                     const std::string& final_state);
+                                     RequestState final_state);
 
 // Deletes the remote secrets file of every finished request in `requests` (every one with
 // `force`: rv knows it ended) that still has one, in one command, and records that; a failure is

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/enum_names.hpp"
+
 #include <cstdlib>
 
 namespace rv::app {
@@ -55,7 +57,7 @@ nlohmann::json to_json(const RequestRecord& r)
           {"workdir", r.workdir},
           {"remote_root", r.remote_root},
           {"log_dir", r.log_dir},
-          {"state", r.state},
+          {"state", to_string(r.state)},
           {"winner", r.winner},
           {"jobs", jobs},
           {"plan", r.plan},
@@ -77,7 +79,12 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.workdir = j.value("workdir", "");
     r.remote_root = j.value("remote_root", "");
     r.log_dir = j.value("log_dir", "");
-    r.state = j.value("state", "submitting");
+    const auto state = j.value("state", "submitting");
+    auto parsed = parse_request_state(state);
+    if (!parsed) {
+      return fail(ErrorCode::parse, fmt::format("malformed request record: unknown state '{}'", state));
+    }
+    r.state = *parsed;
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
     r.sync = j.value("sync", nlohmann::json());
@@ -185,20 +192,41 @@ void save(store::RecordStore& store, RequestRecord& r)
   r.base = std::move(mine);
 }
 
-std::string ended_state(const std::string& job_state)
+namespace {
+constexpr EnumNames<RequestState, 6> k_state_names({{
+    {RequestState::submitting, "submitting"},
+    {RequestState::submitted, "submitted"},
+    {RequestState::won, "won"},
+    {RequestState::done, "done"},
+    {RequestState::failed, "failed"},
+    {RequestState::cancelled, "cancelled"},
+}});
+} // namespace
+
+std::string_view to_string(RequestState s)
 {
-  if (job_state == "COMPLETED") {
-    return "done";
-  }
-  if (job_state.starts_with("CANCELLED")) {
-    return "cancelled";
-  }
-  return "failed";
+  return k_state_names.name(s);
 }
 
-bool is_final_state(const std::string& state)
+std::optional<RequestState> parse_request_state(std::string_view s)
 {
-  return state == "done" || state == "failed" || state == "cancelled";
+  return k_state_names.parse(s);
+}
+
+RequestState ended_state(const std::string& job_state)
+{
+  if (job_state == "COMPLETED") {
+    return RequestState::done;
+  }
+  if (job_state.starts_with("CANCELLED")) {
+    return RequestState::cancelled;
+  }
+  return RequestState::failed;
+}
+
+bool is_final_state(RequestState state)
+{
+  return state == RequestState::done || state == RequestState::failed || state == RequestState::cancelled;
 }
 
 } // namespace rv::app

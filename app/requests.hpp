@@ -8,10 +8,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv::app {
+
+// Where a request stands: submitting -> submitted -> won -> done; failed or cancelled from any
+// state. done, failed and cancelled are final: never overwritten. Stored as its name.
+enum class RequestState { submitting, submitted, won, done, failed, cancelled };
+
+std::string_view to_string(RequestState s);
+// The state named `s` (as to_string writes it), or nullopt.
+std::optional<RequestState> parse_request_state(std::string_view s);
 
 // One sibling job of a request.
 struct JobRecord {
@@ -45,8 +55,7 @@ struct RequestRecord {
   std::string workdir;    // remote directory the command runs in
   std::string remote_root;
   std::string log_dir; // remote: <log_dir>/<name>-<jobid>.out|.err
-  // submitting -> submitted -> won | failed | cancelled; "done" once the winner ended.
-  std::string state = "submitting";
+  RequestState state = RequestState::submitting;
   std::string winner; // strategy id of the winner, "" until known
   std::vector<JobRecord> jobs;
   std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
@@ -80,13 +89,13 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
 // The remote log file of `job` in `r` (`.out`, or `.err` when `err`).
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);
 
-// The state a request ends in once its winner's job ended in `job_state`: "done" when it
-// COMPLETED, "cancelled" when it was CANCELLED, "failed" otherwise (FAILED, TIMEOUT,
+// The state a request ends in once its winner's job ended in `job_state`: done when it
+// COMPLETED, cancelled when it was CANCELLED, failed otherwise (FAILED, TIMEOUT,
 // OUT_OF_MEMORY, NODE_FAIL...). The winner's own state stays in its job record.
-std::string ended_state(const std::string& job_state);
+RequestState ended_state(const std::string& job_state);
 
 // Whether `state` is one a request ends in (done, failed, cancelled): never overwritten.
-bool is_final_state(const std::string& state);
+bool is_final_state(RequestState state);
 
 // Writes the record back: only what changed since `r.base` is applied to the stored record
 // as it is now (a concurrent `rv stop` or `rv ps` is not undone), and `r` becomes the merged

@@ -85,7 +85,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   // The record exists before anything reaches the cluster, the secrets file included: whatever
   // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
   // submitted or written is ever unknown.
-  RequestRecord rec;
+  OwnedRequest owner(runner, store, {});
+  RequestRecord& rec = owner.rec;
   rec.id = request_id;
   for (const auto& v : secret_vars) {
     rec.secrets.push_back(v.name);
@@ -111,14 +112,15 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.gpu_type = s.gpu_type;
     j.nodes = s.nodes;
   }
-  RV_TRY_VOID(store.create(rec.id, to_json(rec)));
+  if (auto created = store.create(rec.id, to_json(rec)); !created) {
+    owner.release(); // nothing stored, nothing sent: nothing to clean up
+    return std::unexpected(created.error());
+  }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,
                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
   if (!paths) {
-    rec.state = "failed";
-    save(store, rec);
-    remove_secrets(runner, store, {&rec}, true); // the write may have happened before the failure
+    owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
     return std::unexpected(paths.error());
   }
   rec.remote_root = paths->root;
@@ -165,8 +167,9 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
     clear_interrupt(); // so that the cleanup's commands run
     const bool interrupted = submitted.error().code == ErrorCode::interrupted;
-    auto settled = settle_failed_submission(runner, store, rec, interrupted ? "cancelled" : "failed");
-    remove_secrets(runner, store, {&rec}, true);
+    auto settled =
+        settle_failed_submission(runner, store, rec, interrupted ? RequestState::cancelled : RequestState::failed);
+    owner.close();
     return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
                 submitted.error().hint);
   }
@@ -176,7 +179,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     job.error = (*submitted)[k].error;
     job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
   }
-  rec.state = rec.job_ids().empty() ? "failed" : "submitted";
+  rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
   save(store, rec);
 
   if (!env.json) {
@@ -188,11 +191,11 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     }
   }
   if (rec.job_ids().empty()) {
-    remove_secrets(runner, store, {&rec}, true);
+    owner.close();
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
-  return Launched{std::move(rec), std::move(*paths)};
+  return Launched(std::move(owner), std::move(*paths));
 }
 
 } // namespace rv::app

@@ -3,12 +3,14 @@
 // round trip; a submission cut off part-way leaves nothing untracked (app/reap.hpp).
 
 #include "app/env.hpp"
+#include "app/owned_request.hpp"
 #include "app/planning.hpp"
 #include "app/requests.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rv::app {
@@ -28,9 +30,10 @@ struct RemotePaths {
   std::string root, logs, checkpoints, outputs, cache, requests;
 };
 
-// A submitted request: its record (job ids known) and where its files are on the cluster.
-struct Launched {
-  RequestRecord rec;
+// A submitted request: its record (job ids known), owned by this process until it is finished or
+// released (app/owned_request.hpp), and where its files are on the cluster.
+struct Launched : OwnedRequest {
+  Launched(OwnedRequest&& owner, RemotePaths p) : OwnedRequest(std::move(owner)), paths(std::move(p)) {}
   RemotePaths paths;
 };
 

@@ -73,7 +73,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
   out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", "REQUEST", "NAME", "STATE", "CREATED", "COMMAND"));
   for (const auto& r : shown) {
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
-    out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, r.state, r.created_at, cmd, git_label(r)));
+    out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, to_string(r.state), r.created_at, cmd,
+                    git_label(r)));
     for (const auto& j : r.jobs) {
       out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
                       j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));

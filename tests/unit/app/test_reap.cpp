@@ -13,12 +13,12 @@ using rv::test::FakeClock;
 using rv::test::FakeRunner;
 
 namespace {
-RequestRecord request(const char* id, std::string state)
+RequestRecord request(const char* id, RequestState state)
 {
   RequestRecord r;
   r.id = id;
   r.name = std::string("rv-") + id;
-  r.state = std::move(state);
+  r.state = state;
   r.jobs.resize(2);
   for (std::size_t k = 0; k < 2; ++k) {
     r.jobs[k].strategy_id = fmt::format("s{}", k + 1);
@@ -53,7 +53,7 @@ store::RecordStore temp_store(const char* name)
 TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a started winner")
 {
   auto store = temp_store("loser");
-  std::vector<RequestRecord> reqs = {request("aaaa0001", "submitted")};
+  std::vector<RequestRecord> reqs = {request("aaaa0001", RequestState::submitted)};
   REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
   FakeRunner r;
   FakeClock clock;
@@ -75,7 +75,7 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
 TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job name")
 {
   auto store = temp_store("orphan");
-  auto req = request("bbbb0002", "submitting");
+  auto req = request("bbbb0002", RequestState::submitting);
   req.jobs[0].job_id.clear();
   req.jobs[1].job_id.clear();
   std::vector<RequestRecord> reqs = {req};
@@ -90,7 +90,7 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   REQUIRE(report);
   CHECK(report->orphans == std::vector<std::string>{"21"});
   CHECK(reqs[0].job_ids() == std::vector<std::string>{"21"});
-  CHECK(reqs[0].state == "submitted");
+  CHECK(reqs[0].state == RequestState::submitted);
   std::filesystem::remove_all(store.dir());
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
 TEST_CASE("reap: orphans are only the user's own jobs whose comment names the request")
 {
   auto store = temp_store("shared-name");
-  auto req = request("dddd0001", "submitting");
+  auto req = request("dddd0001", RequestState::submitting);
   req.name = "train";
   req.jobs[0].job_id = "21";
   req.jobs[1].job_id.clear();
@@ -134,7 +134,7 @@ TEST_CASE("reap: orphans are only the user's own jobs whose comment names the re
 TEST_CASE("reap: nothing to do for finished requests, and no winner means no cancel")
 {
   auto store = temp_store("none");
-  auto done = request("cccc0003", "done");
+  auto done = request("cccc0003", RequestState::done);
   done.jobs[0].state = "COMPLETED";
   done.jobs[1].state = "CANCELLED";
   CHECK(request_finished(done));
@@ -145,7 +145,7 @@ TEST_CASE("reap: nothing to do for finished requests, and no winner means no can
   REQUIRE(report);
   CHECK(r.seen().empty());
 
-  auto pending = request("dddd0004", "submitted");
+  auto pending = request("dddd0004", RequestState::submitted);
   REQUIRE(store.create(pending.id, to_json(pending)));
   std::vector<RequestRecord> reqs2 = {pending};
   r.expect([](const auto& a) { return has(a, "squeue"); },
@@ -159,8 +159,8 @@ TEST_CASE("reap: nothing to do for finished requests, and no winner means no can
 TEST_CASE("request records round-trip through JSON, and find_request resolves prefixes and job ids")
 {
   auto store = temp_store("find");
-  auto a = request("abcd1234", "submitted");
-  auto b = request("abef5678", "done");
+  auto a = request("abcd1234", RequestState::submitted);
+  auto b = request("abef5678", RequestState::done);
   b.jobs[0].job_id = "99";
   REQUIRE(store.create(a.id, to_json(a)));
   REQUIRE(store.create(b.id, to_json(b)));
@@ -181,12 +181,12 @@ TEST_CASE("request records round-trip through JSON, and find_request resolves pr
 TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
 {
   auto store = temp_store("secrets");
-  auto done = request("eeee0005", "done");
+  auto done = request("eeee0005", RequestState::done);
   done.jobs[0].state = "COMPLETED";
   done.jobs[1].state = "CANCELLED";
   done.secrets = {"HF_TOKEN"};
   done.secrets_file = "/home/u/.rv/requests/eeee0005/env";
-  auto live = request("ffff0006", "submitted");
+  auto live = request("ffff0006", RequestState::submitted);
   live.secrets_file = "/home/u/.rv/requests/ffff0006/env";
   live.jobs[0].job_id = "31";
   live.jobs[1].job_id = "32";
@@ -215,7 +215,7 @@ TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
 TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled at once")
 {
   auto store = temp_store("settle");
-  auto req = request("ffff0001", "submitting");
+  auto req = request("ffff0001", RequestState::submitting);
   req.jobs[0].job_id.clear();
   req.jobs[1].job_id.clear();
   REQUIRE(store.create(req.id, to_json(req)));
@@ -223,11 +223,11 @@ TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled a
   r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0001"); },
            FakeRunner::reply(0, "31|PENDING|rv:ffff0001|rv-ffff0001\n777|PENDING|(null)|rv-ffff0001\n"));
   r.expect_prefix({"scancel", "--name=rv-ffff0001", "31"}, FakeRunner::reply(0));
-  auto line = settle_failed_submission(r, store, req, "cancelled");
+  auto line = settle_failed_submission(r, store, req, RequestState::cancelled);
   CHECK(r.all_consumed());
   CHECK(r.unexpected().empty());
   CHECK(line == "cancelled 31 that sbatch had already created");
-  CHECK(req.state == "cancelled");
+  CHECK(req.state == RequestState::cancelled);
   CHECK(req.job_ids() == std::vector<std::string>{"31"});
   CHECK(request_finished(req));
   auto saved = store.read(req.id);
@@ -239,7 +239,7 @@ TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled a
 TEST_CASE("reap: a failed submission whose search cannot run stays searchable for the next rv ps")
 {
   auto store = temp_store("settle-down");
-  auto req = request("ffff0002", "failed"); // what rv saved before the fix: never searched again
+  auto req = request("ffff0002", RequestState::failed); // what rv saved before the fix: never searched again
   req.jobs[0].job_id.clear();
   req.jobs[1].job_id.clear();
   REQUIRE(store.create(req.id, to_json(req)));
@@ -247,9 +247,9 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
     Result<proc::Outcome> run(const proc::Command&) override { return fail(ErrorCode::unreachable, "connection lost"); }
     std::string where() const override { return "down"; }
   } down;
-  auto line = settle_failed_submission(down, store, req, "failed");
+  auto line = settle_failed_submission(down, store, req, RequestState::failed);
   CHECK(line.find("connection lost") != std::string::npos);
-  CHECK(req.state == "submitting");
+  CHECK(req.state == RequestState::submitting);
   CHECK_FALSE(request_finished(req));
   auto saved = store.read(req.id);
   REQUIRE(saved);
@@ -272,15 +272,15 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
 TEST_CASE("reap: a failed submission that created nothing ends in its final state")
 {
   auto store = temp_store("settle-none");
-  auto req = request("ffff0003", "submitting");
+  auto req = request("ffff0003", RequestState::submitting);
   req.jobs[0].job_id.clear();
   req.jobs[1].job_id.clear();
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
   r.expect([](const auto& a) { return has(a, "--me"); }, FakeRunner::reply(0, ""));
-  CHECK(settle_failed_submission(r, store, req, "failed") == "no job of it reached the queue");
+  CHECK(settle_failed_submission(r, store, req, RequestState::failed) == "no job of it reached the queue");
   CHECK(r.all_consumed());
-  CHECK(req.state == "failed");
+  CHECK(req.state == RequestState::failed);
   std::filesystem::remove_all(store.dir());
 }
 
@@ -289,7 +289,7 @@ TEST_CASE("reap: a failed submission that created nothing ends in its final stat
 TEST_CASE("records: concurrent savers merge their changes instead of writing back stale records")
 {
   auto store = temp_store("merge");
-  auto req = request("abab0001", "submitted");
+  auto req = request("abab0001", RequestState::submitted);
   req.secrets_file = "/home/u/.rv/requests/abab0001/env";
   REQUIRE(store.create(req.id, to_json(req)));
   auto loaded = store.read(req.id);
@@ -301,7 +301,7 @@ TEST_CASE("records: concurrent savers merge their changes instead of writing bac
   other->secrets_file.clear(); // remove_secrets
   save(store, *other);
   racer->winner = "s2";
-  racer->state = "won";
+  racer->state = RequestState::won;
   save(store, *racer);
   auto now = store.read(req.id);
   REQUIRE(now);
