@@ -3,6 +3,7 @@
 # a fixed budget from its seed corpus (fuzz/corpus/<target>/). One line per target; exit 1 on any
 # crash, timeout, out-of-memory or sanitizer report (the inputs stay in build-fuzz/artifacts/).
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 10 s, every target)
+#        RV_FUZZ_RUNS=N scripts/fuzz.sh 0 [TARGET...]   (N inputs per target, however long that takes)
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -34,14 +35,17 @@ fi
 
 mkdir -p "$build/artifacts" "$build/corpus"
 bad=0
-printf '%-14s %10s %10s %8s %s\n' target runs execs/s crashes result
+printf '%-14s %10s %10s %8s %8s %s\n' target runs execs/s seconds crashes result
 for t in "${targets[@]}"; do
   work=$build/corpus/$t # the grown corpus; the seeds in fuzz/corpus/ stay as they are
   mkdir -p "$work"
   log=$build/artifacts/$t.log
   seeds=()
   [[ -d $root/fuzz/corpus/$t ]] && seeds=("$root/fuzz/corpus/$t")
-  "$build/fuzz/rv_fuzz_$t" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+  budget=(-max_total_time="$secs")
+  [[ -n ${RV_FUZZ_RUNS:-} ]] && budget=(-runs="$RV_FUZZ_RUNS")
+  t0=$SECONDS
+  "$build/fuzz/rv_fuzz_$t" "${budget[@]}" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$t-" "$work" "${seeds[@]}" > "$log" 2>&1
   rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -53,6 +57,6 @@ for t in "${targets[@]}"; do
     ((crashes == 0)) && crashes=1
     bad=1
   fi
-  printf '%-14s %10s %10s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "$crashes" "$result"
+  printf '%-14s %10s %10s %8s %8s %s\n' "$t" "${runs:-?}" "${rate:-?}" "$((SECONDS - t0))" "$crashes" "$result"
 done
 exit $bad

@@ -14,6 +14,9 @@ RV_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nloh
 # clang-format-16: the lint.format test (tests/lint/format.sh);
 # fish, tcsh, zsh: commands must reach the job intact whatever the login shell, and the completions load
 
+# The fuzz targets (scripts/fuzz.sh) need clang 16 and its libFuzzer runtime; CI runs them briefly.
+RV_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
+
 rv_log() { printf 'rv-scripts: %s\n' "$*" >&2; }
 
 # Every package rv needs to build, test and run its testbed.
