@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <unistd.h>
 
 using namespace rv;
 using namespace rv::proc;
@@ -102,4 +103,30 @@ TEST_CASE("SshRunner: a malformed destination is a usage error before any connec
   REQUIRE_FALSE(r);
   CHECK(r.error().code == ErrorCode::usage);
   CHECK(runner.where() == "ssh user@");
+}
+
+TEST_CASE("SshRunner: an ssh config libssh cannot parse is a config error on every call, never half-connected")
+{
+  char path[] = "/tmp/rv-ssh-config-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string bad = "Match nosuchcriterion\n";
+  REQUIRE(::write(fd, bad.data(), bad.size()) == static_cast<ssize_t>(bad.size()));
+  ::close(fd);
+
+  SshOptions options;
+  options.destination = "cluster-alias";
+  options.ssh_config = path;
+  SshRunner runner(options);
+  // The session of the failed attempt is freed: a second call fails the same way instead of
+  // running commands on a session that never connected.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    CAPTURE(attempt);
+    auto r = runner.connect();
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::config);
+    CHECK(r.error().message.starts_with(std::string("ssh cluster-alias: cannot parse ssh config ") + path + ": "));
+    CHECK(r.error().message.find("Match") != std::string::npos); // libssh's own text
+  }
+  ::unlink(path);
 }
