@@ -22,8 +22,8 @@ Result<void> host_key_verdict(KnownHost state, std::string_view label, std::stri
     return {};
   case KnownHost::changed:
     return std::unexpected(ssh_failure(
-        ErrorCode::host_key_changed, label, "the host key has CHANGED; refusing to connect: this could be an attack",
-        offered,
+        ErrorCode::host_key_changed, label, "the host key has CHANGED (this could be an attack); refusing to connect",
+        fmt::format("it is now {}", fingerprint),
         "if the cluster's admins announced a new key, remove the old line with `ssh-keygen -R HOST` and connect "
         "once with ssh"));
   case KnownHost::other_type:
