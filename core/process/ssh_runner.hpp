@@ -1,23 +1,16 @@
 #pragma once
 // Runs commands on the login node over one libssh session, kept open for the whole rv run.
+// The pieces: ssh_session (connect, host key, keys), ssh_exec (exec, batch, PTY), ssh_sftp
+// (files), ssh_handles (RAII owners of libssh handles), ssh_failures (the one error shape).
 
 #include "core/process/runner.hpp"
+#include "core/process/ssh_target.hpp"
 
 #include <chrono>
 #include <memory>
 #include <string>
 
 namespace rv::proc {
-
-// `[user@]host[:port]`, split; an alias from ~/.ssh/config is just a host.
-struct SshDestination {
-  std::string user;
-  std::string host;
-  int port = 0; // 0 = from ssh config, else 22
-};
-
-// Splits `dest` (`[user@]host[:port]`, `[user@][v6addr]:port`); rejects empty parts.
-Result<SshDestination> parse_destination(std::string_view dest);
 
 struct SshOptions {
   std::string destination;   // as the user gave it

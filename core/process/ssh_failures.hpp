@@ -1,0 +1,37 @@
+#pragma once
+// The one shape of an SSH failure, and the decisions that turn libssh's answers into rv's errors
+// and exit codes (docs/exit-codes.md): pure, so each is unit-tested without a server.
+
+#include "core/result.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace rv::proc {
+
+// Every libssh failure is one Error: `ssh LABEL: WHAT[: WHY]`, WHY being libssh's own text.
+Error ssh_failure(ErrorCode code, std::string_view label, std::string_view what, std::string_view why = {},
+                  std::string hint = {});
+
+// What known_hosts says of the server's key (libssh's ssh_known_hosts_e, as rv's own enum).
+enum class KnownHost { ok, changed, other_type, not_found, unknown, error };
+
+// Trusts the server only when known_hosts holds its key: a changed or other-type key is
+// host_key_changed (252), an unknown host or an unreadable file host_key_unknown (253). rv never
+// adds a key. `fingerprint` names the offered key; `why` is libssh's text for `error`.
+Result<void> host_key_verdict(KnownHost state, std::string_view label, std::string_view fingerprint,
+                              std::string_view why);
+
+// A failed ssh_connect: unreachable (255), with a hint that depends on whether it timed out.
+Error connect_failure(std::string_view label, std::string_view why);
+
+// The server refused every key: auth_failed (254). `why` is libssh's text, "" when it only said no.
+Error auth_failure(std::string_view label, std::string_view why);
+
+// An SFTP status (SSH_FX_*) in words; `session_error` when the status says no more than "failure".
+std::string sftp_status_text(int status, std::string_view session_error);
+
+// The number of a remote exit signal's name ("TERM" -> 15); 0 for none, 255 for one rv does not know.
+int signal_number(std::string_view name);
+
+} // namespace rv::proc

@@ -1,0 +1,74 @@
+#pragma once
+// RAII owners of libssh handles: each handle is freed exactly once, on every path, so no early
+// return can leak or double-free one. Internal to core/process (libssh is a private dependency).
+
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+
+#include <memory>
+#include <unistd.h>
+#include <utility>
+
+namespace rv::proc::ssh {
+
+// Calls libssh's `Free` on the handle.
+template <auto Free>
+struct Freer {
+  template <class T>
+  void operator()(T* handle) const noexcept
+  {
+    Free(handle);
+  }
+};
+
+// Disconnects (a no-op when never connected), then frees the session and the channels it still has.
+struct SessionFreer {
+  void operator()(ssh_session session) const noexcept
+  {
+    ssh_disconnect(session);
+    ssh_free(session);
+  }
+};
+
+// Closes the channel (sends EOF and close when open), then frees it.
+struct ChannelFreer {
+  void operator()(ssh_channel channel) const noexcept
+  {
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+  }
+};
+
+// A public key hash from ssh_get_publickey_hash.
+struct HashFreer {
+  void operator()(unsigned char* hash) const noexcept { ssh_clean_pubkey_hash(&hash); }
+};
+
+using SessionPtr = std::unique_ptr<ssh_session_struct, SessionFreer>;
+using ChannelPtr = std::unique_ptr<ssh_channel_struct, ChannelFreer>;
+using KeyPtr = std::unique_ptr<ssh_key_struct, Freer<ssh_key_free>>;
+using HashPtr = std::unique_ptr<unsigned char, HashFreer>;
+// A string libssh allocated (ssh_options_get, ssh_get_fingerprint_hash).
+using CharPtr = std::unique_ptr<char, Freer<ssh_string_free_char>>;
+using SftpPtr = std::unique_ptr<sftp_session_struct, Freer<sftp_free>>;
+using SftpFilePtr = std::unique_ptr<sftp_file_struct, Freer<sftp_close>>;
+using SftpAttributesPtr = std::unique_ptr<sftp_attributes_struct, Freer<sftp_attributes_free>>;
+
+// A local file descriptor, closed once.
+class UniqueFd {
+public:
+  explicit UniqueFd(int fd) : m_fd(fd) {}
+  ~UniqueFd() { close(); }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return m_fd; }
+  explicit operator bool() const { return m_fd >= 0; }
+  // Closes now; whether close(2) succeeded (a write may only fail here).
+  bool close() { return m_fd < 0 || ::close(std::exchange(m_fd, -1)) == 0; }
+
+private:
+  int m_fd;
+};
+
+} // namespace rv::proc::ssh

@@ -1,0 +1,172 @@
+#include "core/process/ssh_session.hpp"
+
+#include "core/process/ssh_failures.hpp"
+
+#include <fmt/format.h>
+#include <libssh/callbacks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace rv::proc::ssh {
+namespace {
+
+void route_libssh_log(int priority, const char* function, const char* buffer, void*)
+{
+  spdlog::trace("libssh({}) {}: {}", priority, function ? function : "", buffer ? buffer : "");
+}
+
+KnownHost known_host(ssh_known_hosts_e state)
+{
+  switch (state) {
+  case SSH_KNOWN_HOSTS_OK:
+    return KnownHost::ok;
+  case SSH_KNOWN_HOSTS_CHANGED:
+    return KnownHost::changed;
+  case SSH_KNOWN_HOSTS_OTHER:
+    return KnownHost::other_type;
+  case SSH_KNOWN_HOSTS_NOT_FOUND:
+    return KnownHost::not_found;
+  case SSH_KNOWN_HOSTS_UNKNOWN:
+    return KnownHost::unknown;
+  case SSH_KNOWN_HOSTS_ERROR:
+    break;
+  }
+  return KnownHost::error;
+}
+
+// A string option of `session` as the config left it ("" when unset).
+std::string string_option(ssh_session session, ssh_options_e option)
+{
+  char* raw = nullptr;
+  if (ssh_options_get(session, option, &raw) != SSH_OK) {
+    return {};
+  }
+  CharPtr value(raw);
+  return value ? std::string(value.get()) : std::string();
+}
+
+// The SHA256 fingerprint of the server's key, "?" when libssh cannot tell.
+std::string server_fingerprint(ssh_session session)
+{
+  ssh_key raw_key = nullptr;
+  if (ssh_get_server_publickey(session, &raw_key) != SSH_OK) {
+    return "?";
+  }
+  KeyPtr key(raw_key);
+  unsigned char* raw_hash = nullptr;
+  std::size_t length = 0;
+  if (ssh_get_publickey_hash(key.get(), SSH_PUBLICKEY_HASH_SHA256, &raw_hash, &length) != 0) {
+    return "?";
+  }
+  HashPtr hash(raw_hash);
+  CharPtr text(ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash.get(), length));
+  return text ? std::string(text.get()) : "?";
+}
+
+} // namespace
+
+Error Session::failure(ErrorCode code, std::string_view what, std::string hint) const
+{
+  return ssh_failure(code, label(), what, m_session ? ssh_get_error(m_session.get()) : "", std::move(hint));
+}
+
+Result<void> Session::configure(const SshDestination& dest)
+{
+  ssh_session s = m_session.get();
+  if (spdlog::should_log(spdlog::level::trace)) {
+    ssh_set_log_callback(route_libssh_log);
+    int verbosity = SSH_LOG_PROTOCOL;
+    ssh_options_set(s, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+  }
+  ssh_options_set(s, SSH_OPTIONS_HOST, dest.host.c_str());
+  // The ssh config fills in HostName, Port, User, IdentityFile, ProxyJump... for the alias;
+  // what the user typed explicitly wins, so it is set afterwards.
+  if (m_options.ssh_config.empty()) {
+    int no = 0;
+    ssh_options_set(s, SSH_OPTIONS_PROCESS_CONFIG, &no);
+  } else if (ssh_options_parse_config(s, m_options.ssh_config.c_str()) != 0) {
+    return std::unexpected(failure(ErrorCode::config, fmt::format("cannot parse ssh config {}", m_options.ssh_config),
+                                   "fix the file, or pass --ssh-config '' to read none"));
+  }
+  SshEndpoint from_config{string_option(s, SSH_OPTIONS_USER), string_option(s, SSH_OPTIONS_HOST), 22};
+  ssh_options_get_port(s, &from_config.port);
+  const auto endpoint = resolve_endpoint(dest, from_config);
+  if (!dest.user.empty()) {
+    ssh_options_set(s, SSH_OPTIONS_USER, endpoint.user.c_str());
+  }
+  if (dest.port != 0) {
+    ssh_options_set(s, SSH_OPTIONS_PORT, &endpoint.port);
+  }
+  if (!m_options.known_hosts.empty()) {
+    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, m_options.known_hosts.c_str());
+  }
+  long timeout = static_cast<long>(m_options.connect_timeout.count());
+  ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
+  m_label = endpoint.label();
+  m_user = endpoint.user;
+  return {};
+}
+
+Result<void> Session::verify_host_key()
+{
+  const auto fingerprint = server_fingerprint(m_session.get());
+  const auto state = known_host(ssh_session_is_known_server(m_session.get()));
+  return host_key_verdict(state, label(), fingerprint, ssh_get_error(m_session.get()));
+}
+
+Result<void> Session::authenticate()
+{
+  ssh_session s = m_session.get();
+  if (!m_options.identity_file.empty()) {
+    ssh_key raw_key = nullptr;
+    if (ssh_pki_import_privkey_file(m_options.identity_file.c_str(), nullptr, nullptr, nullptr, &raw_key) != SSH_OK) {
+      return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
+                                         fmt::format("cannot read private key {}", m_options.identity_file), {},
+                                         "check the path, and that the key has no passphrase or is in ssh-agent"));
+    }
+    KeyPtr key(raw_key);
+    if (ssh_userauth_publickey(s, nullptr, key.get()) == SSH_AUTH_SUCCESS) {
+      return {};
+    }
+  }
+  // Agent, then IdentityFile entries from the ssh config, then the default keys.
+  const int rc = ssh_userauth_publickey_auto(s, nullptr, nullptr);
+  if (rc == SSH_AUTH_SUCCESS) {
+    return {};
+  }
+  return std::unexpected(auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
+}
+
+Result<void> Session::connect()
+{
+  if (m_session) {
+    return {};
+  }
+  RV_TRY(dest, parse_destination(m_options.destination));
+  SessionPtr session(ssh_new());
+  if (!session) {
+    return std::unexpected(ssh_failure(ErrorCode::io, label(), "cannot create a libssh session"));
+  }
+  // Only a session that passes every step is kept: an early return frees it.
+  m_session = std::move(session);
+  auto ready = [&]() -> Result<void> {
+    RV_TRY_VOID(configure(dest));
+    const auto start = std::chrono::steady_clock::now();
+    if (ssh_connect(m_session.get()) != SSH_OK) {
+      return std::unexpected(connect_failure(label(), ssh_get_error(m_session.get())));
+    }
+    RV_TRY_VOID(verify_host_key());
+    RV_TRY_VOID(authenticate());
+    spdlog::debug(
+        "ssh: connected to {} in {} ms", label(),
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count());
+    return {};
+  }();
+  if (!ready) {
+    m_session.reset();
+  }
+  return ready;
+}
+
+} // namespace rv::proc::ssh
