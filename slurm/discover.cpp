@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace rv::slurm {
 namespace {
@@ -155,10 +157,17 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
   if (o[node_p].ok()) {
     RV_TRY(nodes, parse_scontrol_nodes(o[node_p].out));
     c.nodes = std::move(nodes);
+    std::unordered_map<std::string_view, const model::Node*> by_name; // linear in the node count
+    for (const auto& s : sinfo_nodes) {
+      by_name.emplace(s.name, &s);
+    }
     for (auto& n : c.nodes) { // scontrol without GresUsed: take sinfo's
-      auto it = std::find_if(sinfo_nodes.begin(), sinfo_nodes.end(), [&](const auto& s) { return s.name == n.name; });
-      if (!n.gpus_used_known && it != sinfo_nodes.end() && it->gpus_used_known) {
-        n.gpus_used = it->gpus_used;
+      if (n.gpus_used_known) {
+        continue;
+      }
+      auto it = by_name.find(n.name);
+      if (it != by_name.end() && it->second->gpus_used_known) {
+        n.gpus_used = it->second->gpus_used;
         n.gpus_used_known = true;
       }
     }

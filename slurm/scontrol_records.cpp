@@ -47,12 +47,15 @@ std::string Record::value(std::string_view key) const
 Result<std::vector<Record>> parse_records(std::string_view input)
 {
   std::vector<Record> out;
-  std::string first_key;
-  std::unordered_set<std::string> keys_of_last; // the last record's keys: Record::get is linear in them
+  std::string_view first_key;
+  // The last record's keys (views into `input`, which outlives this call): a repeated key is
+  // found in constant time, without a copy of each key.
+  std::unordered_set<std::string_view> keys_of_last;
+  std::vector<std::pair<std::size_t, std::size_t>> keys; // one line's (pos, length), reused
   for (auto line : text::lines(input)) {
     // A key starts at the line start or after a blank, with an upper-case letter: values keep
     // their inner spaces (Reason=..., OS=Linux ... #1 SMP, Command=a b) up to the next key.
-    std::vector<std::pair<std::size_t, std::size_t>> keys; // (pos, length)
+    keys.clear();
     for (std::size_t i = 0; i < line.size(); ++i) {
       if (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t') {
         if (auto len = key_at(line, i); len > 0) {
@@ -64,17 +67,17 @@ Result<std::vector<Record>> parse_records(std::string_view input)
     for (std::size_t k = 0; k < keys.size(); ++k) {
       auto [pos, len] = keys[k];
       auto end = k + 1 < keys.size() ? keys[k + 1].first : line.size();
-      std::string key(line.substr(pos, len));
-      std::string value(text::trim(line.substr(pos + len + 1, end - pos - len - 1)));
+      const std::string_view key = line.substr(pos, len);
       if (first_key.empty()) {
         first_key = key;
       }
       if (out.empty() || (key == first_key && keys_of_last.contains(key))) {
-        out.emplace_back();
+        out.emplace_back().fields.reserve(keys.size());
         keys_of_last.clear();
       }
       if (keys_of_last.insert(key).second) {
-        out.back().fields.emplace_back(std::move(key), std::move(value));
+        out.back().fields.emplace_back(std::string(key),
+                                       std::string(text::trim(line.substr(pos + len + 1, end - pos - len - 1))));
       }
     }
   }
