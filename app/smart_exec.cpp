@@ -1,5 +1,6 @@
 #include "app/smart_exec.hpp"
 
+#include "core/command/words.hpp"
 #include "core/config.hpp"
 #include "core/duration.hpp"
 #include "core/process/remote_files.hpp"
@@ -138,16 +139,14 @@ Result<void> check_entry_exists(const std::vector<std::string>& command, const s
   namespace fs = std::filesystem;
   const auto& entry = analysis.entry;
   const auto& launcher = analysis.launcher;
-  const bool known = launcher.starts_with("python") || launcher == "torchrun" || launcher == "accelerate launch" ||
-                     launcher == "deepspeed" || launcher == "bash" || launcher == "sh" ||
-                     (launcher.empty() && entry.starts_with("./"));
+  const bool known = analysis.known_launcher;
   const bool script = entry.ends_with(".py") || entry.ends_with(".sh") || entry.starts_with("./");
   if (entry.empty() || analysis.entry_is_module || !analysis.entry_file.empty() || !known || !script ||
       entry.starts_with('/') || entry.starts_with('~') || entry.find('$') != std::string::npos) {
     return {};
   }
   // A command line that changes directory first names a path on the cluster: not checked here.
-  const auto words = command.size() == 1 ? sync::split_shell_words(command.front()) : command;
+  const auto words = command.size() == 1 ? command::split_words(command.front()) : command;
   if (std::find(words.begin(), words.end(), "cd") != words.end()) {
     return {};
   }

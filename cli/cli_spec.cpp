@@ -1,5 +1,7 @@
 #include "cli/cli_spec.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,12 +12,6 @@ namespace {
 
 // Subcommands whose positional names a request (completed from the local records).
 const std::set<std::string> k_request_commands = {"logs", "stop", "pull"};
-
-std::string upper(std::string s)
-{
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return s;
-}
 
 // The placeholder of an option's value: its type name as CLI11 prints it, simplified.
 std::string placeholder(const CLI::Option& o)
@@ -208,7 +204,7 @@ CommandSpec spec_of(const CLI::App& app)
       continue; // hidden, or the help flag every command has
     }
     if (o->get_positional()) {
-      auto name = upper(o->get_name(true, false));
+      auto name = text::upper(o->get_name(true, false));
       if (o->get_items_expected_max() > 1) {
         name += "...";
       }

@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -145,9 +146,8 @@ Result<void> Config::load_file(const std::string& path)
 Result<void> Config::load_env(const std::map<std::string, std::string>& env)
 {
   for (const auto& k : config_keys()) {
-    std::string var = "RV_" + k.name;
-    std::transform(var.begin(), var.end(), var.begin(),
-                   [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
+    auto var = text::upper("RV_" + k.name);
+    std::ranges::replace(var, '-', '_');
     if (auto it = env.find(var); it != env.end()) {
       m_values[k.name] = Value{it->second, Origin::environment};
     }

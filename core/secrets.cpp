@@ -4,6 +4,7 @@
 #include "core/process/shell.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -33,17 +34,6 @@ bool is_name_start(char c)
 bool is_name_char(char c)
 {
   return is_name_start(c) || (c >= '0' && c <= '9');
-}
-
-std::string_view trim(std::string_view s)
-{
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 std::unexpected<Error> line_error(int line, const std::string& what)
@@ -83,22 +73,22 @@ Result<std::vector<Var>> parse_dotenv(std::string_view text)
     auto eol = text.find('\n', pos);
     std::string_view line = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     pos = eol == std::string_view::npos ? text.size() : eol + 1;
-    line = trim(line);
+    line = text::trim(line);
     if (line.empty() || line.front() == '#') {
       continue;
     }
     if (line.starts_with("export ") || line.starts_with("export\t")) {
-      line = trim(line.substr(7));
+      line = text::trim(line.substr(7));
     }
     auto eq = line.find('=');
     if (eq == std::string_view::npos) {
       return line_error(line_no, fmt::format("no '=' in '{}'", line.substr(0, 40)));
     }
-    const std::string name(trim(line.substr(0, eq)));
+    const std::string name(text::trim(line.substr(0, eq)));
     if (auto v = validate_name(name); !v) {
       return line_error(line_no, v.error().message);
     }
-    std::string_view rest = trim(line.substr(eq + 1));
+    std::string_view rest = text::trim(line.substr(eq + 1));
     std::string value;
     const int start_line = line_no;
     if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) {
@@ -150,8 +140,8 @@ Result<std::vector<Var>> parse_dotenv(std::string_view text)
       }
       // After the closing quote: only blanks or a comment.
       auto after_end = text.find('\n', i);
-      std::string_view after =
-          trim(text.substr(i + 1, after_end == std::string_view::npos ? std::string_view::npos : after_end - i - 1));
+      std::string_view after = text::trim(
+          text.substr(i + 1, after_end == std::string_view::npos ? std::string_view::npos : after_end - i - 1));
       if (!after.empty() && after.front() != '#') {
         return line_error(line_no, fmt::format("unexpected '{}' after the quoted value of {}", after, name));
       }
@@ -161,7 +151,7 @@ Result<std::vector<Var>> parse_dotenv(std::string_view text)
       if (comment == std::string_view::npos) {
         comment = rest.find("\t#");
       }
-      value = std::string(trim(rest.substr(0, comment)));
+      value = std::string(text::trim(rest.substr(0, comment)));
     }
     if (auto it = index.find(name); it != index.end()) {
       vars[it->second].value = value; // the last one wins, as in a shell

@@ -1,5 +1,7 @@
 #include "slurm/gpu_faults.hpp"
 
+#include "core/text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -14,9 +16,7 @@ std::string find_gpu_fault(std::string_view text)
       "failed to get device handle",        "has fallen off the bus", "uncorrectable ecc error",
       "nccl error: unhandled system error", "nvmlerror_unknown",      "cuda error: no cuda-capable device is detected",
   };
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto lower = rv::text::lower(text);
   for (auto sig : k_signatures) {
     if (lower.find(sig) != std::string::npos) {
       return std::string(sig);

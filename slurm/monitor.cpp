@@ -24,15 +24,6 @@ proc::Command command(std::vector<std::string> argv)
   return c;
 }
 
-std::string join(const std::vector<std::string>& ids)
-{
-  std::string out;
-  for (const auto& id : ids) {
-    out += (out.empty() ? "" : " ") + id;
-  }
-  return out;
-}
-
 } // namespace
 
 bool only_gone_jobs(std::string_view scancel_stderr)
@@ -67,15 +58,15 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   if (!outcome.ok() && !job_name.empty() && only_gone_jobs(outcome.err)) {
     // With --name, Slurm 22.05 answers "Invalid job id specified" (exit 1) for a job that has
     // already ended (e.g. cancelled a moment ago by the winner's guard): nothing is left to cancel.
-    spdlog::debug("scancel: {} had already ended: {}", join(job_ids), outcome.err);
+    spdlog::debug("scancel: {} had already ended: {}", text::join(job_ids, " "), outcome.err);
     return {};
   }
   if (!outcome.ok()) {
     return fail(ErrorCode::slurm_rejected,
-                fmt::format("scancel {} failed (exit {}): {}", join(job_ids), outcome.status(), outcome.err),
-                fmt::format("cancel them by hand: scancel {}", join(job_ids)));
+                fmt::format("scancel {} failed (exit {}): {}", text::join(job_ids, " "), outcome.status(), outcome.err),
+                fmt::format("cancel them by hand: scancel {}", text::join(job_ids, " ")));
   }
-  spdlog::info("cancelled {}", join(job_ids));
+  spdlog::info("cancelled {}", text::join(job_ids, " "));
   return {};
 }
 
@@ -209,9 +200,9 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       stats.controller_calls += 1;
       if (cancelled) {
         stats.cancelled.insert(stats.cancelled.end(), left.begin(), left.end());
-        why.message += fmt::format("; cancelled {}", join(left));
+        why.message += fmt::format("; cancelled {}", text::join(left, " "));
       } else {
-        why.message += fmt::format("; could not cancel {}: {}", join(left), cancelled.error().message);
+        why.message += fmt::format("; could not cancel {}: {}", text::join(left, " "), cancelled.error().message);
       }
     }
     return std::unexpected(why);

@@ -105,21 +105,15 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
       case SinfoField::alloc_mem:
         row.alloc_mem_mb = text::to_bounded(c, model::max_node_mem_mb).value_or(0);
         break;
-      case SinfoField::gres: {
-        auto g = parse_gres(c);
-        if (!g) {
-          return fail(ErrorCode::parse, fmt::format("sinfo row for '{}': {}", row.node, g.error().message));
-        }
-        row.gres = std::move(*g);
-        break;
-      }
+      case SinfoField::gres:
       case SinfoField::gres_used: {
         auto g = parse_gres(c);
         if (!g) {
           return fail(ErrorCode::parse, fmt::format("sinfo row for '{}': {}", row.node, g.error().message));
         }
-        row.gres_used = std::move(*g);
-        row.has_gres_used = true;
+        const bool used = fields[i] == SinfoField::gres_used;
+        (used ? row.gres_used : row.gres) = std::move(*g);
+        row.has_gres_used = row.has_gres_used || used;
         break;
       }
       case SinfoField::features:

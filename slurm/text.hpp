@@ -1,5 +1,8 @@
 #pragma once
-// Small text helpers shared by the slurm/ parsers; internal to slurm/ (not a public API).
+// Text helpers of the slurm/ parsers (Slurm's null markers, its numbers and lists); internal to
+// slurm/ (not a public API). The general ones (trim, case, split, join) are core/text.hpp's.
+
+#include "core/text.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -9,17 +12,15 @@
 
 namespace rv::slurm::text {
 
-// Splits into lines without '\r' and trailing blanks: captures come with CRLF and padding.
-std::vector<std::string_view> lines(std::string_view s);
-
-// Removes leading and trailing spaces, tabs and '\r'.
-std::string_view trim(std::string_view s);
-
-// Splits on one delimiter string; keeps empty fields (pipe formats rely on their position).
-std::vector<std::string_view> split(std::string_view s, std::string_view delim);
-
-// Splits on runs of blanks; drops empty fields.
-std::vector<std::string_view> split_ws(std::string_view s);
+using rv::text::iequals;
+using rv::text::join;
+using rv::text::lines;
+using rv::text::lower;
+using rv::text::shorten;
+using rv::text::split;
+using rv::text::split_ws;
+using rv::text::trim;
+using rv::text::upper;
 
 // Splits on commas outside parentheses and brackets: `gpu:a100:2(S:2,7)`, `a[1,3],b`.
 std::vector<std::string_view> split_top_level(std::string_view s, char delim = ',');
@@ -38,16 +39,6 @@ std::optional<std::int64_t> to_bounded(std::string_view s, std::int64_t most);
 
 // A decimal number, or nothing.
 std::optional<double> to_double(std::string_view s);
-
-// `s` as it is, or its first `most` characters and "..." when longer: for error messages that
-// quote cluster output, which may be any length.
-std::string shorten(std::string_view s, std::size_t most = 60);
-
-// ASCII lower-case copy.
-std::string lower(std::string_view s);
-
-// ASCII upper-case copy.
-std::string upper(std::string_view s);
 
 // Splits a comma list, dropping empty items and null markers.
 std::vector<std::string> comma_list(std::string_view s);

@@ -1,6 +1,7 @@
 #include "strategy/enumerate.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,12 +11,6 @@
 
 namespace rv::strategy {
 namespace {
-
-bool iequals(const std::string& a, const std::string& b)
-{
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                    [](unsigned char x, unsigned char y) { return std::tolower(x) == std::tolower(y); });
-}
 
 bool contains(const std::vector<std::string>& list, const std::string& s)
 {
@@ -30,7 +25,7 @@ std::string fmt_mem(std::int64_t mb)
 // Why the partition refuses this user outright, or "".
 std::string partition_refusal(const model::Partition& part, const std::string& account, const std::string& qos)
 {
-  if (!iequals(part.state, "UP")) {
+  if (!text::iequals(part.state, "UP")) {
     return fmt::format("partition {} is {}", part.name, part.state);
   }
   if (!account.empty() && !part.allow_accounts.empty() && !contains(part.allow_accounts, "ALL") &&

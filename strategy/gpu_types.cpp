@@ -1,6 +1,7 @@
 #include "strategy/gpu_types.hpp"
 
 #include "core/config.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,12 +15,6 @@
 
 namespace rv::strategy {
 namespace {
-
-std::string lower(std::string s)
-{
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 int count_of(const std::vector<model::GpuGres>& gres, const std::string& type)
 {
@@ -148,10 +143,10 @@ Result<TypeSelection> resolve_type(const std::string& typed, const std::vector<T
   if (auto it = profile.aliases.find(typed); it != profile.aliases.end()) {
     return from_alias(it->first, it->second);
   }
-  auto want = lower(typed);
+  auto want = text::lower(typed);
   std::vector<std::string> matches;
   for (const auto& k : known) {
-    if (lower(k) == want) {
+    if (text::lower(k) == want) {
       matches.push_back(k);
     }
   }
@@ -159,7 +154,7 @@ Result<TypeSelection> resolve_type(const std::string& typed, const std::vector<T
     return TypeSelection{matches, "", "", "GRES type, ignoring case"};
   }
   for (const auto& [name, alias] : profile.aliases) {
-    if (lower(name) == want) {
+    if (text::lower(name) == want) {
       return from_alias(name, alias);
     }
   }
@@ -169,7 +164,7 @@ Result<TypeSelection> resolve_type(const std::string& typed, const std::vector<T
   }
   std::vector<std::string> lowered;
   for (const auto& n : names) {
-    lowered.push_back(lower(n));
+    lowered.push_back(text::lower(n));
   }
   auto guess = did_you_mean(want, lowered);
   std::string hint;

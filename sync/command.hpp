@@ -1,11 +1,11 @@
 #pragma once
 // Smart execution: which local files a command names, also behind launchers (torchrun,
 // `python -m torch.distributed.run`, `accelerate launch`, deepspeed, `python -m module`,
-// `bash script.sh`). Pure: the file system is asked through `exists`.
+// `bash script.sh`). The command line is read by the one grammar in core/command/; this file
+// adds the file system, asked through `exists`.
 
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace rv::sync {
@@ -20,14 +20,12 @@ struct CommandAnalysis {
   std::string entry_file;                  // the local file the entry resolves to ("" = not local)
   std::vector<std::string> local_files;    // every relative word or --opt=VALUE naming an existing local path
   std::vector<std::string> absolute_paths; // absolute local paths named: they do not exist on the cluster
+  bool known_launcher = false; // python, a shell, a distributed launcher, or a local `./script` runs the entry
   bool names_local_file() const { return !entry_file.empty() || !local_files.empty(); }
 };
 
-// Splits a shell command line into words for analysis: quotes and backslashes as sh reads them;
-// `;`, `&&`, `||`, `|` and `&` become words of their own. Not an interpreter: `$x` stays as is.
-std::vector<std::string> split_shell_words(std::string_view line);
-
-// Analyses the user's command: one word is a shell command line (split first), several are an argv.
+// Analyses the user's command: one word is a shell command line (read by command::simple_commands),
+// several are an argv.
 CommandAnalysis analyze_command(const std::vector<std::string>& command, const ExistsFn& exists);
 
 // rv's own options (from `rv_flags`, e.g. "--time", "-g") that appear in the command after its

@@ -1,6 +1,7 @@
 #include "sync/files.hpp"
 
 #include "core/process/local_runner.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -66,15 +67,10 @@ std::string read_text_file(const std::filesystem::path& path)
 std::vector<std::string> split_records(std::string_view text, char sep)
 {
   std::vector<std::string> out;
-  while (!text.empty()) {
-    auto end = text.find(sep);
-    if (end != 0) {
-      out.emplace_back(text.substr(0, end));
+  for (auto record : text::split(text, std::string_view(&sep, 1))) {
+    if (!record.empty()) {
+      out.emplace_back(record);
     }
-    if (end == std::string_view::npos) {
-      break;
-    }
-    text.remove_prefix(end + 1);
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include "core/duration.hpp"
 #include "core/process/shell.hpp"
+#include "core/text.hpp"
 #include "templates/detail.hpp"
 
 #include <fmt/format.h>
@@ -16,18 +17,6 @@ using proc::shell_quote;
 void directive(std::string& out, std::string_view flag, std::string_view value)
 {
   out += fmt::format("#SBATCH --{}={}\n", flag, sbatch_quote(value));
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep)
-{
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) {
-      out += sep;
-    }
-    out += item;
-  }
-  return out;
 }
 
 // Helpers: logging, the real end of the allocation, a free MASTER_PORT.
@@ -136,7 +125,7 @@ std::string sbatch_header(const Context& ctx)
     directive(out, "constraint", s.constraint);
   }
   if (!r.exclude_nodes.empty()) {
-    directive(out, "exclude", join(r.exclude_nodes, ","));
+    directive(out, "exclude", text::join(r.exclude_nodes, ","));
   }
   if (!r.account.empty()) {
     directive(out, "account", r.account);
@@ -242,7 +231,7 @@ std::string preamble(const Context& ctx)
       fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",
                   ctx.launch.injected.empty() ? std::string()
                                               : fmt::format(", plus {} flags rv added ({})", to_string(ctx.launch.kind),
-                                                            join(ctx.launch.injected, " ")));
+                                                            text::join(ctx.launch.injected, " ")));
   out += "# shellcheck disable=SC2016,SC2089  # a command line for bash -c, not for this shell\n";
   out += fmt::format("RV_COMMAND={}\n", shell_quote(ctx.launch.command));
   return out;

@@ -3,6 +3,7 @@
 #include "templates/detail.hpp"
 
 #include "core/process/shell.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -54,10 +55,7 @@ Result<bool> check_output_path(std::string_view path)
 
 Result<std::string> normalize_signal(std::string_view name)
 {
-  std::string up;
-  for (char c : name) {
-    up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
+  auto up = text::upper(name);
   if (up.starts_with("SIG")) {
     up.erase(0, 3);
   }

@@ -226,7 +226,7 @@ TEST_CASE("corpus details: squeue layouts beyond rv's own")
   // `-O tres-alloc` alone: no job, but the cut TRES (ending in a comma) still reads.
   auto cut = read("squeue/issue-ood_core-870-O-tres-alloc-default-width20-truncated.txt");
   CHECK(parse_squeue(cut)->empty());
-  auto tres = parse_tres_map(text::lines(cut).at(1));
+  auto tres = parse_tres_map(rv::text::lines(cut).at(1));
   CHECK(tres.at("cpu") == "120");
   CHECK(tres.at("mem") == "515456M");
 
@@ -263,7 +263,7 @@ TEST_CASE("corpus details: sacct captures without rv's field order")
   // AllocTRES or AllocGRES alone: no JobID, so no job rows; the values themselves read.
   auto jobstats = read("sacct/issue-jobstats-6-P-X-noheader-alloctres-exclusive.txt");
   CHECK(parse_sacct(jobstats, "AllocTRES")->empty());
-  auto gpus = parse_tres_gpus(text::trim(jobstats));
+  auto gpus = parse_tres_gpus(rv::text::trim(jobstats));
   REQUIRE(gpus.has_value());
   REQUIRE(gpus->size() == 1);
   CHECK((*gpus)[0].type == "rtx2080ti");
@@ -272,7 +272,7 @@ TEST_CASE("corpus details: sacct captures without rv's field order")
   auto gres = read("sacct/sckyzo-17.11.2-allocgres.txt");
   CHECK(parse_sacct(gres, "AllocGRES")->empty());
   int total = 0;
-  for (auto line : text::lines(gres)) {
+  for (auto line : rv::text::lines(gres)) {
     auto g = parse_gres(line);
     REQUIRE(g.has_value());
     total += total_gpus(*g);

@@ -9,7 +9,6 @@
 
 using rv::sync::analyze_command;
 using rv::sync::misplaced_rv_flags;
-using rv::sync::split_shell_words;
 using V = std::vector<std::string>;
 
 namespace {
@@ -121,14 +120,6 @@ TEST_CASE("sync: every word naming a local path counts, --opt=VALUE values too; 
   CHECK_FALSE(analyze_command({"hosts"}, exists).names_local_file());
 }
 
-TEST_CASE("sync: shell lines split like sh reads them")
-{
-  CHECK(split_shell_words("python 'my file.py' --msg \"a \\\"b\\\"\"") ==
-        V{"python", "my file.py", "--msg", "a \"b\""});
-  CHECK(split_shell_words("a&&b || c;d|e &") == V{"a", "&&", "b", "||", "c", ";", "d", "|", "e", "&"});
-  CHECK(split_shell_words("x\\ y  ''") == V{"x y", ""});
-}
-
 TEST_CASE("sync: rv's own flags after the command are reported once each")
 {
   const V rv_flags = {"--time", "-g", "--gpu", "--follow", "-f", "--name"};
@@ -138,4 +129,40 @@ TEST_CASE("sync: rv's own flags after the command are reported once each")
   CHECK(misplaced_rv_flags({"python", "train.py", "--lr", "1"}, rv_flags).empty());
   // The first word is the program, never a misplaced flag.
   CHECK(misplaced_rv_flags({"--name"}, rv_flags).empty());
+}
+
+TEST_CASE("sync: command lines read by the one grammar (each case failed with sync's own splitter)")
+{
+  // A newline ends a command: the second line's python runs the entry, not `echo`.
+  auto lines = analyze_command({"echo hi\npython train.py"}, exists);
+  CHECK(lines.launcher == "python");
+  CHECK(lines.entry == "train.py");
+  // A continued line: the entry is train.py, not a word made of the newline.
+  auto continued = analyze_command({"torchrun \\\n  --nproc_per_node 2 \\\n  train.py"}, exists);
+  CHECK(continued.entry == "train.py");
+  CHECK(continued.entry_file == "train.py");
+  // A comment names nothing.
+  CHECK(analyze_command({"python train.py # was scripts/train.py"}, exists).local_files == V{"train.py"});
+  // python2 is a python; `uv run --with X` takes a value; `bash -c` reads a whole line.
+  CHECK(analyze_command({"python2", "-m", "pkg.cli"}, exists).entry_file == "pkg/cli/__main__.py");
+  auto uv = analyze_command({"uv", "run", "--with", "data", "python", "train.py"}, exists);
+  CHECK(uv.launcher == "python");
+  CHECK(uv.entry == "train.py");
+  auto line = analyze_command({"bash", "-c", "cd . && python -m pkg.cli"}, exists);
+  CHECK(line.launcher == "bash");
+  CHECK(line.entry == "pkg.cli");
+  CHECK(line.entry_is_module);
+  // `1A=b` is not an assignment: sh runs it as the program.
+  CHECK(analyze_command({"1A=b", "python", "train.py"}, exists).launcher == "1A=b");
+}
+
+TEST_CASE("sync: redirection targets name files; the launcher is known")
+{
+  auto a = analyze_command({"python train.py < data > hosts 2>&1"}, exists);
+  CHECK(a.entry == "train.py");
+  CHECK(a.local_files == V{"train.py", "data", "hosts"});
+  CHECK(a.known_launcher);
+  CHECK(analyze_command({"./run.sh"}, exists).known_launcher);
+  CHECK(analyze_command({"accelerate", "launch", "train.py"}, exists).known_launcher);
+  CHECK_FALSE(analyze_command({"mytool", "train.py"}, exists).known_launcher);
 }

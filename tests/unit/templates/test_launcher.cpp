@@ -72,3 +72,35 @@ TEST_CASE("launcher: launchers after operators, quotes left untouched")
   auto comment = inject_launcher_flags("# torchrun t.py\necho hi", false);
   CHECK(comment.kind == LauncherKind::none);
 }
+
+TEST_CASE("launcher: launchers the one grammar finds (each case failed with templates' own reader)")
+{
+  const std::pair<const char*, const char*> cases[] = {
+      {"time torchrun t.py", "time torchrun --master_port=\"$MASTER_PORT\" t.py"},
+      {"uv run torchrun t.py", "uv run torchrun --master_port=\"$MASTER_PORT\" t.py"},
+      {"python3.13t -m torch.distributed.run t.py",
+       "python3.13t -m torch.distributed.run --master_port=\"$MASTER_PORT\" t.py"},
+      {"python -u -m torch.distributed.run t.py",
+       "python -u -m torch.distributed.run --master_port=\"$MASTER_PORT\" t.py"},
+      {"python -m accelerate.commands.launch t.py",
+       "python -m accelerate.commands.launch --main_process_port=\"$MASTER_PORT\" t.py"},
+      // The module ends torchrun's options: the port after it is the module's own flag.
+      {"torchrun -m pkg.train --master_port 5", "torchrun --master_port=\"$MASTER_PORT\" -m pkg.train --master_port 5"},
+      // In double quotes `\_` keeps its backslash: torchrun would not read this as its port flag.
+      {"torchrun \"--master\\_port=1\" t.py", "torchrun --master_port=\"$MASTER_PORT\" \"--master\\_port=1\" t.py"},
+      {"torchrun --no_python ./run.sh --master_port 5",
+       "torchrun --master_port=\"$MASTER_PORT\" --no_python ./run.sh --master_port 5"},
+  };
+  for (const auto& [in, want] : cases) {
+    CAPTURE(in);
+    CHECK(inject_launcher_flags(in, false).command == want);
+  }
+}
+
+TEST_CASE("launcher: continued lines and redirections keep every byte")
+{
+  auto out = inject_launcher_flags("torchrun \\\n  --standalone t.py 2>&1 | tee log\ndeepspeed t.py", false);
+  CHECK(out.command ==
+        "torchrun \\\n  --standalone t.py 2>&1 | tee log\ndeepspeed --master_port=\"$MASTER_PORT\" t.py");
+  CHECK(out.kind == LauncherKind::torchrun); // the first launcher found
+}
