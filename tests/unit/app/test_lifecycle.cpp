@@ -8,6 +8,7 @@
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/local_runner.hpp"
+#include "fakes/argv_match.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
@@ -26,19 +27,11 @@ using namespace rv;
 using namespace rv::app;
 using rv::test::CaptureOutput;
 using rv::test::FakeClock;
+using rv::test::has;
+using rv::test::mentions;
 using rv::test::scontrol_job;
 
 namespace {
-
-bool has(const std::vector<std::string>& argv, const std::string& word)
-{
-  return std::find(argv.begin(), argv.end(), word) != argv.end();
-}
-
-bool mentions(const std::vector<std::string>& argv, const std::string& part)
-{
-  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(part) != std::string::npos; });
-}
 
 // A cluster scripted step by step: each step matches one command and answers it, or fails the
 // transport (an SSH drop, an interrupt). What rv sent (argv and stdin) is kept for assertions.
