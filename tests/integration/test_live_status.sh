@@ -2,7 +2,8 @@
 # While rv waits (docs/events.md), on the real cluster: every v100 GPU held by another job, so
 # `rv run -f` stays PENDING (Resources) until the test frees them. Without a terminal, a plain
 # status line naming the reason reaches stderr before the winner and its output, with no control
-# sequences, and the job's stdout arrives byte for byte; `--json` gives events jq parses
+# sequences, and the job's stdout arrives byte for byte (also through `rv logs -f` on a request
+# still pending); `--json` gives events jq parses
 # (submitted, a PENDING state with the reason, winner, output, ended with the exit code); on a
 # terminal (script(1)) the block is drawn and erased before the job's output.
 # shellcheck source=tests/integration/lib.sh
@@ -71,6 +72,21 @@ sed '1{/^request /d}; /^  s[0-9]\{1,\} /d' "$IT_DIR/plain.out" >"$IT_DIR/plain.j
 cmp -s "$IT_DIR/expected" "$IT_DIR/plain.job" ||
   it_fail "the job's stdout is not byte-exact" "$(od -c "$IT_DIR/plain.job" | head -5)"
 pass "no terminal: '$(grep -m1 Resources "$IT_DIR/plain.err")' on stderr within ${waited}s, before the winner; stdout byte-exact"
+
+# ---- rv logs -f on a request still pending: the same plain lines, then the job's bytes ----
+occupy_v100
+run ssh_rv run -g 1 -t v100 --time 5m --name "$NAME-logs" -- "$job"
+assert_rc 0 "rv run without -f"
+rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
+[[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
+ssh_rv logs -f "$rid" </dev/null >"$IT_DIR/logs.out" 2>"$IT_DIR/logs.err" &
+bg_pid=$!
+logs_pending() { grep -q 'PENDING: waiting for free GPUs (Resources)' "$IT_DIR/logs.err"; }
+wait_for 60 logs_pending
+finish_waiting "rv logs -f" "$IT_DIR/logs.err"
+cmp -s "$IT_DIR/expected" "$IT_DIR/logs.out" ||
+  it_fail "rv logs -f: the job's stdout is not byte-exact" "$(od -c "$IT_DIR/logs.out" | head -5)"
+pass "rv logs -f on a pending request: '$(grep -m1 Resources "$IT_DIR/logs.err")', then the job's bytes"
 
 # ---- --json: events on stdout, each line JSON ----
 start_waiting "$IT_DIR/json.out" "$IT_DIR/json.err" --json run -f -g 1 -t v100 --time 5m --name "$NAME-json" -- "$job"
