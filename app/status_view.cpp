@@ -22,7 +22,7 @@ std::string state_detail(const JobRecord& j)
   }
   if (is_pending(j)) {
     const auto plain = slurm::plain_reason(j.reason);
-    std::string d = ": " + plain;
+    std::string d = ": " + printable(plain); // an unknown reason is shown as the cluster spelled it
     if (!j.reason.empty() && plain != j.reason) {
       d += " (" + printable(j.reason) + ")";
     }

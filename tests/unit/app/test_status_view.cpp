@@ -35,6 +35,7 @@ TEST_CASE("status view: a pending job's line says why in plain words, Slurm's wo
   CHECK(job_status_line(j, 12) ==
         "rv: s1 (job 301): PENDING: waiting for free GPUs (Resources), est. start 2026-11-22T14:05:00 [0:12]\n");
   j.reason.clear();
+  j.start_estimate.clear();
   CHECK(job_state_text(j) == "PENDING: waiting to be scheduled");
   j.state = "RUNNING";
   j.node_list = "a6000-1";

@@ -39,13 +39,14 @@ TEST_CASE("std output: the block is erased before the job's first byte and stays
     cli::StdOutput o(out, err, app::Terminal{true, false, 80});
     o.status({"rv: waiting 0:01", "  s1 301 PENDING"});
     o.status({"rv: waiting 0:02", "  s1 301 PENDING"});
-    o.out("epoch 1\n"); // the job's output
-    o.err("warn\n");
+    const auto drawn = app::redraw_block(0, {"rv: waiting 0:01", "  s1 301 PENDING"}) +
+                       app::redraw_block(2, {"rv: waiting 0:02", "  s1 301 PENDING"});
+    o.out("epoch 1\n");                  // the job's output: the block is erased before its first byte
     CHECK(contents(out) == "epoch 1\n"); // stdout: the job's bytes, nothing else
-    CHECK(contents(err) == app::redraw_block(0, {"rv: waiting 0:01", "  s1 301 PENDING"}) +
-                               app::redraw_block(2, {"rv: waiting 0:02", "  s1 301 PENDING"}) + app::erase_block(2) +
-                               "warn\n");
-    o.status({}); // nothing shown: nothing to erase
+    CHECK(contents(err) == drawn + app::erase_block(2));
+    o.err("warn\n");
+    CHECK(contents(err) == drawn + app::erase_block(2) + "warn\n"); // erased once
+    o.status({});                                                   // nothing shown: nothing to erase
   }
   CHECK(contents(err).ends_with("warn\n")); // nor when it goes
   std::fclose(out);
