@@ -15,8 +15,17 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rv::app {
+
+// What the user's stderr is, as cli/ found it (isatty, NO_COLOR, the window size): app/ never
+// asks the terminal itself.
+struct Terminal {
+  bool tty = false;   // a terminal: the live status refreshes in place (app/live_status.hpp)
+  bool color = false; // a terminal and NO_COLOR unset
+  int width = 0;      // columns; 0 = unknown
+};
 
 // Where the user sees what rv says and what the job prints. `out` is stdout's role (results,
 // the job's own output, JSON documents), `err` stderr's (the job's stderr, progress).
@@ -25,6 +34,11 @@ public:
   virtual ~Output() = default;
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
+  // Shows `lines` (app/status_view.hpp made them) as the live status block on stderr, replacing
+  // the block shown before; no lines removes it. Anything else written (out, err, a log line)
+  // erases the block first; only the next status() draws it again. Called only on a terminal.
+  virtual void status(const std::vector<std::string>& lines) { (void)lines; }
+  virtual Terminal terminal() const { return {}; }
 };
 
 struct Env {
@@ -39,6 +53,7 @@ struct Env {
   int verbosity = 0;         // -v count
   std::string home;          // the local home directory ("" = unknown): never sent whole
   std::filesystem::path cwd; // where rv was started: smart execution's project lookup
+  bool quiet = false;        // --quiet: nothing but the job's output, warnings and errors
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

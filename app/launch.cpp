@@ -1,6 +1,7 @@
 #include "app/launch.hpp"
 
 #include "app/follow.hpp"
+#include "app/live_status.hpp"
 #include "app/race.hpp"
 #include "app/reap.hpp"
 #include "app/submit.hpp"
@@ -83,23 +84,31 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     if (attempt > 0) {
       this_try.request_id.clear();
     }
+    LiveStatus live(env, follow);
+    live.phase(submitting_text(current.plan.strategies.size(), runner.where()));
     RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
     if (!follow) {
       launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
       if (env.json) {
         env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+      } else if (env.quiet) {
+        env.output.out(launched.rec.id + "\n");
       } else {
         env.output.out(submitted_summary(launched.rec, current.plan));
       }
       return 0;
     }
-    RV_TRY(winner, race_request(env, launched));
+    live.event(submitted_event(launched.rec));
+    RV_TRY(winner, race_request(env, launched, live));
     auto& rec = launched.rec;
-    auto status = follow_job(runner, env.clock, env.output, rec, winner, 0, 0,
+    JobOutput job_output(env, live, rec.id, winner.job_id, winner.node_list);
+    auto status = follow_job(runner, env.clock, job_output, rec, winner, 0, 0,
                              [&](const std::string& prev, const std::string& next) {
                                record_next_segment(store, rec, prev, next);
                                winner.job_id = next;
+                               job_output.set_job(next);
                              });
+    job_output.flush();
     if (!status) {
       return std::unexpected(status.error()); // `launched` saves the record and removes the secrets
     }
@@ -127,7 +136,9 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
         }
       }
     }
-    return exit_code_of(*status, status->job_id);
+    const int code = exit_code_of(*status, status->job_id);
+    live.event(ended_event(rec.id, *status, code));
+    return code;
   }
 }
 
@@ -136,9 +147,11 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   auto& runner = env.cluster;
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap.
   // The record shows what the user asked for; the job itself only holds the nodes.
+  LiveStatus live(env, false); // `rv up --json` prints the record once, not events
+  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()));
   RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", "", "up", {},
                                   command.empty() ? "(interactive shell)" : command));
-  RV_TRY(winner, race_request(env, launched));
+  RV_TRY(winner, race_request(env, launched, live));
   if (env.json) {
     launched.release();
     env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");

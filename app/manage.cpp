@@ -1,10 +1,12 @@
 #include "app/manage.hpp"
 
 #include "app/follow.hpp"
+#include "app/live_status.hpp"
 #include "app/reap.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
 #include "slurm/backoff.hpp"
+#include "slurm/hostlist.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/monitor.hpp"
 
@@ -181,7 +183,8 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
   };
   pick();
   // `rv run` returns before the race is decided: refresh (and reap) until a sibling has started,
-  // waiting for it with -f.
+  // waiting for it with -f (the live status shows each refresh).
+  LiveStatus live(env, true);
   slurm::Backoff backoff(slurm::Backoff::waiting());
   while (!job) {
     std::vector<RequestRecord> one = {r};
@@ -193,6 +196,9 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     pick();
     if (job) {
       break;
+    }
+    if (req.follow) {
+      live.jobs(r);
     }
     if (!req.follow || request_finished(r)) {
       return fail(
@@ -209,15 +215,29 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
   if (req.node >= 0) {
     path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, req.node, req.err ? "err" : "out");
   }
+  live.clear();
+  std::string node = job->node_list; // per-node log K: the K-th host of the allocation
+  if (auto hosts = slurm::expand_hostlist(job->node_list);
+      req.node >= 0 && hosts && req.node < static_cast<int>(hosts->size())) {
+    node = (*hosts)[static_cast<std::size_t>(req.node)];
+  }
+  JobOutput job_output(env, live, r.id, job->job_id, node);
   if (req.follow && req.node < 0) {
-    RV_TRY(status, follow_job(env.cluster, env.clock, env.output, r, *job, 0, 0,
-                              [&](const std::string& prev, const std::string& next) {
-                                record_next_segment(env.requests, r, prev, next);
-                              }));
-    return exit_code_of(status, status.job_id);
+    auto status = follow_job(env.cluster, env.clock, job_output, r, *job, 0, 0,
+                             [&](const std::string& prev, const std::string& next) {
+                               record_next_segment(env.requests, r, prev, next);
+                               job_output.set_job(next);
+                             });
+    job_output.flush();
+    if (!status) {
+      return std::unexpected(status.error());
+    }
+    const int code = exit_code_of(*status, status->job_id);
+    live.event(ended_event(r.id, *status, code));
+    return code;
   }
   auto c = req.tail >= 0 ? proc::remote::last_lines_command(path, req.tail) : proc::remote::read_command(path);
-  c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+  c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
   RV_TRY(o, env.cluster.run(c));
   if (!o.ok()) {
     return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),

@@ -57,7 +57,7 @@ void check_allocation(proc::Runner& runner, const JobRecord& winner)
 
 // Races the submitted siblings: the first to start wins, the others are cancelled, Ctrl-C or
 // an error cancels everything. Returns the winner's strategy id (also in `l.rec.winner`).
-Result<JobRecord> race_request(Env& env, Launched& l)
+Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
 {
   auto& runner = env.cluster;
   auto& store = env.requests;
@@ -87,9 +87,15 @@ Result<JobRecord> race_request(Env& env, Launched& l)
       rec.state = RequestState::won;
     }
     save(store, rec);
+    live.jobs(rec);
+  };
+  mo.on_cancel = [&](const std::vector<std::string>& ids) {
+    live.event({{"event", "cancelled"}, {"request", rec.id}, {"job_ids", ids}});
   };
   const auto race_start = env.clock.now();
+  live.waiting(rec);
   auto stats = slurm::run_race(runner, env.clock, race, mo);
+  live.clear(); // before anything else is said
   if (!stats) {
     clear_interrupt(); // so that the cleanup's one command runs
     const auto code = stats.error().code;
@@ -110,6 +116,13 @@ Result<JobRecord> race_request(Env& env, Launched& l)
     return fail(ErrorCode::generic, "the race ended without a winner");
   }
   const double secs = std::chrono::duration<double>(env.clock.now() - race_start).count();
+  live.event({{"event", "winner"},
+              {"request", rec.id},
+              {"strategy", winner->strategy_id},
+              {"job_id", winner->job_id},
+              {"nodes", winner->node_list},
+              {"label", winner->label},
+              {"waited_s", static_cast<std::int64_t>(secs)}});
   std::string siblings;
   if (!stats->cancelled.empty()) {
     siblings = fmt::format("; cancelled {}", fmt::join(stats->cancelled, " "));
@@ -120,6 +133,12 @@ Result<JobRecord> race_request(Env& env, Launched& l)
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
   check_allocation(runner, *winner);
   return *winner;
+}
+
+Result<JobRecord> race_request(Env& env, Launched& l)
+{
+  LiveStatus live(env, false);
+  return race_request(env, l, live);
 }
 
 } // namespace rv::app

@@ -1,5 +1,6 @@
 #include "app/smart_exec.hpp"
 
+#include "app/live_status.hpp"
 #include "core/command/words.hpp"
 #include "core/config.hpp"
 #include "core/duration.hpp"
@@ -99,7 +100,12 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   if (spdlog::should_log(spdlog::level::debug)) {
     options.progress = [](std::string_view f) { spdlog::debug("sync: sent {}", f); };
   }
+  LiveStatus live(env, false); // a terminal shows the phase while it lasts; the log line above says it elsewhere
+  live.phase(fmt::format("syncing project ({} files, {})", p.selection.entries.size(),
+                         sync::human_bytes(p.selection.total_bytes)),
+             true);
   RV_TRY(report, sync::push(remote, local, root, p.selection, p.remote_dir, options));
+  live.clear();
   p.report = std::move(report);
   log_push(p, remote.where());
   return p;

@@ -182,7 +182,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
   save(store, rec);
 
-  if (!env.json) {
+  if (!env.json && !env.quiet) {
     env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
                                rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host));
     for (const auto& j : rec.jobs) {

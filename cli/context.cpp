@@ -1,5 +1,7 @@
 #include "cli/context.hpp"
 
+#include "app/status_view.hpp"
+#include "core/log.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/ssh_runner.hpp"
 
@@ -9,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace rv::cli {
 
@@ -106,16 +110,76 @@ store::RecordStore request_store()
   return store::RecordStore(store::RecordStore::default_dir());
 }
 
+namespace {
+
+void put(std::FILE* f, std::string_view text)
+{
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fflush(f);
+}
+
+} // namespace
+
+StdOutput::StdOutput() : StdOutput(stdout, stderr, detect()) {}
+
+StdOutput::StdOutput(std::FILE* out, std::FILE* err, app::Terminal terminal)
+    : m_out(out), m_err(err), m_terminal(terminal)
+{}
+
+StdOutput::~StdOutput()
+{
+  hide();
+}
+
+app::Terminal StdOutput::detect()
+{
+  app::Terminal t;
+  const char* term = std::getenv("TERM");
+  t.tty = ::isatty(2) != 0 && !(term && std::string_view(term) == "dumb");
+  const char* no_color = std::getenv("NO_COLOR");
+  t.color = t.tty && !(no_color && *no_color);
+  winsize ws{};
+  if (t.tty && ::ioctl(2, TIOCGWINSZ, &ws) == 0) {
+    t.width = ws.ws_col;
+  }
+  return t;
+}
+
+void StdOutput::hide()
+{
+  if (m_rows == 0) {
+    return;
+  }
+  set_log_interlude({}, {});
+  put(m_err, app::erase_block(m_rows));
+  m_rows = 0;
+  m_lines.clear();
+}
+
+void StdOutput::status(const std::vector<std::string>& lines)
+{
+  if (lines.empty()) {
+    hide();
+    return;
+  }
+  put(m_err, app::redraw_block(m_rows, lines));
+  m_lines = lines;
+  m_rows = lines.size();
+  // A log line goes above the block: erased before it, drawn again after it.
+  set_log_interlude([this] { put(m_err, app::erase_block(m_rows)); },
+                    [this] { put(m_err, app::redraw_block(0, m_lines)); });
+}
+
 void StdOutput::out(std::string_view text)
 {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  hide();
+  put(m_out, text);
 }
 
 void StdOutput::err(std::string_view text)
 {
-  std::fwrite(text.data(), 1, text.size(), stderr);
-  std::fflush(stderr);
+  hide();
+  put(m_err, text);
 }
 
 std::string local_home()
@@ -134,17 +198,17 @@ std::filesystem::path current_dir()
 }
 } // namespace
 
-RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity)
+RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity, bool quiet)
     : cluster(std::move(runner)), settings(std::move(typed)), requests(request_store()),
-      secrets(secrets::Store::default_path()),
-      env{*cluster, local, clock, requests, secrets, settings, output, json, verbosity, local_home(), current_dir()}
+      secrets(secrets::Store::default_path()), env{*cluster, local, clock,     requests,     secrets,       settings,
+                                                   output,   json,  verbosity, local_home(), current_dir(), quiet}
 {}
 
 Result<std::unique_ptr<RealEnv>> Context::make_env()
 {
   RV_TRY(typed, app::read_settings(config, local_home())); // a bad value fails here, naming its key
   RV_TRY(runner, make_runner());
-  return std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity);
+  return std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity, global.quiet);
 }
 
 } // namespace rv::cli

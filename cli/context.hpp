@@ -9,6 +9,7 @@
 #include "core/secrets.hpp"
 #include "core/store/record_store.hpp"
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,11 +43,32 @@ struct GlobalOptions {
 };
 
 // The terminal as the application core's output: stdout and stderr, flushed per write so that
-// a job's streamed output and rv's own lines keep their order.
+// a job's streamed output and rv's own lines keep their order. On a terminal it draws the live
+// status block (app/status_view.hpp) at the bottom of stderr and erases it before anything else
+// is written there or on stdout; a log line is written above it (core/log.hpp's interlude).
 class StdOutput final : public app::Output {
 public:
+  StdOutput(); // stdout, stderr, and what detect() finds
+  StdOutput(std::FILE* out, std::FILE* err, app::Terminal terminal);
+  ~StdOutput() override;
+  StdOutput(const StdOutput&) = delete;
+  StdOutput& operator=(const StdOutput&) = delete;
   void out(std::string_view text) override;
   void err(std::string_view text) override;
+  void status(const std::vector<std::string>& lines) override;
+  app::Terminal terminal() const override { return m_terminal; }
+
+  // This process's stderr: a terminal (and TERM is not dumb), colours unless NO_COLOR is set,
+  // the window's width.
+  static app::Terminal detect();
+
+private:
+  void hide(); // erases the block, if one is shown
+  std::FILE* m_out;
+  std::FILE* m_err;
+  app::Terminal m_terminal;
+  std::vector<std::string> m_lines; // the block shown, if m_rows > 0
+  std::size_t m_rows = 0;
 };
 
 // The real effects behind an app::Env: the cluster runner the config asks for, this machine,
@@ -61,7 +83,7 @@ struct RealEnv {
   StdOutput output;
   app::Env env;
 
-  RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity);
+  RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity, bool quiet);
   RealEnv(const RealEnv&) = delete;
   RealEnv& operator=(const RealEnv&) = delete;
 };

@@ -71,7 +71,7 @@ int main(int argc, char** argv)
   app.add_option("--connect-timeout", g.connect_timeout, "SSH connect timeout, e.g. 15s");
   app.add_option("-A,--account", g.account, "Slurm account");
   app.add_flag("-v,--verbose", g.verbosity, "more logging on stderr (-vv for trace)");
-  app.add_flag("-q,--quiet", g.quiet, "only warnings and errors on stderr");
+  app.add_flag("-q,--quiet", g.quiet, "nothing but results, the job's output, warnings and errors");
   app.add_flag("--json", g.json, "print results (and errors) as JSON on stdout");
 
   rv::cli::setup_exec(app, ctx);

@@ -12,6 +12,28 @@
 #include <unistd.h>
 
 namespace rv {
+namespace {
+
+struct Interlude {
+  std::mutex lock;
+  std::function<void()> before, after;
+};
+
+Interlude& interlude()
+{
+  static Interlude i;
+  return i;
+}
+
+} // namespace
+
+void set_log_interlude(std::function<void()> before, std::function<void()> after)
+{
+  auto& i = interlude();
+  std::lock_guard<std::mutex> guard(i.lock);
+  i.before = std::move(before);
+  i.after = std::move(after);
+}
 
 PrintableSink::PrintableSink(std::shared_ptr<spdlog::sinks::sink> inner) : m_inner(std::move(inner)) {}
 
@@ -19,7 +41,16 @@ void PrintableSink::sink_it_(const spdlog::details::log_msg& msg)
 {
   const std::string safe = printable(std::string_view(msg.payload.data(), msg.payload.size()));
   spdlog::details::log_msg copy(msg.time, msg.source, msg.logger_name, msg.level, safe);
+  auto& i = interlude();
+  std::lock_guard<std::mutex> guard(i.lock);
+  if (i.before) {
+    i.before();
+  }
   m_inner->log(copy);
+  m_inner->flush();
+  if (i.after) {
+    i.after();
+  }
 }
 
 void PrintableSink::flush_()

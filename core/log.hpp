@@ -3,6 +3,7 @@
 
 #include <spdlog/sinks/base_sink.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,11 @@ private:
 // Configures spdlog for the CLI: `verbosity` 0 = info, 1 = debug, 2+ = trace; `quiet` = warn.
 // Honours NO_COLOR and non-TTY stderr.
 void setup_logging(int verbosity, bool quiet);
+
+// Lets a live status block on stderr step aside for log lines: `before` runs before each line
+// the CLI's logger writes, `after` after it (both empty: nothing). The cli's output sets them
+// while it shows a block (cli/context.hpp).
+void set_log_interlude(std::function<void()> before, std::function<void()> after);
 
 // Sends all logging to a null sink (unit tests).
 void silence_logging();

@@ -131,38 +131,4 @@ bool is_started(JobState state)
   }
 }
 
-bool is_hopeless_reason(std::string_view reason)
-{
-  static constexpr std::array<std::string_view, 22> k_hopeless = {
-      "PartitionTimeLimit",
-      "PartitionNodeLimit",
-      "PartitionConfig",
-      "PartitionDown",
-      "PartitionInactive",
-      "BadConstraints",
-      "InvalidAccount",
-      "InvalidQOS",
-      "AccountNotAllowed",
-      "QOSNotAllowed",
-      "QOSMaxWallDurationPerJobLimit",
-      "AssocMaxWallDurationPerJobLimit",
-      "QOSMaxGRESPerJob",
-      "QOSMaxCpuPerJobLimit",
-      "QOSMaxMemoryPerJob",
-      "QOSMaxNodePerJobLimit",
-      "AssocMaxNodesPerJobLimit",
-      "AssocMaxCpuPerJobLimit",
-      "AssocMaxGRESPerJob",
-      "QOSMinGRES",
-      "MaxRequeued" /*job_requeue limit*/,
-      "DependencyNeverSatisfied",
-  };
-  for (auto r : k_hopeless) {
-    if (reason == r) {
-      return true;
-    }
-  }
-  return false;
-}
-
 } // namespace rv::slurm

@@ -38,8 +38,4 @@ bool is_terminal(JobState state);
 // Tells whether the state means the job holds (or held) its allocation.
 bool is_started(JobState state);
 
-// Tells whether a pending reason can never clear by waiting (a limit the job itself breaks,
-// a bad account or constraint), as opposed to Resources, Priority or a per-user count limit.
-bool is_hopeless_reason(std::string_view reason);
-
 } // namespace rv::slurm

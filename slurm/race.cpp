@@ -1,5 +1,7 @@
 #include "slurm/race.hpp"
 
+#include "slurm/pending_reason.hpp"
+
 #include <algorithm>
 
 namespace rv::slurm {

@@ -8,6 +8,7 @@
 #include "core/process/runner.hpp"
 #include "core/secrets.hpp"
 #include "core/store/record_store.hpp"
+#include "fakes/argv_match.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
@@ -28,16 +29,6 @@
 namespace rv::test::lifecycle {
 
 using namespace rv::app;
-
-inline bool has(const std::vector<std::string>& argv, const std::string& word)
-{
-  return std::find(argv.begin(), argv.end(), word) != argv.end();
-}
-
-inline bool mentions(const std::vector<std::string>& argv, const std::string& part)
-{
-  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(part) != std::string::npos; });
-}
 
 // A cluster scripted step by step: each step matches one command and answers it, or fails the
 // transport (an SSH drop, an interrupt). What rv sent (argv and stdin) is kept for assertions.

@@ -1,4 +1,5 @@
 #include "app/follow.hpp"
+#include "fakes/argv_match.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/captured_job.hpp"
 #include "fakes/fake_clock.hpp"
@@ -16,14 +17,10 @@ using namespace rv::app;
 using rv::test::CaptureOutput;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
+using rv::test::has;
 using rv::test::scontrol_job;
 
 namespace {
-bool has(const std::vector<std::string>& argv, const std::string& word)
-{
-  return std::find(argv.begin(), argv.end(), word) != argv.end();
-}
-
 // One segment's worth of commands: logs, squeue says ended, logs, final state.
 void expect_segment(FakeRunner& r, const std::string& id, const std::string& state, const std::string& exit_code)
 {

@@ -18,6 +18,8 @@
 using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
+using rv::test::has;
+using rv::test::mentions;
 using rv::test::scontrol_job;
 
 TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps running and stays tracked")

@@ -1,4 +1,5 @@
 #include "app/reap.hpp"
+#include "fakes/argv_match.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
 
@@ -11,6 +12,7 @@ using namespace rv;
 using namespace rv::app;
 using rv::test::FakeClock;
 using rv::test::FakeRunner;
+using rv::test::has;
 
 namespace {
 RequestRecord request(const char* id, RequestState state)
@@ -35,11 +37,6 @@ RequestRecord request(const char* id, RequestState state)
 std::string row(const char* id, const char* state, const char* nodes, const std::string& name)
 {
   return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|1:00:00|0:05|N/A|{}\n", id, state, nodes, name);
-}
-
-bool has(const std::vector<std::string>& argv, const char* word)
-{
-  return std::find(argv.begin(), argv.end(), word) != argv.end();
 }
 
 store::RecordStore temp_store(const char* name)

@@ -1,3 +1,4 @@
+#include "slurm/pending_reason.hpp"
 #include "slurm/race.hpp"
 
 #include <doctest/doctest.h>
