@@ -67,6 +67,29 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   return p;
 }
 
+templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
+                                        const std::string& command_line, const std::string& workdir,
+                                        const RunExtras& extras)
+{
+  templates::RenderOptions ro;
+  ro.request_id = rec.id;
+  ro.command = command_line;
+  ro.workdir = workdir;
+  ro.log_dir = paths.logs;
+  ro.remote_root = paths.root;
+  ro.checkpoint_root = paths.checkpoints;
+  ro.project_key =
+      !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.output_root = paths.outputs;
+  ro.cache_root = paths.cache;
+  ro.setup = extras.setup;
+  ro.venv = extras.venv;
+  ro.outputs = extras.outputs;
+  ro.secrets_file = rec.secrets_file;
+  ro.env = extras.env;
+  return ro;
+}
+
 // Records the request, renders and submits every strategy in one round trip, records the job
 // ids and prints them. Fails when nothing could be submitted.
 Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
@@ -128,21 +151,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   save(store, rec);
 
-  templates::RenderOptions ro;
-  ro.request_id = rec.id;
-  ro.command = command_line;
-  ro.workdir = workdir;
-  ro.log_dir = paths->logs;
-  ro.remote_root = paths->root;
-  ro.checkpoint_root = paths->checkpoints;
-  ro.project_key =
-      !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
-  ro.output_root = paths->outputs;
-  ro.cache_root = paths->cache;
-  ro.setup = extras.setup;
-  ro.venv = extras.venv;
-  ro.outputs = extras.outputs;
-  ro.secrets_file = rec.secrets_file;
+  auto ro = render_options(rec, *paths, command_line, workdir, extras);
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;

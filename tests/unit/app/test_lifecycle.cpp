@@ -8,10 +8,7 @@
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/local_runner.hpp"
-#include "fakes/capture_output.hpp"
-#include "fakes/captured_job.hpp"
-#include "fakes/fake_clock.hpp"
-#include "unit/templates/cases.hpp"
+#include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -24,141 +21,7 @@
 
 using namespace rv;
 using namespace rv::app;
-using rv::test::CaptureOutput;
-using rv::test::FakeClock;
-using rv::test::scontrol_job;
-
-namespace {
-
-bool has(const std::vector<std::string>& argv, const std::string& word)
-{
-  return std::find(argv.begin(), argv.end(), word) != argv.end();
-}
-
-bool mentions(const std::vector<std::string>& argv, const std::string& part)
-{
-  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(part) != std::string::npos; });
-}
-
-// A cluster scripted step by step: each step matches one command and answers it, or fails the
-// transport (an SSH drop, an interrupt). What rv sent (argv and stdin) is kept for assertions.
-class Cluster final : public proc::Runner {
-public:
-  using Matcher = std::function<bool(const std::vector<std::string>&)>;
-  void on(Matcher m, proc::Outcome o) { m_steps.push_back({std::move(m), std::move(o)}); }
-  void on(Matcher m, Error e) { m_steps.push_back({std::move(m), std::unexpected(std::move(e))}); }
-  static proc::Outcome ok(std::string out = {}) { return reply(0, std::move(out)); }
-  static proc::Outcome reply(int code, std::string out = {}, std::string err = {})
-  {
-    proc::Outcome o;
-    o.exit_code = code;
-    o.out = std::move(out);
-    o.err = std::move(err);
-    return o;
-  }
-
-  // Answers the commands no scripted step matches (discovery, probes), when set.
-  std::function<std::optional<proc::Outcome>(const std::vector<std::string>&)> fallback;
-
-  Result<proc::Outcome> run(const proc::Command& cmd) override
-  {
-    ++m_round_trips;
-    seen.push_back(cmd.argv);
-    stdin_seen.push_back(cmd.stdin_data.value_or(""));
-    if ((m_steps.empty() || !m_steps.front().match(cmd.argv)) && fallback) {
-      if (auto answer = fallback(cmd.argv)) {
-        return *answer;
-      }
-    }
-    if (m_steps.empty() || !m_steps.front().match(cmd.argv)) {
-      unexpected.push_back(fmt::format("{}", fmt::join(cmd.argv, " ")).substr(0, 200));
-      return fail(ErrorCode::generic, "scripted cluster: unexpected command " + cmd.argv.front());
-    }
-    auto step = std::move(m_steps.front());
-    m_steps.pop_front();
-    return step.answer;
-  }
-  std::string where() const override { return "scripted"; }
-  bool done() const { return m_steps.empty(); }
-
-  std::vector<std::vector<std::string>> seen;
-  std::vector<std::string> stdin_seen;
-  std::vector<std::string> unexpected;
-
-private:
-  struct Step {
-    Matcher match;
-    Result<proc::Outcome> answer;
-  };
-  std::deque<Step> m_steps;
-};
-
-// The Env of one test: a temp state directory for the request and secrets stores.
-struct World {
-  std::filesystem::path dir;
-  Cluster cluster;
-  Cluster local;
-  FakeClock clock;
-  store::RecordStore requests;
-  secrets::Store secrets;
-  Settings settings; // the defaults (remote_root ~/.rv)
-  CaptureOutput output;
-  Env env;
-
-  explicit World(const char* name)
-      : dir(std::filesystem::temp_directory_path() / fmt::format("rv-lifecycle-{}-{}", name, ::getpid())),
-        requests((std::filesystem::remove_all(dir), dir / "requests")), secrets(dir / "secrets.json"),
-        env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/home/alice", dir}
-  {}
-  ~World() { std::filesystem::remove_all(dir); }
-
-  // The one stored record (there must be exactly one).
-  nlohmann::json record()
-  {
-    auto all = requests.list();
-    REQUIRE(all);
-    REQUIRE(all->size() == 1);
-    return all->front();
-  }
-};
-
-// Two strategies, best first: a100 (s1) and v100 (s2), job name "train".
-PlanRun two_strategies()
-{
-  PlanRun p;
-  p.request = templates::testing::base_request();
-  auto s1 = templates::testing::base_strategy();
-  auto s2 = s1;
-  s2.id = "s2";
-  s2.gpu_type = "v100";
-  s2.partition = "gpu-v100";
-  s2.gres = "gpu:v100:2";
-  p.plan.strategies = {s1, s2};
-  return p;
-}
-
-// prepare_remote: the login node answers with rv's root and cache directories.
-void expect_prepare(Cluster& c)
-{
-  c.on([](const auto& a) { return has(a, "rv-prepare"); }, Cluster::ok("/home/alice/.rv\n/home/alice/.rv/cache\n"));
-}
-
-// sbatch --parsable for one strategy: a job id, or Slurm's refusal.
-void expect_sbatch(Cluster& c, const std::string& job_id, const std::string& refusal = {})
-{
-  c.on([](const auto& a) { return has(a, "sbatch"); },
-       refusal.empty() ? Cluster::ok(job_id + "\n")
-                       : Cluster::reply(1, "", "sbatch: error: Batch job submission failed: " + refusal + "\n"));
-}
-
-// One squeue row; `elapsed` is the run time (0:00 = never started).
-std::string squeue_row(const std::string& id, const std::string& state, const std::string& nodes,
-                       const std::string& elapsed = "0:05")
-{
-  return fmt::format("{}|{}|None|p|{}|1|N/A|N/A|2:00:00|{}|N/A|train\n", id, state, nodes, elapsed);
-}
-
-} // namespace
+using namespace rv::test::lifecycle;
 
 TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason; the others are submitted")
 {
@@ -322,30 +185,6 @@ TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records t
   auto saved = w.record();
   CHECK(saved["state"] == "cancelled");
 }
-
-namespace {
-
-// The steps of following job `id` to its end in state `state` (exit code `code`), printing `out`.
-void expect_follow(Cluster& c, const std::string& id, const std::string& state, const std::string& code,
-                   const std::string& out, const std::string& err = {})
-{
-  c.on([id](const auto& a) { return has(a, "tail") && mentions(a, "train-" + id + ".out"); }, Cluster::ok(out));
-  c.on([id](const auto& a) { return has(a, "tail") && mentions(a, "train-" + id + ".err"); }, Cluster::ok(err));
-  c.on([id](const auto& a) { return has(a, "squeue") && has(a, id); }, Cluster::ok(squeue_row(id, state, "n1")));
-  c.on([](const auto& a) { return has(a, "tail"); }, Cluster::ok());
-  c.on([](const auto& a) { return has(a, "tail"); }, Cluster::ok());
-  c.on([id](const auto& a) { return has(a, "scontrol") && has(a, id); }, Cluster::ok(scontrol_job(id, state, code)));
-  c.on([](const auto& a) { return has(a, "sacct"); }, Cluster::ok());
-}
-
-// The race's first poll finds `winner` running and holding the in-job claim.
-void expect_win(Cluster& c, const std::string& ids, const std::string& squeue, const std::string& winner)
-{
-  c.on([ids](const auto& a) { return has(a, "squeue") && has(a, ids); }, Cluster::ok(squeue));
-  c.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok(winner + "\n"));
-}
-
-} // namespace
 
 TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; rv cancels the other")
 {
@@ -657,56 +496,6 @@ TEST_CASE("lifecycle: a tie with no claim seen: rv waits for the claim, then the
   auto saved = w.record();
   CHECK(saved["winner"] == "s1");
   CHECK(saved["jobs"][1]["state"] == "CANCELLED");
-}
-
-// #15 defect 9: `rv up --run` with secrets fails closed when the secrets file is gone.
-TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to run without them")
-{
-  World w("up-secrets");
-  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
-  auto planned = two_strategies();
-  planned.plan.strategies.resize(1);
-  expect_prepare(w.cluster);
-  expect_sbatch(w.cluster, "1301");
-  expect_win(w.cluster, "1301", squeue_row("1301", "RUNNING", "a100-1"), "1301");
-  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
-  std::vector<std::string> srun;
-  w.cluster.on(
-      [&](const auto& a) {
-        srun = a;
-        return a.front() == "srun";
-      },
-      Cluster::ok("ran\n"));
-  w.cluster.on([](const auto& a) { return has(a, "scancel") && has(a, "1301"); }, Cluster::ok());
-  w.cluster.on([](const auto& a) { return has(a, "rv-rm"); }, Cluster::ok());
-  auto rc = launch_up(w.env, planned, "echo \"token=$HF_TOKEN\"");
-  REQUIRE_MESSAGE(rc, rc.error().message);
-  CHECK(w.cluster.done());
-  CHECK(w.cluster.unexpected.empty());
-  // The job step: srun ... bash -c SCRIPT SECRETS_FILE COMMAND. Run that program here for real.
-  auto bash = std::find(srun.begin(), srun.end(), "bash");
-  REQUIRE(bash != srun.end());
-  REQUIRE(srun.end() - bash == 5);
-  CHECK(
-      std::none_of(srun.begin(), srun.end(), [](const std::string& a) { return a.find("hf_x") != std::string::npos; }));
-  const auto file = w.dir / "env";
-  auto run_step = [&]() {
-    proc::LocalRunner local;
-    proc::Command c;
-    c.argv = {"bash", "-c", bash[2], file.string(), bash[4]};
-    auto o = local.run(c);
-    REQUIRE(o);
-    return *o;
-  };
-  std::ofstream(file) << "export HF_TOKEN='hf_x'\n";
-  auto with = run_step();
-  CHECK(with.ok());
-  CHECK(with.out == "token=hf_x\n");
-  std::filesystem::remove(file);
-  auto without = run_step();
-  CHECK(without.exit_code == 1);
-  CHECK(without.out.empty()); // the command did not run
-  CHECK(without.err.find("the secrets file") != std::string::npos);
 }
 
 // #13: with a second cluster configured, rv stop sent cluster A's job id to cluster B.
