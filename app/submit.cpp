@@ -25,8 +25,9 @@ std::string short_hash(const std::string& text)
 } // namespace
 
 Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
-                                   const std::string& secrets)
+                                   const std::string& secrets, const std::string& workdir)
 {
+  constexpr int k_no_workdir = 3; // the script's exit status when the workdir is not a directory
   const std::string& root = settings.remote_root;
   const std::string& scratch = settings.scratch_root;
   proc::Command cmd;
@@ -35,6 +36,9 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   cmd.argv = {"sh",
               "-c",
               std::string(proc::remote::abs_path_function()) +
+                  // The job's `cd`, checked from the same directory (the login's home).
+                  "[ -z \"$4\" ] || [ -d \"$4\" ] || exit " + std::to_string(k_no_workdir) +
+                  "; "
                   "r=$(rv_abs \"$1\") || exit 1; "
                   "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
                   "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
@@ -45,12 +49,17 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
               "rv-prepare",
               root,
               scratch,
-              secrets.empty() ? std::string() : request_id};
+              secrets.empty() ? std::string() : request_id,
+              workdir};
   if (!secrets.empty()) {
     cmd.stdin_data = secrets;
   }
   cmd.timeout = std::chrono::seconds(30);
   RV_TRY(out, runner.run(cmd));
+  if (out.exit_code == k_no_workdir && !workdir.empty()) {
+    return fail(ErrorCode::usage, fmt::format("--workdir {}: no such directory on {}", workdir, runner.where()),
+                "create it first (rv exec mkdir -p DIR), or leave --workdir out to sync the project");
+  }
   auto nl = out.out.find('\n');
   if (!out.ok() || nl == std::string::npos) {
     return fail(ErrorCode::io,
@@ -137,7 +146,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   RV_TRY_VOID(store.create(rec.id, to_json(rec)));
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,
-                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
+                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars), workdir);
   if (!paths) {
     rec.state = "failed";
     save(store, rec);
