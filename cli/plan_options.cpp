@@ -2,6 +2,7 @@
 
 #include "core/duration.hpp"
 #include "core/model/cluster.hpp"
+#include "core/process/shell.hpp"
 
 #include <fmt/format.h>
 
@@ -96,6 +97,21 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   }
   r.job_name = f.name;
   return r;
+}
+
+Result<std::vector<templates::EnvVar>> parse_env_flags(const std::vector<std::string>& words)
+{
+  std::vector<templates::EnvVar> vars;
+  for (const auto& w : words) {
+    const auto eq = w.find('=');
+    const auto name = w.substr(0, eq);
+    if (eq == std::string::npos || !proc::is_variable_name(name)) {
+      return fail(ErrorCode::usage, fmt::format("--env '{}' is not KEY=VALUE with a variable name as KEY", w),
+                  "e.g. --env WANDB_PROJECT=llm --env 'NOTE=two words' (secrets: rv env set NAME)");
+    }
+    vars.push_back({name, w.substr(eq + 1)});
+  }
+  return vars;
 }
 
 Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::string& config_width,

@@ -4,6 +4,7 @@
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
 #include "strategy/options.hpp"
+#include "templates/render.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -65,7 +65,9 @@ files = {
 files["rvfaketorch-0.1.dist-info/RECORD"] = "".join(f"{n},,\n" for n in files) + "rvfaketorch-0.1.dist-info/RECORD,,\n"
 with zipfile.ZipFile("wheels/rvfaketorch-0.1-py3-none-any.whl", "w") as z:
     for name, text in files.items():
-        z.writestr(name, text)
+        info = zipfile.ZipInfo(name)
+        info.external_attr = 0o755 << 16  # pip keeps the executable bit of scripts
+        z.writestr(info, text)
 PY
 printf -- '--no-index\n--find-links ./wheels\nrvfaketorch==0.1\n' >requirements.txt
 cat >src/train.py <<'PY'
@@ -116,11 +118,15 @@ assert_eq "done" "$(jq -r .state "$rec")" "the allocation was released"
 pass "rv up --gpu 4 --run \"torchrun --nproc_per_node=4 train.py\": synced, ran in the snapshot with the job's environment, exit 3"
 
 # ---- --json: the command runs, one document comes back, the allocation is released ----
-run ssh_rv --json up -g 1 --time 5m --name "$NAME-json" --run 'printf "a b\n"; echo err >&2; exit 5'
+# --env: a non-secret variable reaches the job byte for byte (quotes, $, backquotes, newline, UTF-8).
+note=$'two words \'q\' "dq" $HOME `id` \\ \nline2 \u00fc'
+# shellcheck disable=SC2016  # expanded by the job
+run ssh_rv --json up -g 1 --time 5m --name "$NAME-json" --env "IT_UP_NOTE=$note" \
+  --run 'printf "a b\n"; printf %s "$IT_UP_NOTE" >&2; exit 5'
 assert_rc 5 "rv --json up --run returns the command's status"
 assert_eq '5' "$(jq .exit_code <<<"$RUN_OUT")" "exit_code in the document"
 assert_eq '"a b\n"' "$(jq .stdout <<<"$RUN_OUT")" "stdout in the document, byte for byte"
-assert_eq '"err\n"' "$(jq .stderr <<<"$RUN_OUT")" "stderr in the document"
+assert_eq "$note" "$(jq -r .stderr <<<"$RUN_OUT")" "--env reached the job byte for byte (stderr in the document)"
 assert_eq '"done"' "$(jq .request.state <<<"$RUN_OUT")" "the request is done"
 wait_for 30 bash -c "[[ -z \$(squeue -h -t PD,R -n '$NAME-json' -o %i) ]]"
-pass "rv --json up --run ran the command, printed one document and released the allocation"
+pass "rv --json up --run ran the command, printed one document and released the allocation; --env arrived exactly"
