@@ -3,6 +3,7 @@
 // and `--json --run` runs the command, reports it in one document and releases the allocation.
 
 #include "app/launch.hpp"
+#include "app/smart_exec.hpp"
 #include "core/process/local_runner.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
@@ -119,4 +120,34 @@ TEST_CASE("rv --json up --run: runs the command, prints one document with its ou
   CHECK(doc["stdout"] == "hello from the node\n");
   CHECK(doc["request"]["command"] == "echo hello from the node");
   CHECK(doc["request"]["state"] == "done");
+}
+
+// An interactive `rv up` shell starts in a snapshot only when rv runs inside a project: never the
+// home directory or a loose folder sent whole, and never with --workdir / --no-sync.
+TEST_CASE("rv up shell: nothing is sent from the home directory, outside a project, or with --workdir")
+{
+  World w("up-shell");
+  namespace fs = std::filesystem;
+  const auto home = w.dir / "home";
+  const auto loose = w.dir / "loose";
+  fs::create_directories(home);
+  fs::create_directories(loose);
+  std::ofstream(home / "requirements.txt") << "numpy\n"; // a project marker in the home itself
+  w.env.home = home.string();
+  SmartRunFlags flags;
+  for (const auto& cwd : {home, loose}) {
+    w.env.cwd = cwd;
+    auto run = prepare_shell(w.env, flags);
+    REQUIRE_MESSAGE(run, run.error().message);
+    CHECK(run->workdir.empty());
+    CHECK(run->extras.sync.is_null());
+  }
+  fs::create_directories(w.dir / "proj" / ".git");
+  w.env.cwd = w.dir / "proj";
+  flags.workdir = "/scratch/alice/exp";
+  auto given = prepare_shell(w.env, flags);
+  REQUIRE(given);
+  CHECK(given->workdir == "/scratch/alice/exp");
+  CHECK(w.cluster.seen.empty()); // not one command reached the cluster
+  CHECK(w.local.seen.empty());
 }
