@@ -66,7 +66,7 @@ files["rvfaketorch-0.1.dist-info/RECORD"] = "".join(f"{n},,\n" for n in files) +
 with zipfile.ZipFile("wheels/rvfaketorch-0.1-py3-none-any.whl", "w") as z:
     for name, text in files.items():
         info = zipfile.ZipInfo(name)
-        info.external_attr = 0o755 << 16  # pip keeps the executable bit of scripts
+        info.external_attr = 0o100755 << 16  # a regular file, mode 755: pip keeps the bit
         z.writestr(info, text)
 PY
 printf -- '--no-index\n--find-links ./wheels\nrvfaketorch==0.1\n' >requirements.txt
