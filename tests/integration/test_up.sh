@@ -126,7 +126,10 @@ run ssh_rv --json up -g 1 --time 5m --name "$NAME-json" --env "IT_UP_NOTE=$note"
 assert_rc 5 "rv --json up --run returns the command's status"
 assert_eq '5' "$(jq .exit_code <<<"$RUN_OUT")" "exit_code in the document"
 assert_eq '"a b\n"' "$(jq .stdout <<<"$RUN_OUT")" "stdout in the document, byte for byte"
-assert_eq "$note" "$(jq -r .stderr <<<"$RUN_OUT")" "--env reached the job byte for byte (stderr in the document)"
+# stderr: srun's own "task 0: Exited with exit code 5" line, then the variable as the job saw it.
+step_err=$(jq -r .stderr <<<"$RUN_OUT")
+assert_eq "$note" "${step_err: -${#note}}" "--env reached the job byte for byte (stderr in the document)"
+assert_contains "$step_err" "srun: error:" "the step's stderr is in the document"
 assert_eq '"done"' "$(jq .request.state <<<"$RUN_OUT")" "the request is done"
 wait_for 30 bash -c "[[ -z \$(squeue -h -t PD,R -n '$NAME-json' -o %i) ]]"
 pass "rv --json up --run ran the command, printed one document and released the allocation; --env arrived exactly"
