@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace rv::app {
@@ -142,50 +143,72 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
   }
 }
 
-Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command)
+namespace {
+
+// The bash program of `rv up`'s step: the job's environment as the batch script sets it (the
+// secrets file read by its path, fail-closed), then `tail` (the command, or a shell).
+Result<std::string> step_program(const PlanRun& planned, const Launched& launched, const JobRecord& winner,
+                                 const std::string& command, const std::string& workdir, const RunExtras& extras)
+{
+  const auto& strategies = planned.plan.strategies;
+  auto s = std::find_if(strategies.begin(), strategies.end(),
+                        [&](const model::Strategy& x) { return x.id == winner.strategy_id; });
+  if (s == strategies.end()) {
+    return fail(ErrorCode::generic, fmt::format("the winner {} is not in the plan", winner.strategy_id));
+  }
+  auto request = planned.request;
+  request.job_name = launched.rec.name;
+  auto ro = render_options(launched.rec, launched.paths, command, workdir, extras);
+  RV_TRY(environment, templates::render_step_environment(*s, request, ro));
+  // A non-login interactive shell: a login shell's profile would reset PATH (and the venv).
+  return environment + (command.empty() ? "exec bash -i\n" : "bash -c \"$RV_COMMAND\"\n");
+}
+
+} // namespace
+
+Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command, const std::string& workdir,
+                      const RunExtras& extras)
 {
   auto& runner = env.cluster;
-  // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap.
-  // The record shows what the user asked for; the job itself only holds the nodes.
-  LiveStatus live(env, false); // `rv up --json` prints the record once, not events
+  // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap and
+  // gets the job's environment there (the holder itself needs no venv or set-up).
+  LiveStatus live(env, false); // `rv up --json` prints one document, not events
   live.phase(submitting_text(planned.plan.strategies.size(), runner.where()));
-  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", "", "up", {},
+  RunExtras holder = extras;
+  holder.setup.clear();
+  holder.venv.clear();
+  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", workdir, "up", holder,
                                   command.empty() ? "(interactive shell)" : command));
   RV_TRY(winner, race_request(env, launched, live));
-  if (env.json) {
+  if (env.json && command.empty()) {
     launched.release();
     env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
-    return 0; // the allocation stays: `rv stop` releases it
+    return 0; // an allocation for scripts: `rv stop` releases it
   }
+  // The step starts from srun's environment on the login node; the program sets the job's up.
+  auto program = step_program(planned, launched, winner, command, workdir, extras);
   std::vector<std::string> srun = {"srun", "--jobid=" + winner.job_id, "--overlap", "--nodes=1", "--ntasks=1"};
-  // The shell on the node starts from srun's environment on the login node: it reads the
-  // secrets itself (file name in $0, never the values in argv).
-  const auto& secrets_file = launched.rec.secrets_file;
-  // Fail closed: a request with secrets never runs without them (#15 defect 9).
-  const std::string load_secrets = secrets_file.empty()
-                                       ? ""
-                                       : "[ -r \"$0\" ] || { echo \"rv: the secrets file $0 is missing or unreadable; "
-                                         "nothing was run\" >&2; exit 1; }; . \"$0\" || exit 1; ";
   Result<int> status = 0;
-  if (!command.empty()) {
+  std::string out, err;
+  if (!program) {
+    status = std::unexpected(program.error());
+  } else if (!command.empty()) {
     proc::Command c;
     c.argv = srun;
-    if (secrets_file.empty()) {
-      c.argv.insert(c.argv.end(), {"bash", "-c", command});
-    } else {
-      c.argv.insert(c.argv.end(), {"bash", "-c", load_secrets + "eval \"$1\"", secrets_file, command});
-    }
+    c.argv.insert(c.argv.end(), {"bash", "-c", *program});
     c.timeout = std::chrono::milliseconds(0);
-    c.on_stdout = [&](std::string_view s) { env.output.out(s); };
-    c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+    if (!env.json) { // with --json the output comes back in the one document
+      c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+      c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+    }
     auto o = runner.run(c);
     status = o ? Result<int>(o->status()) : Result<int>(std::unexpected(o.error()));
-  } else {
-    if (secrets_file.empty()) {
-      srun.insert(srun.end(), {"--pty", "bash", "-l"});
-    } else {
-      srun.insert(srun.end(), {"--pty", "bash", "-c", load_secrets + "exec bash -l", secrets_file});
+    if (o) {
+      out = std::move(o->out);
+      err = std::move(o->err);
     }
+  } else {
+    srun.insert(srun.end(), {"--pty", "bash", "-c", *program});
     status = runner.run_interactive(srun);
   }
   // Release the allocation whatever happened to the shell or the command.
@@ -199,6 +222,11 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
     }
   }
   launched.finish(RequestState::done);
+  if (env.json && status) {
+    env.output.out(store::dump_for_display(
+                       {{"request", to_json(launched.rec)}, {"exit_code", *status}, {"stdout", out}, {"stderr", err}}) +
+                   "\n");
+  }
   return status;
 }
 

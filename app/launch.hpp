@@ -11,9 +11,13 @@
 
 namespace rv::app {
 
-// `rv up` after planning: fan out an allocation and attach a shell (or run `command`); the
-// allocation is released when the shell or command ends.
-Result<int> launch_up(Env& env, const PlanRun& plan, const std::string& command);
+// `rv up` after planning: fan out an allocation and attach a shell (or run `command`) with the
+// job's environment (templates::render_step_environment), in `workdir` and with the smart
+// execution `extras` (app/smart_exec.hpp) as `rv run` has them; the allocation is released when
+// the shell or command ends. With --json: the command's output comes back in one document
+// (request, exit_code, stdout, stderr); without a command the allocation stays for `rv stop`.
+Result<int> launch_up(Env& env, const PlanRun& plan, const std::string& command, const std::string& workdir = {},
+                      const RunExtras& extras = {});
 
 // A job that fails this soon after starting with a GPU-fault signature is retried elsewhere,
 // at most this many times.

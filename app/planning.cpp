@@ -140,7 +140,9 @@ Result<int> dry_run(Env& env, const PlanRun& run)
     return exit_code_for(ErrorCode::no_strategy);
   }
   auto e = strategy::no_viable_strategy(run.plan);
-  e.message = "no viable strategy for this request: every GPU type was dropped (listed above)";
+  if (run.plan.longest_max_time_s == 0) {
+    e.message = "no viable strategy for this request: every GPU type was dropped (listed above)";
+  }
   return std::unexpected(e);
 }
 

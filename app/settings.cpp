@@ -10,6 +10,7 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
 {
   auto expand_home = [&](const std::string& path) { return path.starts_with("~/") ? home + path.substr(1) : path; };
   SyncSettings s;
+  // Config checked the value against the key's choices; this only names it as the enum.
   auto transport = sync::parse_transport(c.get("sync_transport"));
   if (!transport) {
     return fail(ErrorCode::config,

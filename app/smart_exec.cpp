@@ -174,9 +174,88 @@ Result<void> check_entry_exists(const std::vector<std::string>& command, const s
                             : fmt::format("did you mean {}? (--workdir DIR when the script is on the cluster)", guess));
 }
 
-Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
+namespace {
+
+// Pushes the project at `root`, prunes old snapshots, freezes this job's, makes the venv current:
+// where the job runs (the snapshot at cwd's place) and what the request records.
+Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
+                                  const std::vector<std::string>& outputs)
 {
   auto& remote = env.cluster;
+  namespace fs = std::filesystem;
+  const auto& cwd = env.cwd;
+  const auto& settings = env.settings.sync;
+  const auto rel_dir = cwd.lexically_relative(root).generic_string();
+  SmartRun run;
+  run.extras.outputs = outputs;
+  RV_TRY(pushed, push_project(env, root, "", settings, false, false));
+  // The entry file must be among what was sent.
+  if (!entry_file.empty()) {
+    const auto rel = fs::weakly_canonical(cwd / entry_file).lexically_relative(root).generic_string();
+    const bool sent = std::any_of(pushed.selection.entries.begin(), pushed.selection.entries.end(),
+                                  [&](const sync::LocalEntry& e) { return e.path == rel; });
+    if (!sent) {
+      spdlog::warn("{} was not sent (ignored by .gitignore or .rvignore, or too large): the job will not find it", rel);
+    }
+  }
+  // Prune old snapshots (never a live job's), then freeze this job's.
+  const auto now = env.clock.epoch_seconds();
+  RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
+  if (!pruned.removed.empty()) {
+    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(),
+                 format_human_duration(settings.snapshot_keep_s));
+  }
+  run.extras.request_id = store::new_request_id();
+  RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
+                                       sync::snapshot_name(now, run.extras.request_id)));
+  spdlog::info("snapshot: {}", snapshot);
+  run.workdir = sync::remote_join(snapshot, rel_dir);
+  run.extras.project_key = sync::project_id(root);
+  nlohmann::json record = {{"project_root", root.string()},
+                           {"project_id", run.extras.project_key},
+                           {"rel_dir", rel_dir},
+                           {"workspace", pushed.layout.workspace},
+                           {"snapshot", snapshot},
+                           {"files", pushed.selection.entries.size()},
+                           {"sent_files", pushed.report.plan.send.size()},
+                           {"sent_bytes", pushed.report.plan.send_bytes},
+                           {"transport", sync::to_string(pushed.report.transport)},
+                           {"outputs", outputs}};
+  if (pushed.git.is_git) {
+    record["git"] = {{"branch", pushed.git.branch}, {"commit", pushed.git.commit}, {"dirty", pushed.git.dirty}};
+  }
+  // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
+  RV_TRY(deps, sync::find_deps_file(root, rel_dir));
+  if (deps && settings.deps_install != sync::DepsInstall::off) {
+    const auto file = snapshot + "/" + deps->rel_path;
+    run.extras.venv = pushed.layout.venv;
+    record["venv"] = pushed.layout.venv;
+    record["deps"] = {
+        {"file", deps->rel_path}, {"hash", deps->hash}, {"install", sync::to_string(settings.deps_install)}};
+    if (settings.deps_install == sync::DepsInstall::login) {
+      spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path,
+                   deps->hash.substr(0, 12));
+      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file,
+                                        [&](std::string_view t) { env.output.err(t); }));
+      spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped",
+                   outcome.seconds);
+      record["deps"]["installed"] = outcome.installed;
+    } else {
+      run.extras.setup = sync::deps_job_setup(pushed.layout.venv, *deps, file);
+    }
+  }
+  if (!outputs.empty()) {
+    spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
+                 env.settings.remote_root, run.extras.request_id);
+  }
+  run.extras.sync = std::move(record);
+  return run;
+}
+
+} // namespace
+
+Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
+{
   namespace fs = std::filesystem;
   SmartRun run;
   run.workdir = flags.workdir;
@@ -208,75 +287,29 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   for (const auto& a : analysis.absolute_paths) {
     spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
   }
-  const auto& settings = env.settings.sync;
   RV_TRY(root, project_root_for(cwd, analysis.entry_file, env.home));
-  const auto rel_dir = cwd.lexically_relative(root).generic_string();
   spdlog::info("smart execution: {} names {}{}; syncing the project",
                analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  RV_TRY(pushed, push_project(env, root, "", settings, false, false));
-  // The entry file must be among what was sent.
-  if (!analysis.entry_file.empty()) {
-    const auto rel = fs::weakly_canonical(cwd / analysis.entry_file).lexically_relative(root).generic_string();
-    const bool sent = std::any_of(pushed.selection.entries.begin(), pushed.selection.entries.end(),
-                                  [&](const sync::LocalEntry& e) { return e.path == rel; });
-    if (!sent) {
-      spdlog::warn("{} was not sent (ignored by .gitignore or .rvignore, or too large): the job will not find it", rel);
-    }
+  return snapshot_project(env, root, analysis.entry_file, flags.outputs);
+}
+
+Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
+{
+  SmartRun run;
+  run.workdir = flags.workdir;
+  const auto& cwd = env.cwd;
+  if (!flags.workdir.empty() || flags.no_sync || cwd.empty()) {
+    return run;
   }
-  // Prune old snapshots (never a live job's), then freeze this job's.
-  const auto now = env.clock.epoch_seconds();
-  RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
-  if (!pruned.removed.empty()) {
-    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(),
-                 format_human_duration(settings.snapshot_keep_s));
+  // Only a project (git, pyproject.toml, requirements.txt...) is sent: never a home or a /tmp.
+  const auto root = sync::find_project_root(cwd);
+  if (!root || !project_root_for(cwd, "", env.home)) {
+    return run;
   }
-  run.extras.request_id = store::new_request_id();
-  RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
-                                       sync::snapshot_name(now, run.extras.request_id)));
-  spdlog::info("snapshot: {}", snapshot);
-  run.workdir = sync::remote_join(snapshot, rel_dir);
-  run.extras.project_key = sync::project_id(root);
-  nlohmann::json record = {{"project_root", root.string()},
-                           {"project_id", run.extras.project_key},
-                           {"rel_dir", rel_dir},
-                           {"workspace", pushed.layout.workspace},
-                           {"snapshot", snapshot},
-                           {"files", pushed.selection.entries.size()},
-                           {"sent_files", pushed.report.plan.send.size()},
-                           {"sent_bytes", pushed.report.plan.send_bytes},
-                           {"transport", sync::to_string(pushed.report.transport)},
-                           {"outputs", flags.outputs}};
-  if (pushed.git.is_git) {
-    record["git"] = {{"branch", pushed.git.branch}, {"commit", pushed.git.commit}, {"dirty", pushed.git.dirty}};
-  }
-  // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
-  RV_TRY(deps, sync::find_deps_file(root, rel_dir));
-  if (deps && settings.deps_install != sync::DepsInstall::off) {
-    const auto file = snapshot + "/" + deps->rel_path;
-    run.extras.venv = pushed.layout.venv;
-    record["venv"] = pushed.layout.venv;
-    record["deps"] = {
-        {"file", deps->rel_path}, {"hash", deps->hash}, {"install", sync::to_string(settings.deps_install)}};
-    if (settings.deps_install == sync::DepsInstall::login) {
-      spdlog::info("deps: making {} current for {} (sha256 {})", pushed.layout.venv, deps->rel_path,
-                   deps->hash.substr(0, 12));
-      RV_TRY(outcome, sync::ensure_venv(remote, pushed.layout.venv, *deps, file,
-                                        [&](std::string_view t) { env.output.err(t); }));
-      spdlog::info("deps: {} in {:.1f} s", outcome.installed ? "installed" : "up to date, install skipped",
-                   outcome.seconds);
-      record["deps"]["installed"] = outcome.installed;
-    } else {
-      run.extras.setup = sync::deps_job_setup(pushed.layout.venv, *deps, file);
-    }
-  }
-  if (!flags.outputs.empty()) {
-    spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
-                 env.settings.remote_root, run.extras.request_id);
-  }
-  run.extras.sync = std::move(record);
-  return run;
+  spdlog::info("smart execution: the shell starts in a snapshot of the project {}", root->string());
+  return snapshot_project(env, *root, "", {});
 }
 
 } // namespace rv::app

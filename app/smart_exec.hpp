@@ -59,7 +59,7 @@ struct SmartRunFlags {
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
 };
 
-// Analyses `command`; when it names a local file (and neither --workdir nor --no-sync is
+// Analyses `command` (`rv run`, `rv up --run`); when it names a local file (and neither --workdir nor --no-sync is
 // given), pushes the project, snapshots it, makes its venv current and returns where the job
 // runs and what the request records. Without a sync: `workdir` is --workdir, extras hold only
 // the outputs.
@@ -68,5 +68,10 @@ struct SmartRun {
   RunExtras extras;
 };
 Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags);
+
+// `rv up`'s interactive shell: when rv runs inside a project (not the home directory), pushes and
+// snapshots it as prepare_run does, so the shell starts in the snapshot at the same relative
+// directory; elsewhere, or with --workdir / --no-sync, nothing is sent.
+Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags);
 
 } // namespace rv::app

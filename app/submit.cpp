@@ -25,8 +25,9 @@ std::string short_hash(const std::string& text)
 } // namespace
 
 Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
-                                   const std::string& secrets)
+                                   const std::string& secrets, const std::string& workdir)
 {
+  constexpr int k_no_workdir = 3; // the script's exit status when the workdir is not a directory
   const std::string& root = settings.remote_root;
   const std::string& scratch = settings.scratch_root;
   proc::Command cmd;
@@ -35,6 +36,9 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   cmd.argv = {"sh",
               "-c",
               std::string(proc::remote::abs_path_function()) +
+                  // The job's `cd`, checked from the same directory (the login's home).
+                  "[ -z \"$4\" ] || [ -d \"$4\" ] || exit " + std::to_string(k_no_workdir) +
+                  "; "
                   "r=$(rv_abs \"$1\") || exit 1; "
                   "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
                   "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
@@ -45,12 +49,17 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
               "rv-prepare",
               root,
               scratch,
-              secrets.empty() ? std::string() : request_id};
+              secrets.empty() ? std::string() : request_id,
+              workdir};
   if (!secrets.empty()) {
     cmd.stdin_data = secrets;
   }
   cmd.timeout = std::chrono::seconds(30);
   RV_TRY(out, runner.run(cmd));
+  if (out.exit_code == k_no_workdir && !workdir.empty()) {
+    return fail(ErrorCode::usage, fmt::format("--workdir {}: no such directory on {}", workdir, runner.where()),
+                "create it first (rv exec mkdir -p DIR), or leave --workdir out to sync the project");
+  }
   auto nl = out.out.find('\n');
   if (!out.ok() || nl == std::string::npos) {
     return fail(ErrorCode::io,
@@ -65,6 +74,29 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   p.outputs = p.root + "/outputs";
   p.requests = p.root + "/requests";
   return p;
+}
+
+templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
+                                        const std::string& command_line, const std::string& workdir,
+                                        const RunExtras& extras)
+{
+  templates::RenderOptions ro;
+  ro.request_id = rec.id;
+  ro.command = command_line;
+  ro.workdir = workdir;
+  ro.log_dir = paths.logs;
+  ro.remote_root = paths.root;
+  ro.checkpoint_root = paths.checkpoints;
+  ro.project_key =
+      !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
+  ro.output_root = paths.outputs;
+  ro.cache_root = paths.cache;
+  ro.setup = extras.setup;
+  ro.venv = extras.venv;
+  ro.outputs = extras.outputs;
+  ro.secrets_file = rec.secrets_file;
+  ro.env = extras.env;
+  return ro;
 }
 
 // Records the request, renders and submits every strategy in one round trip, records the job
@@ -118,7 +150,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,
-                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));
+                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars), workdir);
   if (!paths) {
     owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
     return std::unexpected(paths.error());
@@ -130,21 +162,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   save(store, rec);
 
-  templates::RenderOptions ro;
-  ro.request_id = rec.id;
-  ro.command = command_line;
-  ro.workdir = workdir;
-  ro.log_dir = paths->logs;
-  ro.remote_root = paths->root;
-  ro.checkpoint_root = paths->checkpoints;
-  ro.project_key =
-      !extras.project_key.empty() ? extras.project_key : "p" + short_hash(workdir.empty() ? "home" : workdir);
-  ro.output_root = paths->outputs;
-  ro.cache_root = paths->cache;
-  ro.setup = extras.setup;
-  ro.venv = extras.venv;
-  ro.outputs = extras.outputs;
-  ro.secrets_file = rec.secrets_file;
+  auto ro = render_options(rec, *paths, command_line, workdir, extras);
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;

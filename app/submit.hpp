@@ -6,6 +6,7 @@
 #include "app/owned_request.hpp"
 #include "app/planning.hpp"
 #include "app/requests.hpp"
+#include "templates/render.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,14 +16,16 @@
 
 namespace rv::app {
 
-// What smart execution adds to `rv run` (app/smart_exec.hpp); all empty when nothing was synced.
+// What smart execution adds to `rv run` (app/smart_exec.hpp), plus the job's --env variables;
+// all empty when nothing was synced and no --env was given.
 struct RunExtras {
-  std::string request_id;           // made before submission: the snapshot is named after it
-  std::string project_key;          // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
-  std::string setup;                // shell lines the job runs before activating the venv
-  std::string venv;                 // the project's venv on the cluster
-  std::vector<std::string> outputs; // --output paths, relative to the job's directory
-  nlohmann::json sync;              // recorded in the request as "sync" (docs/requests.md)
+  std::string request_id;             // made before submission: the snapshot is named after it
+  std::string project_key;            // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
+  std::string setup;                  // shell lines the job runs before activating the venv
+  std::string venv;                   // the project's venv on the cluster
+  std::vector<std::string> outputs;   // --output paths, relative to the job's directory
+  std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
+  nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
 };
 
 // Resolved remote paths for one request.
@@ -39,9 +42,18 @@ struct Launched : OwnedRequest {
 
 // Asks the login node for $HOME (one round trip) and creates rv's directories there. With
 // `secrets` (an env_script), also writes them to <root>/requests/<id>/env, 0600, through stdin:
-// before any sbatch, so no job can start without them, and never in argv.
+// before any sbatch, so no job can start without them, and never in argv. A `workdir` (where the
+// job will cd, "" = none) that is not a directory there is a usage error, found in the same round
+// trip before anything is written.
 Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
-                                   const std::string& secrets);
+                                   const std::string& secrets, const std::string& workdir = {});
+
+// What the job scripts of request `rec` (its files under `paths`) are rendered from: `command_line`
+// run in `workdir` with the smart-execution `extras`; the strategy's rank is left to the caller.
+// The batch scripts and `rv up`'s step (templates::render_step_environment) share it.
+templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
+                                        const std::string& command_line, const std::string& workdir,
+                                        const RunExtras& extras);
 
 // Records the request, renders and submits every strategy in one round trip, records the job ids
 // and prints them (unless --json). Fails, with nothing left running, when nothing was submitted.

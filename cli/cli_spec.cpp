@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace rv::cli {
@@ -232,6 +233,44 @@ CommandSpec spec_of(const CLI::App& app)
     c.subcommands.push_back(spec_of(*sub));
   }
   return c;
+}
+
+std::string global_options_help(const CommandSpec& rv)
+{
+  std::vector<std::pair<std::string, std::string>> rows;
+  std::size_t width = 0;
+  for (const auto& o : rv.options) {
+    if (std::find(o.names.begin(), o.names.end(), "--version") != o.names.end()) {
+      continue;
+    }
+    std::string names;
+    for (const auto& n : o.names) {
+      names += (names.empty() ? "" : ", ") + n;
+    }
+    if (!o.value.empty()) {
+      names += " " + o.value;
+    }
+    width = std::max(width, names.size());
+    rows.emplace_back(names, o.description);
+  }
+  std::string out = "Global options (before or after the command):";
+  for (const auto& [names, what] : rows) {
+    out += fmt::format("\n  {:<{}}  {}", names, width, what);
+  }
+  return out;
+}
+
+void add_global_options_footer(CLI::App& app)
+{
+  const auto globals = global_options_help(spec_of(app));
+  std::function<void(CLI::App&)> add = [&](CLI::App& a) {
+    for (auto* sub : a.get_subcommands({})) {
+      const auto& footer = sub->get_footer();
+      sub->footer(footer.empty() ? globals : footer + "\n\n" + globals);
+      add(*sub);
+    }
+  };
+  add(app);
 }
 
 std::string completion_script(const CommandSpec& rv, const std::string& shell)

@@ -35,6 +35,14 @@ std::string completion_script(const CommandSpec& rv, const std::string& shell);
 std::string man_page(const CommandSpec& rv, const std::vector<std::pair<std::string, std::string>>& examples,
                      const std::string& version);
 
+// The footer every subcommand's --help ends with: rv's global options (accepted before or after
+// the command's name), from the same definition as `rv --help`.
+std::string global_options_help(const CommandSpec& rv);
+
+// Appends global_options_help(spec_of(app)) to the footer of every subcommand of `app`, nested
+// ones included.
+void add_global_options_footer(CLI::App& app);
+
 // The examples shown by `rv --help` and in the man page (the README's first block).
 const std::vector<std::pair<std::string, std::string>>& usage_examples();
 

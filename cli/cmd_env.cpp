@@ -72,7 +72,7 @@ void setup_env(CLI::App& app, Context& ctx)
   set->add_option("name", set_opts->name, "variable name, e.g. HF_TOKEN")->required();
   set->add_option("value", set_opts->value, "the value (prefer stdin: a value here lands in your shell history)");
   set->callback([&ctx, set_opts] {
-    ctx.action = [set_opts]() -> Result<int> {
+    ctx.action = [&ctx, set_opts]() -> Result<int> {
       RV_TRY_VOID(secrets::validate_name(set_opts->name));
       if (set_opts->value) {
         spdlog::warn("the value of {} is now in your shell history; `rv env set {}` alone reads it from stdin",
@@ -85,6 +85,10 @@ void setup_env(CLI::App& app, Context& ctx)
       }
       secrets::Store store(secrets::Store::default_path());
       RV_TRY_VOID(store.set({{set_opts->name, value}}));
+      if (ctx.global.json) {
+        print_json({{"set", set_opts->name}, {"value", secrets::mask(value)}});
+        return 0;
+      }
       std::fputs(fmt::format("set {} ({})\n", set_opts->name, secrets::mask(value)).c_str(), stderr);
       return 0;
     };
@@ -120,9 +124,13 @@ void setup_env(CLI::App& app, Context& ctx)
   auto* rm = env->add_subcommand("rm", "remove secrets");
   rm->add_option("names", *rm_names, "variable names")->required();
   rm->callback([&ctx, rm_names] {
-    ctx.action = [rm_names]() -> Result<int> {
+    ctx.action = [&ctx, rm_names]() -> Result<int> {
       secrets::Store store(secrets::Store::default_path());
       RV_TRY_VOID(store.remove(*rm_names));
+      if (ctx.global.json) {
+        print_json({{"removed", *rm_names}});
+        return 0;
+      }
       std::fputs(fmt::format("removed {}\n", fmt::join(*rm_names, ", ")).c_str(), stderr);
       return 0;
     };
@@ -132,7 +140,7 @@ void setup_env(CLI::App& app, Context& ctx)
   auto* import = env->add_subcommand("import", "add every variable of a .env file (default ./.env)");
   import->add_option("file", *file, "the .env file");
   import->callback([&ctx, file] {
-    ctx.action = [file]() -> Result<int> {
+    ctx.action = [&ctx, file]() -> Result<int> {
       std::ifstream in(*file, std::ios::binary);
       if (!in) {
         return fail(ErrorCode::usage, fmt::format("cannot read {}", *file), "give the path of a .env file");
@@ -144,6 +152,14 @@ void setup_env(CLI::App& app, Context& ctx)
       }
       secrets::Store store(secrets::Store::default_path());
       RV_TRY_VOID(store.set(vars));
+      if (ctx.global.json) {
+        std::vector<std::string> names;
+        for (const auto& v : vars) {
+          names.push_back(v.name);
+        }
+        print_json({{"imported", names}, {"file", *file}});
+        return 0;
+      }
       std::fputs(fmt::format("imported {} secret{} from {}: {}\n", vars.size(), vars.size() == 1 ? "" : "s", *file,
                              names_of(vars))
                      .c_str(),

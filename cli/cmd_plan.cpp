@@ -16,17 +16,20 @@ namespace {
 struct UpOptions {
   PlanFlags plan;
   std::string run;
+  SmartRunFlags smart;
+  std::vector<std::string> env; // --env KEY=VALUE
 };
 
 struct RunOptions {
   PlanFlags plan;
   bool follow = false;
   SmartRunFlags smart;
+  std::vector<std::string> env;
 };
 
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
-  RV_TRY(request, to_request(flags, ctx.config.get("account")));
+  RV_TRY(request, to_request(flags, ctx.config.get("account"), ctx.config.get("checkpoint") == "true"));
   RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   return make_plan(env, request, options);
 }
@@ -38,15 +41,24 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
     return fail(ErrorCode::usage, "rv up opens a shell on the node, and there is no terminal here",
                 "use --run CMD to run a command there instead (or --dry-run to see the plan)");
   }
+  RV_TRY(env_vars, parse_env_flags(opts.env));
   RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
+  if (opts.plan.checkpoint) {
+    return fail(ErrorCode::usage, "rv up cannot checkpoint: an allocation is not split into segments",
+                "use rv run --checkpoint for a program that saves and resumes its state");
+  }
   PlanFlags flags = opts.plan;
   flags.no_checkpoint = true;
   RV_TRY(run, plan_request(flags, ctx, real->env));
   if (opts.plan.dry_run) {
     return dry_run(real->env, run);
   }
-  return launch_up(real->env, run, opts.run);
+  // Smart execution as for `rv run`: the command (or the shell) runs in the project's snapshot.
+  RV_TRY(smart,
+         opts.run.empty() ? prepare_shell(real->env, opts.smart) : prepare_run(real->env, {opts.run}, opts.smart));
+  smart.extras.env = std::move(env_vars);
+  return launch_up(real->env, run, opts.run, smart.workdir, smart.extras);
 }
 
 Result<int> run_run(const RunOptions& opts, Context& ctx)
@@ -58,6 +70,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
     RV_TRY(ok, templates::check_output_path(o));
     (void)ok;
   }
+  RV_TRY(env_vars, parse_env_flags(opts.env));
   RV_TRY(real, ctx.make_env());
   RV_TRY(run, plan_request(opts.plan, ctx, real->env));
   if (opts.plan.dry_run) {
@@ -65,7 +78,21 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
   RV_TRY(smart, prepare_run(real->env, ctx.trailing, opts.smart));
+  smart.extras.env = std::move(env_vars);
   return launch_run(real->env, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
+}
+
+// --workdir, --no-sync and --env, which `rv run` and `rv up` share.
+void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env)
+{
+  cmd->add_option("--env", env,
+                  "KEY=VALUE: a variable for the job, exported byte for byte after rv's own; repeat for more "
+                  "(not for secrets: they go through `rv env set`)")
+      ->allow_extra_args(false);
+  cmd->add_option("--workdir", smart.workdir,
+                  "remote directory the command runs in, without syncing (default: the project's snapshot when "
+                  "the command names a local file, else your home)");
+  cmd->add_flag("--no-sync", smart.no_sync, "do not sync the project even if the command names local files");
 }
 
 } // namespace
@@ -75,7 +102,10 @@ void setup_up(CLI::App& app, Context& ctx)
   auto opts = std::make_shared<UpOptions>();
   auto* cmd = app.add_subcommand("up", "fan out an allocation, then a shell (or --run CMD) on the winning node");
   add_plan_flags(cmd, opts->plan, true);
-  cmd->add_option("--run", opts->run, "run this command line on the winning node instead of a shell");
+  cmd->add_option("--run", opts->run,
+                  "run this command line on the winning node instead of a shell, as `rv run` would (synced "
+                  "project, job environment)");
+  add_job_flags(cmd, opts->smart, opts->env);
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 }
 
@@ -85,10 +115,7 @@ void setup_run(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
-  cmd->add_option("--workdir", opts->smart.workdir,
-                  "remote directory the command runs in, without syncing (default: the project's snapshot when "
-                  "the command names a local file, else your home)");
-  cmd->add_flag("--no-sync", opts->smart.no_sync, "do not sync the project even if the command names local files");
+  add_job_flags(cmd, opts->smart, opts->env);
   cmd->add_option("-o,--output", opts->smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")

@@ -96,6 +96,8 @@ struct Context {
   bool config_file_read = false; // it existed and was read
   // The user's command after `rv exec` (see cli/command_words.hpp), verbatim.
   std::vector<std::string> trailing;
+  // `rv config set|unset` run even when the config does not load: they may be its repair.
+  bool tolerate_bad_config = false;
   // The selected subcommand's action; returns the process exit code.
   std::function<Result<int>()> action;
 

@@ -86,6 +86,7 @@ int main(int argc, char** argv)
   rv::cli::setup_env(app, ctx);
   rv::cli::setup_completion(app, ctx);
   app.footer(examples_footer());
+  rv::cli::add_global_options_footer(app); // `rv run --help` lists -H, --json, -v, ... too
 
   // The user's command is split off before CLI11 sees it, so that its flags stay its own.
   auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"});
@@ -110,7 +111,7 @@ int main(int argc, char** argv)
   rv::setup_logging(g.verbosity, g.quiet || g.json);
   rv::install_interrupt_handlers();
   try {
-    if (auto loaded = ctx.load_config(); !loaded) {
+    if (auto loaded = ctx.load_config(); !loaded && !ctx.tolerate_bad_config) {
       return report(loaded.error(), g.json);
     }
     auto result = ctx.action();

@@ -2,6 +2,7 @@
 
 #include "core/duration.hpp"
 #include "core/model/cluster.hpp"
+#include "core/process/shell.hpp"
 
 #include <fmt/format.h>
 
@@ -20,7 +21,10 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
   cmd->add_flag("--single-node", f.single_node, "never split the GPUs over several nodes");
   cmd->add_flag("--mig", f.mig, "also consider MIG-like GPU slices (1 GPU only)");
   cmd->add_flag("--time-min", f.time_min, "the job copes with a shortened limit: allow --time-min strategies");
-  cmd->add_flag("--no-checkpoint", f.no_checkpoint, "no checkpoint-segment strategies");
+  cmd->add_flag("--checkpoint", f.checkpoint,
+                "the program saves its state in $RV_CHECKPOINT_DIR and resumes from it: allow checkpoint-segment "
+                "strategies (needed for --time beyond MaxTime; config `checkpoint`)");
+  cmd->add_flag("--no-checkpoint", f.no_checkpoint, "no checkpoint-segment strategies, whatever the config says");
   cmd->add_option("--qos", f.qos, "Slurm QOS");
   cmd->add_option("--exclude", f.exclude, "nodes never to use (comma list)");
   cmd->add_option("--name", f.name, "job name (default rv-<request id>)");
@@ -30,9 +34,12 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
   }
 }
 
-Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& account)
+Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& account, bool checkpoint_default)
 {
   model::JobRequest r;
+  if (f.checkpoint && f.no_checkpoint) {
+    return fail(ErrorCode::usage, "--checkpoint and --no-checkpoint contradict each other", "give one of them");
+  }
   if (f.gpus < 1) {
     return fail(ErrorCode::usage, fmt::format("--gpu must be at least 1, not {}", f.gpus),
                 "for CPU-only work use sbatch directly");
@@ -68,7 +75,7 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   r.single_node = f.single_node;
   r.allow_mig = f.mig;
   r.allow_time_min = f.time_min;
-  r.allow_checkpoint = !f.no_checkpoint;
+  r.allow_checkpoint = f.checkpoint || (checkpoint_default && !f.no_checkpoint);
   r.account = account;
   r.qos = f.qos;
   if (!f.exclude.empty()) {
@@ -90,6 +97,21 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   }
   r.job_name = f.name;
   return r;
+}
+
+Result<std::vector<templates::EnvVar>> parse_env_flags(const std::vector<std::string>& words)
+{
+  std::vector<templates::EnvVar> vars;
+  for (const auto& w : words) {
+    const auto eq = w.find('=');
+    const auto name = w.substr(0, eq);
+    if (eq == std::string::npos || !proc::is_variable_name(name)) {
+      return fail(ErrorCode::usage, fmt::format("--env '{}' is not KEY=VALUE with a variable name as KEY", w),
+                  "e.g. --env WANDB_PROJECT=llm --env 'NOTE=two words' (secrets: rv env set NAME)");
+    }
+    vars.push_back({name, w.substr(eq + 1)});
+  }
+  return vars;
 }
 
 Result<strategy::PlanOptions> to_plan_options(const PlanFlags& f, const std::string& config_width,

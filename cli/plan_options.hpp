@@ -4,6 +4,7 @@
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
 #include "strategy/options.hpp"
+#include "templates/render.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -23,7 +24,8 @@ struct PlanFlags {
   bool single_node = false;
   bool mig = false;
   bool time_min = false;
-  bool no_checkpoint = false;
+  bool checkpoint = false;    // --checkpoint
+  bool no_checkpoint = false; // --no-checkpoint: overrides the config default
   std::string qos;
   std::string exclude;
   std::string name;
@@ -36,7 +38,14 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& flags, bool with_dry_run);
 
 // Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives, and
 // more GPUs or CPUs than model::max_request_gpus and model::max_node_cpus).
-Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account);
+// Checkpoint strategies are opt-in: --checkpoint, or the config's `checkpoint: true`
+// (`checkpoint_default`) unless --no-checkpoint.
+Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account,
+                                     bool checkpoint_default = false);
+
+// `--env KEY=VALUE` words as the job's variables: KEY a shell variable name, VALUE any bytes after
+// the first '='; a usage error names the bad word.
+Result<std::vector<templates::EnvVar>> parse_env_flags(const std::vector<std::string>& words);
 
 // The planner knobs, with the fan-out width from --max-strategies or the config, and the time
 // knobs compressed by the config's time_scale (benchmarks on a compressed-time cluster).

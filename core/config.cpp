@@ -1,13 +1,17 @@
 #include "core/config.hpp"
 
 #include "core/duration.hpp"
+#include "core/store/json_bytes.hpp"
+#include "core/store/record_store.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -37,8 +41,8 @@ const std::vector<ConfigKey>& config_keys()
       {"ssh_config", "~/.ssh/config", "OpenSSH client config file to honour"},
       {"identity_file", "", "private key to try before the agent and the defaults"},
       {"known_hosts", "", "known_hosts file (default: ~/.ssh/known_hosts, or UserKnownHostsFile)"},
-      {"connect_timeout", "15s", "how long to wait for the SSH connection"},
-      {"command_timeout", "120s", "default limit for one remote command"},
+      {"connect_timeout", "15s", "how long to wait for the SSH connection", ValueKind::duration},
+      {"command_timeout", "120s", "default limit for one remote command", ValueKind::duration},
       {"account", "", "Slurm account (-A); empty = your default account"},
       {"qos", "", "Slurm QOS (--qos); empty = the partition's"},
       {"profile", "", "site profile file (aliases, VRAM, SU conversion, caps)"},
@@ -46,14 +50,36 @@ const std::vector<ConfigKey>& config_keys()
       {"scratch_root", "", "scratch directory for caches (HF_HOME, pip, torch...); empty = remote_root/cache"},
       {"sync_root", "",
        "project workspaces, per-job snapshots and venvs on the cluster; empty = remote_root/workspaces"},
-      {"sync_transport", "auto",
-       "file transfer: auto (rsync over ssh when both sides have it, else SFTP), rsync, sftp"},
-      {"sync_max_file_size", "100M", "files larger than this are not sent (a warning names them); 0 = no limit"},
-      {"snapshot_keep", "7d", "snapshots older than this are pruned (never one whose job is queued or running)"},
-      {"deps_install", "login", "install requirements.txt/pyproject.toml: login (before submitting), job, off"},
-      {"max_strategies", "8", "most strategies one request fans out to"},
-      {"time_scale", "1", "benchmarks only: the cluster's time runs this many times faster (planner knobs divided)"},
-      {"log_level", "info", "stderr log level: trace, debug, info, warn, error"},
+      {"sync_transport",
+       "auto",
+       "file transfer: auto (rsync over ssh when both sides have it, else SFTP), rsync, sftp",
+       ValueKind::choice,
+       {"auto", "rsync", "sftp"}},
+      {"sync_max_file_size", "100M", "files larger than this are not sent (a warning names them); 0 = no limit",
+       ValueKind::size},
+      {"snapshot_keep", "7d", "snapshots older than this are pruned (never one whose job is queued or running)",
+       ValueKind::duration},
+      {"deps_install",
+       "login",
+       "install requirements.txt/pyproject.toml: login (before submitting), job, off",
+       ValueKind::choice,
+       {"login", "job", "off"}},
+      {"max_strategies", "8", "most strategies one request fans out to", ValueKind::count, {}, 1, 64},
+      {"checkpoint", "false",
+       "true: programs save and resume their state, so rv run may plan checkpoint segments (as --checkpoint)",
+       ValueKind::boolean},
+      {"time_scale",
+       "1",
+       "benchmarks only: the cluster's time runs this many times faster (planner knobs divided)",
+       ValueKind::count,
+       {},
+       1,
+       3600},
+      {"log_level",
+       "info",
+       "stderr log level: trace, debug, info, warn, error",
+       ValueKind::choice,
+       {"trace", "debug", "info", "warn", "error"}},
   };
   return keys;
 }
@@ -75,19 +101,127 @@ Origin Config::origin(const std::string& key) const
   return m_values.at(key).origin;
 }
 
+Result<const ConfigKey*> find_config_key(const std::string& name)
+{
+  std::vector<std::string> names;
+  for (const auto& k : config_keys()) {
+    if (k.name == name) {
+      return &k;
+    }
+    names.push_back(k.name);
+  }
+  auto guess = did_you_mean(name, names);
+  return fail(ErrorCode::config, fmt::format("unknown config key '{}'", name),
+              guess.empty() ? "`rv config show` lists the keys" : fmt::format("did you mean '{}'?", guess));
+}
+
+namespace {
+
+// "a, b or c"
+std::string one_of(const std::vector<std::string>& choices)
+{
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  }
+  return out;
+}
+
+std::optional<std::int64_t> whole_number(const std::string& text)
+{
+  std::int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || p != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+} // namespace
+
+Result<void> check_config_value(const ConfigKey& key, const std::string& value)
+{
+  auto bad = [&](const std::string& what, const std::string& hint) -> Result<void> {
+    return fail(ErrorCode::config, fmt::format("{} '{}' is not {}", key.name, value, what), hint);
+  };
+  switch (key.kind) {
+  case ValueKind::text:
+    return {};
+  case ValueKind::duration:
+    if (auto d = parse_duration(value); !d) {
+      return bad("a duration", "e.g. 30s, 15m, 2h, 7d");
+    }
+    return {};
+  case ValueKind::size:
+    if (value != "0" && !parse_memory_mb(value)) {
+      return bad("a size", "e.g. 100M, 2G, or 0 for no limit");
+    }
+    return {};
+  case ValueKind::count:
+    if (auto n = whole_number(value); !n || *n < key.min || *n > key.max) {
+      return bad(fmt::format("a whole number from {} to {}", key.min, key.max), "`rv config show` lists the values");
+    }
+    return {};
+  case ValueKind::boolean:
+    if (value != "true" && value != "false") {
+      return bad("true or false", "e.g. rv config set checkpoint true");
+    }
+    return {};
+  case ValueKind::choice:
+    if (std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
+      return bad(one_of(key.choices), key.description);
+    }
+    return {};
+  }
+  return {};
+}
+
+nlohmann::json config_value_json(const ConfigKey& key, const std::string& value)
+{
+  if (key.kind == ValueKind::count) {
+    if (auto n = whole_number(value)) {
+      return *n;
+    }
+  }
+  if (key.kind == ValueKind::boolean && (value == "true" || value == "false")) {
+    return value == "true";
+  }
+  return value;
+}
+
+Result<void> write_config_value(const std::string& path, const std::string& key,
+                                const std::optional<std::string>& value)
+{
+  RV_TRY(known, find_config_key(key));
+  if (value) {
+    RV_TRY_VOID(check_config_value(*known, *value));
+  }
+  // The file as it is, its other keys kept (even a bad value elsewhere: this may be its repair).
+  nlohmann::json doc = nlohmann::json::object();
+  if (std::ifstream in(path); in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!doc.is_object()) {
+      return fail(ErrorCode::config, fmt::format("config file {} is not a JSON object", path),
+                  "fix or remove it; rv config set writes {\"key\": value, ...}");
+    }
+  }
+  if (value) {
+    doc[key] = config_value_json(*known, *value);
+  } else {
+    doc.erase(key);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  return store::write_file_atomic(path, store::dump_for_display(doc) + "\n");
+}
+
 Result<void> Config::set(const std::string& key, std::string value, Origin from)
 {
-  auto it = m_values.find(key);
-  if (it == m_values.end()) {
-    std::vector<std::string> names;
-    for (const auto& k : config_keys()) {
-      names.push_back(k.name);
-    }
-    auto guess = did_you_mean(key, names);
-    return fail(ErrorCode::config, fmt::format("unknown config key '{}'", key),
-                guess.empty() ? "`rv config show` lists the keys" : fmt::format("did you mean '{}'?", guess));
-  }
-  it->second = Value{std::move(value), from};
+  RV_TRY(known, find_config_key(key));
+  RV_TRY_VOID(check_config_value(*known, value)); // every layer is typed, not only `rv config set`
+  m_values[known->name] = Value{std::move(value), from};
   return {};
 }
 
@@ -149,6 +283,10 @@ Result<void> Config::load_env(const std::map<std::string, std::string>& env)
     auto var = text::upper("RV_" + k.name);
     std::ranges::replace(var, '-', '_');
     if (auto it = env.find(var); it != env.end()) {
+      if (auto ok = check_config_value(k, it->second); !ok) {
+        ok.error().message = fmt::format("{}: {}", var, ok.error().message);
+        return ok;
+      }
       m_values[k.name] = Value{it->second, Origin::environment};
     }
   }

@@ -4,8 +4,11 @@
 
 #include "core/result.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,15 +18,35 @@ namespace rv {
 enum class Origin { default_value, file, environment, flag };
 const char* to_string(Origin origin);
 
-// One known key: its name, default, and what it means.
+// What a key's values must look like.
+enum class ValueKind { text, duration, size, count, boolean, choice };
+
+// One known key: its name, default, what it means, and its type.
 struct ConfigKey {
   std::string name;
   std::string default_value;
   std::string description;
+  ValueKind kind = ValueKind::text;
+  std::vector<std::string> choices = {}; // choice: the allowed values
+  std::int64_t min = 0, max = 0;         // count: the allowed range
 };
 
 // The keys rv knows, in display order.
 const std::vector<ConfigKey>& config_keys();
+
+// The key called `name`, or a config error with a did-you-mean.
+Result<const ConfigKey*> find_config_key(const std::string& name);
+
+// Checks `value` against the key's type: "<key> '<value>' is not ..." with a hint on failure.
+Result<void> check_config_value(const ConfigKey& key, const std::string& value);
+
+// The value as JSON: a number for counts, true/false for booleans, a string otherwise.
+nlohmann::json config_value_json(const ConfigKey& key, const std::string& value);
+
+// `rv config set|unset`: sets `key` to `value` (checked; nullopt removes it) in the JSON config
+// file at `path`, keeping its other keys, written atomically (the file is created if missing).
+Result<void> write_config_value(const std::string& path, const std::string& key,
+                                const std::optional<std::string>& value);
 
 class Config {
 public:

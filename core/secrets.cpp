@@ -26,16 +26,6 @@ constexpr std::array k_reserved = {
     "PATH", "HOME", "USER",     "LOGNAME",    "SHELL",           "PWD",    "OLDPWD",
     "IFS",  "ENV",  "BASH_ENV", "LD_PRELOAD", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_VISIBLE_DEVICES"};
 
-bool is_name_start(char c)
-{
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-}
-
-bool is_name_char(char c)
-{
-  return is_name_start(c) || (c >= '0' && c <= '9');
-}
-
 std::unexpected<Error> line_error(int line, const std::string& what)
 {
   return fail(ErrorCode::usage, fmt::format(".env line {}: {}", line, what),
@@ -47,7 +37,7 @@ std::unexpected<Error> line_error(int line, const std::string& what)
 Result<void> validate_name(std::string_view name)
 {
   const std::string n(name);
-  if (name.empty() || !is_name_start(name.front()) || !std::all_of(name.begin(), name.end(), is_name_char)) {
+  if (!proc::is_variable_name(name)) {
     return fail(ErrorCode::usage, fmt::format("'{}' is not a variable name", n),
                 "use letters, digits and _, not starting with a digit (e.g. HF_TOKEN)");
   }
@@ -57,7 +47,7 @@ Result<void> validate_name(std::string_view name)
   }
   if (std::find(k_reserved.begin(), k_reserved.end(), name) != k_reserved.end()) {
     return fail(ErrorCode::usage, fmt::format("'{}' is reserved: the job's shell depends on it", n),
-                "set it in your command or with `rv run --env`-style options, not as a secret");
+                fmt::format("it is no secret: pass it to one job with `rv run --env {}=VALUE`", n));
   }
   return {};
 }

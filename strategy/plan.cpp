@@ -3,8 +3,11 @@
 #include "strategy/cost.hpp"
 #include "strategy/estimate.hpp"
 
+#include "core/duration.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace rv::strategy {
@@ -57,12 +60,31 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   out.pruned = std::move(ranked.pruned);
   if (out.strategies.empty()) {
     out.notes.push_back("no viable strategy: see rejected");
+    if (!request.allow_checkpoint && !cluster.partitions.empty()) {
+      std::int64_t longest = 0;
+      for (const auto& p : cluster.partitions) {
+        longest = p.max_time_s < 0 ? -1 : longest < 0 ? -1 : std::max(longest, p.max_time_s);
+      }
+      if (longest > 0 && request.time_s > longest) {
+        out.longest_max_time_s = longest;
+      }
+    }
   }
   return out;
 }
 
 Error no_viable_strategy(const Plan& plan)
 {
+  if (plan.longest_max_time_s > 0) {
+    const auto longest = format_slurm_time(plan.longest_max_time_s);
+    return Error{ErrorCode::no_strategy,
+                 fmt::format("--time is longer than every partition's MaxTime (the longest is {}) and checkpointing "
+                             "is off",
+                             longest),
+                 fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
+                             "it (it then runs as segments of at most {}), or ask for --time {} or less",
+                             longest, longest)};
+  }
   std::string why;
   for (const auto& r : plan.rejected) {
     why += fmt::format("; {} on {}: {}", r.gpu_type.empty() ? "untyped" : r.gpu_type, r.partition, r.reason);

@@ -25,6 +25,9 @@ struct Plan {
   std::vector<Pruned> pruned;              // strategies dropped by dominance or width
   std::vector<std::string> notes;          // type resolution, width caps, ...
   int width = 0;                           // the fan-out width applied
+  // Set when no strategy exists because the requested time exceeds every partition's MaxTime and
+  // checkpointing is off: the longest MaxTime, which no_viable_strategy names beside --checkpoint.
+  std::int64_t longest_max_time_s = 0;
 };
 
 // Plans `request`. `probes` may be empty (no probing): waits are then unknown (null). Fails only

@@ -33,6 +33,7 @@ struct Context {
   LauncherInjection launch; // the command as it runs
   bool multi_node = false;
   bool checkpoint = false;
+  bool step = false;   // a step joining a running allocation (`rv up`): no guard, no batch trap
   int local_ranks = 1; // processes per node that share the CPUs
 };
 

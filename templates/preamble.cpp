@@ -177,7 +177,9 @@ std::string preamble(const Context& ctx)
                        "_rv_signalled=0\ntrap '_rv_signalled=1' {}\n",
                        ctx.signal);
   }
-  out += guard(ctx);
+  if (!ctx.step) {
+    out += guard(ctx); // the race is decided before any step joins the allocation
+  }
   out += fill(k_environment, vars);
   if (ctx.multi_node && o.nccl_defaults) {
     out += "# NCCL/torch defaults for multi-node runs; each is kept when already set.\n"

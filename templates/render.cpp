@@ -85,18 +85,45 @@ Result<std::int64_t> effective_signal_lead(std::int64_t walltime_s, std::int64_t
   return lead;
 }
 
-Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
-                           const RenderOptions& options)
+namespace {
+
+// The checked inputs as a Context; the caller keeps `job_name` alive beside it.
+Result<detail::Context> make_context(const model::Strategy& strategy, const model::JobRequest& request,
+                                     const RenderOptions& options, const std::string& job_name)
 {
   if (auto ok = detail::check_inputs(strategy, request, options); !ok) {
     return std::unexpected(ok.error());
   }
-  std::string job_name = request.job_name.empty() ? std::string("rv-job") : request.job_name;
   if (auto ok = detail::check_name("job name", job_name, false); !ok) {
     return std::unexpected(ok.error());
   }
   RV_TRY(signal, normalize_signal(options.signal));
-  detail::Context ctx{strategy, request, options, job_name, signal, 0, {}, false, false, 1};
+  return detail::Context{strategy, request, options, job_name, signal, 0, {}, false, false, false, 1};
+}
+
+std::string job_name_of(const model::JobRequest& request)
+{
+  return request.job_name.empty() ? std::string("rv-job") : request.job_name;
+}
+
+} // namespace
+
+Result<std::string> render_step_environment(const model::Strategy& strategy, const model::JobRequest& request,
+                                            const RenderOptions& options)
+{
+  const auto job_name = job_name_of(request);
+  RV_TRY(ctx, make_context(strategy, request, options, job_name));
+  ctx.step = true; // one task on one node: the command runs as a single-node job runs it
+  ctx.launch = inject_launcher_flags(options.command, false);
+  ctx.local_ranks = ctx.launch.kind != LauncherKind::none ? std::max(1, strategy.gpus_per_node) : 1;
+  return detail::preamble(ctx);
+}
+
+Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
+                           const RenderOptions& options)
+{
+  const auto job_name = job_name_of(request);
+  RV_TRY(ctx, make_context(strategy, request, options, job_name));
   ctx.multi_node = strategy.nodes > 1;
   ctx.checkpoint = strategy.kind == model::StrategyKind::checkpoint;
   if (ctx.checkpoint) {

@@ -52,6 +52,14 @@ struct RenderOptions {
 Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
                            const RenderOptions& options);
 
+// The job's environment for a step that joins the running allocation of `strategy` (`rv up`): the
+// batch script's own functions, variables, modules, set-up, venv, secrets, --env and `cd`, without
+// the #SBATCH lines and the race guard, ending with RV_COMMAND set to options.command as a
+// single-node job runs it (launcher flags added). A bash script: source it or run it with bash -c,
+// then run `bash -c "$RV_COMMAND"` (or a shell). It exits 1 when the secrets file is missing.
+Result<std::string> render_step_environment(const model::Strategy& strategy, const model::JobRequest& request,
+                                            const RenderOptions& options);
+
 // Checks an --output path: relative to the job's directory, without `..` or line breaks.
 Result<bool> check_output_path(std::string_view path);
 

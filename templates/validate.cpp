@@ -1,5 +1,6 @@
 // Input validation for render(): every error names the bad value and says what to do.
 
+#include "core/process/shell.hpp"
 #include "templates/detail.hpp"
 
 #include <fmt/format.h>
@@ -126,10 +127,7 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
     (void)ok;
   }
   for (const auto& e : o.env) {
-    bool ok = !e.name.empty() && !std::isdigit(static_cast<unsigned char>(e.name[0])) &&
-              std::all_of(e.name.begin(), e.name.end(),
-                          [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-    if (!ok || e.value.find('\0') != std::string::npos) {
+    if (!proc::is_variable_name(e.name) || e.value.find('\0') != std::string::npos) {
       return fail(ErrorCode::usage, fmt::format("invalid environment variable name '{}'", e.name),
                   "use letters, digits and '_', not starting with a digit");
     }

@@ -234,7 +234,7 @@ def sbatch_line(name, partition, nodes, gpn, limit_min, work_s, gres=None, cpus=
 
 
 def run_rv(env, sc, name, cap_s):
-    args = [env.rv, "--ssh-config", env.ssh_config, "--host", "rvtb", "--json", "run", "-g", str(sc["gpus"]),
+    args = [env.rv, "--ssh-config", env.ssh_config, "--host", "rvtb", "--json", "run", "--checkpoint", "-g", str(sc["gpus"]),
             "--time", f"{sc['work_real_s']}s", "--name", name, "--", f"sleep {sc['work_real_s']}"]
     t_start = time.time()
     p = subprocess.run(args, capture_output=True, text=True, env=env.rv_env, timeout=120)

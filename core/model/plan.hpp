@@ -25,8 +25,8 @@ struct JobRequest {
   std::optional<int> min_vram_gb;
   bool single_node = false;
   bool allow_mig = true;
-  bool allow_time_min = false; // the job copes with a shortened limit
-  bool allow_checkpoint = true;
+  bool allow_time_min = false;   // the job copes with a shortened limit
+  bool allow_checkpoint = false; // opt-in (--checkpoint): the program saves and resumes its state
   std::string account;
   std::string qos;
   std::vector<std::string> exclude_nodes;

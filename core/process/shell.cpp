@@ -52,6 +52,13 @@ std::string printf_b_escape(std::string_view text, Raw raw)
 
 } // namespace
 
+bool is_variable_name(std::string_view name)
+{
+  auto start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  return !name.empty() && start(name.front()) &&
+         std::all_of(name.begin(), name.end(), [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
+}
+
 std::string shell_quote(std::string_view word)
 {
   if (!word.empty() && std::all_of(word.begin(), word.end(), is_safe) && word.front() != '=') {

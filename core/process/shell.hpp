@@ -9,6 +9,9 @@
 
 namespace rv::proc {
 
+// A shell variable name: [A-Za-z_][A-Za-z0-9_]* (secrets, --env, the job's exports).
+bool is_variable_name(std::string_view name);
+
 // Quotes `word` so that a POSIX shell reads it back byte for byte (single quotes; `'` as '\'').
 std::string shell_quote(std::string_view word);
 

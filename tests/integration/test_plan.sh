@@ -41,11 +41,19 @@ pass "busy a100/h200 wait, free a6000/v100 start now and rank first"
 
 # A batch request longer than MaxTime (2 days) gets checkpoint segments where a window exists
 # (`rv up` never does: an interactive allocation cannot be split).
-run ssh_rv --json run --dry-run -g 1 --time 3d -t v100 -- python train.py
+# Segments are opt-in (--checkpoint): the program must save and resume its state (#13).
+run ssh_rv --json run --dry-run --checkpoint -g 1 --time 3d -t v100 -- python train.py
 assert_rc 0 "3-day request"
 assert_json '[.strategies[] | .kind] | unique' '["checkpoint"]' "only checkpoint strategies beyond MaxTime"
 assert_json '.strategies[0] | .walltime_s <= 172800 and .total_time_s == 259200' 'true' "segments within MaxTime, total kept"
-pass "a 3-day request gets checkpoint segments"
+run ssh_rv run --dry-run -g 1 --time 99d -- python train.py
+assert_rc 4 "beyond every MaxTime without --checkpoint: no viable strategy"
+assert_contains "$RUN_ERR" "rv: error: --time is longer than every partition's MaxTime (the longest is 2-00:00:00)" \
+  "the error says what is wrong"
+assert_contains "$RUN_ERR" "rv: hint: pass --checkpoint" "and names the flag"
+run ssh_rv run -g 1 --time 99d -- true
+assert_rc 4 "the real run is refused the same way, before any sbatch"
+pass "a 3-day request gets checkpoint segments with --checkpoint; without it, exit 4 naming --checkpoint"
 
 # The rejected list explains every dropped type.
 run ssh_rv --json up --dry-run -g 2 --time 1h -t a100

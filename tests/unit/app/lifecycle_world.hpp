@@ -1,6 +1,6 @@
 #pragma once
-// The scripted world of the lifecycle tests (test_lifecycle*.cpp): a cluster answering step by step,
-// an Env built from fakes with temp stores, a two-strategy plan, and the usual command steps.
+// The scripted world of the lifecycle tests (test_lifecycle*.cpp, test_up.cpp): a cluster answering
+// step by step, an Env built from fakes with temp stores, a two-strategy plan, and the usual steps.
 
 #include "app/env.hpp"
 #include "app/planning.hpp"
@@ -16,6 +16,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <deque>
@@ -29,6 +30,11 @@
 namespace rv::test::lifecycle {
 
 using namespace rv::app;
+using rv::test::CaptureOutput;
+using rv::test::FakeClock;
+using rv::test::has;
+using rv::test::mentions;
+using rv::test::scontrol_job;
 
 // A cluster scripted step by step: each step matches one command and answers it, or fails the
 // transport (an SSH drop, an interrupt). What rv sent (argv and stdin) is kept for assertions.
@@ -128,9 +134,9 @@ inline PlanRun two_strategies()
 }
 
 // prepare_remote: the login node answers with rv's root and cache directories.
-inline void expect_prepare(Cluster& c)
+inline void expect_prepare(Cluster& c, const std::string& root = "/home/alice/.rv")
 {
-  c.on([](const auto& a) { return has(a, "rv-prepare"); }, Cluster::ok("/home/alice/.rv\n/home/alice/.rv/cache\n"));
+  c.on([](const auto& a) { return has(a, "rv-prepare"); }, Cluster::ok(root + "\n" + root + "/cache\n"));
 }
 
 // sbatch --parsable for one strategy: a job id, or Slurm's refusal.

@@ -245,57 +245,6 @@ TEST_CASE("lifecycle: a tie with no claim seen: rv waits for the claim, then the
   CHECK(saved["jobs"][1]["state"] == "CANCELLED");
 }
 
-// #15 defect 9: `rv up --run` with secrets fails closed when the secrets file is gone.
-TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to run without them")
-{
-  World w("up-secrets");
-  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
-  auto planned = two_strategies();
-  planned.plan.strategies.resize(1);
-  expect_prepare(w.cluster);
-  expect_sbatch(w.cluster, "1301");
-  expect_win(w.cluster, "1301", squeue_row("1301", "RUNNING", "a100-1"), "1301");
-  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
-  std::vector<std::string> srun;
-  w.cluster.on(
-      [&](const auto& a) {
-        srun = a;
-        return a.front() == "srun";
-      },
-      Cluster::ok("ran\n"));
-  w.cluster.on([](const auto& a) { return has(a, "scancel") && has(a, "1301"); }, Cluster::ok());
-  w.cluster.on([](const auto& a) { return has(a, "rv-rm"); }, Cluster::ok());
-  auto rc = launch_up(w.env, planned, "echo \"token=$HF_TOKEN\"");
-  REQUIRE_MESSAGE(rc, rc.error().message);
-  CHECK(w.cluster.done());
-  CHECK(w.cluster.unexpected.empty());
-  // The job step: srun ... bash -c SCRIPT SECRETS_FILE COMMAND. Run that program here for real.
-  auto bash = std::find(srun.begin(), srun.end(), "bash");
-  REQUIRE(bash != srun.end());
-  REQUIRE(srun.end() - bash == 5);
-  CHECK(
-      std::none_of(srun.begin(), srun.end(), [](const std::string& a) { return a.find("hf_x") != std::string::npos; }));
-  const auto file = w.dir / "env";
-  auto run_step = [&]() {
-    proc::LocalRunner local;
-    proc::Command c;
-    c.argv = {"bash", "-c", bash[2], file.string(), bash[4]};
-    auto o = local.run(c);
-    REQUIRE(o);
-    return *o;
-  };
-  std::ofstream(file) << "export HF_TOKEN='hf_x'\n";
-  auto with = run_step();
-  CHECK(with.ok());
-  CHECK(with.out == "token=hf_x\n");
-  std::filesystem::remove(file);
-  auto without = run_step();
-  CHECK(without.exit_code == 1);
-  CHECK(without.out.empty()); // the command did not run
-  CHECK(without.err.find("the secrets file") != std::string::npos);
-}
-
-// #13: with a second cluster configured, rv stop sent cluster A's job id to cluster B.
 TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was submitted on")
 {
   World w("other-host");

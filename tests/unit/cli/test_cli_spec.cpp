@@ -176,3 +176,18 @@ TEST_CASE("cli spec: the man page lists every command and option, escaped for ro
     CHECK_MESSAGE(page.find(std::string("\n") + line + "\n") != std::string::npos, line);
   }
 }
+
+// #13: `rv run --help` did not show -H, --json, -v: the global flags, accepted after the command too.
+TEST_CASE("cli spec: every subcommand's help ends with the global options, nested ones too")
+{
+  Toy toy;
+  rv::cli::add_global_options_footer(toy.app);
+  const auto* run = toy.app.get_subcommand("run");
+  const auto help = run->help();
+  CHECK(help.find("Global options (before or after the command):") != std::string::npos);
+  CHECK(help.find("-H, --host VALUE  login host") != std::string::npos);
+  CHECK(help.find("--gpu") < help.find("Global options")); // after the command's own options
+  const auto* push = toy.app.get_subcommand("sync")->get_subcommand("push");
+  CHECK(push->help().find("-H, --host VALUE") != std::string::npos);
+  CHECK(toy.app.help().find("Global options") == std::string::npos); // rv --help lists them already
+}

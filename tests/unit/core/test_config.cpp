@@ -80,15 +80,69 @@ TEST_CASE("config: unknown keys get a did-you-mean")
   CHECK(f.error().hint.find("account") != std::string::npos);
 }
 
-TEST_CASE("config: durations are validated when read")
+TEST_CASE("config: every value is checked against its key's type when set")
 {
   Config c;
   CHECK(*c.get_seconds("connect_timeout") == 15);
-  REQUIRE(c.set("connect_timeout", "soon", Origin::environment));
-  auto r = c.get_seconds("connect_timeout");
+  auto r = c.set("connect_timeout", "soon", Origin::environment);
   REQUIRE_FALSE(r);
-  CHECK(r.error().message.find("connect_timeout") != std::string::npos);
-  CHECK(r.error().message.find("env") != std::string::npos);
+  CHECK(r.error().message == "connect_timeout 'soon' is not a duration");
+  CHECK(*c.get_seconds("connect_timeout") == 15); // unchanged
+  CHECK(c.set("max_strategies", "4", Origin::file));
+  CHECK(c.set("max_strategies", "65", Origin::file).error().message ==
+        "max_strategies '65' is not a whole number from 1 to 64");
+  CHECK_FALSE(c.set("max_strategies", "4.5", Origin::file));
+  CHECK(c.set("checkpoint", "true", Origin::file));
+  CHECK(c.set("checkpoint", "yes", Origin::file).error().message == "checkpoint 'yes' is not true or false");
+  CHECK(c.set("deps_install", "pip", Origin::flag).error().message == "deps_install 'pip' is not login, job or off");
+  CHECK_FALSE(c.set("sync_max_file_size", "big", Origin::file));
+  CHECK(c.set("sync_max_file_size", "0", Origin::file));
+  CHECK_FALSE(c.load_env({{"RV_TIME_SCALE", "0"}}));
+  // A number from a JSON file is checked as its text.
+  CHECK_FALSE(c.load_file(write_temp("typed.json", R"({"max_strategies": 0})")));
+}
+
+TEST_CASE("config: rv config show --json gives numbers and booleans their JSON types")
+{
+  CHECK(config_value_json(**find_config_key("max_strategies"), "8") == nlohmann::json(8));
+  CHECK(config_value_json(**find_config_key("checkpoint"), "false") == nlohmann::json(false));
+  CHECK(config_value_json(**find_config_key("host"), "8") == nlohmann::json("8"));
+  CHECK(config_value_json(**find_config_key("connect_timeout"), "15s") == nlohmann::json("15s"));
+}
+
+TEST_CASE("config: rv config set|unset write the file atomically, typed, keeping the other keys")
+{
+  const auto path = write_temp("set.json", R"({"host": "login.example.edu", "max_strategies": 99})");
+  REQUIRE(write_config_value(path, "max_strategies", "4")); // repairs a bad value, keeps host
+  REQUIRE(write_config_value(path, "checkpoint", "true"));
+  Config c;
+  REQUIRE(c.load_file(path));
+  CHECK(c.get("host") == "login.example.edu");
+  CHECK(c.get("max_strategies") == "4");
+  std::ifstream in(path);
+  auto doc = nlohmann::json::parse(in);
+  CHECK(doc["max_strategies"] == 4); // a number, not "4"
+  CHECK(doc["checkpoint"] == true);
+  CHECK(std::filesystem::status(path).permissions() ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+
+  auto bad = write_config_value(path, "max_strategies", "lots");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == "max_strategies 'lots' is not a whole number from 1 to 64");
+  auto unknown = write_config_value(path, "max_strategy", "4");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().hint == "did you mean 'max_strategies'?");
+
+  REQUIRE(write_config_value(path, "host", std::nullopt));
+  Config after;
+  REQUIRE(after.load_file(path));
+  CHECK(after.get("host").empty());
+  CHECK(after.origin("host") == Origin::default_value);
+  CHECK(after.get("max_strategies") == "4");
+
+  const auto fresh = (std::filesystem::path(path).parent_path() / "new" / "config.json").string();
+  REQUIRE(write_config_value(fresh, "time_scale", "60")); // the file and its directory are created
+  CHECK(std::filesystem::exists(fresh));
 }
 
 TEST_CASE("did_you_mean")

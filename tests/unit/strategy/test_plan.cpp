@@ -134,6 +134,7 @@ TEST_CASE("plan golden: 8 GPUs for 4 days, 8h window, time-min allowed")
   req.gpus = 8;
   req.time_s = 4 * 86400;
   req.allow_time_min = true;
+  req.allow_checkpoint = true; // --checkpoint
   auto p = plan_with_window(test::campus(), req, 28800);
   check_golden("eight_gpus_4d", to_json(p));
   check_plan_properties(p, test::campus(), req);
@@ -213,6 +214,7 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
   req.gpus = 1;
   req.gpu_type = "a100";
   req.time_s = 5 * 86400; // MaxTime is 3 days
+  req.allow_checkpoint = true;
   auto p = plan_with_window(test::campus(), req, 6 * 3600);
   check_plan_properties(p, test::campus(), req);
   REQUIRE(!p.strategies.empty());
@@ -239,6 +241,35 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
   REQUIRE(off);
   CHECK(off->strategies.empty());
   CHECK(has_reason(*off, "a100_80", "exceeds MaxTime 3-00:00:00 and checkpointing is off"));
+}
+
+// #13: `--time 99d` silently became 2-day checkpoint segments, which the program must support.
+TEST_CASE("plan: checkpoint segments are opt-in; beyond every MaxTime the error names --checkpoint")
+{
+  model::JobRequest req; // as `rv run` builds it without --checkpoint
+  req.gpus = 1;
+  req.time_s = 99 * 86400;
+  auto p = plan_with_window(test::campus(), req, 6 * 3600);
+  CHECK(p.strategies.empty());
+  CHECK(p.longest_max_time_s == 3 * 86400);
+  auto e = no_viable_strategy(p);
+  CHECK(e.code == ErrorCode::no_strategy);
+  CHECK(e.message == "--time is longer than every partition's MaxTime (the longest is 3-00:00:00) and "
+                     "checkpointing is off");
+  CHECK(e.hint.find("--checkpoint") != std::string::npos);
+  CHECK(e.hint.find("--time 3-00:00:00 or less") != std::string::npos);
+
+  // Within MaxTime no checkpoint strategy appears unless asked for, and nothing is flagged.
+  req.time_s = 2 * 86400;
+  auto within = plan_with_window(test::campus(), req, 6 * 3600);
+  CHECK(within.longest_max_time_s == 0);
+  for (const auto& s : within.strategies) {
+    CHECK(s.kind != model::StrategyKind::checkpoint);
+  }
+  req.allow_checkpoint = true;
+  auto on = plan_with_window(test::campus(), req, 6 * 3600);
+  CHECK(std::any_of(on.strategies.begin(), on.strategies.end(),
+                    [](const auto& s) { return s.kind == model::StrategyKind::checkpoint; }));
 }
 
 TEST_CASE("plan: time-min only when the request allows it")
