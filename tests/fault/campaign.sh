@@ -191,10 +191,11 @@ cleanup_all() {
   if ((KEEP)); then log "campaign files kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup_all EXIT
+trap "exit 130" INT TERM # the EXIT trap still cleans up
 
 # --- the fault --------------------------------------------------------------------------------
 inject() { # KIND PHASE: runs in the foreground while rv runs in the background
-  local kind=$1 phase=$2 pid pids node t
+  local kind=$1 phase=$2 pid pids node job t
   case $kind in
     sigkill | sigint)
       wait_phase "$phase"
@@ -240,6 +241,11 @@ inject() { # KIND PHASE: runs in the foreground while rv runs in the background
         nap 4000
         sleep 2
         restore
+        # Slurm holds a requeued batch job for ~2 minutes (BeginTime): let it start now instead.
+        job=$(cut -d' ' -f1 "$MARKER" | head -1)
+        if wait_until 10 bash -c "squeue -h -j $job -o %r 2>/dev/null | grep -q BeginTime"; then
+          scontrol update JobId="$job" StartTime=now 2>/dev/null || true
+        fi
       else
         FAULT_PHASE="$FAULT_PHASE(no-job)"
       fi
