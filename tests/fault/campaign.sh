@@ -115,6 +115,7 @@ record_id() { local f; f=$(record_file) && [[ -n $f ]] && basename "$f" .json; }
 state_in() { local s; s=$(record_state) && [[ -n $s && " $* " == *" $s "* ]]; }
 has_record() { [[ -n $(record_file) ]]; }
 has_child() { pgrep -P "$RV_PID" >/dev/null; }
+child_or_record() { has_child || has_record; } # rsync's ssh, else sync is over
 squeue_all() { squeue -u "$TB_SSH_USER" -h -o '%i|%j|%T|%k' 2>/dev/null; }
 
 # The phase the run is in, from the record: plan/sync (no record yet), submit, race, follow, after.
@@ -131,7 +132,7 @@ phase_now() {
 # Waits for the start of PHASE (or rv's exit), then a random part of it.
 wait_phase() {
   case $1 in
-    sync) wait_until 20 has_child || true; nap 400 ;;
+    sync) wait_until 20 child_or_record || true; nap 400 ;;
     plan) nap 1500 ;;
     submit) wait_until 30 has_record || true; nap 150 ;;
     race) wait_until 40 state_in submitted won "done" failed cancelled || true; nap 1500 ;;
@@ -350,6 +351,11 @@ one_run() { # RUN
   markers=0
   [[ ! -f $marker ]] || markers=$(wc -l <"$marker")
   ((markers <= 1)) || violations+=$'\n'"duplicate: the command ran $markers times: $(tr '\n' ';' <"$marker")"
+  # rv's own account: "every strategy ended without starting" (exit 3) while the command ran is
+  # wrong, unless a concurrent `rv stop` cancelled the running winner.
+  if ((rc == 3 && markers > 0)) && [[ $kind != concurrent_stop ]]; then
+    violations+=$'\n'"inconsistent: rv exited 3 (no strategy started) but the command ran: $(grep -m1 'rv: error' "$RUN_DIR/rv.err")"
+  fi
   # Leave nothing: jobs of the run cancelled, tmpfs unmounted, cluster as found.
   ids=$(squeue -u "$TB_SSH_USER" -h -n "$NAME" -o %i 2>/dev/null | paste -sd' ')
   # shellcheck disable=SC2086  # one word per job id
