@@ -709,6 +709,30 @@ TEST_CASE("lifecycle: rv up --run reads the secrets on the node and refuses to r
   CHECK(without.err.find("the secrets file") != std::string::npos);
 }
 
+// #15 campaign (sshd_cut during `rv up --run`): the connection dropped, the release's scancel could
+// not run, yet the record said `done` with the allocation CANCELLED: nothing ever released it.
+TEST_CASE("lifecycle: rv up whose release cannot run keeps the allocation tracked for rv ps and rv stop")
+{
+  World w("up-release");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  auto planned = two_strategies();
+  planned.plan.strategies.resize(1);
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1401");
+  expect_win(w.cluster, "1401", squeue_row("1401", "RUNNING", "a100-1"), "1401");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  const Error lost{ErrorCode::unreachable, "connection lost", ""};
+  w.cluster.on([](const auto& a) { return a.front() == "srun"; }, lost);
+  w.cluster.on([](const auto& a) { return has(a, "scancel"); }, lost);
+  auto rc = launch_up(w.env, planned, "true");
+  CHECK_FALSE(rc);
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "won"); // live: `rv ps` lists it, `rv stop` releases it
+  CHECK(saved["jobs"][0]["state"] == "RUNNING");
+  CHECK(saved["secrets_file"] != ""); // still needed by the allocation; rv stop deletes it
+}
+
 // #13: with a second cluster configured, rv stop sent cluster A's job id to cluster B.
 TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was submitted on")
 {
