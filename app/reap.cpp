@@ -96,7 +96,10 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
       report.orphans.push_back(std::move(id));
     }
-    r.state = "submitted";
+    // rv died before sbatch created anything: the request is over (recorded `submitted`, it had no
+    // job yet never ended: `rv ps` listed it and `rv stop` called it ended; #15 campaign).
+    r.state = r.job_ids().empty() ? "failed" : "submitted";
+    save(store, r);
   }
 
   std::vector<std::string> ids;

@@ -94,6 +94,29 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   std::filesystem::remove_all(store.dir());
 }
 
+// #15 campaign (SIGKILL during submit, before sbatch ran): rv ps found no orphan and recorded the
+// request `submitted` with no job at all, a state no command ever moved on from.
+TEST_CASE("reap: a request rv left in 'submitting' with no job in the queue is recorded failed")
+{
+  auto store = temp_store("no-job");
+  auto req = request("bbbb0003", "submitting");
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0003"); }, FakeRunner::reply(0, ""));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.all_consumed());
+  CHECK(report->orphans.empty());
+  auto saved = store.read("bbbb0003");
+  REQUIRE(saved);
+  CHECK((*saved)["state"] == "failed");
+  std::filesystem::remove_all(store.dir());
+}
+
 // #15 defect 2: a shared job name (`--name train`) must not make rv adopt, and later cancel,
 // jobs that are not the request's: only the user's own jobs (--me) whose comment is rv:<id>.
 TEST_CASE("reap: orphans are only the user's own jobs whose comment names the request")
