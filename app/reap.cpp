@@ -160,9 +160,31 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
           to_cancel[r.name].push_back(j.job_id);
           report.notes.push_back(
               fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id, j.state, r.winner));
-          j.state = "CANCELLED";
-          changed = true;
         }
+      }
+    }
+    if (changed) {
+      save(store, r);
+    }
+  }
+  // A loser is recorded CANCELLED only once scancel ran: recorded before, a failed scancel (a
+  // dropped connection) left it pending with a record that no later `rv ps` acts on (#15 campaign).
+  for (const auto& [name, job_ids] : to_cancel) {
+    if (auto c = slurm::cancel_jobs(runner, job_ids, name); !c) {
+      return std::unexpected(c.error());
+    }
+    report.cancelled.insert(report.cancelled.end(), job_ids.begin(), job_ids.end());
+  }
+  for (auto& r : requests) {
+    bool changed = false;
+    for (auto& j : r.jobs) {
+      if (!to_cancel.contains(r.name) || j.strategy_id == r.winner) {
+        continue;
+      }
+      const auto& losers = to_cancel[r.name];
+      if (std::find(losers.begin(), losers.end(), j.job_id) != losers.end()) {
+        j.state = "CANCELLED";
+        changed = true;
       }
     }
     if (request_finished(r) && !is_final_state(r.state)) {
@@ -173,12 +195,6 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     if (changed) {
       save(store, r);
     }
-  }
-  for (const auto& [name, job_ids] : to_cancel) {
-    if (auto c = slurm::cancel_jobs(runner, job_ids, name); !c) {
-      return std::unexpected(c.error());
-    }
-    report.cancelled.insert(report.cancelled.end(), job_ids.begin(), job_ids.end());
   }
   cleanup();
   return report;

@@ -72,6 +72,29 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   std::filesystem::remove_all(store.dir());
 }
 
+// #15 campaign: losers were recorded CANCELLED before scancel ran; when it could not run (the
+// connection dropped), they kept pending with a record that no later `rv ps` would act on.
+TEST_CASE("reap: a loser whose scancel could not run stays live in the record for the next rv ps")
+{
+  auto store = temp_store("cancel-failed");
+  std::vector<RequestRecord> reqs = {request("aaaa0009", "submitted")};
+  REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(
+      [](const auto& a) { return has(a, "squeue"); },
+      FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0009") + row("12", "RUNNING", "v100-1", "rv-aaaa0009")));
+  // No answer scripted for scancel: the fake fails it as a dropped connection would.
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  CHECK_FALSE(report);
+  auto saved = store.read("aaaa0009");
+  REQUIRE(saved);
+  CHECK((*saved)["winner"] == "s2");
+  CHECK((*saved)["jobs"][0]["state"] == "PENDING");
+  CHECK((*saved)["state"] == "won");
+  std::filesystem::remove_all(store.dir());
+}
+
 TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job name")
 {
   auto store = temp_store("orphan");
