@@ -88,8 +88,8 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
   // Orphans: a request still "submitting" may have jobs sbatch created before rv died or was
   // interrupted; the user's own jobs with the request's name and comment are its jobs.
   for (auto& r : requests) {
-    if (r.state != "submitting") {
-      continue;
+    if (r.state != "submitting" || store.submission_held(r.id)) {
+      continue; // held: its rv is alive and submitting; the record is its own
     }
     RV_TRY(found, adopt_orphans(runner, r));
     for (auto& id : found) {

@@ -112,6 +112,9 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.nodes = s.nodes;
   }
   RV_TRY_VOID(store.create(rec.id, to_json(rec)));
+  // Until the job ids are recorded, a concurrent `rv ps` must not take this live submission for
+  // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign).
+  RV_TRY(submitting, store.hold_submission(rec.id));
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,
                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars));

@@ -30,6 +30,15 @@ RequestRecord request(const char* id, std::string state)
   return r;
 }
 
+// A request rv left in 'submitting' before any job id was recorded.
+RequestRecord submitting(const char* id)
+{
+  auto r = request(id, "submitting");
+  r.jobs[0].job_id.clear();
+  r.jobs[1].job_id.clear();
+  return r;
+}
+
 // One squeue row of rv's format for the job `id` named `name` (the request's job name: a row with
 // another name is another job that got the same id).
 std::string row(const char* id, const char* state, const char* nodes, const std::string& name)
@@ -98,9 +107,7 @@ TEST_CASE("reap: a loser whose scancel could not run stays live in the record fo
 TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job name")
 {
   auto store = temp_store("orphan");
-  auto req = request("bbbb0002", "submitting");
-  req.jobs[0].job_id.clear();
-  req.jobs[1].job_id.clear();
+  auto req = submitting("bbbb0002");
   std::vector<RequestRecord> reqs = {req};
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
@@ -122,9 +129,7 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
 TEST_CASE("reap: a request rv left in 'submitting' with no job in the queue is recorded failed")
 {
   auto store = temp_store("no-job");
-  auto req = request("bbbb0003", "submitting");
-  req.jobs[0].job_id.clear();
-  req.jobs[1].job_id.clear();
+  auto req = submitting("bbbb0003");
   std::vector<RequestRecord> reqs = {req};
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
@@ -137,6 +142,30 @@ TEST_CASE("reap: a request rv left in 'submitting' with no job in the queue is r
   auto saved = store.read("bbbb0003");
   REQUIRE(saved);
   CHECK((*saved)["state"] == "failed");
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 campaign (concurrent_ps during submission): rv ps took a live rv's `submitting` record for
+// one a dead rv left, adopted its fresh jobs as orphans, made one the winner and cancelled them all.
+TEST_CASE("reap: a request whose submission a live rv holds is left to that rv")
+{
+  auto store = temp_store("held");
+  auto req = submitting("bbbb0004");
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  {
+    auto held = store.hold_submission(req.id);
+    REQUIRE(held);
+    CHECK(store.submission_held(req.id));
+    FakeRunner r; // nothing scripted: any search for orphans would fail the call
+    FakeClock clock;
+    auto report = refresh_and_reap(r, clock, store, reqs);
+    REQUIRE(report);
+    CHECK(report->orphans.empty());
+    CHECK(reqs[0].state == "submitting");
+  }
+  CHECK_FALSE(store.submission_held(req.id)); // released with its holder (a dead rv's too)
+  CHECK_FALSE(std::filesystem::exists(store.dir() / ".bbbb0004.submitting"));
   std::filesystem::remove_all(store.dir());
 }
 
