@@ -353,6 +353,10 @@ one_run() { # RUN
   ((markers <= 1)) || violations+=$'\n'"duplicate: the command ran $markers times: $(tr '\n' ';' <"$marker")"
   # rv's own account: "every strategy ended without starting" (exit 3) while the command ran is
   # wrong, unless a concurrent `rv stop` cancelled the running winner.
+  # A concurrent `rv ps` must change nothing: the request runs its command once and rv exits 0.
+  if [[ $kind == concurrent_ps ]] && ((rc != 0 || markers != 1)); then
+    violations+=$'\n'"inconsistent: with a concurrent rv ps, rv exited $rc and the command ran $markers time(s)"
+  fi
   if ((rc == 3 && markers > 0)) && [[ $kind != concurrent_stop ]]; then
     violations+=$'\n'"inconsistent: rv exited 3 (no strategy started) but the command ran: $(grep -m1 'rv: error' "$RUN_DIR/rv.err")"
   fi
