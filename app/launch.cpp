@@ -214,7 +214,12 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // Release the allocation whatever happened to the shell or the command.
   clear_interrupt();
   if (auto c = slurm::cancel_jobs(runner, {winner.job_id}, launched.rec.name); !c) {
-    spdlog::warn("could not release allocation {}: {}", winner.job_id, c.error().message);
+    // Still held: the record stays live (and keeps its secrets file) so that `rv ps` lists it and
+    // `rv stop` releases it; recorded as released, nothing ever would (#15 campaign).
+    spdlog::warn("could not release allocation {}: {}; `rv stop {}` releases it", winner.job_id, c.error().message,
+                 launched.rec.id);
+    launched.release();
+    return status;
   }
   for (auto& j : launched.rec.jobs) {
     if (j.job_id == winner.job_id) {

@@ -88,15 +88,18 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
   // Orphans: a request still "submitting" may have jobs sbatch created before rv died or was
   // interrupted; the user's own jobs with the request's name and comment are its jobs.
   for (auto& r : requests) {
-    if (r.state != RequestState::submitting) {
-      continue;
+    if (r.state != RequestState::submitting || store.submission_held(r.id)) {
+      continue; // held: its rv is alive and submitting; the record is its own
     }
     RV_TRY(found, adopt_orphans(runner, r));
     for (auto& id : found) {
       report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));
       report.orphans.push_back(std::move(id));
     }
-    r.state = RequestState::submitted;
+    // rv died before sbatch created anything: the request is over (recorded `submitted`, it had no
+    // job yet never ended: `rv ps` listed it and `rv stop` called it ended; #15 campaign).
+    r.state = r.job_ids().empty() ? RequestState::failed : RequestState::submitted;
+    save(store, r);
   }
 
   std::vector<std::string> ids;
@@ -157,9 +160,31 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
           to_cancel[r.name].push_back(j.job_id);
           report.notes.push_back(
               fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id, j.state, r.winner));
-          j.state = "CANCELLED";
-          changed = true;
         }
+      }
+    }
+    if (changed) {
+      save(store, r);
+    }
+  }
+  // A loser is recorded CANCELLED only once scancel ran: recorded before, a failed scancel (a
+  // dropped connection) left it pending with a record that no later `rv ps` acts on (#15 campaign).
+  for (const auto& [name, job_ids] : to_cancel) {
+    if (auto c = slurm::cancel_jobs(runner, job_ids, name); !c) {
+      return std::unexpected(c.error());
+    }
+    report.cancelled.insert(report.cancelled.end(), job_ids.begin(), job_ids.end());
+  }
+  for (auto& r : requests) {
+    bool changed = false;
+    for (auto& j : r.jobs) {
+      if (!to_cancel.contains(r.name) || j.strategy_id == r.winner) {
+        continue;
+      }
+      const auto& losers = to_cancel[r.name];
+      if (std::find(losers.begin(), losers.end(), j.job_id) != losers.end()) {
+        j.state = "CANCELLED";
+        changed = true;
       }
     }
     if (request_finished(r) && !is_final_state(r.state)) {
@@ -170,12 +195,6 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     if (changed) {
       save(store, r);
     }
-  }
-  for (const auto& [name, job_ids] : to_cancel) {
-    if (auto c = slurm::cancel_jobs(runner, job_ids, name); !c) {
-      return std::unexpected(c.error());
-    }
-    report.cancelled.insert(report.cancelled.end(), job_ids.begin(), job_ids.end());
   }
   cleanup();
   return report;

@@ -148,6 +148,14 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     owner.release(); // nothing stored, nothing sent: nothing to clean up
     return std::unexpected(created.error());
   }
+  // Until the job ids are recorded, a concurrent `rv ps` must not take this live submission for
+  // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign).
+  auto submitting = store.hold_submission(rec.id);
+  if (!submitting) {
+    rec.state = RequestState::failed; // nothing was sent: no secrets file to remove
+    owner.release();
+    return std::unexpected(submitting.error());
+  }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,
                               secret_vars.empty() ? std::string() : secrets::env_script(secret_vars), workdir);

@@ -51,7 +51,11 @@ RaceDecision Race::observe(const std::map<std::string, JobView>& views, const st
         candidates.insert(candidates.begin(), i); // this poll did not show it started yet
       }
     }
-    if (!candidates.empty() && (decide_without_claimant || !claimant.empty())) {
+    // Every sibling has ended: no claim can appear any more (its file may never have been written,
+    // e.g. on a full file system), so a sibling that ran wins without it (#15 campaign, fs_full).
+    const bool all_ended =
+        std::all_of(m_entries.begin(), m_entries.end(), [](const RaceEntry& e) { return is_terminal(e.last.state); });
+    if (!candidates.empty() && (decide_without_claimant || !claimant.empty() || all_ended)) {
       auto best = candidates.front();
       for (auto i : candidates) {
         const auto& a = m_entries[i];

@@ -79,7 +79,7 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data)
   return {};
 }
 
-Result<FileLock> FileLock::acquire(const fs::path& path)
+Result<FileLock> FileLock::acquire(const fs::path& path, bool remove_on_release)
 {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -92,10 +92,14 @@ Result<FileLock> FileLock::acquire(const fs::path& path)
       return std::unexpected(err);
     }
   }
-  return FileLock(fd);
+  FileLock lock(fd);
+  if (remove_on_release) {
+    lock.m_remove = path;
+  }
+  return lock;
 }
 
-FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd)
+FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd), m_remove(std::move(other.m_remove))
 {
   other.m_fd = -1;
 }
@@ -103,6 +107,9 @@ FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd)
 FileLock::~FileLock()
 {
   if (m_fd >= 0) {
+    if (!m_remove.empty()) {
+      ::unlink(m_remove.c_str()); // before the release: a later holder locks a new file
+    }
     ::close(m_fd); // releases the flock
   }
 }
@@ -283,6 +290,24 @@ std::string new_request_id()
 {
   std::random_device rd;
   return fmt::format("{:08x}", rd());
+}
+
+Result<FileLock> RecordStore::hold_submission(const std::string& id) const
+{
+  RV_TRY_VOID(ensure_dir());
+  return FileLock::acquire(m_dir / ("." + id + ".submitting"), true);
+}
+
+bool RecordStore::submission_held(const std::string& id) const
+{
+  // No O_CREAT: without the file nobody holds it (its holder removes it as it releases).
+  int fd = ::open((m_dir / ("." + id + ".submitting")).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
 }
 
 } // namespace rv::store

@@ -18,6 +18,22 @@ namespace rv::store {
 // higher number comes from a newer rv: it is read by nobody here and never rewritten.
 inline constexpr int k_record_schema = 1;
 
+// Holds an exclusive flock on a file until destroyed.
+class FileLock {
+public:
+  // `remove_on_release`: the file is deleted just before the lock is released.
+  static Result<FileLock> acquire(const std::filesystem::path& path, bool remove_on_release = false);
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&&) = delete;
+  FileLock(const FileLock&) = delete;
+  ~FileLock();
+
+private:
+  explicit FileLock(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+  std::filesystem::path m_remove; // empty: keep the file
+};
+
 class RecordStore {
 public:
   // Uses `dir` (created 0700 on first write).
@@ -40,6 +56,11 @@ public:
   Result<std::vector<nlohmann::json>> list(std::vector<std::string>* skipped = nullptr) const;
   // Deletes record `id` (no error if absent).
   Result<void> remove(const std::string& id);
+  // Marks record `id` as being submitted by this process until the returned lock is destroyed
+  // (an flock on `.<id>.submitting`, removed on release): `rv ps` then leaves it to its owner.
+  Result<FileLock> hold_submission(const std::string& id) const;
+  // Whether a live process holds `id`'s submission (a record left `submitting` by a dead rv is not).
+  bool submission_held(const std::string& id) const;
 
   const std::filesystem::path& dir() const { return m_dir; }
 
@@ -61,20 +82,6 @@ nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json&
 
 // Writes `data` to `path` atomically (0600), creating no partial file on any failure.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);
-
-// Holds an exclusive flock on a file until destroyed.
-class FileLock {
-public:
-  static Result<FileLock> acquire(const std::filesystem::path& path);
-  FileLock(FileLock&& other) noexcept;
-  FileLock& operator=(FileLock&&) = delete;
-  FileLock(const FileLock&) = delete;
-  ~FileLock();
-
-private:
-  explicit FileLock(int fd) : m_fd(fd) {}
-  int m_fd = -1;
-};
 
 // Returns a new request id: 8 lower-case hex digits from a random source, e.g. "3f9c02ab".
 std::string new_request_id();

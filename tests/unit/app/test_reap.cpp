@@ -32,6 +32,15 @@ RequestRecord request(const char* id, RequestState state)
   return r;
 }
 
+// A request rv left in 'submitting' before any job id was recorded.
+RequestRecord submitting(const char* id)
+{
+  auto r = request(id, RequestState::submitting);
+  r.jobs[0].job_id.clear();
+  r.jobs[1].job_id.clear();
+  return r;
+}
+
 // One squeue row of rv's format for the job `id` named `name` (the request's job name: a row with
 // another name is another job that got the same id).
 std::string row(const char* id, const char* state, const char* nodes, const std::string& name)
@@ -69,12 +78,33 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   std::filesystem::remove_all(store.dir());
 }
 
+// #15 campaign: losers were recorded CANCELLED before scancel ran; when it could not run (the
+// connection dropped), they kept pending with a record that no later `rv ps` would act on.
+TEST_CASE("reap: a loser whose scancel could not run stays live in the record for the next rv ps")
+{
+  auto store = temp_store("cancel-failed");
+  std::vector<RequestRecord> reqs = {request("aaaa0009", RequestState::submitted)};
+  REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(
+      [](const auto& a) { return has(a, "squeue"); },
+      FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0009") + row("12", "RUNNING", "v100-1", "rv-aaaa0009")));
+  // No answer scripted for scancel: the fake fails it as a dropped connection would.
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  CHECK_FALSE(report);
+  auto saved = store.read("aaaa0009");
+  REQUIRE(saved);
+  CHECK((*saved)["winner"] == "s2");
+  CHECK((*saved)["jobs"][0]["state"] == "PENDING");
+  CHECK((*saved)["state"] == "won");
+  std::filesystem::remove_all(store.dir());
+}
+
 TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job name")
 {
   auto store = temp_store("orphan");
-  auto req = request("bbbb0002", RequestState::submitting);
-  req.jobs[0].job_id.clear();
-  req.jobs[1].job_id.clear();
+  auto req = submitting("bbbb0002");
   std::vector<RequestRecord> reqs = {req};
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
@@ -88,6 +118,51 @@ TEST_CASE("reap: a request rv left in 'submitting' gets its orphans back by job 
   CHECK(report->orphans == std::vector<std::string>{"21"});
   CHECK(reqs[0].job_ids() == std::vector<std::string>{"21"});
   CHECK(reqs[0].state == RequestState::submitted);
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 campaign (SIGKILL during submit, before sbatch ran): rv ps found no orphan and recorded the
+// request `submitted` with no job at all, a state no command ever moved on from.
+TEST_CASE("reap: a request rv left in 'submitting' with no job in the queue is recorded failed")
+{
+  auto store = temp_store("no-job");
+  auto req = submitting("bbbb0003");
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  FakeClock clock;
+  r.expect([](const auto& a) { return has(a, "-n") && has(a, "rv-bbbb0003"); }, FakeRunner::reply(0, ""));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.all_consumed());
+  CHECK(report->orphans.empty());
+  auto saved = store.read("bbbb0003");
+  REQUIRE(saved);
+  CHECK((*saved)["state"] == "failed");
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 campaign (concurrent_ps during submission): rv ps took a live rv's `submitting` record for
+// one a dead rv left, adopted its fresh jobs as orphans, made one the winner and cancelled them all.
+TEST_CASE("reap: a request whose submission a live rv holds is left to that rv")
+{
+  auto store = temp_store("held");
+  auto req = submitting("bbbb0004");
+  std::vector<RequestRecord> reqs = {req};
+  REQUIRE(store.create(req.id, to_json(req)));
+  {
+    auto held = store.hold_submission(req.id);
+    REQUIRE(held);
+    CHECK(store.submission_held(req.id));
+    FakeRunner r; // nothing scripted: any search for orphans would fail the call
+    FakeClock clock;
+    auto report = refresh_and_reap(r, clock, store, reqs);
+    REQUIRE(report);
+    CHECK(report->orphans.empty());
+    CHECK(reqs[0].state == RequestState::submitting);
+  }
+  CHECK_FALSE(store.submission_held(req.id)); // released with its holder (a dead rv's too)
+  CHECK_FALSE(std::filesystem::exists(store.dir() / ".bbbb0004.submitting"));
   std::filesystem::remove_all(store.dir());
 }
 

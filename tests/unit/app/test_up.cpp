@@ -151,3 +151,25 @@ TEST_CASE("rv up shell: nothing is sent from the home directory, outside a proje
   CHECK(w.cluster.seen.empty()); // not one command reached the cluster
   CHECK(w.local.seen.empty());
 }
+
+// #15 campaign (sshd_cut during `rv up --run`): the connection dropped, the release's scancel could
+// not run, yet the record said `done` with the allocation CANCELLED: nothing ever released it.
+TEST_CASE("rv up whose release cannot run keeps the allocation tracked for rv ps and rv stop")
+{
+  World w("up-release");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1401");
+  expect_win(w.cluster, "1401", squeue_row("1401", "RUNNING", "a100-1"), "1401");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  const Error lost{ErrorCode::unreachable, "connection lost", ""};
+  w.cluster.on([](const auto& a) { return a.front() == "srun"; }, lost);
+  w.cluster.on([](const auto& a) { return has(a, "scancel"); }, lost);
+  auto rc = launch_up(w.env, one_strategy(), "true");
+  CHECK_FALSE(rc);
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "won"); // live: `rv ps` lists it, `rv stop` releases it
+  CHECK(saved["jobs"][0]["state"] == "RUNNING");
+  CHECK(saved["secrets_file"] != ""); // still needed by the allocation; rv stop deletes it
+}

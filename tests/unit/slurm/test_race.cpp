@@ -55,6 +55,19 @@ TEST_CASE("race: a job that completed between polls is found as the winner")
   CHECK(d.cancel == std::vector<std::string>{"101"});
 }
 
+// #15 campaign (fs_full during the race): the winner's claim file could not be written, rv waited
+// for the claim, and when every sibling had ended it said none had started, though one had run.
+TEST_CASE("race: while waiting for a claim, a sibling that ran and ended wins once every sibling has ended")
+{
+  auto race = make_race(2);
+  auto d = race.observe({{"101", view(JobState::running, 40)}, {"102", view(JobState::pending)}}, "", false);
+  CHECK_FALSE(d.new_winner); // started, not yet claimed: rv waits for the claim
+  d = race.observe({{"101", view(JobState::completed, 40)}, {"102", view(JobState::cancelled)}}, "", false);
+  REQUIRE(d.new_winner);
+  CHECK(*d.new_winner == 0);
+  CHECK_FALSE(d.all_failed);
+}
+
 TEST_CASE("race: ties go to the claimant, then the earliest start, then the better rank")
 {
   {
