@@ -45,40 +45,54 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
   return added;
 }
 
-std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
+std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::RecordStore& store, RequestRecord& rec,
                                      RequestState final_state)
 {
   rec.state = RequestState::submitting; // searchable by the next `rv ps` until this ends
   save(store, rec);
-  auto found = adopt_orphans(runner, rec);
-  if (!found) {
-    return fmt::format("could not look for jobs it created ({}); `rv ps` looks again", found.error().message);
-  }
-  std::vector<std::string> live;
-  for (const auto& j : rec.jobs) {
-    if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
-      live.push_back(j.job_id);
+  std::vector<std::string> found;
+  // An sbatch already running on the login node when the round trip was cut off still creates its
+  // job after a first search (the remote script stops only at its next write): search again after
+  // a settle gap, until a search finds nothing new (#15 campaign, seed 2511 run 43).
+  for (int round = 0; round < k_settle_rounds; ++round) {
+    if (round > 0) {
+      clock.sleep_for(k_settle_gap);
     }
-  }
-  if (!live.empty()) {
-    if (auto c = slurm::cancel_jobs(runner, live, rec.name); !c) {
-      rec.state = RequestState::submitted; // tracked: `rv ps` races them, `rv stop` cancels them
-      save(store, rec);
-      return fmt::format("jobs {} were created but could not be cancelled ({}); `rv stop {}` cancels them",
-                         fmt::join(live, " "), c.error().message, rec.id);
+    auto added = adopt_orphans(runner, rec);
+    if (!added) {
+      return fmt::format("could not look for jobs it created ({}); `rv ps` looks again", added.error().message);
     }
-    for (auto& j : rec.jobs) {
-      if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
-        j.state = "CANCELLED";
+    found.insert(found.end(), added->begin(), added->end());
+    std::vector<std::string> live;
+    for (const auto& j : rec.jobs) {
+      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        live.push_back(j.job_id);
       }
+    }
+    if (!live.empty()) {
+      if (auto c = slurm::cancel_jobs(runner, live, rec.name); !c) {
+        rec.state = RequestState::submitted; // tracked: `rv ps` races them, `rv stop` cancels them
+        save(store, rec);
+        return fmt::format("jobs {} were created but could not be cancelled ({}); `rv stop {}` cancels them",
+                           fmt::join(live, " "), c.error().message, rec.id);
+      }
+      for (auto& j : rec.jobs) {
+        if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
+          j.state = "CANCELLED";
+        }
+      }
+      save(store, rec);
+    }
+    if (round > 0 && added->empty()) {
+      break; // quiet: nothing new since the last search
     }
   }
   rec.state = final_state;
   save(store, rec);
-  if (found->empty()) {
+  if (found.empty()) {
     return "no job of it reached the queue";
   }
-  return fmt::format("cancelled {} that sbatch had already created", fmt::join(*found, " "));
+  return fmt::format("cancelled {} that sbatch had already created", fmt::join(found, " "));
 }
 
 Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::RecordStore& store,

@@ -6,6 +6,7 @@
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,16 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
 // jobs sbatch had already created (adopt_orphans), cancels them and records the request as
 // `final_state`. The record stays "submitting" while this runs and when the search cannot run, so
 // the next `rv ps` searches again; jobs found but not cancelled leave it "submitted" (tracked).
+// An sbatch that was already running when the round trip was cut off may create its job after the
+// first search: the search is repeated after a gap until one finds nothing new.
 // Returns one line saying what happened. Call it with no interrupt pending.
-std::string settle_failed_submission(proc::Runner& runner, store::RecordStore& store, RequestRecord& rec,
+std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::RecordStore& store, RequestRecord& rec,
                                      RequestState final_state);
+
+// settle_failed_submission searches at least twice, k_settle_gap apart, and stops once a search
+// finds nothing new (at most k_settle_rounds searches).
+inline constexpr int k_settle_rounds = 4;
+inline constexpr std::chrono::milliseconds k_settle_gap{3000};
 
 // Deletes the remote secrets file of every finished request in `requests` (every one with
 // `force`: rv knows it ended) that still has one, in one command, and records that; a failure is

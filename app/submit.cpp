@@ -193,8 +193,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
     clear_interrupt(); // so that the cleanup's commands run
     const bool interrupted = submitted.error().code == ErrorCode::interrupted;
-    auto settled =
-        settle_failed_submission(runner, store, rec, interrupted ? RequestState::cancelled : RequestState::failed);
+    auto settled = settle_failed_submission(runner, env.clock, store, rec,
+                                            interrupted ? RequestState::cancelled : RequestState::failed);
     owner.close();
     return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
                 submitted.error().hint);

@@ -91,6 +91,9 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
         return a == std::vector<std::string>{"scancel", "--name=train", "201"};
       },
       Cluster::ok());
+  // The second search, after the settle gap, finds nothing new.
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("201|CANCELLED|rv:c0ffee01|train\n"));
   w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee01/env"); }, Cluster::ok());
   auto launched = submit_request(w.env, planned, "python train.py", "", "run", extras);
   REQUIRE_FALSE(launched);

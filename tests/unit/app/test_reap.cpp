@@ -295,7 +295,12 @@ TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled a
   r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0001"); },
            FakeRunner::reply(0, "31|PENDING|rv:ffff0001|rv-ffff0001\n777|PENDING|(null)|rv-ffff0001\n"));
   r.expect_prefix({"scancel", "--name=rv-ffff0001", "31"}, FakeRunner::reply(0));
-  auto line = settle_failed_submission(r, store, req, RequestState::cancelled);
+  // The second search, after the settle gap: nothing new.
+  r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me"); },
+           FakeRunner::reply(0, "31|CANCELLED|rv:ffff0001|rv-ffff0001\n"));
+  FakeClock clock;
+  auto line = settle_failed_submission(r, clock, store, req, RequestState::cancelled);
+  CHECK(clock.slept_ms() == k_settle_gap.count());
   CHECK(r.all_consumed());
   CHECK(r.unexpected().empty());
   CHECK(line == "cancelled 31 that sbatch had already created");
@@ -319,7 +324,8 @@ TEST_CASE("reap: a failed submission whose search cannot run stays searchable fo
     Result<proc::Outcome> run(const proc::Command&) override { return fail(ErrorCode::unreachable, "connection lost"); }
     std::string where() const override { return "down"; }
   } down;
-  auto line = settle_failed_submission(down, store, req, RequestState::failed);
+  FakeClock no_wait;
+  auto line = settle_failed_submission(down, no_wait, store, req, RequestState::failed);
   CHECK(line.find("connection lost") != std::string::npos);
   CHECK(req.state == RequestState::submitting);
   CHECK_FALSE(request_finished(req));
@@ -350,9 +356,39 @@ TEST_CASE("reap: a failed submission that created nothing ends in its final stat
   REQUIRE(store.create(req.id, to_json(req)));
   FakeRunner r;
   r.expect([](const auto& a) { return has(a, "--me"); }, FakeRunner::reply(0, ""));
-  CHECK(settle_failed_submission(r, store, req, RequestState::failed) == "no job of it reached the queue");
+  r.expect([](const auto& a) { return has(a, "--me"); }, FakeRunner::reply(0, ""));
+  FakeClock clock;
+  CHECK(settle_failed_submission(r, clock, store, req, RequestState::failed) == "no job of it reached the queue");
   CHECK(r.all_consumed());
   CHECK(req.state == RequestState::failed);
+  std::filesystem::remove_all(store.dir());
+}
+
+// #15 campaign (seed 2511, run 43): Ctrl-C cut the submission's round trip while an sbatch was
+// running on the login node; its job appeared after rv's search and ran with no live request.
+TEST_CASE("reap: a job an in-flight sbatch creates after the first search is found by the next and cancelled")
+{
+  auto store = temp_store("settle-late");
+  auto req = request("ffff0004", RequestState::submitting);
+  req.jobs[0].job_id.clear();
+  req.jobs[1].job_id.clear();
+  REQUIRE(store.create(req.id, to_json(req)));
+  FakeRunner r;
+  auto search = [](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0004"); };
+  r.expect(search, FakeRunner::reply(0, "31|PENDING|rv:ffff0004|rv-ffff0004\n"));
+  r.expect_prefix({"scancel", "--name=rv-ffff0004", "31"}, FakeRunner::reply(0));
+  r.expect(search, FakeRunner::reply(0, "31|CANCELLED|rv:ffff0004|rv-ffff0004\n32|PENDING|rv:ffff0004|rv-ffff0004\n"));
+  r.expect_prefix({"scancel", "--name=rv-ffff0004", "32"}, FakeRunner::reply(0));
+  r.expect(search, FakeRunner::reply(0, "32|CANCELLED|rv:ffff0004|rv-ffff0004\n"));
+  FakeClock clock;
+  auto line = settle_failed_submission(r, clock, store, req, RequestState::cancelled);
+  CHECK(r.all_consumed());
+  CHECK(r.unexpected().empty());
+  CHECK(line == "cancelled 31 32 that sbatch had already created");
+  CHECK(clock.slept_ms() == 2 * k_settle_gap.count());
+  CHECK(req.job_ids() == std::vector<std::string>{"31", "32"});
+  CHECK(request_finished(req));
+  CHECK((*store.read(req.id))["state"] == "cancelled");
   std::filesystem::remove_all(store.dir());
 }
 
