@@ -16,9 +16,6 @@
 using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
-using rv::test::has;
-using rv::test::mentions;
-using rv::test::scontrol_job;
 
 TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason; the others are submitted")
 {

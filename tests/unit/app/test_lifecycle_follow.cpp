@@ -1,13 +1,12 @@
 // The request lifecycle after the race, against a scripted cluster (unit/app/lifecycle_world.hpp):
 // following the winner, Ctrl-C after the start, checkpoint segments, the hardware retry, the
-// record before the secrets, rv up's secrets, and acting only on a request's own host.
+// record before the secrets, and acting only on a request's own host (rv up: test_up.cpp).
 
 #include "app/launch.hpp"
 #include "app/manage.hpp"
 #include "app/race.hpp"
 #include "app/submit.hpp"
 #include "core/interrupt.hpp"
-#include "core/process/local_runner.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>
@@ -18,9 +17,6 @@
 using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
-using rv::test::has;
-using rv::test::mentions;
-using rv::test::scontrol_job;
 
 TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps running and stays tracked")
 {
