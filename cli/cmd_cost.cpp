@@ -17,7 +17,7 @@ namespace {
 
 Result<int> run_cost(const PlanFlags& flags, Context& ctx)
 {
-  RV_TRY(request, to_request(flags, ctx.config.get("account")));
+  RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
   RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   RV_TRY(profile, load_profile(ctx.config.get("profile")));
   RV_TRY(runner, ctx.make_runner());

@@ -29,7 +29,7 @@ struct RunOptions {
 
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
-  RV_TRY(request, to_request(flags, ctx.config.get("account"), ctx.config.get("checkpoint") == "true"));
+  RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
   RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   return make_plan(env, request, options);
 }

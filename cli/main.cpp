@@ -114,6 +114,9 @@ int main(int argc, char** argv)
     if (auto loaded = ctx.load_config(); !loaded && !ctx.tolerate_bad_config) {
       return report(loaded.error(), g.json);
     }
+    if (g.verbosity == 0 && !g.quiet && !g.json) { // -v, -q and --json outrank the config's log_level
+      rv::set_log_level(ctx.config.get("log_level"));
+    }
     auto result = ctx.action();
     if (!result) {
       return report(result.error(), g.json);

@@ -34,7 +34,12 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
   }
 }
 
-Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& account, bool checkpoint_default)
+RequestDefaults request_defaults(const Config& config)
+{
+  return {config.get("account"), config.get("qos"), config.get("checkpoint") == "true"};
+}
+
+Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& defaults)
 {
   model::JobRequest r;
   if (f.checkpoint && f.no_checkpoint) {
@@ -75,9 +80,9 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const std::string& acco
   r.single_node = f.single_node;
   r.allow_mig = f.mig;
   r.allow_time_min = f.time_min;
-  r.allow_checkpoint = f.checkpoint || (checkpoint_default && !f.no_checkpoint);
-  r.account = account;
-  r.qos = f.qos;
+  r.allow_checkpoint = f.checkpoint || (defaults.checkpoint && !f.no_checkpoint);
+  r.account = defaults.account;
+  r.qos = f.qos.empty() ? defaults.qos : f.qos;
   if (!f.exclude.empty()) {
     std::string_view rest = f.exclude;
     while (!rest.empty()) {

@@ -1,6 +1,7 @@
 #pragma once
 // The plan flags `rv up`, `rv run` and `rv cost` share, and their conversion to a JobRequest.
 
+#include "core/config.hpp"
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
 #include "strategy/options.hpp"
@@ -38,10 +39,20 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& flags, bool with_dry_run);
 
 // Validates the flags into a request (clear errors for 0 GPUs, `0h`, `2abc`, negatives, and
 // more GPUs or CPUs than model::max_request_gpus and model::max_node_cpus).
-// Checkpoint strategies are opt-in: --checkpoint, or the config's `checkpoint: true`
-// (`checkpoint_default`) unless --no-checkpoint.
-Result<model::JobRequest> to_request(const PlanFlags& flags, const std::string& account,
-                                     bool checkpoint_default = false);
+// What the config gives a request when its flags do not: the account (-A), the QOS (--qos) and
+// whether the program checkpoints (`checkpoint: true`).
+struct RequestDefaults {
+  std::string account;
+  std::string qos;
+  bool checkpoint = false;
+};
+
+// The request defaults of the (typed, already checked) config.
+RequestDefaults request_defaults(const Config& config);
+
+// Checkpoint strategies are opt-in: --checkpoint, or the config's `checkpoint: true` unless
+// --no-checkpoint. --qos wins over the config's `qos`.
+Result<model::JobRequest> to_request(const PlanFlags& flags, const RequestDefaults& defaults = {});
 
 // `--env KEY=VALUE` words as the job's variables: KEY a shell variable name, VALUE any bytes after
 // the first '='; a usage error names the bad word.

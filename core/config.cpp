@@ -42,7 +42,6 @@ const std::vector<ConfigKey>& config_keys()
       {"identity_file", "", "private key to try before the agent and the defaults"},
       {"known_hosts", "", "known_hosts file (default: ~/.ssh/known_hosts, or UserKnownHostsFile)"},
       {"connect_timeout", "15s", "how long to wait for the SSH connection", ValueKind::duration},
-      {"command_timeout", "120s", "default limit for one remote command", ValueKind::duration},
       {"account", "", "Slurm account (-A); empty = your default account"},
       {"qos", "", "Slurm QOS (--qos); empty = the partition's"},
       {"profile", "", "site profile file (aliases, VRAM, SU conversion, caps)"},

@@ -75,6 +75,16 @@ void setup_logging(int verbosity, bool quiet)
   spdlog::set_default_logger(logger);
 }
 
+bool set_log_level(std::string_view name)
+{
+  const auto level = spdlog::level::from_str(std::string(name));
+  if (name != "trace" && name != "debug" && name != "info" && name != "warn" && name != "error") {
+    return false; // from_str maps every unknown name to `off`
+  }
+  spdlog::set_level(level);
+  return true;
+}
+
 void silence_logging()
 {
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("rv", std::make_shared<spdlog::sinks::null_sink_mt>()));

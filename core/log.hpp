@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace rv {
 
@@ -32,6 +33,10 @@ void setup_logging(int verbosity, bool quiet);
 // the CLI's logger writes, `after` after it (both empty: nothing). The cli's output sets them
 // while it shows a block (cli/context.hpp).
 void set_log_interlude(std::function<void()> before, std::function<void()> after);
+
+// Sets the stderr log level by name: trace, debug, info, warn or error (the config's `log_level`,
+// which -v, -q and --json override); false for another name.
+bool set_log_level(std::string_view name);
 
 // Sends all logging to a null sink (unit tests).
 void silence_logging();

@@ -40,22 +40,44 @@ TEST_CASE("to_request: --gpu is bounded before the planner loops over its diviso
 {
   rv::cli::PlanFlags f;
   f.gpus = 2147483647; // the topology loop's (gpus + k - 1) overflowed int
-  auto r = rv::cli::to_request(f, "acct");
+  auto r = rv::cli::to_request(f, {"acct", "", false});
   REQUIRE_FALSE(r);
   CHECK(r.error().code == rv::ErrorCode::usage);
   CHECK(r.error().message == "--gpu must be at most 100000, not 2147483647");
   f.gpus = 100000;
-  CHECK(rv::cli::to_request(f, "acct")->gpus == 100000);
+  CHECK(rv::cli::to_request(f, {"acct", "", false})->gpus == 100000);
 }
 
 TEST_CASE("to_request: --cpus is bounded like a node's CPUs from the cluster")
 {
   rv::cli::PlanFlags f;
   f.cpus = 16385;
-  auto r = rv::cli::to_request(f, "acct");
+  auto r = rv::cli::to_request(f, {"acct", "", false});
   REQUIRE_FALSE(r);
   CHECK(r.error().code == rv::ErrorCode::usage);
   CHECK(r.error().message == "--cpus must be at most 16384, not 16385");
   f.cpus = 16384;
-  CHECK(rv::cli::to_request(f, "acct")->cpus_per_task == 16384);
+  CHECK(rv::cli::to_request(f, {"acct", "", false})->cpus_per_task == 16384);
+}
+
+TEST_CASE("to_request: the config's account, qos and checkpoint are the defaults; --qos wins")
+{
+  rv::Config config;
+  REQUIRE(config.set("account", "lab1", rv::Origin::file));
+  REQUIRE(config.set("qos", "gpu_long", rv::Origin::file));
+  REQUIRE(config.set("checkpoint", "true", rv::Origin::environment));
+  const auto d = rv::cli::request_defaults(config);
+  rv::cli::PlanFlags f;
+  auto r = rv::cli::to_request(f, d);
+  REQUIRE(r);
+  CHECK(r->account == "lab1");
+  CHECK(r->qos == "gpu_long"); // the `qos` key was shown by `rv config show` but never read
+  CHECK(r->allow_checkpoint);
+  f.qos = "debug";
+  f.no_checkpoint = true;
+  r = rv::cli::to_request(f, d);
+  REQUIRE(r);
+  CHECK(r->qos == "debug");
+  CHECK_FALSE(r->allow_checkpoint);
+  CHECK(rv::cli::to_request(rv::cli::PlanFlags{})->qos.empty()); // no config: the partition's QOS
 }
