@@ -89,6 +89,13 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
     save(store, rec);
     live.jobs(rec);
   };
+  mo.on_abandon_cancelled = [&](const std::vector<std::string>& ids) {
+    for (auto& j : rec.jobs) {
+      if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) {
+        j.state = "CANCELLED"; // terminal: recorded, so that nothing cancels the id again
+      }
+    }
+  };
   mo.on_cancel = [&](const std::vector<std::string>& ids) {
     live.event({{"event", "cancelled"}, {"request", rec.id}, {"job_ids", ids}});
   };
@@ -97,7 +104,23 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   auto stats = slurm::run_race(runner, env.clock, race, mo);
   live.clear(); // before anything else is said
   if (!stats) {
-    clear_interrupt(); // so that the cleanup's one command runs
+    clear_interrupt(); // so that the cleanup's commands run
+    // A request recorded as ended while a job of it is still queued is one no `rv ps` or `rv stop`
+    // looks at again (#15 campaign, seed 1125 run 39: the connection dropped and the race's
+    // scancel could not run): then it stays live, for `rv ps` to follow and `rv stop` to cancel.
+    std::vector<std::string> alive;
+    for (const auto& j : rec.jobs) {
+      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        alive.push_back(j.job_id);
+      }
+    }
+    if (!alive.empty()) {
+      l.release(); // its jobs keep their secrets file: one may still start
+      return fail(stats.error().code,
+                  fmt::format("{}; jobs {} may still be queued: `rv stop {}` cancels them", stats.error().message,
+                              fmt::join(alive, " "), rec.id),
+                  stats.error().hint);
+    }
     const auto code = stats.error().code;
     l.finish(code == ErrorCode::interrupted || code == ErrorCode::timeout ? RequestState::cancelled
                                                                           : RequestState::failed);

@@ -105,6 +105,16 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     if (r.state != RequestState::submitting || store.submission_held(r.id)) {
       continue; // held: its rv is alive and submitting; the record is its own
     }
+    // Unheld now, but the copy read earlier may be stale: its rv may have recorded the job ids and
+    // let go since (#15 campaign, seed 1125 run 50: they were then adopted as orphans and cancelled).
+    auto fresh = store.read(r.id);
+    if (!fresh) {
+      continue;
+    }
+    if (auto now = request_from_json(*fresh); now && now->state != RequestState::submitting) {
+      r = std::move(*now);
+      continue;
+    }
     RV_TRY(found, adopt_orphans(runner, r));
     for (auto& id : found) {
       report.notes.push_back(fmt::format("request {}: found orphan job {} (rv died while submitting)", r.id, id));

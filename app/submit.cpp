@@ -144,17 +144,17 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.gpu_type = s.gpu_type;
     j.nodes = s.nodes;
   }
-  if (auto created = store.create(rec.id, to_json(rec)); !created) {
-    owner.release(); // nothing stored, nothing sent: nothing to clean up
-    return std::unexpected(created.error());
-  }
   // Until the job ids are recorded, a concurrent `rv ps` must not take this live submission for
-  // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign).
+  // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign). Held
+  // before the record exists, so no `rv ps` ever sees it `submitting` and unheld while rv lives.
   auto submitting = store.hold_submission(rec.id);
   if (!submitting) {
-    rec.state = RequestState::failed; // nothing was sent: no secrets file to remove
-    owner.release();
+    owner.release(); // nothing stored, nothing sent: nothing to clean up
     return std::unexpected(submitting.error());
+  }
+  if (auto created = store.create(rec.id, to_json(rec)); !created) {
+    owner.release();
+    return std::unexpected(created.error());
   }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   auto paths = prepare_remote(runner, env.settings, request_id,

@@ -200,6 +200,9 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       stats.controller_calls += 1;
       if (cancelled) {
         stats.cancelled.insert(stats.cancelled.end(), left.begin(), left.end());
+        if (options.on_abandon_cancelled) {
+          options.on_abandon_cancelled(left);
+        }
         why.message += fmt::format("; cancelled {}", text::join(left, " "));
       } else {
         why.message += fmt::format("; could not cancel {}: {}", text::join(left, " "), cancelled.error().message);

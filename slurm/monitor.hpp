@@ -26,6 +26,9 @@ struct MonitorOptions {
   // Called after every poll (state for `rv ps`-style progress and the request record).
   std::function<void(const Race&, const RaceDecision&)> on_update;
   // Called with job ids right before they are cancelled, so the caller can record it first.
+  // Told the job ids an abandoned race (interrupt, timeout, error) did cancel; ids it could not
+  // cancel are never passed here.
+  std::function<void(const std::vector<std::string>&)> on_abandon_cancelled;
   std::function<void(const std::vector<std::string>&)> on_cancel;
   // The siblings' job name: every scancel of the race names it (see cancel_jobs). "" = none.
   std::string job_name;

@@ -272,3 +272,29 @@ TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reas
   CHECK(saved["state"] == "failed");
   CHECK(saved["secrets_file"] == "");
 }
+
+// #15 campaign (seed 1125, run 39): the connection dropped at the race's first poll, so its scancel
+// could not run either; the record said `failed` while four jobs were still queued, and neither
+// `rv ps` nor `rv stop` looked at them again.
+TEST_CASE("lifecycle: a race whose cancel cannot run leaves the request live for rv ps and rv stop")
+{
+  World w("race-lost");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  auto planned = two_strategies();
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "501");
+  expect_sbatch(w.cluster, "502");
+  const Error lost{ErrorCode::unreachable, "connection lost", ""};
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); }, lost);
+  w.cluster.on([](const auto& a) { return has(a, "scancel"); }, lost);
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  REQUIRE_FALSE(rc);
+  CHECK(rc.error().message.find("`rv stop " + w.record()["id"].get<std::string>() + "` cancels them") !=
+        std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "submitted"); // live: not a final state
+  CHECK(saved["jobs"][0]["state"] == "PENDING");
+  CHECK(saved["secrets_file"] != ""); // a job may still start and need it
+}

@@ -166,6 +166,30 @@ TEST_CASE("reap: a request whose submission a live rv holds is left to that rv")
   std::filesystem::remove_all(store.dir());
 }
 
+// #15 campaign (seed 1125, run 50): `rv ps` read the record while its rv was submitting, and by the
+// time it looked at the lock that rv had recorded the job ids and let go: the stale copy's jobs were
+// adopted as orphans, one named the winner, and the real winner cancelled mid-run.
+TEST_CASE("reap: a stale 'submitting' copy whose rv has since recorded its jobs is read again, not adopted")
+{
+  auto store = temp_store("stale");
+  auto stale = submitting("bbbb0005");
+  auto now = request("bbbb0005", RequestState::submitted); // what the live rv saved meanwhile: 11, 12
+  REQUIRE(store.create(now.id, to_json(now)));
+  std::vector<RequestRecord> reqs = {stale};
+  FakeRunner r; // no search for orphans: only the poll of the recorded jobs
+  r.expect([](const auto& a) { return has(a, "squeue") && !has(a, "--me"); },
+           FakeRunner::reply(0, row("11", "PENDING", "", "rv-bbbb0005") + row("12", "PENDING", "", "rv-bbbb0005")));
+  FakeClock clock;
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.unexpected().empty());
+  CHECK(report->orphans.empty());
+  CHECK(report->cancelled.empty());
+  CHECK(reqs[0].state == RequestState::submitted);
+  CHECK(reqs[0].job_ids() == std::vector<std::string>{"11", "12"});
+  std::filesystem::remove_all(store.dir());
+}
+
 // #15 defect 2: a shared job name (`--name train`) must not make rv adopt, and later cancel,
 // jobs that are not the request's: only the user's own jobs (--me) whose comment is rv:<id>.
 TEST_CASE("reap: orphans are only the user's own jobs whose comment names the request")
