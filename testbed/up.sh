@@ -271,6 +271,54 @@ EOF
   tb_wait 10 tb_pid_alive "$TB_DIR/sshd.pid" || tb_die "sshd did not start; see $TB_DIR/log/sshd.log"
 }
 
+# The stand-in nvidia-smi (testbed/nvidia-smi) for the fake GPUs: per-node state in $TB_DIR/gpu/<node>/
+# and the tool on every job's PATH (/usr/local/bin). Idempotent; runs also when the testbed is up.
+# Left alone where a real nvidia-smi is installed.
+gpu_model() { # gpu type -> name|memory.total MiB|MIG profile
+  case $1 in
+    a100) echo "NVIDIA A100-SXM4-80GB|81920|" ;;
+    a6000) echo "NVIDIA RTX A6000|49140|" ;;
+    v100) echo "Tesla V100-SXM2-32GB|32768|" ;;
+    h200) echo "NVIDIA H200|143771|" ;;
+    a100_*) echo "NVIDIA A100-SXM4-80GB|81920|${1#a100_}" ;;
+    *) echo "NVIDIA $1|16384|" ;;
+  esac
+}
+
+ensure_gpu_standin() {
+  local line name gtype gcount model gname total mig i uuid
+  for line in "${TB_NODES[@]}"; do
+    IFS='|' read -r name _ _ _ _ _ _ gtype gcount _ <<<"$line"
+    [[ -n $gtype ]] || continue
+    install -d -m 777 "$TB_DIR/gpu/$name"
+    [[ -s $TB_DIR/gpu/$name/gpus ]] && continue
+    model=$(gpu_model "$gtype")
+    IFS='|' read -r gname total mig <<<"$model"
+    {
+      if [[ -n $mig ]]; then # MIG: one physical GPU, its instances are Slurm's GPUs
+        uuid=$(printf '%s-0' "$name" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
+        printf '0|%s|%s|%s|00000000:07:00.0|%s|%s\n' "$gname" "$uuid" "$total" "$mig" "$gcount"
+      else
+        for ((i = 0; i < gcount; i++)); do
+          uuid=$(printf '%s-%s' "$name" "$i" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
+          printf '%s|%s|%s|%s|00000000:%02X:00.0||0\n' "$i" "$gname" "$uuid" "$total" $((0x07 + 16 * i))
+        done
+      fi
+    } >"$TB_DIR/gpu/$name/gpus"
+    chmod 644 "$TB_DIR/gpu/$name/gpus"
+  done
+  install -d -m 755 "$TB_DIR/bin"
+  sed "s|^TB_DIR=.*|TB_DIR=\${TB_DIR:-$TB_DIR}|" "$here/nvidia-smi" >"$TB_DIR/bin/nvidia-smi.new"
+  chmod 755 "$TB_DIR/bin/nvidia-smi.new"
+  mv "$TB_DIR/bin/nvidia-smi.new" "$TB_DIR/bin/nvidia-smi"
+  local link=/usr/local/bin/nvidia-smi
+  if [[ -e $link && ! -L $link ]] || { [[ -L $link ]] && [[ $(readlink "$link") != */bin/nvidia-smi ]]; }; then
+    tb_log "a real nvidia-smi is installed at $link: the stand-in stays in $TB_DIR/bin only"
+    return
+  fi
+  ln -sfn "$TB_DIR/bin/nvidia-smi" "$link"
+}
+
 write_env() {
   cat >"$TB_DIR/env.new" <<EOF
 # rv testbed: source this file (. $TB_DIR/env)
@@ -295,6 +343,7 @@ if [[ ${TB_INSTALL:-0} == 1 ]]; then
 fi
 
 if tb_is_up; then
+  ensure_gpu_standin
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
   exit 0
 fi
@@ -325,5 +374,6 @@ if [[ $TB_ACCOUNTING == 1 ]]; then
 fi
 start_slurm
 start_sshd
+ensure_gpu_standin
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"
