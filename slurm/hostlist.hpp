@@ -12,7 +12,7 @@ namespace rv::slurm {
 
 // The most host names one hostlist may expand to; parsers that expand many lists from one
 // output (a row per node, a record per partition) bound their total by it too.
-inline constexpr std::size_t max_hosts = 1'000'000;
+inline constexpr std::size_t max_hosts = 100'000;
 
 // Expands a hostlist into host names, keeping zero padding; `(null)` and "" give no hosts.
 // Fails, before expanding, on unbalanced brackets, bad ranges, numbers of more than 18 digits,

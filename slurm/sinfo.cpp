@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
 namespace rv::slurm {
 namespace {
@@ -134,7 +134,7 @@ Result<std::vector<SinfoRow>> parse_sinfo_columns(std::string_view text, const s
 Result<std::vector<model::Node>> nodes_from_sinfo(const std::vector<SinfoRow>& rows)
 {
   std::vector<model::Node> nodes;
-  std::map<std::string, std::size_t> index;
+  std::unordered_map<std::string_view, std::size_t> index; // keys view names_of_row's strings
   // Expand every row first: hostile output is refused before a single node is built.
   std::vector<std::vector<std::string>> names_of_row;
   names_of_row.reserve(rows.size());
@@ -147,6 +147,8 @@ Result<std::vector<model::Node>> nodes_from_sinfo(const std::vector<SinfoRow>& r
     }
     names_of_row.push_back(std::move(names));
   }
+  index.reserve(expanded);
+  nodes.reserve(expanded);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& row = rows[r];
     for (const auto& name : names_of_row[r]) {
