@@ -146,33 +146,47 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
                 fmt::format("discovery expected {} or {} outcomes, got {}", base_probes, all_probes, o.size()));
   }
   model::Cluster c;
-  std::vector<SinfoRow> rows;
-  if (o[sinfo_p].ok()) {
-    RV_TRY(r, parse_sinfo(o[sinfo_p].out));
-    rows = std::move(r);
-  } else {
+  // sinfo is the fallback for what scontrol did not say (a failed command, nodes without
+  // GresUsed): parsed only then, which on a large cluster is most of the parse time saved.
+  if (!o[sinfo_p].ok()) {
     c.warnings.push_back(failure("sinfo", o[sinfo_p]));
   }
-  RV_TRY(sinfo_nodes, nodes_from_sinfo(rows));
+  std::optional<std::vector<SinfoRow>> sinfo_rows;
+  auto rows = [&]() -> Result<const std::vector<SinfoRow>*> {
+    if (!sinfo_rows) {
+      sinfo_rows.emplace();
+      if (o[sinfo_p].ok()) {
+        RV_TRY(r, parse_sinfo(o[sinfo_p].out));
+        *sinfo_rows = std::move(r);
+      }
+    }
+    return &*sinfo_rows;
+  };
   if (o[node_p].ok()) {
     RV_TRY(nodes, parse_scontrol_nodes(o[node_p].out));
     c.nodes = std::move(nodes);
-    std::unordered_map<std::string_view, const model::Node*> by_name; // linear in the node count
-    for (const auto& s : sinfo_nodes) {
-      by_name.emplace(s.name, &s);
-    }
-    for (auto& n : c.nodes) { // scontrol without GresUsed: take sinfo's
-      if (n.gpus_used_known) {
-        continue;
+    if (std::any_of(c.nodes.begin(), c.nodes.end(), [](const auto& n) { return !n.gpus_used_known; })) {
+      RV_TRY(sinfo, rows()); // scontrol without GresUsed: take sinfo's
+      RV_TRY(sinfo_nodes, nodes_from_sinfo(*sinfo));
+      std::unordered_map<std::string_view, const model::Node*> by_name; // linear in the node count
+      for (const auto& s : sinfo_nodes) {
+        by_name.emplace(s.name, &s);
       }
-      auto it = by_name.find(n.name);
-      if (it != by_name.end() && it->second->gpus_used_known) {
-        n.gpus_used = it->second->gpus_used;
-        n.gpus_used_known = true;
+      for (auto& n : c.nodes) {
+        if (n.gpus_used_known) {
+          continue;
+        }
+        auto it = by_name.find(n.name);
+        if (it != by_name.end() && it->second->gpus_used_known) {
+          n.gpus_used = it->second->gpus_used;
+          n.gpus_used_known = true;
+        }
       }
     }
   } else if (o[sinfo_p].ok()) {
     c.warnings.push_back(failure("scontrol show node", o[node_p]));
+    RV_TRY(sinfo, rows());
+    RV_TRY(sinfo_nodes, nodes_from_sinfo(*sinfo));
     c.nodes = std::move(sinfo_nodes);
   } else {
     return fail(ErrorCode::slurm_rejected,
@@ -184,7 +198,8 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
     c.partitions = std::move(parts);
   } else {
     c.warnings.push_back(failure("scontrol show partition", o[partition_p]));
-    for (const auto& r : rows) { // names and nodes only; limits stay unknown
+    RV_TRY(sinfo, rows());
+    for (const auto& r : *sinfo) { // names and nodes only; limits stay unknown
       auto it =
           std::find_if(c.partitions.begin(), c.partitions.end(), [&](const auto& p) { return p.name == r.partition; });
       if (it == c.partitions.end()) {

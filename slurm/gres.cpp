@@ -42,20 +42,21 @@ Result<bool> add(std::vector<model::GpuGres>& out, std::string type, int count, 
 // Returns false when the token is not a well-formed GPU entry.
 bool parse_gpu_token(std::string_view token, std::string& type, int& count)
 {
-  auto parts = text::split(token, ":");
-  if (parts.size() == 1) { // bare `gpu` means one
+  const auto first = token.find(':');
+  if (first == std::string_view::npos) { // bare `gpu` means one
     type.clear();
     count = 1;
     return true;
   }
-  auto n = text::to_int32(parts.back());
+  const auto last = token.rfind(':');
+  auto n = text::to_int32(token.substr(last + 1));
   if (!n || *n < 0) {
     return false;
   }
   count = *n;
   type.clear();
-  if (parts.size() >= 3) {
-    auto t = parts[1];
+  if (last != first) { // `gpu:type:N`, `gpu:type:no_consume:N`: the type is the second field
+    auto t = token.substr(first + 1, token.find(':', first + 1) - first - 1);
     type = (t == "(null)" || t == "no_consume") ? "" : std::string(t);
   }
   return true;
@@ -73,11 +74,13 @@ Result<std::vector<model::GpuGres>> parse_gres(std::string_view gres)
   auto tokens = text::split_top_level(gres, ',');
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     // `gpu:(null):2` is an untyped GPU on some versions: drop the marker before the suffix.
-    std::string cleaned(text::trim(tokens[i]));
-    if (auto null_at = cleaned.find(":(null):"); null_at != std::string::npos) {
+    std::string_view token = text::trim(tokens[i]);
+    std::string cleaned;
+    if (auto null_at = token.find(":(null):"); null_at != std::string_view::npos) {
+      cleaned = token;
       cleaned.erase(null_at + 1, 6);
+      token = cleaned;
     }
-    std::string_view token = cleaned;
     bool last = i + 1 == tokens.size();
     if (auto paren = token.find('('); paren != std::string_view::npos) {
       token = token.substr(0, paren); // `(S:0-1)`, `(IDX:0,2-3)`, `(-/5,5/5)`

@@ -14,17 +14,46 @@
 
 namespace rv::slurm {
 
-// One `Key=Value ...` record; keys in print order (a key seen twice keeps its first value).
+// One `Key=Value ...` record as views into the text it was read from (valid as long as that
+// text is); keys in print order. A key printed twice is in `fields` twice; get() and value()
+// give the first, as Record (which keeps only the first) does.
+struct RecordView {
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  // The value of `key`, or nullptr; exact, case-sensitive (`NodeList` is not `ReqNodeList`).
+  const std::string_view* get(std::string_view key) const;
+  // The value of `key`, or "" when absent or a null marker.
+  std::string_view value(std::string_view key) const;
+};
+
+// The same record owning its text, for callers that keep it (JobInfo::raw); a key printed twice
+// keeps its first value only.
 struct Record {
   std::vector<std::pair<std::string, std::string>> fields;
-  // The value of `key`, or nullptr; exact, case-sensitive (`NodeList` is not `ReqNodeList`).
+  static Record from(const RecordView& v);
   const std::string* get(std::string_view key) const;
-  // The value of `key`, or "" when absent or a null marker.
   std::string value(std::string_view key) const;
 };
 
-// Splits scontrol output into records: a record starts where its first key repeats, so both
-// the multi-line and the `-o` one-line layouts work. Prose ("No jobs in the system") gives none.
+// Splits scontrol output into records one at a time, without copying: a record starts where its
+// first key repeats, so both the multi-line and the `-o` one-line layouts work. Prose ("No jobs
+// in the system") gives none. A key starts at the line start or after a blank, with an upper-case
+// letter: values keep their inner spaces (Reason=..., OS=Linux ... #1 SMP) up to the next key.
+class RecordReader {
+public:
+  explicit RecordReader(std::string_view text) : rest_(text) {}
+  // The next record, or nullptr after the last; valid until the next call.
+  const RecordView* next();
+
+private:
+  bool load_line();
+  std::string_view rest_, line_, first_key_;
+  std::vector<std::pair<std::size_t, std::size_t>> keys_; // the line's keys: (pos, length)
+  std::size_t k_ = 0;                                     // the next key of keys_ to read
+  bool done_ = false;
+  RecordView cur_;
+};
+
+// Every record of `text`, owning copies (RecordReader reads large outputs without them).
 Result<std::vector<Record>> parse_records(std::string_view text);
 
 // Parses `scontrol -d -o show node` (or without -d/-o) into nodes.
@@ -32,7 +61,7 @@ Result<std::vector<model::Node>> parse_scontrol_nodes(std::string_view text);
 
 // Converts one node record; GPUs from Gres (CfgTRES as fallback), used GPUs from GresUsed
 // (only with -d) or AllocTRES when it lists gres/gpu.
-Result<model::Node> node_from_record(const Record& r);
+Result<model::Node> node_from_record(const RecordView& r);
 
 // Parses `scontrol -o show partition` (or multi-line) into partitions, hostlists expanded;
 // fails when they name more than max_hosts hosts in all.

@@ -9,7 +9,7 @@
 
 namespace rv::slurm {
 
-Result<model::Node> node_from_record(const Record& r)
+Result<model::Node> node_from_record(const RecordView& r)
 {
   model::Node n;
   n.name = r.value("NodeName");
@@ -55,13 +55,13 @@ Result<model::Node> node_from_record(const Record& r)
 
 Result<std::vector<model::Node>> parse_scontrol_nodes(std::string_view text)
 {
-  RV_TRY(records, parse_records(text));
   std::vector<model::Node> out;
-  for (const auto& r : records) {
-    if (r.get("NodeName") == nullptr) {
+  RecordReader reader(text); // one record at a time: 10,000 nodes are megabytes of text
+  while (const auto* r = reader.next()) {
+    if (r->get("NodeName") == nullptr) {
       continue; // fragments such as `scontrol show node | grep gres`
     }
-    RV_TRY(n, node_from_record(r));
+    RV_TRY(n, node_from_record(*r));
     out.push_back(std::move(n));
   }
   return out;

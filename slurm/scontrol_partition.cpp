@@ -11,12 +11,12 @@ namespace rv::slurm {
 namespace {
 
 // `UNLIMITED`, null and numbers past an int -> -1; plain counts as printed.
-int count_or_unlimited(const std::string& v)
+int count_or_unlimited(std::string_view v)
 {
   return text::to_int32(v).value_or(-1);
 }
 
-Result<std::int64_t> time_field(const Record& r, std::string_view key)
+Result<std::int64_t> time_field(const RecordView& r, std::string_view key)
 {
   auto v = r.value(key);
   if (v.empty() || v == "NONE") {
@@ -30,7 +30,7 @@ Result<std::int64_t> time_field(const Record& r, std::string_view key)
 }
 
 // `ALL` means no restriction, which rv models as an empty list.
-std::vector<std::string> access_list(const Record& r, std::string_view key)
+std::vector<std::string> access_list(const RecordView& r, std::string_view key)
 {
   auto v = r.value(key);
   return v == "ALL" ? std::vector<std::string>{} : text::comma_list(v);
@@ -98,10 +98,11 @@ Result<model::BillingWeights> parse_billing_weights(std::string_view value)
 
 Result<std::vector<model::Partition>> parse_scontrol_partitions(std::string_view text)
 {
-  RV_TRY(records, parse_records(text));
   std::vector<model::Partition> out;
   std::size_t expanded = 0;
-  for (const auto& r : records) {
+  RecordReader reader(text);
+  while (const auto* rp = reader.next()) {
+    const auto& r = *rp;
     if (r.get("PartitionName") == nullptr) {
       continue;
     }

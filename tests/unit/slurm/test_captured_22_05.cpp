@@ -120,3 +120,37 @@ TEST_CASE("captured 22.05 outputs parse, and sinfo agrees with scontrol on GPUs"
   }
   CHECK(parsed > 0);
 }
+
+TEST_CASE("RecordReader streams the captured scontrol outputs record by record, as parse_records reads them")
+{
+  for (const char* file : {"scontrol_show_node.busy.txt", "scontrol_show_node.idle.txt", "scontrol_show_partition.txt",
+                           "scontrol_show_job.running.txt"}) {
+    CAPTURE(file);
+    const auto text = read(data / file);
+    auto owned = parse_records(text);
+    REQUIRE(owned.has_value());
+    REQUIRE_FALSE(owned->empty());
+    RecordReader reader(text);
+    std::size_t n = 0;
+    while (const auto* r = reader.next()) {
+      REQUIRE(n < owned->size());
+      const auto& o = (*owned)[n];
+      // Same keys in the same order, same values (no key is printed twice in these outputs).
+      REQUIRE(r->fields.size() == o.fields.size());
+      for (std::size_t i = 0; i < o.fields.size(); ++i) {
+        CHECK(r->fields[i].first == o.fields[i].first);
+        CHECK(r->fields[i].second == o.fields[i].second);
+      }
+      ++n;
+    }
+    CHECK(n == owned->size());
+    CHECK(reader.next() == nullptr); // stays at the end
+  }
+  // Every node of the busy capture, multi-line layout: one record per `NodeName=`.
+  const auto busy = read(data / "scontrol_show_node.busy.txt");
+  std::size_t names = 0;
+  for (auto at = busy.find("NodeName="); at != std::string::npos; at = busy.find("NodeName=", at + 1)) {
+    ++names;
+  }
+  CHECK(parse_records(busy)->size() == names);
+}

@@ -3,6 +3,7 @@
 #include "core/process/dry_run_runner.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace rv;
 using namespace rv::slurm;
@@ -162,4 +163,29 @@ TEST_CASE("parse_discovery fails when nothing lists the nodes, or on a wrong out
   REQUIRE_FALSE(c.has_value());
   CHECK(c.error().code == ErrorCode::slurm_rejected);
   CHECK_FALSE(parse_discovery(std::vector<proc::Outcome>(3)).has_value());
+}
+
+TEST_CASE("parse_discovery reads sinfo only for what scontrol did not say")
+{
+  // scontrol -d with GresUsed on every node: sinfo's text is not needed, so sinfo that cannot
+  // be parsed (a hostlist past max_hosts) does not fail the discovery; without GresUsed it does.
+  auto outcomes = [](bool gres_used) {
+    std::vector<proc::Outcome> o;
+    o.push_back(ok("n[0-999999]|gpu|idle|64|0/64/0/64|512000|0|gpu:a100:4|gpu:a100:0|(null)|none\n"));
+    o.push_back(ok("PartitionName=gpu Nodes=a100-1 State=UP\n"));
+    o.push_back(ok(fmt::format("NodeName=a100-1 CPUTot=64 Gres=gpu:a100:4(S:0-1) {}State=MIXED Partitions=gpu\n",
+                               gres_used ? "GresUsed=gpu:a100:3(IDX:0-2) " : "")));
+    o.push_back(ok("ClusterName = c\n"));
+    o.push_back(ok("+0000 UTC\n"));
+    o.push_back(ok("/usr/share/zoneinfo/Etc/UTC\n"));
+    return o;
+  };
+  auto with = parse_discovery(outcomes(true));
+  REQUIRE_MESSAGE(with.has_value(), (with ? "" : with.error().message));
+  REQUIRE(with->nodes.size() == 1);
+  CHECK(with->nodes[0].gpus_used_known);
+  CHECK(with->nodes[0].gpus_free() == 1);
+  auto without = parse_discovery(outcomes(false));
+  REQUIRE_FALSE(without.has_value());
+  CHECK(without.error().message == "range '0-999999' in hostlist item 'n[0-999999]' has more than 100000 hosts");
 }

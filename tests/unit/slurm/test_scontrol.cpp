@@ -251,3 +251,26 @@ TEST_CASE("parse_records stays linear in the number of fields of one record" * d
   CHECK(records->front().fields.size() == 200'001);
   CHECK(records->front().value("K7") == "v"); // the first of a repeated key wins, as before
 }
+
+TEST_CASE("RecordReader: views into the text; a key printed twice is kept twice in the view, once in Record")
+{
+  const std::string text = "JobId=1 Name=a Reason=x y Reason=z\n   Comment=rv:ab\nJobId=2 Name=b\n";
+  RecordReader reader(text);
+  const auto* first = reader.next();
+  REQUIRE(first != nullptr);
+  CHECK(first->fields.size() == 5);
+  CHECK(first->value("Reason") == "x y"); // the first of a repeated key wins
+  CHECK(first->value("Comment") == "rv:ab");
+  // A view, not a copy: the value points into `text`.
+  CHECK(first->get("Name")->data() == text.data() + text.find("a Reason"));
+  auto owned = Record::from(*first);
+  CHECK(owned.fields.size() == 4);
+  CHECK(owned.value("Reason") == "x y");
+  const auto* second = reader.next();
+  REQUIRE(second != nullptr);
+  CHECK(second->value("JobId") == "2");
+  CHECK(second->value("Name") == "b");
+  CHECK(reader.next() == nullptr);
+  CHECK(RecordReader("No jobs in the system\n").next() == nullptr);
+  CHECK(RecordReader("").next() == nullptr);
+}
