@@ -48,23 +48,24 @@ nlohmann::json to_json(const RequestRecord& r)
                     {"start_estimate", j.start_estimate},
                     {"elapsed_s", j.elapsed_s}});
   }
-  return {{"id", r.id},
-          {"created_at", r.created_at},
-          {"host", r.host},
-          {"name", r.name},
-          {"kind", r.kind},
-          {"command", r.command},
-          {"workdir", r.workdir},
-          {"remote_root", r.remote_root},
-          {"log_dir", r.log_dir},
-          {"state", to_string(r.state)},
-          {"winner", r.winner},
-          {"jobs", jobs},
-          {"plan", r.plan},
-          {"options", r.options},
-          {"secrets", r.secrets},
-          {"secrets_file", r.secrets_file},
-          {"sync", r.sync}};
+  nlohmann::json doc = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"host", r.host},
+                        {"name", r.name},
+                        {"kind", r.kind},
+                        {"command", r.command},
+                        {"workdir", r.workdir},
+                        {"remote_root", r.remote_root},
+                        {"log_dir", r.log_dir},
+                        {"state", to_string(r.state)},
+                        {"winner", r.winner},
+                        {"jobs", jobs},
+                        {"plan", r.plan},
+                        {"secrets", r.secrets},
+                        {"secrets_file", r.secrets_file},
+                        {"sync", r.sync}};
+  doc["options"] = r.options;
+  return doc;
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)

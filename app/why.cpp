@@ -205,11 +205,11 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
   const auto ids = rec.job_ids();
   if (ids.empty()) {
     rep.status = rec.state == RequestState::submitting ? "submitting" : "ended";
-    rep.summary = rec.state == RequestState::submitting
-                      ? fmt::format("request {} is still being submitted (if rv died meanwhile, rv ps finds its jobs)",
-                                    rec.id)
-                      : fmt::format("request {} ended ({}) without a job: sbatch refused every strategy", rec.id,
-                                    to_string(rec.state));
+    rep.summary =
+        rec.state == RequestState::submitting
+            ? fmt::format("request {} is still being submitted (if rv died meanwhile, rv ps finds its jobs)", rec.id)
+            : fmt::format("request {} ended ({}) without a job: sbatch refused every strategy", rec.id,
+                          to_string(rec.state));
     return rep;
   }
   std::vector<std::string> partitions;

@@ -52,7 +52,7 @@ struct WhyJob {
   std::string strategy_id;
   std::string label;
   std::string job_id;
-  std::string state;     // live Slurm state (PENDING, RUNNING, ...); "" when Slurm does not know it
+  std::string state;      // live Slurm state (PENDING, RUNNING, ...); "" when Slurm does not know it
   std::string raw_reason; // as Slurm printed it
   slurm::ReasonInfo reason;
   std::string start_estimate;             // cluster-local, "" unknown
@@ -89,8 +89,8 @@ struct WhyReport {
 };
 
 struct WhyOptions {
-  std::string key;     // request id (prefix), job id or name; "" = the latest pending request
-  bool replan = true;  // look for alternatives (one more round trip: the probes)
+  std::string key;    // request id (prefix), job id or name; "" = the latest pending request
+  bool replan = true; // look for alternatives (one more round trip: the probes)
   int max_alternatives = 6;
   strategy::PlanOptions plan_options; // the planner's knobs (config max_strategies, time_scale)
 };

@@ -18,8 +18,8 @@ nlohmann::json opt(const std::optional<std::int64_t>& v)
 
 nlohmann::json to_json(const AheadJob& a)
 {
-  return {{"job_id", a.job_id}, {"user", a.user},         {"name", a.name}, {"gpus", a.gpus}, {"priority", a.priority},
-          {"time", a.start_estimate}, {"reason", a.reason}};
+  return {{"job_id", a.job_id},     {"user", a.user},           {"name", a.name},    {"gpus", a.gpus},
+          {"priority", a.priority}, {"time", a.start_estimate}, {"reason", a.reason}};
 }
 
 nlohmann::json to_json(const Ahead& a)
@@ -133,7 +133,8 @@ std::string render_why(const WhyReport& r)
     return out;
   }
   for (const auto& j : r.jobs) {
-    out += fmt::format("  {:<4} job {:<8} {}\n", printable(j.strategy_id), printable(j.job_id), printable(j.label));
+    out += fmt::format("  {:<4} job {:<8} {}{}\n", printable(j.strategy_id), printable(j.job_id), printable(j.label),
+                       j.est_su > 0 ? fmt::format(", {:.1f} SU", j.est_su) : "");
     if (!j.ahead && j.state != "PENDING") {
       out += fmt::format("       {}{}\n", printable(j.state.empty() ? "unknown to Slurm" : j.state),
                          j.nodes.empty() ? "" : " on " + printable(j.nodes));
@@ -145,8 +146,9 @@ std::string render_why(const WhyReport& r)
       out += fmt::format("       depends on {}\n", printable(j.dependency));
     }
     if (!j.start_estimate.empty()) {
-      out += fmt::format("       est. start {} ({}){}\n", printable(j.start_estimate), wait_text(j.start_in_s.value_or(0)),
-                         j.nodes.empty() ? "" : ", planned on " + printable(j.nodes));
+      out +=
+          fmt::format("       est. start {} ({}){}\n", printable(j.start_estimate), wait_text(j.start_in_s.value_or(0)),
+                      j.nodes.empty() ? "" : ", planned on " + printable(j.nodes));
     } else {
       out += "       no start estimate from Slurm yet\n";
     }
@@ -167,8 +169,8 @@ std::string render_why(const WhyReport& r)
         flags += (flags.empty() ? "" : " ") + f;
       }
       out += fmt::format("  {:<40} starts {:<9} SU {:>9.1f}  {}\n    {}\n", printable(a.strategy.label),
-                         wait_text(*a.strategy.est_wait_s), a.strategy.est_su,
-                         flags.empty() ? "" : printable(flags), printable(a.change));
+                         wait_text(*a.strategy.est_wait_s), a.strategy.est_su, flags.empty() ? "" : printable(flags),
+                         printable(a.change));
     }
   }
   for (const auto& n : r.notes) {

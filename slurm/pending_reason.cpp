@@ -50,8 +50,7 @@ constexpr std::array k_reasons = {
     Reason{"NodeDown", "a node it needs is down", "--exclude the node or choose another GPU type", K::nodes, false},
     Reason{"FrontEndDown", "no front-end node is available", "ask the cluster's administrators", K::nodes, false},
     Reason{"Reservation", "waiting for its reservation to start", "", K::nodes, false},
-    Reason{"ReservationDeleted", "its reservation was deleted", "submit again without --reservation", K::request,
-           true},
+    Reason{"ReservationDeleted", "its reservation was deleted", "submit again without --reservation", K::request, true},
     Reason{"ReservationInvalid", "its reservation is invalid", "submit again without --reservation", K::request, true},
     Reason{"PowerNotAvail", "not enough power is available", "", K::nodes, false},
     Reason{"PowerReserved", "the power it needs is reserved", "", K::nodes, false},
@@ -78,17 +77,16 @@ constexpr std::array k_reasons = {
     Reason{"PartitionConfig", "the partition cannot take this request", k_smaller, K::request, true},
     Reason{"PartitionDown", "the partition is down", "choose another GPU type", K::request, true},
     Reason{"PartitionInactive", "the partition is inactive", "choose another GPU type", K::request, true},
-    Reason{"MaxMemPerLimit", "it asks for more memory per CPU or node than the partition allows",
-           "ask for less --mem", K::request, true},
+    Reason{"MaxMemPerLimit", "it asks for more memory per CPU or node than the partition allows", "ask for less --mem",
+           K::request, true},
     Reason{"BadConstraints", "no node has the features it asks for", "choose another GPU type", K::request, true},
     Reason{"Constraints", "no node has the features it asks for", "choose another GPU type", K::request, true},
-    Reason{"InvalidAccount", "the account is invalid", "check the account (sacctmgr show assoc user=$USER)",
-           K::request, true},
+    Reason{"InvalidAccount", "the account is invalid", "check the account (sacctmgr show assoc user=$USER)", K::request,
+           true},
     Reason{"InvalidQOS", "the QOS is invalid", "check --qos (sacctmgr show assoc user=$USER)", K::request, true},
     Reason{"AccountNotAllowed", "the account may not use this partition", "choose another GPU type or account",
            K::request, true},
-    Reason{"QOSNotAllowed", "the QOS may not use this partition", "choose another GPU type or --qos", K::request,
-           true},
+    Reason{"QOSNotAllowed", "the QOS may not use this partition", "choose another GPU type or --qos", K::request, true},
     Reason{"InactiveLimit", "it reached the cluster's InactiveLimit", "", K::ended, false},
     Reason{"NonZeroExitCode", "the program exited with a non-zero code", "rv logs ID shows its output", K::ended,
            false},
@@ -190,8 +188,13 @@ std::optional<ReasonInfo> limit_reason(std::string_view code)
   r.code = code;
   r.known = true;
   if (level == min) {
-    r = {r.code, "", fmt::format("it asks for fewer {} than {} requires", amount, who),
-         "ask for more, or use another QOS", K::request, true, true};
+    r = {r.code,
+         "",
+         fmt::format("it asks for fewer {} than {} requires", amount, who),
+         "ask for more, or use another QOS",
+         K::request,
+         true,
+         true};
   } else if (level == max && (scope == "PerJob" || scope == "PerNode")) {
     r.kind = K::request;
     r.hopeless = true;
@@ -201,8 +204,8 @@ std::optional<ReasonInfo> limit_reason(std::string_view code)
     r.hint = wall ? k_shorter : k_smaller;
   } else if (owner == per_account || scope == "PerAccount") {
     r.kind = K::group;
-    r.plain = fmt::format("your account already uses the QOS's {} limit per account: waits for its other jobs",
-                          res->adj);
+    r.plain =
+        fmt::format("your account already uses the QOS's {} limit per account: waits for its other jobs", res->adj);
     r.hint = "it starts when jobs of your account end";
   } else if (level == max) { // PerUser, or an association's own Max (one user's association)
     r.kind = K::your_jobs;
@@ -243,8 +246,7 @@ std::optional<ReasonInfo> lookup(std::string_view code)
 {
   for (bool any_case : {false, true}) {
     if (const auto* r = find(code, any_case)) {
-      return ReasonInfo{std::string(code), "", std::string(r->plain), std::string(r->hint), r->kind, r->hopeless,
-                        true};
+      return ReasonInfo{std::string(code), "", std::string(r->plain), std::string(r->hint), r->kind, r->hopeless, true};
     }
   }
   return limit_reason(code);
@@ -254,9 +256,9 @@ std::optional<ReasonInfo> lookup(std::string_view code)
 
 std::string_view to_string(ReasonKind kind)
 {
-  constexpr std::array<std::string_view, 12> names = {"scheduling", "held",    "dependency", "begin_time",
-                                                      "your_jobs",  "group",   "budget",     "nodes",
-                                                      "request",    "system",  "ended",      "unknown"};
+  constexpr std::array<std::string_view, 12> names = {"scheduling", "held",   "dependency", "begin_time",
+                                                      "your_jobs",  "group",  "budget",     "nodes",
+                                                      "request",    "system", "ended",      "unknown"};
   return names.at(static_cast<std::size_t>(kind));
 }
 

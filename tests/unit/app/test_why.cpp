@@ -35,8 +35,8 @@ std::vector<slurm::SqueueJob> rows(const std::string& name)
   return *r;
 }
 
-model::Strategy make_strategy(const std::string& label, const std::string& type, std::optional<std::int64_t> wait, double su,
-                         model::StrategyKind kind = model::StrategyKind::direct)
+model::Strategy make_strategy(const std::string& label, const std::string& type, std::optional<std::int64_t> wait,
+                              double su, model::StrategyKind kind = model::StrategyKind::direct)
 {
   model::Strategy s;
   s.id = "s1";
@@ -184,7 +184,8 @@ TEST_CASE("why: alternatives are changes that start sooner, not the request's ow
       {v[0], {make_strategy("1x4 a6000 direct 1h on gpu-a6000", "a6000", 3000, 808)}},
       {v[1],
        {make_strategy("1x4 a6000 direct 1h on gpu-a6000", "a6000", 3000, 808),
-        make_strategy("1x4 h200 backfill 1h on gpu-h200", "h200", 0, 4040), make_strategy("1x4 v100 direct 1h", "v100", 2900, 600),
+        make_strategy("1x4 h200 backfill 1h on gpu-h200", "h200", 0, 4040),
+        make_strategy("1x4 v100 direct 1h", "v100", 2900, 600),
         make_strategy("1x4 a100 direct 1h", "a100", std::nullopt, 2000)}},
       {v[2], {make_strategy("1x2 a6000 backfill 1h on gpu-a6000", "a6000", 100, 404)}},
   };
