@@ -296,14 +296,13 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
         row = &m; // a row with another name is a reused id: not this job
       }
     }
+    std::optional<slurm::ClusterTime> estimate; // squeue %S, else scontrol StartTime
     if (row != nullptr) {
       w.state = row->state;
       w.raw_reason = row->reason;
       w.nodes = row->nodes;
       w.priority = row->priority;
-      if (row->start_time) {
-        w.start_estimate = slurm::format_cluster_time(*row->start_time);
-      }
+      estimate = row->start_time;
     } else if (auto it = acct.find(jr.job_id); it != acct.end()) {
       w.state = it->second.state;
       w.raw_reason = it->second.reason;
@@ -316,6 +315,12 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
       if (w.raw_reason.empty()) {
         w.raw_reason = it->second.reason;
       }
+      if (!estimate && row != nullptr) {
+        estimate = it->second.start_time;
+      }
+    }
+    if (estimate) {
+      w.start_estimate = slurm::format_cluster_time(*estimate);
     }
     w.reason = slurm::explain_reason(w.raw_reason);
     const auto st = slurm::parse_job_state(w.state);
@@ -323,8 +328,8 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
     any_running = any_running || (slurm::is_started(st) && !slurm::is_terminal(st));
     all_ended = all_ended && (slurm::is_terminal(st) || (final && !pending));
     if (pending && row != nullptr) {
-      if (row->start_time) {
-        w.start_in_s = std::max<std::int64_t>(0, slurm::to_unix_seconds(*row->start_time, offset) - now);
+      if (estimate) {
+        w.start_in_s = std::max<std::int64_t>(0, slurm::to_unix_seconds(*estimate, offset) - now);
         if (!rep.best_start_in_s || *w.start_in_s < *rep.best_start_in_s) {
           rep.best_start_in_s = w.start_in_s;
           rep.best_start = w.start_estimate;

@@ -51,7 +51,8 @@ public:
   }
   std::string where() const override { return "scripted"; }
   int batches = 0;
-  bool gone = false; // the request's job has left squeue: only sacct knows it
+  bool gone = false;     // the request's job has left squeue: only sacct knows it
+  bool no_start = false; // squeue prints no start (N/A): scontrol's StartTime stands in
   std::vector<std::vector<std::string>> seen;
 
 private:
@@ -69,7 +70,11 @@ private:
       return ok(data_file("why/date.txt"));
     }
     if (has_arg(a, "squeue") && has_arg(a, "-j")) {
-      return ok(gone ? "" : data_file("why/squeue_request.txt"));
+      auto text = data_file("why/squeue_request.txt");
+      if (no_start) {
+        text.replace(text.find("2026-11-25T11:47:00"), 19, "N/A");
+      }
+      return ok(gone ? "" : text);
     }
     if (has_arg(a, "squeue") && has_arg(a, "PD")) {
       return ok(data_file("why/squeue_pending.txt"));
@@ -158,6 +163,11 @@ TEST_CASE("why flow: a pending request is explained from one batch")
   CHECK(has_arg(login.seen[5], "241"));
   CHECK(std::any_of(login.seen.begin(), login.seen.end(),
                     [](const auto& a) { return has_arg(a, "partition") && has_arg(a, "show"); }));
+  login.no_start = true;
+  auto from_scontrol = explain_request(env, opts);
+  REQUIRE(from_scontrol);
+  CHECK(from_scontrol->jobs.at(0).start_estimate == "2026-11-25T11:47:00");
+  CHECK(from_scontrol->best_start_in_s == 49 * 60 + 43);
   // Nothing was written: rv why only reads.
   auto stored = w.requests.read("0123abcd");
   REQUIRE(stored);
