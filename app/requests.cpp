@@ -48,22 +48,24 @@ nlohmann::json to_json(const RequestRecord& r)
                     {"start_estimate", j.start_estimate},
                     {"elapsed_s", j.elapsed_s}});
   }
-  return {{"id", r.id},
-          {"created_at", r.created_at},
-          {"host", r.host},
-          {"name", r.name},
-          {"kind", r.kind},
-          {"command", r.command},
-          {"workdir", r.workdir},
-          {"remote_root", r.remote_root},
-          {"log_dir", r.log_dir},
-          {"state", to_string(r.state)},
-          {"winner", r.winner},
-          {"jobs", jobs},
-          {"plan", r.plan},
-          {"secrets", r.secrets},
-          {"secrets_file", r.secrets_file},
-          {"sync", r.sync}};
+  nlohmann::json doc = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"host", r.host},
+                        {"name", r.name},
+                        {"kind", r.kind},
+                        {"command", r.command},
+                        {"workdir", r.workdir},
+                        {"remote_root", r.remote_root},
+                        {"log_dir", r.log_dir},
+                        {"state", to_string(r.state)},
+                        {"winner", r.winner},
+                        {"jobs", jobs},
+                        {"plan", r.plan},
+                        {"secrets", r.secrets},
+                        {"secrets_file", r.secrets_file},
+                        {"sync", r.sync}};
+  doc["options"] = r.options;
+  return doc;
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -87,6 +89,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.state = *parsed;
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
+    r.options = j.value("options", nlohmann::json());
     r.sync = j.value("sync", nlohmann::json());
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
@@ -111,6 +114,61 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     return r;
   } catch (const nlohmann::json::exception& e) {
     return fail(ErrorCode::parse, fmt::format("malformed request record: {}", e.what()));
+  }
+}
+
+nlohmann::json request_options_json(const model::JobRequest& r)
+{
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"gpus", r.gpus},
+          {"gpu_type", opt(r.gpu_type)},
+          {"time_s", r.time_s},
+          {"mem_mb", opt(r.mem_mb)},
+          {"cpus", opt(r.cpus_per_task)},
+          {"min_vram_gb", opt(r.min_vram_gb)},
+          {"single_node", r.single_node},
+          {"mig", r.allow_mig},
+          {"time_min", r.allow_time_min},
+          {"checkpoint", r.allow_checkpoint},
+          {"account", r.account},
+          {"qos", r.qos},
+          {"exclude", r.exclude_nodes},
+          {"job_name", r.job_name}};
+}
+
+std::optional<model::JobRequest> request_options_from_json(const nlohmann::json& o)
+{
+  if (!o.is_object() || !o.contains("gpus") || !o["gpus"].is_number_integer() || !o.contains("time_s") ||
+      !o["time_s"].is_number_integer()) {
+    return std::nullopt;
+  }
+  try {
+    model::JobRequest r;
+    r.gpus = o["gpus"].get<int>();
+    r.time_s = o["time_s"].get<std::int64_t>();
+    if (o.value("gpu_type", nlohmann::json()).is_string()) {
+      r.gpu_type = o["gpu_type"].get<std::string>();
+    }
+    if (o.value("mem_mb", nlohmann::json()).is_number_integer()) {
+      r.mem_mb = o["mem_mb"].get<std::int64_t>();
+    }
+    if (o.value("cpus", nlohmann::json()).is_number_integer()) {
+      r.cpus_per_task = o["cpus"].get<int>();
+    }
+    if (o.value("min_vram_gb", nlohmann::json()).is_number_integer()) {
+      r.min_vram_gb = o["min_vram_gb"].get<int>();
+    }
+    r.single_node = o.value("single_node", false);
+    r.allow_mig = o.value("mig", false);
+    r.allow_time_min = o.value("time_min", false);
+    r.allow_checkpoint = o.value("checkpoint", false);
+    r.account = o.value("account", "");
+    r.qos = o.value("qos", "");
+    r.exclude_nodes = o.value("exclude", std::vector<std::string>{});
+    r.job_name = o.value("job_name", "");
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt; // a field of the wrong type: re-plan from the plan instead
   }
 }
 

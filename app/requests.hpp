@@ -2,6 +2,7 @@
 // The local request record: what rv submitted for one `rv run`/`rv up`, written before the first
 // sbatch and updated the moment each job id (and the winner) is known. Schema: docs/requests.md.
 
+#include "core/model/plan.hpp"
 #include "core/result.hpp"
 #include "core/store/record_store.hpp"
 #include "slurm/race.hpp"
@@ -61,6 +62,7 @@ struct RequestRecord {
   std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
   std::string secrets_file;         // remote file holding them; "" when none, or once removed
   nlohmann::json plan;              // the plan's JSON, as --dry-run --json shows it
+  nlohmann::json options;           // the request as asked (request_options_json); null in older records
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
   // venv, outputs; null when the command was not synced.
   nlohmann::json sync;
@@ -77,6 +79,11 @@ struct RequestRecord {
 };
 
 nlohmann::json to_json(const RequestRecord& r);
+
+// The request's options as a record stores them (`options`, docs/requests.md), so that `rv why`
+// can re-plan the same request; and back (nullopt when `j` holds none, as in older records).
+nlohmann::json request_options_json(const model::JobRequest& request);
+std::optional<model::JobRequest> request_options_from_json(const nlohmann::json& j);
 Result<RequestRecord> request_from_json(const nlohmann::json& j);
 
 // Finds a request by id prefix, or by job id, or by job name; an error lists the ambiguity.

@@ -134,6 +134,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.workdir = workdir;
   rec.remote_root = configured_root;
   rec.plan = strategy::to_json(plan);
+  rec.options = request_options_json(planned.request);
   rec.sync = extras.sync;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {

@@ -12,7 +12,7 @@ namespace rv::cli {
 namespace {
 
 // Subcommands whose positional names a request (completed from the local records).
-const std::set<std::string> k_request_commands = {"logs", "stop", "pull"};
+const std::set<std::string> k_request_commands = {"logs", "stop", "pull", "why"};
 
 // The placeholder of an option's value: its type name as CLI11 prints it, simplified.
 std::string placeholder(const CLI::Option& o)

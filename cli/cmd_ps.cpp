@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
+#include "slurm/pending_reason.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -31,8 +32,9 @@ std::string git_label(const RequestRecord& r)
   return fmt::format("  [{}@{}{}]", g.value("branch", "?"), g.value("commit", "?"), g.value("dirty", false) ? "*" : "");
 }
 
-// Where a job is: its node(s) and run time once it has started; else its pending reason and
-// Slurm's start estimate; else sbatch's refusal.
+// Where a job is: its node(s) and run time once it has started; else its pending reason in plain
+// words with Slurm's code (`other jobs are ahead in the queue (Priority)`) and Slurm's start
+// estimate; else sbatch's refusal.
 std::string job_detail(const JobRecord& j)
 {
   if (!j.node_list.empty()) {
@@ -41,7 +43,8 @@ std::string job_detail(const JobRecord& j)
   if (!j.error.empty()) {
     return j.error;
   }
-  std::string d = j.reason.empty() ? "" : "(" + j.reason + ")";
+  const auto plain = slurm::plain_reason(j.reason);
+  std::string d = j.reason.empty() ? "" : plain == j.reason ? "(" + j.reason + ")" : plain + " (" + j.reason + ")";
   if (!j.start_estimate.empty()) {
     d += (d.empty() ? "" : " ") + std::string("start ~") + j.start_estimate;
   }
@@ -61,6 +64,9 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     for (const auto& r : shown) {
       auto j = to_json(r);
       j.erase("plan");
+      for (auto& job : j["jobs"]) { // the raw code stays in "reason"
+        job["reason_text"] = job.value("reason", "").empty() ? "" : slurm::plain_reason(job.value("reason", ""));
+      }
       arr.push_back(j);
     }
     print_json(arr);

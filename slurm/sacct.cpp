@@ -37,7 +37,7 @@ bool looks_like_job_id(std::string_view id)
 
 } // namespace
 
-std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids)
+std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids, std::string_view fields)
 {
   return {"env",
           "SLURM_TIME_FORMAT=standard",
@@ -47,7 +47,7 @@ std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids)
           "-j",
           fmt::format("{}", fmt::join(job_ids, ",")),
           "-o",
-          std::string(sacct_fields)};
+          std::string(fields)};
 }
 
 Result<std::vector<SacctJob>> parse_sacct(std::string_view input)
@@ -138,6 +138,8 @@ Result<std::vector<SacctJob>> parse_sacct(std::string_view input, std::string_vi
     j.gpus = std::move(gpus);
     j.partition = text::trim(get("partition"));
     j.name = get("jobname");
+    auto reason = text::trim(get("reason"));
+    j.reason = text::is_null(reason) || reason == "None" ? "" : std::string(reason);
     out.push_back(std::move(j));
   }
   return out;

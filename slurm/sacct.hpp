@@ -24,6 +24,7 @@ struct SacctJob {
   std::string alloc_tres;
   std::vector<model::GpuGres> gpus; // from AllocTRES
   std::string partition, name;
+  std::string reason; // Reason (when asked for): the last reason it waited or ended, "" for None
 };
 
 // The fields rv asks for, in order (JobName last: it may contain the delimiter).
@@ -32,7 +33,8 @@ inline constexpr std::string_view sacct_fields =
 
 // The argv rv runs: `env SLURM_TIME_FORMAT=standard sacct --parsable2 --noheader -j ID,ID
 // -o <sacct_fields>` (steps come back too and the parser skips them).
-std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids);
+// `fields` may ask for others (any that parse_sacct reads, e.g. with Reason).
+std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids, std::string_view fields = sacct_fields);
 
 // Parses rv's field order, or any `-P` output that starts with a header naming the columns
 // (JobID, State, ExitCode, ...). Rows whose JobID is a step (`123.batch`) are skipped.

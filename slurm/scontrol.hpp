@@ -80,9 +80,12 @@ struct JobInfo {
   std::string state;  // JobState, e.g. RUNNING, PENDING, FAILED
   std::string reason; // Reason, "" for None
   std::string partition;
-  std::string nodes;      // NodeList (the allocation), "" while pending
-  std::string batch_host; // BatchHost
-  int exit_status = 0;    // ExitCode=status:signal
+  std::string nodes;          // NodeList (the allocation), "" while pending
+  std::string batch_host;     // BatchHost
+  std::int64_t priority = -1; // Priority (0 = held), -1 = not printed
+  std::string sched_nodes;    // SchedNodeList: where the backfill plans to start it, "" if none
+  std::string dependency;     // Dependency, e.g. `afterok:240(unfulfilled)`, "" if none
+  int exit_status = 0;        // ExitCode=status:signal
   int exit_signal = 0;
   std::optional<ClusterTime> submit_time, start_time, end_time; // cluster-local
   std::int64_t time_limit_s = -1;                               // -1 = UNLIMITED

@@ -57,6 +57,9 @@ Result<std::vector<JobInfo>> parse_scontrol_jobs(std::string_view text)
     j.partition = r.value("Partition");
     j.nodes = r.value("NodeList"); // exact key: never ReqNodeList/ExcNodeList
     j.batch_host = r.value("BatchHost");
+    j.priority = text::to_int(r.value("Priority")).value_or(-1);
+    j.sched_nodes = r.value("SchedNodeList");
+    j.dependency = r.value("Dependency");
     auto exit = r.value("ExitCode");
     auto colon = exit.find(':');
     j.exit_status = text::to_int32(exit.substr(0, colon)).value_or(0);

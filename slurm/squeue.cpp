@@ -183,6 +183,12 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Form
     case 'k':
       j.comment = text::is_null(v) ? "" : std::string(v);
       break;
+    case 'u':
+      j.user = v;
+      break;
+    case 'Q':
+      j.priority = text::to_int(v).value_or(-1);
+      break;
     case 'j':
       j.name = f[i];
       break; // blank separators are already cut off
@@ -213,6 +219,20 @@ std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids)
           "-t",     "all",
           "-j",     fmt::format("{}", fmt::join(job_ids, ",")),
           "-o",     std::string(squeue_format)};
+}
+
+std::vector<std::string> squeue_query_argv(std::string_view states, const std::vector<std::string>& partitions,
+                                           const std::vector<std::string>& job_ids, std::string_view format)
+{
+  std::vector<std::string> argv = {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-t", std::string(states)};
+  if (!partitions.empty()) {
+    argv.insert(argv.end(), {"-p", fmt::format("{}", fmt::join(partitions, ","))});
+  }
+  if (!job_ids.empty()) {
+    argv.insert(argv.end(), {"-j", fmt::format("{}", fmt::join(job_ids, ","))});
+  }
+  argv.insert(argv.end(), {"-o", std::string(format)});
+  return argv;
 }
 
 std::vector<std::string> request_jobs_argv(std::string_view job_name)

@@ -25,12 +25,19 @@ struct SqueueJob {
   std::int64_t elapsed_s = 0;                      // %M
   std::string tres_per_node;                       // %b; "" for N/A
   std::string comment;                             // %k; "" for (null)
+  std::string user;                                // %u
+  std::int64_t priority = -1;                      // %Q; -1 = not asked for (0 = held)
   std::string name;                                // %j (last: it may contain '|')
 };
 
 // The argv rv runs: `env SLURM_TIME_FORMAT=standard squeue -h -t all -j ID,ID
 // -o '%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j'` (env pins the ISO time format).
 std::vector<std::string> squeue_argv(const std::vector<std::string>& job_ids);
+
+// Any user's jobs in `states` (`PD`, `R,CG`, `all`), of `partitions` and `job_ids` when given:
+// `env SLURM_TIME_FORMAT=standard squeue -h -t STATES [-p P,P] [-j ID,ID] -o FORMAT`.
+std::vector<std::string> squeue_query_argv(std::string_view states, const std::vector<std::string>& partitions,
+                                           const std::vector<std::string>& job_ids, std::string_view format);
 
 // The `-o` format squeue_argv uses.
 inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j";
@@ -40,7 +47,7 @@ inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
 
 // Parses headerless output of any `-o` format built from %i %A %T %t %r %R %P %N %Y %D %S %e
-// %l %M %b %k %j (others are ignored), its fields split by the format's own literal separators
+// %l %M %b %k %u %Q %j (others are ignored), its fields split by the format's own literal separators
 // (`|`, `%i|%E;%R`, or blanks for `%.10i %20j`, which match any run of padding); a last %j keeps
 // any separator in the name. A header-led table names its columns, `-o` or `-O` style; a
 // delimited row with more fields than the header gets the extra ones back into NAME.
