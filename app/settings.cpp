@@ -57,6 +57,8 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.scratch_root = config.get("scratch_root");
   s.sync_root = config.get("sync_root");
   s.profile = config.get("profile");
+  s.notify_email = config.get("notify_email");
+  s.notify_webhook = config.get("notify_webhook");
   RV_TRY(sync, sync_settings(config, home));
   s.sync = std::move(sync);
   return s;

@@ -27,6 +27,8 @@ struct Settings {
   std::string scratch_root;          // caches; "" = <remote_root>/cache
   std::string sync_root;             // project workspaces; "" = <remote_root>/workspaces
   std::string profile;               // site profile file; "" = none
+  std::string notify_email;          // --notify: Slurm mail to this address; "" = none
+  std::string notify_webhook;        // --notify: signed POSTs from the job to this URL; "" = none
   SyncSettings sync;
 };
 

@@ -1,5 +1,6 @@
 #include "app/submit.hpp"
 
+#include "app/notify.hpp"
 #include "app/reap.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
@@ -111,8 +112,25 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   if (plan.strategies.empty()) {
     return std::unexpected(strategy::no_viable_strategy(plan));
   }
-  RV_TRY(secret_vars, env.secrets.load());
+  RV_TRY(stored, env.secrets.load());
   const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
+  // rv's own webhook secret stays here; the jobs get the rest (and, with --notify, a derived key).
+  std::vector<secrets::Var> secret_vars;
+  std::string webhook_secret;
+  for (auto& v : stored) {
+    if (v.name == secrets::k_webhook_secret) {
+      webhook_secret = std::move(v.value);
+    } else {
+      secret_vars.push_back(std::move(v));
+    }
+  }
+  NotifyPlan notify;
+  if (extras.notify) {
+    RV_TRY(planned_notify, plan_notify(env.settings, webhook_secret, request_id));
+    notify = std::move(planned_notify);
+  }
+  const std::string secrets_text =
+      (secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)) + notify.secrets_lines;
 
   // The record exists before anything reaches the cluster, the secrets file included: whatever
   // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
@@ -124,7 +142,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     rec.secrets.push_back(v.name);
   }
   const std::string configured_root = env.settings.remote_root;
-  if (!secret_vars.empty()) {
+  if (!secrets_text.empty()) {
     rec.secrets_file = configured_root + "/requests/" + rec.id + "/env";
   }
   rec.created_at = utc_iso(env.clock.epoch_seconds());
@@ -158,21 +176,22 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return std::unexpected(created.error());
   }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
-  auto paths = prepare_remote(runner, env.settings, request_id,
-                              secret_vars.empty() ? std::string() : secrets::env_script(secret_vars), workdir);
+  auto paths = prepare_remote(runner, env.settings, request_id, secrets_text, workdir);
   if (!paths) {
     owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
     return std::unexpected(paths.error());
   }
   rec.remote_root = paths->root;
   rec.log_dir = paths->logs;
-  if (!secret_vars.empty()) {
+  if (!secrets_text.empty()) {
     rec.secrets_file = paths->requests + "/" + rec.id + "/env";
   }
   save(store, rec);
 
   auto ro = render_options(rec, *paths, command_line, workdir, extras);
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
+  ro.notify_mail_user = notify.mail_user;
+  ro.notify_webhook = notify.webhook;
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {

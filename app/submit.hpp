@@ -25,6 +25,7 @@ struct RunExtras {
   std::string venv;                   // the project's venv on the cluster
   std::vector<std::string> outputs;   // --output paths, relative to the job's directory
   std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
+  bool notify = false;                // --notify: Slurm mail and/or the webhook (app/notify.hpp)
   nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
 };
 

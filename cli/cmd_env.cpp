@@ -1,6 +1,7 @@
 // `rv env set|list|rm|import`: secrets that every job rv submits gets in its environment.
 
 #include "cli/commands.hpp"
+#include "cli/terminal_input.hpp"
 #include "core/secrets.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <termios.h>
 #include <unistd.h>
 
 namespace rv::cli {
@@ -22,20 +22,7 @@ std::string read_value(const std::string& name)
 {
   std::string value;
   if (::isatty(0)) {
-    termios saved{};
-    const bool have = ::tcgetattr(0, &saved) == 0;
-    if (have) {
-      termios quiet = saved;
-      quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-      ::tcsetattr(0, TCSANOW, &quiet);
-    }
-    std::fputs(fmt::format("value for {} (not shown): ", name).c_str(), stderr);
-    std::getline(std::cin, value);
-    if (have) {
-      ::tcsetattr(0, TCSANOW, &saved);
-    }
-    std::fputs("\n", stderr);
-    return value;
+    return read_hidden_line(fmt::format("value for {} (not shown): ", name));
   }
   value.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   if (value.ends_with('\n')) {

@@ -64,6 +64,8 @@ const std::vector<ConfigKey>& config_keys()
        ValueKind::choice,
        {"login", "job", "off"}},
       {"max_strategies", "8", "most strategies one request fans out to", ValueKind::count, {}, 1, 64},
+      {"notify_email", "", "--notify: Slurm mails job start, end, failure and requeue to this address"},
+      {"notify_webhook", "", "--notify: the job POSTs signed JSON events here (secret: rv env set RV_WEBHOOK_SECRET)"},
       {"checkpoint", "false",
        "true: programs save and resume their state, so rv run may plan checkpoint segments (as --checkpoint)",
        ValueKind::boolean},

@@ -41,6 +41,9 @@ Result<void> validate_name(std::string_view name)
     return fail(ErrorCode::usage, fmt::format("'{}' is not a variable name", n),
                 "use letters, digits and _, not starting with a digit (e.g. HF_TOKEN)");
   }
+  if (name == k_webhook_secret) {
+    return {}; // rv's own secret: kept in the store, never exported to a job (docs/notifications.md)
+  }
   if (name.starts_with("SLURM_") || name.starts_with("RV_")) {
     return fail(ErrorCode::usage, fmt::format("'{}' is reserved: SLURM_* and RV_* belong to Slurm and rv", n),
                 "choose another name");

@@ -21,6 +21,10 @@ struct Var {
   bool operator==(const Var&) const = default;
 };
 
+// The webhook signing secret (`rv env set RV_WEBHOOK_SECRET`): the one RV_* name the store takes.
+// It never reaches a job; each request's job gets a key derived from it (docs/notifications.md).
+inline constexpr std::string_view k_webhook_secret = "RV_WEBHOOK_SECRET";
+
 // A name a job can export: [A-Za-z_][A-Za-z0-9_]*, not reserved for Slurm or rv (SLURM_*, RV_*),
 // and not one the shell or the job script depend on (PATH, HOME, ...).
 Result<void> validate_name(std::string_view name);

@@ -61,7 +61,8 @@ std::optional<std::int64_t> gpus_in(std::string_view tres)
 void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const proc::Outcome& user, model::Cluster& c)
 {
   auto& l = c.limits;
-  std::set<std::string> allowed;
+  std::set<std::string> allowed, partitions;
+  bool unrestricted = false; // a row without a partition covers them all
   for (auto line : text::lines(assoc.out)) {
     auto f = text::split(line, "|");
     if (f.size() < 7) {
@@ -74,11 +75,19 @@ void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const pr
     for (const auto& q : text::comma_list(f[2])) {
       allowed.insert(q);
     }
+    if (auto p = text::trim(f[1]); p.empty()) {
+      unrestricted = true;
+    } else {
+      partitions.emplace(p);
+    }
     keep_min(l.max_gpus, gpus_in(f[3]));
     keep_min(l.max_jobs, text::to_int(f[5]));
     keep_min(l.max_submit_jobs, text::to_int(f[6]));
   }
   l.qos.assign(allowed.begin(), allowed.end());
+  if (!unrestricted) {
+    l.assoc_partitions.assign(partitions.begin(), partitions.end());
+  }
   for (auto line : text::lines(qos.out)) {
     auto f = text::split(line, "|");
     if (f.size() < 5 || !allowed.contains(std::string(text::trim(f[0])))) {

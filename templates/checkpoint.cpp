@@ -92,14 +92,14 @@ if [ "$_rv_signalled" = 0 ]; then
   else
     _rv_log "command failed with status $_rv_status before any checkpoint signal; not continuing"
   fi
-  exit "$_rv_status"
+{{notify_end}}  exit "$_rv_status"
 fi
 if [ "$RV_ELAPSED_S" -ge "$RV_TOTAL_REQUESTED_S" ]; then
   _rv_log "requested total of ${RV_TOTAL_REQUESTED_S}s reached (status $_rv_status); not continuing"
-  exit "$_rv_status"
+{{notify_end}}  exit "$_rv_status"
 fi
 _rv_log "segment $RV_SEGMENT stopped by SIG$RV_SIGNAL (status $_rv_status); ${RV_ELAPSED_S}s of ${RV_TOTAL_REQUESTED_S}s done"
-{{continue}}
+{{notify_resubmit}}{{continue}}
 _rv_next=$(sbatch --parsable --export=ALL,RV_CLAIM_OWNER="$RV_CLAIM_OWNER" "$0") || {
   _rv_log "error: could not resubmit $0; the next segment must be started by hand"
   exit 1
@@ -136,7 +136,9 @@ std::string checkpoint_body(const Context& ctx)
                              {"state_key", state_key},
                              {"run", run},
                              {"outputs", copy_outputs(ctx)},
-                             {"continue", o.use_requeue ? std::string(k_requeue) : std::string()}});
+                             {"continue", o.use_requeue ? std::string(k_requeue) : std::string()},
+                             {"notify_end", notify_end(ctx).empty() ? std::string() : "  " + notify_end(ctx)},
+                             {"notify_resubmit", notify_resubmit(ctx)}});
 }
 
 } // namespace rv::templates::detail

@@ -57,6 +57,13 @@ std::string multi_node_body(const Context& ctx);
 std::string checkpoint_body(const Context& ctx);
 // Copies the --output paths to RV_OUTPUT_DIR after the command ("" without outputs).
 std::string copy_outputs(const Context& ctx);
+// Notifications (notify.cpp): the webhook functions, what runs once the job has won the race
+// (Slurm mail for fan-outs, the start event, the TERM trap), the end and resubmission events;
+// each "" when not asked for.
+std::string notify_functions(const Context& ctx);
+std::string notify_start(const Context& ctx);
+std::string notify_end(const Context& ctx);
+std::string notify_resubmit(const Context& ctx);
 // `srun ...` line running `_rv_task` once per node (multi-node and checkpoint multi-node).
 std::string srun_line(const Context& ctx);
 

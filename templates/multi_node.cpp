@@ -34,7 +34,7 @@ _rv_log "job $SLURM_JOB_ID: running the command on $RV_NNODES nodes"
 {{srun}}
 _rv_status=$?
 _rv_log "srun exited with status $_rv_status"
-{{outputs}}exit "$_rv_status"
+{{outputs}}{{notify}}exit "$_rv_status"
 )sh";
 
 } // namespace
@@ -60,7 +60,7 @@ std::string multi_node_setup(const Context& ctx)
 
 std::string multi_node_body(const Context& ctx)
 {
-  return fill(k_body, {{"srun", srun_line(ctx)}, {"outputs", copy_outputs(ctx)}});
+  return fill(k_body, {{"srun", srun_line(ctx)}, {"outputs", copy_outputs(ctx)}, {"notify", notify_end(ctx)}});
 }
 
 } // namespace rv::templates::detail

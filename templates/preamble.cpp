@@ -138,6 +138,10 @@ std::string sbatch_header(const Context& ctx)
   if (!o.request_id.empty()) {
     directive(out, "comment", "rv:" + o.request_id);
   }
+  if (!o.notify_mail_user.empty() && o.strategy_count <= 1) { // fan-outs: notify_start()
+    directive(out, "mail-type", "BEGIN,END,FAIL,REQUEUE");
+    directive(out, "mail-user", o.notify_mail_user);
+  }
   if (ctx.checkpoint) {
     directive(out, "signal", fmt::format("B:{}@{}", ctx.signal, ctx.signal_lead_s));
     directive(out, "open-mode", "append");
@@ -172,6 +176,7 @@ std::string preamble(const Context& ctx)
             {"output_root", shell_quote(o.output_root)}};
 
   std::string out = fill(k_functions, vars);
+  out += notify_functions(ctx);
   if (ctx.checkpoint) {
     out += fmt::format("\n# A checkpoint signal that comes during setup is remembered, not fatal.\n"
                        "_rv_signalled=0\ntrap '_rv_signalled=1' {}\n",
@@ -229,6 +234,7 @@ std::string preamble(const Context& ctx)
     out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n", shell_quote(o.workdir));
   }
   out += k_preflight;
+  out += notify_start(ctx);
   out +=
       fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",
                   ctx.launch.injected.empty() ? std::string()

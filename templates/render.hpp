@@ -45,6 +45,9 @@ struct RenderOptions {
   bool consume_secrets = false;     // delete secrets_file once read (not by checkpoint segments,
                                     // whose later segments read it again)
   bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
+  std::string notify_mail_user;     // Slurm mail (start, end, failure, requeue) to this address; "" = none
+  bool notify_webhook = false;      // POST signed events (start, end, resubmitted) from the job; the URL
+                                    // and key (`_rv_notify_url`, `_rv_notify_key`) come from secrets_file
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when

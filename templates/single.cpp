@@ -13,7 +13,7 @@ bash -c "$RV_COMMAND"
 _rv_status=$?
 _rv_log "command exited with status $_rv_status"
 )sh") + copy_outputs(ctx) +
-         "exit \"$_rv_status\"\n";
+         notify_end(ctx) + "exit \"$_rv_status\"\n";
 }
 
 } // namespace rv::templates::detail

@@ -96,6 +96,7 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
       check_directive("constraint", s.constraint),
       check_directive("account", r.account),
       check_directive("QOS", r.qos),
+      check_directive("mail user", o.notify_mail_user),
       check_path("log directory", o.log_dir, true),
       check_path("remote root", o.remote_root, !o.request_id.empty()),
       check_path("checkpoint root", o.checkpoint_root, true),
@@ -104,6 +105,10 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
       check_path("working directory", o.workdir, false),
       check_path("venv", o.venv, false),
   };
+  if (o.notify_webhook && o.secrets_file.empty()) {
+    checks.push_back(fail(ErrorCode::usage, "webhook notifications need the secrets file (URL and key)",
+                          "this is a bug in the caller: set secrets_file with the notify lines in it"));
+  }
   for (const auto& node : r.exclude_nodes) {
     checks.push_back(check_directive("excluded node", node));
   }

@@ -108,9 +108,10 @@ struct UserLimits {
   std::optional<int> max_submit_jobs; // MaxSubmitJobs
   std::optional<int> max_jobs;        // MaxJobs (running)
   std::string default_account;
-  std::vector<std::string> accounts;      // accounts the user has associations with
-  std::vector<std::string> qos;           // QOS names the user's associations allow
-  std::optional<std::int64_t> max_wall_s; // the smallest MaxWall among those QOS
+  std::vector<std::string> accounts;         // accounts the user has associations with
+  std::vector<std::string> qos;              // QOS names the user's associations allow
+  std::vector<std::string> assoc_partitions; // partitions the associations name; empty = not restricted
+  std::optional<std::int64_t> max_wall_s;    // the smallest MaxWall among those QOS
 };
 
 // Everything discovery produced.

@@ -43,13 +43,65 @@ Result<void> host_key_verdict(KnownHost state, std::string_view label, std::stri
                                      "check the known_hosts file is readable"));
 }
 
+ConnectProblem classify_connect_error(std::string_view why)
+{
+  auto has = [&](std::string_view word) { return why.find(word) != std::string_view::npos; };
+  // libssh 0.10: "Failed to resolve hostname H (Name or service not known)", "Connection
+  // refused", "Timeout connecting to H", "No route to host", "Network is unreachable".
+  if (has("resolve") || has("not known") || has("name resolution") || has("No address associated")) {
+    return ConnectProblem::dns;
+  }
+  if (has("refused")) {
+    return ConnectProblem::refused;
+  }
+  if (has("imeout") || has("timed out")) {
+    return ConnectProblem::timeout;
+  }
+  if (has("No route") || has("unreachable")) {
+    return ConnectProblem::no_route;
+  }
+  return ConnectProblem::other;
+}
+
+const char* to_string(ConnectProblem problem)
+{
+  switch (problem) {
+  case ConnectProblem::dns:
+    return "dns";
+  case ConnectProblem::refused:
+    return "refused";
+  case ConnectProblem::timeout:
+    return "timeout";
+  case ConnectProblem::no_route:
+    return "no_route";
+  case ConnectProblem::other:
+    break;
+  }
+  return "other";
+}
+
 Error connect_failure(std::string_view label, std::string_view why)
 {
-  const bool timed_out =
-      why.find("imeout") != std::string_view::npos || why.find("timed out") != std::string_view::npos;
-  return ssh_failure(ErrorCode::unreachable, label, "cannot connect", why,
-                     timed_out ? "is the host up and reachable? raise --connect-timeout if it is slow"
-                               : "check the host name and port, and that you can reach it (VPN?)");
+  const char* hint = "check the host name and port, and that you can reach it (VPN?)";
+  switch (classify_connect_error(why)) {
+  case ConnectProblem::dns:
+    hint = "the name does not resolve: check its spelling; a name only the campus network knows needs the VPN";
+    break;
+  case ConnectProblem::refused:
+    hint = "the host answered but nothing listens on that port: check the port (ssh config Port), or the VPN if "
+           "the site only opens SSH to it";
+    break;
+  case ConnectProblem::timeout:
+    hint = "no answer in time: is the host up and reachable? a firewall that only lets the VPN in looks like this; "
+           "raise --connect-timeout if it is slow";
+    break;
+  case ConnectProblem::no_route:
+    hint = "no route to the host from here: connect the VPN, or reach it through a jump host (ProxyJump)";
+    break;
+  case ConnectProblem::other:
+    break;
+  }
+  return ssh_failure(ErrorCode::unreachable, label, "cannot connect", why, hint);
 }
 
 Error auth_failure(std::string_view label, std::string_view why)

@@ -22,7 +22,14 @@ enum class KnownHost { ok, changed, other_type, not_found, unknown, error };
 Result<void> host_key_verdict(KnownHost state, std::string_view label, std::string_view fingerprint,
                               std::string_view why);
 
-// A failed ssh_connect: unreachable (255), with a hint that depends on whether it timed out.
+// Why a connection could not be made, read from libssh's error text (`rv init` names it).
+enum class ConnectProblem { dns, refused, timeout, no_route, other };
+ConnectProblem classify_connect_error(std::string_view why);
+// "dns", "refused", "timeout", "no_route", "other": the names `rv init --json` reports.
+const char* to_string(ConnectProblem problem);
+
+// A failed ssh_connect: unreachable (255), with a hint for the problem (a name that does not
+// resolve, a port nothing listens on, no answer in time, no route; VPN where it may be the cause).
 Error connect_failure(std::string_view label, std::string_view why);
 
 // The server refused every key: auth_failed (254). `why` is libssh's text, "" when it only said no.

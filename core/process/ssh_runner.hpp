@@ -17,6 +17,7 @@ struct SshOptions {
   std::string ssh_config;    // OpenSSH client config to honour; "" = none
   std::string identity_file; // tried before the agent and the default keys
   std::string known_hosts;   // "" = from ssh config, else ~/.ssh/known_hosts
+  std::string ssh_dir;       // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
   std::chrono::seconds connect_timeout{15};
 };
 

@@ -64,6 +64,29 @@ std::string server_fingerprint(ssh_session session)
   return text ? std::string(text.get()) : "?";
 }
 
+// The known_hosts file: the one named, else the ssh config's UserKnownHostsFile (`~/` and `%d`
+// expanded against ssh_dir), else <ssh_dir>/known_hosts ("" when neither is known: libssh's default).
+std::string known_hosts_path(const SshOptions& options, std::string from_config)
+{
+  if (!options.known_hosts.empty()) {
+    return options.known_hosts;
+  }
+  const std::string& dir = options.ssh_dir;
+  if (from_config.empty()) {
+    return dir.empty() ? std::string() : dir + "/known_hosts";
+  }
+  if (dir.empty()) {
+    return from_config;
+  }
+  if (from_config.starts_with("~/") && dir.ends_with("/.ssh")) {
+    from_config = dir.substr(0, dir.size() - 5) + from_config.substr(1);
+  }
+  if (auto at = from_config.find("%d"); at != std::string::npos) {
+    from_config.replace(at, 2, dir);
+  }
+  return from_config;
+}
+
 } // namespace
 
 Error Session::failure(ErrorCode code, std::string_view what, std::string hint) const
@@ -98,8 +121,12 @@ Result<void> Session::configure(const SshDestination& dest)
   if (dest.port != 0) {
     ssh_options_set(s, SSH_OPTIONS_PORT, &endpoint.port);
   }
-  if (!m_options.known_hosts.empty()) {
-    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, m_options.known_hosts.c_str());
+  if (!m_options.ssh_dir.empty()) {
+    ssh_options_set(s, SSH_OPTIONS_SSH_DIR, m_options.ssh_dir.c_str());
+  }
+  m_known_hosts = known_hosts_path(m_options, string_option(s, SSH_OPTIONS_KNOWNHOSTS));
+  if (!m_options.known_hosts.empty() || !m_options.ssh_dir.empty()) {
+    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, m_known_hosts.c_str());
   }
   long timeout = static_cast<long>(m_options.connect_timeout.count());
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
@@ -138,7 +165,7 @@ Result<void> Session::authenticate()
   return std::unexpected(auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
 }
 
-Result<void> Session::connect()
+Result<void> Session::open()
 {
   if (m_session) {
     return {};
@@ -150,12 +177,93 @@ Result<void> Session::connect()
   }
   // Only a session that passes every step is kept: an early return frees it.
   m_session = std::move(session);
-  auto ready = [&]() -> Result<void> {
+  auto opened = [&]() -> Result<void> {
     RV_TRY_VOID(configure(dest));
-    const auto start = std::chrono::steady_clock::now();
     if (ssh_connect(m_session.get()) != SSH_OK) {
       return std::unexpected(connect_failure(label(), ssh_get_error(m_session.get())));
     }
+    return {};
+  }();
+  if (!opened) {
+    m_session.reset();
+  }
+  return opened;
+}
+
+HostKeyInfo Session::host_key() const
+{
+  HostKeyInfo info;
+  info.known_hosts_file = m_known_hosts;
+  if (!m_session) {
+    return info;
+  }
+  info.fingerprint = server_fingerprint(m_session.get());
+  ssh_key raw_key = nullptr;
+  if (ssh_get_server_publickey(m_session.get(), &raw_key) == SSH_OK) {
+    KeyPtr key(raw_key);
+    const char* type = ssh_key_type_to_char(ssh_key_type(key.get()));
+    info.type = type ? type : "?";
+  }
+  info.state = known_host(ssh_session_is_known_server(m_session.get()));
+  return info;
+}
+
+Result<void> Session::trust_host_key()
+{
+  if (ssh_session_update_known_hosts(m_session.get()) != SSH_OK) {
+    return std::unexpected(failure(ErrorCode::io, fmt::format("cannot write the host key to {}", m_known_hosts),
+                                   "check that the file and its directory are writable"));
+  }
+  return {};
+}
+
+Result<void> Session::authenticate_password(const std::string& password)
+{
+  ssh_session s = m_session.get();
+  int rc = ssh_userauth_none(s, nullptr);
+  if (rc == SSH_AUTH_SUCCESS) {
+    return {};
+  }
+  const auto methods = static_cast<unsigned>(ssh_userauth_list(s, nullptr));
+  if ((methods & SSH_AUTH_METHOD_PASSWORD) != 0u) {
+    rc = ssh_userauth_password(s, nullptr, password.c_str());
+    if (rc == SSH_AUTH_SUCCESS) {
+      return {};
+    }
+  }
+  if ((methods & SSH_AUTH_METHOD_INTERACTIVE) != 0u) {
+    rc = ssh_userauth_kbdint(s, nullptr, nullptr);
+    for (int rounds = 0; rc == SSH_AUTH_INFO && rounds < 8; ++rounds) {
+      const int prompts = ssh_userauth_kbdint_getnprompts(s);
+      for (int i = 0; i < prompts; ++i) {
+        char echo = 0;
+        ssh_userauth_kbdint_getprompt(s, static_cast<unsigned>(i), &echo);
+        // A hidden prompt asks for the password; a visible one (rare) gets an empty answer.
+        ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), echo ? "" : password.c_str());
+      }
+      rc = ssh_userauth_kbdint(s, nullptr, nullptr);
+    }
+    if (rc == SSH_AUTH_SUCCESS) {
+      return {};
+    }
+  }
+  if ((methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE)) == 0u) {
+    return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
+                                       "the host accepts neither password nor keyboard-interactive logins", {},
+                                       "install your public key by another way (your site's portal, or an admin)"));
+  }
+  return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(), "the password was refused",
+                                     rc == SSH_AUTH_ERROR ? ssh_get_error(s) : "", "check the user name and password"));
+}
+
+Result<void> Session::connect()
+{
+  if (m_session) {
+    return {};
+  }
+  const auto start = std::chrono::steady_clock::now();
+  RV_TRY_VOID(open());
+  auto ready = [&]() -> Result<void> {
     RV_TRY_VOID(verify_host_key());
     RV_TRY_VOID(authenticate());
     spdlog::debug(

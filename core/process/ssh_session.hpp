@@ -3,6 +3,7 @@
 // core/process; SshRunner runs commands (ssh_exec) and moves files (ssh_sftp) on it.
 
 #include "core/process/ssh_handles.hpp"
+#include "core/process/ssh_init.hpp"
 #include "core/process/ssh_runner.hpp"
 
 #include <string>
@@ -18,6 +19,23 @@ public:
   // Connects, verifies the host key and authenticates, unless already connected. On failure the
   // session is freed, so the next call tries afresh.
   Result<void> connect();
+
+  // rv init's steps, for a session that has no trust yet: open() connects (TCP and key exchange)
+  // without checking the host key; host_key() says what the server offered and what known_hosts
+  // says of it; trust_host_key() records it; then authenticate with keys or a password.
+  Result<void> open();
+  HostKeyInfo host_key() const;
+  Result<void> trust_host_key();
+  // The keys as connect() tries them, `identity_file` first ("" = the options' own).
+  Result<void> authenticate_keys(const std::string& identity_file)
+  {
+    if (!identity_file.empty()) {
+      m_options.identity_file = identity_file;
+    }
+    return authenticate();
+  }
+  // Password, else keyboard-interactive answered with the password (echo-off prompts only).
+  Result<void> authenticate_password(const std::string& password);
 
   // The connected session (null before connect() succeeds).
   ssh_session get() const { return m_session.get(); }
@@ -36,6 +54,7 @@ private:
 
   SshOptions m_options;
   SessionPtr m_session;
+  std::string m_known_hosts; // the file host keys are checked against and written to
   std::string m_label;
   std::string m_user;
 };

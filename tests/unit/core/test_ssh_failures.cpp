@@ -103,3 +103,22 @@ TEST_CASE("signal_number maps remote exit-signal names")
   CHECK(signal_number("USR1") == 10);
   CHECK(signal_number("WINCH") == 255); // one rv does not know
 }
+
+TEST_CASE("classify_connect_error: libssh's texts for DNS, refused, timeout and no route; hints per problem")
+{
+  CHECK(classify_connect_error("Failed to resolve hostname nosuch.invalid (Name or service not known)") ==
+        ConnectProblem::dns);
+  CHECK(classify_connect_error("Failed to resolve hostname x (Temporary failure in name resolution)") ==
+        ConnectProblem::dns);
+  CHECK(classify_connect_error("Connection refused") == ConnectProblem::refused);
+  CHECK(classify_connect_error("Timeout connecting to 10.255.255.1") == ConnectProblem::timeout);
+  CHECK(classify_connect_error("No route to host") == ConnectProblem::no_route);
+  CHECK(classify_connect_error("Network is unreachable") == ConnectProblem::no_route);
+  CHECK(classify_connect_error("something else") == ConnectProblem::other);
+  CHECK(std::string(to_string(ConnectProblem::dns)) == "dns");
+  CHECK(contains(connect_failure(label, "Failed to resolve hostname h (Name or service not known)").hint,
+                 "does not resolve"));
+  CHECK(contains(connect_failure(label, "Failed to resolve hostname h (Name or service not known)").hint, "VPN"));
+  CHECK(contains(connect_failure(label, "Connection refused").hint, "nothing listens"));
+  CHECK(contains(connect_failure(label, "No route to host").hint, "VPN"));
+}

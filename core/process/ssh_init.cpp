@@ -1,0 +1,60 @@
+#include "core/process/ssh_init.hpp"
+
+#include "core/process/shell.hpp"
+#include "core/process/ssh_exec.hpp"
+#include "core/process/ssh_session.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace rv::proc {
+
+struct SshBootstrap::Impl {
+  ssh::Session session;
+  explicit Impl(SshOptions options) : session(std::move(options)) {}
+};
+
+SshBootstrap::SshBootstrap(SshOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
+
+SshBootstrap::~SshBootstrap() = default;
+
+Result<HostKeyInfo> SshBootstrap::open()
+{
+  RV_TRY_VOID(m_impl->session.open());
+  return m_impl->session.host_key();
+}
+
+Result<void> SshBootstrap::trust_host_key()
+{
+  return m_impl->session.trust_host_key();
+}
+
+Result<void> SshBootstrap::login_with_keys(const std::string& identity_file)
+{
+  return m_impl->session.authenticate_keys(identity_file);
+}
+
+Result<void> SshBootstrap::login_with_password(const std::string& password)
+{
+  return m_impl->session.authenticate_password(password);
+}
+
+Result<Outcome> SshBootstrap::run(const Command& cmd)
+{
+  if (cmd.argv.empty()) {
+    return fail(ErrorCode::usage, "empty command");
+  }
+  spdlog::trace("ssh: run {}", shell_join(cmd.argv));
+  return ssh::exec_line(m_impl->session, login_shell_command(cmd.argv), cmd.stdin_data.value_or(""), cmd);
+}
+
+std::string SshBootstrap::label() const
+{
+  return m_impl->session.label();
+}
+
+std::string SshBootstrap::user() const
+{
+  return m_impl->session.user();
+}
+
+} // namespace rv::proc

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# `rv init --non-interactive` against a real sshd that accepts passwords: a second sshd of this
+# test on a free loopback port (the testbed's own sshd is key-only and must not be restarted),
+# user `rvinit` (created once and kept, with a fresh random password each run and an association
+# in rvacct). Checks known_hosts, the generated key, authorized_keys, the config, that a second
+# run changes nothing and needs no password, that the password appears nowhere (files, rv's trace,
+# the argv of every process while rv runs), and the reachability diagnosis. ~15 s. Needs root.
+# shellcheck source=tests/integration/lib.sh
+. "$RV_SOURCE_DIR/tests/integration/lib.sh"
+
+if ((EUID != 0)) || ! command -v chpasswd >/dev/null || [[ ! -x /usr/sbin/sshd ]]; then
+  printf '%s: SKIP: needs root, chpasswd and /usr/sbin/sshd (a test user and a password sshd)\n' "$IT_NAME" >&2
+  exit 125
+fi
+
+USER_NAME=rvinit
+id "$USER_NAME" >/dev/null 2>&1 || useradd -m -s /bin/bash "$USER_NAME"
+USER_HOME=$(getent passwd "$USER_NAME" | cut -d: -f6)
+PASSWORD="pw-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+printf '%s:%s\n' "$USER_NAME" "$PASSWORD" | chpasswd
+# An association, so that sacctmgr show assoc has something to say (idempotent; kept).
+sacctmgr -i add user "$USER_NAME" Account=rvacct DefaultAccount=rvacct >/dev/null 2>&1 || true
+
+SCRATCH_DIR=$(mktemp -d /tmp/rv-it-init-scratch.XXXXXX)
+chown "$USER_NAME" "$SCRATCH_DIR"
+SSHD_DIR=$IT_DIR/sshd
+mkdir -p "$SSHD_DIR"
+ssh-keygen -q -t ed25519 -N '' -f "$SSHD_DIR/host_key"
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$SSHD_DIR/sshd_config" <<CONF
+Port $PORT
+ListenAddress 127.0.0.1
+HostKey $SSHD_DIR/host_key
+PidFile $SSHD_DIR/sshd.pid
+AllowUsers $USER_NAME
+PubkeyAuthentication yes
+PasswordAuthentication yes
+KbdInteractiveAuthentication no
+UsePAM no
+PermitRootLogin no
+StrictModes yes
+CONF
+mkdir -p /run/sshd
+/usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" || it_fail "the test's sshd did not start"
+cleanup_init() {
+  local pid
+  if read -r pid <"$SSHD_DIR/sshd.pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
+  rm -rf "$USER_HOME/.ssh" "$USER_HOME/.rv" "$SCRATCH_DIR"
+}
+trap 'cleanup_init; it_cleanup' EXIT
+wait_for 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
+rm -rf "$USER_HOME/.ssh" "$USER_HOME/.rv"
+
+export HOME=$IT_DIR/home # a fresh laptop: no keys, no known_hosts, no config
+mkdir -p "$HOME"
+init_args=(init --non-interactive --host "$USER_NAME@127.0.0.1" --port "$PORT" --ssh-config '' --scratch "$SCRATCH_DIR")
+
+# ---- first run: password on stdin, -vvv trace; watch every process's argv while it runs ----
+"$RV" -vvv "${init_args[@]}" --password-stdin --yes <<<"$PASSWORD" >"$IT_DIR/out" 2>"$IT_DIR/trace" &
+rv_pid=$!
+: >"$IT_DIR/argv"
+while kill -0 "$rv_pid" 2>/dev/null; do
+  cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' ' ' >>"$IT_DIR/argv" || true
+  sleep 0.05
+done
+rc=0
+wait "$rv_pid" || rc=$?
+RUN_RC=$rc RUN_CMD="rv init (first run)" RUN_SECS="?" RUN_OUT=$(<"$IT_DIR/out") RUN_ERR=$(tail -c 3000 "$IT_DIR/trace")
+assert_rc 0 "the first rv init succeeds"
+cp "$IT_DIR/out" "$IT_DIR/first.txt"
+assert_eq "host host_key key install_key verify slurm storage" "$(awk '/^  [a-z_]+ +[a-z]+/ {print $1}' "$IT_DIR/out" | tr '\n' ' ' | sed 's/ $//')" \
+  "every step, in order"
+assert_match "$RUN_OUT" "install_key +done +detail=added to ~/.ssh/authorized_keys" "the key was installed"
+assert_match "$RUN_OUT" "  key +done .*path=$HOME/.ssh/id_ed25519" "a key was generated"
+assert_contains "$RUN_OUT" "scratch_root = $SCRATCH_DIR/.cache/rv" "the config written is shown"
+assert_contains "$(<"$IT_DIR/trace")" "ssh: exec" "the trace shows the commands rv ran"
+pass "rv init --non-interactive --password-stdin: every step done"
+
+# known_hosts holds the server's key, with the fingerprint rv showed (as OpenSSH computes it).
+want_fp=$(ssh-keygen -lf "$SSHD_DIR/host_key.pub" | awk '{print $2}')
+assert_contains "$(<"$IT_DIR/first.txt")" "fingerprint=$want_fp" "the fingerprint shown is OpenSSH's"
+grep -q "^\[127.0.0.1\]:$PORT " "$HOME/.ssh/known_hosts" || it_fail "known_hosts lacks [127.0.0.1]:$PORT" "$(cat "$HOME/.ssh/known_hosts")"
+ssh-keygen -F "[127.0.0.1]:$PORT" -f "$HOME/.ssh/known_hosts" | grep -q "$(awk '{print $2}' "$SSHD_DIR/host_key.pub")" ||
+  it_fail "known_hosts holds another key"
+pass "known_hosts has the host's key ($want_fp)"
+
+# The key: OpenSSH reads it, the modes are OpenSSH's.
+key=$HOME/.ssh/id_ed25519
+assert_eq "600" "$(stat -c %a "$key")" "private key mode"
+assert_eq "700" "$(stat -c %a "$HOME/.ssh")" "the .ssh directory mode"
+ssh-keygen -y -f "$key" >"$IT_DIR/derived.pub" || it_fail "ssh-keygen cannot read the generated key"
+assert_eq "$(cut -d' ' -f1-2 "$IT_DIR/derived.pub")" "$(cut -d' ' -f1-2 "$key.pub")" "the .pub matches the private key"
+pass "an ed25519 key OpenSSH reads, 0600 in a 0700 ~/.ssh"
+
+# authorized_keys on the cluster: once, 0600 in 0700.
+auth=$USER_HOME/.ssh/authorized_keys
+assert_eq "1" "$(grep -c "$(cut -d' ' -f2 "$key.pub")" "$auth")" "the key is in authorized_keys once"
+assert_eq "600 700" "$(stat -c %a "$auth") $(stat -c %a "$USER_HOME/.ssh")" "authorized_keys and ~/.ssh modes"
+ssh -o BatchMode=yes -o UserKnownHostsFile="$HOME/.ssh/known_hosts" -i "$key" -p "$PORT" "$USER_NAME@127.0.0.1" true ||
+  it_fail "OpenSSH cannot log in with the installed key"
+pass "authorized_keys has the key once; OpenSSH logs in with it"
+
+# The config, and the caches on scratch.
+cfg=$XDG_CONFIG_HOME/rv/config.json
+assert_eq "$USER_NAME@127.0.0.1:$PORT" "$(jq -r .host "$cfg")" "config host"
+assert_eq "$key" "$(jq -r .identity_file "$cfg")" "config identity_file"
+assert_eq "rvacct" "$(jq -r .account "$cfg")" "config account (the default account)"
+assert_eq "$SCRATCH_DIR/.cache/rv" "$(jq -r .scratch_root "$cfg")" "config scratch_root"
+for d in huggingface pip uv torch; do
+  [[ -d $SCRATCH_DIR/.cache/rv/$d ]] || it_fail "no cache dir $d on scratch"
+done
+[[ -d $USER_HOME/.rv/logs ]] || it_fail "rv's remote root was not created"
+pass "config written (host, identity_file, account, scratch_root); caches on scratch"
+
+run "$RV" exec id -un
+assert_rc 0 "rv exec with the written config"
+assert_eq "$USER_NAME" "$RUN_OUT" "rv exec runs as the test user"
+pass "rv exec works with the config init wrote"
+
+# ---- the password appears nowhere ----
+for f in "$IT_DIR/argv" "$IT_DIR/trace" "$IT_DIR/first.txt"; do
+  ! grep -qF -- "$PASSWORD" "$f" || it_fail "the password is in $f"
+done
+! grep -rqF -- "$PASSWORD" "$XDG_CONFIG_HOME" "$HOME" || it_fail "the password is in a file under the config or HOME"
+[[ -s $IT_DIR/argv ]] || it_fail "no process argv was sampled"
+pass "the password is in no file, no trace line and no process's argv"
+
+# ---- second run: idempotent, no password needed ----
+before=$(md5sum "$auth" "$HOME/.ssh/known_hosts" "$key" | awk '{print $1}')
+run "$RV" --json "${init_args[@]}"
+assert_rc 0 "the second rv init succeeds without a password"
+assert_json '[.steps[] | select(.step == "host_key" or .step == "key" or .step == "install_key") | .status]' \
+  '["unchanged","unchanged","unchanged"]' "nothing to redo"
+assert_eq "$before" "$(md5sum "$auth" "$HOME/.ssh/known_hosts" "$key" | awk '{print $1}')" "files unchanged"
+assert_json '[.steps[] | select(.step == "slurm") | .default_account, .account]' '["rvacct","rvacct"]' \
+  "sacctmgr's default account, offered and taken"
+assert_json '[.steps[] | select(.step == "storage") | .cache_root]' "[\"$SCRATCH_DIR/.cache/rv\"]" "the caches on scratch"
+assert_json '.config.known_hosts' "\"$HOME/.ssh/known_hosts\"" "the config names the known_hosts file"
+pass "a second run changes nothing and asks for no password (--json: accounts, caches)"
+
+# ---- diagnosis ----
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+run "$RV" init --non-interactive --host 127.0.0.1 --port "$closed" --ssh-config ''
+assert_rc 255 "a closed port"
+assert_contains "$RUN_ERR" "nothing listens on that port" "refused is diagnosed"
+run "$RV" init --non-interactive --host no-such-host.invalid --ssh-config ''
+assert_rc 255 "a name that does not resolve"
+assert_contains "$RUN_ERR" "does not resolve" "DNS failure is diagnosed"
+assert_contains "$RUN_ERR" "VPN" "with the VPN hint"
+pass "unreachable hosts: refused and DNS failures named, exit 255"
+
+HOME=$IT_DIR/home2 XDG_CONFIG_HOME=$IT_DIR/config2 run "$RV" init --non-interactive --host "$USER_NAME@127.0.0.1" --port "$PORT" --ssh-config '' \
+  --host-key-fingerprint SHA256:AAAAwrongwrongwrongwrongwrongwrongwrongwrong
+assert_rc 252 "a pinned fingerprint that does not match"
+assert_contains "$RUN_ERR" "$want_fp" "names the key offered"
+[[ ! -e $IT_DIR/home2/.ssh/known_hosts ]] || it_fail "a refused key was written to known_hosts"
+HOME=$IT_DIR/home2 XDG_CONFIG_HOME=$IT_DIR/config2 run "$RV" init --non-interactive --host "$USER_NAME@127.0.0.1" --port "$PORT" --ssh-config ''
+assert_rc 253 "an unknown host key without --yes"
+assert_contains "$RUN_ERR" "--yes" "says how to accept it"
+pass "host key: a wrong pin is refused (252), an unconfirmed key is not trusted (253)"
