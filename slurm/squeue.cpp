@@ -180,6 +180,9 @@ Result<SqueueJob> from_fields(const std::vector<std::string_view>& f, const Form
     case 'b':
       j.tres_per_node = text::is_null(v) ? "" : std::string(v);
       break;
+    case 'Q':
+      j.priority = text::to_int(v).value_or(0);
+      break;
     case 'k':
       j.comment = text::is_null(v) ? "" : std::string(v);
       break;

@@ -25,6 +25,7 @@ struct SqueueJob {
   std::int64_t elapsed_s = 0;                      // %M
   std::string tres_per_node;                       // %b; "" for N/A
   std::string comment;                             // %k; "" for (null)
+  std::int64_t priority = 0;                       // %Q
   std::string name;                                // %j (last: it may contain '|')
 };
 
@@ -40,7 +41,7 @@ inline constexpr std::string_view squeue_format = "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M
 Result<std::vector<SqueueJob>> parse_squeue(std::string_view text);
 
 // Parses headerless output of any `-o` format built from %i %A %T %t %r %R %P %N %Y %D %S %e
-// %l %M %b %k %j (others are ignored), its fields split by the format's own literal separators
+// %l %M %b %k %Q %j (others are ignored), its fields split by the format's own literal separators
 // (`|`, `%i|%E;%R`, or blanks for `%.10i %20j`, which match any run of padding); a last %j keeps
 // any separator in the name. A header-led table names its columns, `-o` or `-O` style; a
 // delimited row with more fields than the header gets the extra ones back into NAME.
