@@ -116,6 +116,7 @@ TEST_CASE("queue: an unreadable clock or squeue gives no model, and says why")
   REQUIRE(q.notes.size() == 1);
   CHECK(q.notes[0].find("clock") != std::string::npos);
   proc::Outcome date;
+  date.exit_code = 0;
   date.out = "1795604111 +0000\n";
   proc::Outcome sq;
   sq.exit_code = 1;
