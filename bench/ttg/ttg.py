@@ -459,8 +459,11 @@ def explain(rv, hs, naive, serial, sc):
     best = hs.get("best") or {}
     wins = {w["partition"]: w for w in (rv.get("plan") or {}).get("windows", []) if w["nodes"] == 1}
     w = wins.get(best.get("partition"), {})
-    # The hindsight segment won where rv's probes saw no window at all: the probe was wrong.
-    seg_wrong = str(best.get("strategy", "")).endswith("seg") and not w.get("max_now_s")
+    # The hindsight segment won where rv's probes saw no window at all: the probe was wrong, unless
+    # rv's queue model saw the window and planned a strategy that starts there now.
+    queue_now = any("queue" in (x.get("window_source") or "") and x["partition"] == best.get("partition")
+                    and x.get("est_wait_s") == 0 for x in (rv.get("plan") or {}).get("strategies", []))
+    seg_wrong = str(best.get("strategy", "")).endswith("seg") and not w.get("max_now_s") and not queue_now
     if rv.get("start") is None or (best.get("ttg_s") is not None and rv["ttg_s"] > 1.2 * best["ttg_s"] and seg_wrong):
         if seg_wrong:
             shortest = min((p["walltime_s"] for p in w.get("probes", [])), default=None)
