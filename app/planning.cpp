@@ -5,6 +5,7 @@
 #include "slurm/probe.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/probe_plan.hpp"
+#include "strategy/queue_plan.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,6 +56,23 @@ Result<model::Cluster> discover_cluster(proc::Runner& runner)
     }
   }
   return cluster;
+}
+
+Result<slurm::ClusterAndQueue> discover_cluster_and_queue(proc::Runner& runner)
+{
+  slurm::DiscoveryQuery query;
+  query.user = runner.user();
+  auto found = slurm::discover_with_queue(runner, query);
+  if (found) {
+    for (const auto& w : found->cluster.warnings) {
+      spdlog::debug("discovery: {}", w);
+    }
+    for (const auto& n : found->queue.notes) {
+      spdlog::debug("queue: {}", n);
+    }
+    spdlog::debug("queue: {} running and pending jobs read", found->queue.jobs.size());
+  }
+  return found;
 }
 
 Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
@@ -109,8 +127,8 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   const int trips_before = runner.round_trips();
   const std::string user = runner.user(); // connects first, so that trips count after connecting
   (void)user;
-  RV_TRY(cluster, discover_cluster(runner));
-  run.cluster = std::move(cluster);
+  RV_TRY(found, discover_cluster_and_queue(runner));
+  run.cluster = std::move(found.cluster);
 
   RV_TRY(candidates, strategy::enumerate_candidates(run.cluster, run.profile, request, options));
   strategy::Windows windows;
@@ -121,6 +139,7 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
       run.probes += static_cast<int>(w.probes.size());
     }
   }
+  windows.queue = std::move(found.queue);
   RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, windows, options));
   run.plan = std::move(plan);
   run.round_trips = runner.round_trips() - trips_before;
@@ -166,6 +185,12 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
     out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
                     w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
                     wait_text(w.full_start_in_s)));
+  }
+  if (auto lines = strategy::describe_queue_windows(plan, verbose); !lines.empty()) {
+    out("\nqueue windows (rv's model of the scheduler's queue: GPUs idle now, for how long):\n");
+    for (const auto& l : lines) {
+      out(l + "\n");
+    }
   }
   out("\nstrategies, best first:\n");
   out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10}\n", "id", "kind", "type", "partition",

@@ -3,6 +3,7 @@
 
 #include "app/env.hpp"
 #include "core/model/cluster.hpp"
+#include "slurm/queue.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/plan.hpp"
 #include "strategy/probe_plan.hpp"
@@ -26,6 +27,10 @@ Result<strategy::Profile> load_profile(const std::string& path);
 
 // Discovers the cluster in one round trip.
 Result<model::Cluster> discover_cluster(proc::Runner& runner);
+
+// Discovers the cluster and reads the scheduler's queue for the window model, in one round trip
+// (slurm/queue.hpp: the queue's two commands ride in the discovery batch).
+Result<slurm::ClusterAndQueue> discover_cluster_and_queue(proc::Runner& runner);
 
 // Probes every candidate's backfill window on the login node in one round trip (slurm/probe.hpp:
 // the script, and every answer read by parse_test_only).

@@ -23,6 +23,8 @@ constexpr std::string_view k_prelude = R"SH(#!/bin/sh
 # rv backfill probes (generated). Runs only `sbatch --test-only`: nothing is submitted.
 LC_ALL=C
 export LC_ALL
+# Every wait counts from this one moment, so the order the probes ran in changes no wait.
+rv_t0=$(date +%s)
 # rv_probe ID WALLTIME_S SBATCH_ARGS...: one test-only call, its answer framed for rv;
 # rv_ok=1 when it would start now (read here only to steer the bisection).
 rv_probe() {
@@ -30,7 +32,7 @@ rv_probe() {
   rv_min=$(( (rv_wall + 59) / 60 ))
   rv_out=$(SLURM_TIME_FORMAT=standard sbatch --test-only --time="$rv_min" "$@" 2>&1 </dev/null)
   rv_now=$(date +%s)
-  echo "NOW $rv_now $(date +%z)"
+  echo "NOW $rv_t0 $(date +%z)"
   printf 'PROBE %s %s %s\n%s\n' "$rv_id" "$rv_wall" "${#rv_out}" "$rv_out"
   rv_ok=0
   rv_at=$(printf '%s\n' "$rv_out" | sed -n 's/.*to start at \([0-9][0-9-]*T[0-9:]*\).*/\1/p' | head -n 1)

@@ -5,7 +5,8 @@
 // each one with parse_test_only (slurm/sbatch.hpp), the one parser of test-only answers.
 //
 // Output protocol (LC_ALL=C: lengths are bytes):
-//   NOW <epoch> <utc offset, date +%z>     the login node's clock and zone, before each probe
+//   NOW <epoch> <utc offset, date +%z>     before each probe: the login node's clock when the script
+//                                          started (one timestamp for every wait) and its zone
 //   PROBE <id> <walltime_s> <n>            followed by n bytes: sbatch's stdout+stderr, then "\n"
 //   DONE <id>                              the job's probing finished
 // Inside the script, a start time is read with `sed` + `date -d` only to steer the bisection;

@@ -13,6 +13,7 @@ struct PlanOptions {
   std::int64_t refine_resolution_s = 600; // the probe script refines the window to this
   std::int64_t min_segment_s = 1800;      // shortest checkpoint segment worth running
   std::int64_t checkpoint_margin_s = 600; // per segment: signal lead + save/restore overhead
+  std::int64_t queue_latency_s = 30;      // queue windows: submission latency kept free before they close
   int mig_cpus = 2;                       // CPUs for a MIG-like slice (or its node share if smaller)
   std::int64_t mig_mem_mb = 16384;        // memory for a MIG-like slice (or its node share if smaller)
   // Coarse walltimes probed, capped by MaxTime and by the request (which is always probed).

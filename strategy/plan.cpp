@@ -2,6 +2,7 @@
 
 #include "strategy/cost.hpp"
 #include "strategy/estimate.hpp"
+#include "strategy/queue_plan.hpp"
 
 #include "core/duration.hpp"
 
@@ -22,6 +23,9 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   std::vector<model::Strategy> all;
   std::set<std::pair<std::string, std::string>> produced; // (type, partition) with any strategy
   std::map<std::pair<std::string, std::string>, std::string> empty_why;
+  // A job must end this long before the queue window closes: the scheduler's time resolution
+  // (reservations start on its grid) plus submission latency.
+  const std::int64_t margin_s = std::max<std::int64_t>(0, cluster.config.bf_resolution_s) + opts.queue_latency_s;
   for (const auto& c : cands.list) {
     const auto* window = probes.find(c.shape());
     if (window) {
@@ -31,7 +35,17 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
       empty_why.emplace(std::make_pair(c.gpu_type, c.partition), "Slurm refuses it: " + window->refused);
       continue;
     }
-    auto strategies = strategies_for(c, window, request, opts);
+    std::vector<model::Strategy> strategies;
+    if (probes.queue.known) {
+      auto qw = queue_window(cluster, probes.queue, c);
+      strategies = strategies_with_queue(c, window, qw, request, opts, margin_s);
+      out.queue_windows.push_back(std::move(qw));
+    } else {
+      strategies = strategies_for(c, window, request, opts);
+      for (auto& s : strategies) {
+        s.window_source = window ? "probe" : "";
+      }
+    }
     if (strategies.empty()) {
       empty_why.emplace(
           std::make_pair(c.gpu_type, c.partition),
@@ -55,9 +69,14 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     }
   }
   out.width = fanout_width(cluster, opts, out.notes);
-  auto ranked = rank_strategies(std::move(all), out.width);
+  out.rank_resolution_s = std::max<std::int64_t>({1, cluster.config.bf_resolution_s, cluster.config.bf_interval_s});
+  auto ranked = rank_strategies(std::move(all), out.width, out.rank_resolution_s);
   out.strategies = std::move(ranked.kept);
   out.pruned = std::move(ranked.pruned);
+  cover_idle_gpus(out, request);
+  for (const auto& n : probes.queue.notes) {
+    out.notes.push_back("queue: " + n);
+  }
   if (out.strategies.empty()) {
     out.notes.push_back("no viable strategy: see rejected");
     if (!request.allow_checkpoint && !cluster.partitions.empty()) {

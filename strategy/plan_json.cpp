@@ -44,6 +44,7 @@ json to_json(const model::Strategy& s)
           {"est_su", round2(s.est_su)},
           {"free", s.free},
           {"mig_like", s.mig_like},
+          {"window_source", s.window_source},
           {"reasons", s.reasons}};
 }
 
@@ -71,6 +72,23 @@ json to_json(const Window& w)
           {"notes", w.notes}};
 }
 
+json to_json(const QueueWindow& w)
+{
+  return {{"candidate", w.candidate_id},
+          {"gpu_type", w.gpu_type},
+          {"partition", w.partition},
+          {"nodes", w.nodes},
+          {"gpus_per_node", w.gpus_per_node},
+          {"idle_now", w.idle_now},
+          {"until_s", opt(w.until_s)},
+          {"idle_gpus", w.idle_gpus},
+          {"node_names", w.node_names},
+          {"ends_by", w.ends_by},
+          {"walltime_s", w.walltime_s},
+          {"disagreement", w.disagreement},
+          {"why", w.why}};
+}
+
 json to_json(const Plan& plan)
 {
   auto strategies = json::array();
@@ -80,6 +98,10 @@ json to_json(const Plan& plan)
   auto windows = json::array();
   for (const auto& w : plan.windows) {
     windows.push_back(to_json(w));
+  }
+  auto queue_windows = json::array();
+  for (const auto& w : plan.queue_windows) {
+    queue_windows.push_back(to_json(w));
   }
   auto rejected = json::array();
   for (const auto& r : plan.rejected) {
@@ -95,8 +117,14 @@ json to_json(const Plan& plan)
                       {"est_su", round2(p.strategy.est_su)},
                       {"reason", p.reason}});
   }
-  return {{"strategies", strategies}, {"windows", windows},  {"rejected", rejected},
-          {"pruned", pruned},         {"notes", plan.notes}, {"width", plan.width}};
+  return {{"strategies", strategies},
+          {"windows", windows},
+          {"queue_windows", queue_windows},
+          {"rejected", rejected},
+          {"pruned", pruned},
+          {"notes", plan.notes},
+          {"width", plan.width},
+          {"rank_resolution_s", plan.rank_resolution_s}};
 }
 
 } // namespace rv::strategy

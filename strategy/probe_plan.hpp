@@ -3,6 +3,7 @@
 // grid), and what the answers mean (the window that starts now). Running the probes and reading
 // sbatch's answers is slurm/probe.hpp's; app/planning joins the two.
 
+#include "core/model/queue.hpp"
 #include "core/result.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/options.hpp"
@@ -46,8 +47,10 @@ struct Window : model::Shape {
   std::vector<std::string> notes;
 };
 
+// What rv knows about backfill windows: the probes' answers and the scheduler's queue.
 struct Windows {
   std::vector<Window> list;
+  model::QueueSnapshot queue; // known = false: no queue model, the probes alone decide
   // The window measured for this exact shape, or nullptr.
   const Window* find(const model::Shape& shape) const;
 };

@@ -11,9 +11,17 @@
 namespace rv::strategy {
 namespace {
 
-std::int64_t wait_key(const model::Strategy& s)
+std::int64_t wait_key(const model::Strategy& s, std::int64_t resolution_s = 1)
 {
-  return s.est_wait_s ? *s.est_wait_s : std::numeric_limits<std::int64_t>::max();
+  return s.est_wait_s ? std::max<std::int64_t>(0, *s.est_wait_s) / std::max<std::int64_t>(1, resolution_s)
+                      : std::numeric_limits<std::int64_t>::max();
+}
+
+// The probes and the queue model disagree about these two: neither prunes the other.
+bool other_view(const model::Strategy& a, const model::Strategy& b)
+{
+  return (a.window_source == "probe" && b.window_source == "queue") ||
+         (a.window_source == "queue" && b.window_source == "probe");
 }
 
 bool same_group(const model::Strategy& a, const model::Strategy& b)
@@ -40,11 +48,12 @@ int fanout_width(const model::Cluster& cluster, const PlanOptions& opts, std::ve
   return width;
 }
 
-bool ranks_before(const model::Strategy& a, const model::Strategy& b)
+bool ranks_before(const model::Strategy& a, const model::Strategy& b, std::int64_t resolution_s)
 {
-  return std::make_tuple(wait_key(a), a.est_su, static_cast<int>(a.kind), a.nodes, a.gpu_type, a.partition,
-                         a.walltime_s) < std::make_tuple(wait_key(b), b.est_su, static_cast<int>(b.kind), b.nodes,
-                                                         b.gpu_type, b.partition, b.walltime_s);
+  return std::make_tuple(wait_key(a, resolution_s), a.est_su, static_cast<int>(a.kind), a.nodes, a.gpu_type,
+                         a.partition, a.walltime_s) < std::make_tuple(wait_key(b, resolution_s), b.est_su,
+                                                                      static_cast<int>(b.kind), b.nodes, b.gpu_type,
+                                                                      b.partition, b.walltime_s);
 }
 
 std::string make_label(const model::Strategy& s)
@@ -67,13 +76,15 @@ std::string make_label(const model::Strategy& s)
   return fmt::format("{} {} {} {} on {}{}", shape, type, model::to_string(s.kind), when, s.partition, extra);
 }
 
-Ranked rank_strategies(std::vector<model::Strategy> strategies, int width)
+Ranked rank_strategies(std::vector<model::Strategy> strategies, int width, std::int64_t resolution_s)
 {
-  std::stable_sort(strategies.begin(), strategies.end(), ranks_before);
+  std::stable_sort(strategies.begin(), strategies.end(),
+                   [&](const auto& a, const auto& b) { return ranks_before(a, b, resolution_s); });
   Ranked out;
   for (auto& s : strategies) {
     auto dom = std::find_if(out.kept.begin(), out.kept.end(), [&](const auto& k) {
-      return same_group(k, s) && wait_key(k) <= wait_key(s) && k.est_su <= s.est_su;
+      return same_group(k, s) && !other_view(k, s) && wait_key(k, resolution_s) <= wait_key(s, resolution_s) &&
+             k.est_su <= s.est_su;
     });
     if (dom != out.kept.end()) {
       auto reason =

@@ -26,12 +26,16 @@ struct Ranked {
 // lowering is explained in `notes`.
 int fanout_width(const model::Cluster& cluster, const PlanOptions& opts, std::vector<std::string>& notes);
 
-// True when a should run before b: known wait first, shorter wait, lower SU, then stable keys.
-bool ranks_before(const model::Strategy& a, const model::Strategy& b);
+// True when a should run before b: known wait first, shorter wait in steps of `resolution_s`
+// (waits within one step are equal: the scheduler cannot tell them apart), lower SU, then stable
+// keys. Never the order the probes ran in.
+bool ranks_before(const model::Strategy& a, const model::Strategy& b, std::int64_t resolution_s = 1);
 
 // Sorts, prunes dominated strategies (another in the same group waits no longer and costs no
-// more; unknown waits count as longest), caps at `width`, and assigns ids and labels.
-Ranked rank_strategies(std::vector<model::Strategy> strategies, int width);
+// more; unknown waits count as longest; one whose wait comes from the probes alone never prunes
+// one from the queue model alone, nor the reverse: the race decides), caps at `width`, and
+// assigns ids and labels.
+Ranked rank_strategies(std::vector<model::Strategy> strategies, int width, std::int64_t resolution_s = 1);
 
 // A one-line label: "2x4 a100 backfill 4h", "1x 1g.10gb checkpoint 3x2h".
 std::string make_label(const model::Strategy& s);

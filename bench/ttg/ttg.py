@@ -233,6 +233,13 @@ def sbatch_line(name, partition, nodes, gpn, limit_min, work_s, gres=None, cpus=
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def parse_scenario(key):
+    """"4x24h" -> ("4", "24h", "mixed"); "4x24h@window" -> ("4", "24h", "window") (workload.PROFILES)."""
+    spec, _, profile = key.partition("@")
+    g, w = spec.split("x")
+    return g, w, profile or "mixed"
+
+
 def run_rv(env, sc, name, cap_s):
     args = [env.rv, "--ssh-config", env.ssh_config, "--host", "rvtb", "--json", "run", "--checkpoint", "-g", str(sc["gpus"]),
             "--time", f"{sc['work_real_s']}s", "--name", name, "--", f"sleep {sc['work_real_s']}"]
@@ -267,6 +274,10 @@ def run_rv(env, sc, name, cap_s):
     if first:
         res.update(start=first["start"], job=first["id"], partition=first["partition"],
                    strategy=res["strategies"].get(first["id"]))
+        # What won, before finish() projects the work: a checkpoint winner's work is its chain.
+        won = {s["id"]: s for s in (res["plan"] or {}).get("strategies", [])}.get(res["strategy"])
+        if won:
+            res.update(kind=won["kind"], label=won["label"], est_wait_s=won.get("est_wait_s"), est_su=won["est_su"])
         time.sleep(3)  # the winner's guard cancels its siblings (templates/guard.cpp)
     return res
 
@@ -448,8 +459,11 @@ def explain(rv, hs, naive, serial, sc):
     best = hs.get("best") or {}
     wins = {w["partition"]: w for w in (rv.get("plan") or {}).get("windows", []) if w["nodes"] == 1}
     w = wins.get(best.get("partition"), {})
-    # The hindsight segment won where rv's probes saw no window at all: the probe was wrong.
-    seg_wrong = str(best.get("strategy", "")).endswith("seg") and not w.get("max_now_s")
+    # The hindsight segment won where rv's probes saw no window at all: the probe was wrong, unless
+    # rv's queue model saw the window and planned a strategy that starts there now.
+    queue_now = any("queue" in (x.get("window_source") or "") and x["partition"] == best.get("partition")
+                    and x.get("est_wait_s") == 0 for x in (rv.get("plan") or {}).get("strategies", []))
+    seg_wrong = str(best.get("strategy", "")).endswith("seg") and not w.get("max_now_s") and not queue_now
     if rv.get("start") is None or (best.get("ttg_s") is not None and rv["ttg_s"] > 1.2 * best["ttg_s"] and seg_wrong):
         if seg_wrong:
             shortest = min((p["walltime_s"] for p in w.get("probes", [])), default=None)
@@ -538,8 +552,11 @@ def main():
             rvr = r.get("rv") or {}
             if not rvr.get("plan"):
                 rvr["plan"] = next((plans[j] for j in rvr.get("jobs", []) if j in plans), None)
+            # Runs before the fix in run_rv projected a checkpoint winner from its segment's limit.
+            if rvr.get("kind") == "checkpoint" and str(rvr.get("completed_how", "")).startswith("projected"):
+                rvr.update(completed=True, completed_how="projected: checkpoint segments")
         keys = list(dict.fromkeys(r["scenario"] for r in rows))
-        scenarios = [dict(key=k, gpus=int(k.split("x")[0]), work=k.split("x")[1]) for k in keys]
+        scenarios = [dict(key=k, gpus=int(parse_scenario(k)[0]), work=parse_scenario(k)[1]) for k in keys]
         wall = (old.get("summary") or {}).get("wall_s", 0)
         report(rows, scenarios, a, wall)
         return
@@ -547,12 +564,14 @@ def main():
     ensure_users()
     scenarios = []
     for s in a.scenarios.split(","):
-        g, w = s.split("x")
+        g, w, profile = parse_scenario(s)
+        if profile not in workload.PROFILES:
+            raise SystemExit(f"ttg: unknown load profile '{profile}' in {s} (known: {', '.join(sorted(workload.PROFILES))})")
         work_real = {"30m": 30, "3h": 180, "24h": 1440}.get(w)
         if work_real is None:
             unit = w[-1]
             work_real = int(float(w[:-1]) * {"m": 1, "h": 60, "d": 1440}[unit])
-        scenarios.append(dict(key=s, gpus=int(g), work=w, work_real_s=work_real,
+        scenarios.append(dict(key=s, gpus=int(g), work=w, profile=profile, work_real_s=work_real,
                               work_limit_min=max(1, math.ceil(work_real / 60))))
     contenders = a.contenders.split(",")
     results = []
@@ -560,8 +579,9 @@ def main():
     for si, sc in enumerate(scenarios):
         for rep in range(a.repeats):
             seed = a.seed + rep
-            seq = workload.generate(seed, a.cap + a.settle + 30)
-            with open(os.path.join(a.out, f"workload-seed{seed}.jsonl"), "w") as fh:
+            seq = workload.generate(seed, a.cap + a.settle + 30, sc["profile"])
+            suffix = "" if sc["profile"] == "mixed" else f"-{sc['profile']}"
+            with open(os.path.join(a.out, f"workload-seed{seed}{suffix}.jsonl"), "w") as fh:
                 fh.write(workload.dumps(seq))
             row = dict(scenario=sc["key"], gpus=sc["gpus"], work=sc["work"], repeat=rep, seed=seed)
             tag = f"{si}{rep}"
@@ -612,8 +632,9 @@ def main():
                         row["hindsight"]["groups"].append(res)
                     else:
                         row[c] = res
+                    plan_s = f", plan+submit {res.get('submit_s')} s" if c == "rv" else ""
                     log(f"{sc['key']} seed {seed} {c}{gi if c == 'hindsight' else ''}: ttg {res.get('ttg_s')} s on "
-                        f"{res.get('partition')} ({res.get('label') or res.get('kind')}), {res.get('submitted')} jobs, "
+                        f"{res.get('partition')} ({res.get('label') or res.get('kind')}){plan_s}, {res.get('submitted')} jobs, "
                         f"{res.get('rpcs')} RPCs, SU {res.get('su')}, done {res.get('completed')} (setup {t_setup:.1f} s)")
             if "hindsight" in row:
                 started = [g for g in row["hindsight"]["groups"] if g.get("ttg_s") is not None]
@@ -714,6 +735,8 @@ def summarize(results, scenarios, a, wall):
         targets["su<=1.1x"] = check(s["su_vs_cheapest_as_early"], 1.1)
         s["targets"] = targets
         s["rv_submit_s_median"] = med([(r.get("rv") or {}).get("submit_s") for r in rows])
+        s["rv_submit_s_all"] = [(r.get("rv") or {}).get("submit_s") for r in rows]
+        s["seeds"] = [r.get("seed") for r in rows]
         if any(v.startswith(("MISS", "PASS(res)")) for v in targets.values()):
             whys = []
             for r in rows:
@@ -722,6 +745,12 @@ def summarize(results, scenarios, a, wall):
             s["why"] = whys
         out["scenarios"].append(s)
     return out
+
+
+def label(s):
+    """The table's request cell: "4 GPU x 24h", and the load profile when it is not the mixed one."""
+    profile = s["scenario"].partition("@")[2]
+    return f"{s['gpus']} GPU x {s['work']}" + (f" ({profile} load)" if profile else "")
 
 
 def render(summary, cap):
@@ -744,7 +773,7 @@ def render(summary, cap):
         t = s["targets"]
         tstr = " ".join(f"{k.split('<')[0]}:{v}" for k, v in t.items())
         lines.append(
-            f"| {s['gpus']} GPU x {s['work']} | {cell('rv')} | {cell('naive')} | {cell('serial')} | {cell('hindsight')} | "
+            f"| {label(s)} | {cell('rv')} | {cell('naive')} | {cell('serial')} | {cell('hindsight')} | "
             f"{s['ratio_vs_hindsight']} | {s['ratio_vs_naive']} | {s['ratio_vs_serial']} | {s['rv_submit_s_median']} | {c['rv']['su_median']} | "
             f"{s['su_vs_cheapest_as_early']} | "
             f"{c['rv']['submitted_per_run']}/{c['rv']['cancelled_per_run']}, {c['naive']['submitted_per_run']}/{c['naive']['cancelled_per_run']}, "
@@ -756,6 +785,9 @@ def render(summary, cap):
         w = s["contenders"]["rv"]["where"]
         lines.append(f"- {s['scenario']}: rv ran on {', '.join(w) or '-'}; hindsight best on "
                      f"{', '.join(s['contenders']['hindsight']['where']) or '-'}")
+        per_seed = ", ".join(f"seed {sd}: {t} s" for sd, t in zip(s.get("seeds", []), s.get("rv_submit_s_all", [])))
+        if per_seed:
+            lines.append(f"  - rv plan+submit: {per_seed}")
         for why in s.get("why", []):
             lines.append(f"  - why: {why}")
     lines.append(f"\nwall time {summary['wall_s']:.0f} s")

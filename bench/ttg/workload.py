@@ -36,6 +36,19 @@ PARTITIONS = {
     "gpu-mig": dict(nodes=["mig-1"], gpn=7, gtype="a100_1g.10gb", cpus=16, mem=128000,
                     busy=0.4, queue=0, blockers=0, rate=0.7),
 }
+# Load profiles: "mixed" (above) and "window", which isolates the backfill window in front of a
+# reservation: every other GPU busy, no queue and no arrivals anywhere, gpu-a6000 half busy with
+# jobs that hold their GPUs for 6 cluster hours or more (every running job runs into its limit),
+# and the high-priority whole-node blocker
+# reserving it for when they end. The only GPUs a new job can get within the cap are the ones in
+# front of that reservation.
+PROFILES = {
+    "mixed": PARTITIONS,
+    "window": {p: dict(v, busy=(0.5 if p == "gpu-a6000" else 1.0), queue=0, rate=0.0,
+                       blockers=(1 if p == "gpu-a6000" else 0))
+               for p, v in PARTITIONS.items()},
+}
+WINDOW_MIN_LEFT_H = 6
 USERS = [f"rvbg{i:02d}" for i in range(1, 9)]  # background users (ttg.py creates them)
 SIZES = [(1, 0.40), (2, 0.25), (4, 0.20), (8, 0.15)]  # GPUs per job (capped by the node)
 MULTI_NODE = 0.25  # a100 jobs of 8 or 16 GPUs: share spread over both nodes
@@ -74,7 +87,7 @@ def runtime_h(rng, limit_h):
 
 
 def job(rng, part, gpus, nodes, limit_h, run_h, nice, tier_name, t_real_s, kind, pin=None):
-    p = PARTITIONS[part]
+    p = PARTITIONS[part]  # the node shapes are the same in every profile
     gpn = gpus // nodes
     # Half the node's CPU and memory share per GPU: GPUs, never CPUs or memory, are the bottleneck.
     cpus = max(1, p["cpus"] * gpn // p["gpn"] // 2)
@@ -97,12 +110,13 @@ def draw_size(rng, part, room=None):
     return pick(rng, sizes), 1
 
 
-def generate(seed, horizon_real_s):
+def generate(seed, horizon_real_s, profile="mixed"):
     rng = random.Random(seed)
+    parts = PROFILES[profile]
     out = []
     # 1. What already runs at t0: each node filled to its partition's `busy`, with the remaining
     # limit and run time of jobs that started at some earlier time.
-    for part, p in PARTITIONS.items():
+    for part, p in parts.items():
         free = {n: p["gpn"] for n in p["nodes"]}
         target = round(p["busy"] * p["gpn"] * len(p["nodes"]))
         used = 0
@@ -122,12 +136,16 @@ def generate(seed, horizon_real_s):
             used += gpus
             limit_h = pick(rng, LIMITS_H)
             left_h = max(1, round(limit_h * (0.2 + 0.8 * rng.random())))  # elapsed part gone
+            if profile == "window":
+                left_h = max(WINDOW_MIN_LEFT_H, left_h)
             name, nice = tier(rng)
-            out.append(job(rng, part, gpus, nodes, left_h, runtime_h(rng, left_h), nice, name, 0.0,
-                           "running", ",".join(pin)))
+            run_h = runtime_h(rng, left_h)
+            if profile == "window":  # nothing ends early: no other GPU frees within the cap
+                run_h = left_h
+            out.append(job(rng, part, gpus, nodes, left_h, run_h, nice, name, 0.0, "running", ",".join(pin)))
     # 2. The queue at t0, in submission order: normal jobs, then the blockers (high priority,
     # the whole node: they reserve it for when the running jobs' limits end).
-    for part, p in PARTITIONS.items():
+    for part, p in parts.items():
         for _ in range(p["queue"]):
             gpus, nodes = draw_size(rng, part)
             limit_h = pick(rng, LIMITS_H)
@@ -139,7 +157,9 @@ def generate(seed, horizon_real_s):
                            "blocker"))
     # 3. Arrivals: Poisson per partition until the horizon, some in bursts of 2-3 (a user's sweep).
     arrivals = []
-    for part, p in PARTITIONS.items():
+    for part, p in parts.items():
+        if p["rate"] <= 0:
+            continue
         t = 0.0
         rate_real = p["rate"] / 3600 * SCALE  # per real second
         while True:
@@ -168,8 +188,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--horizon", type=float, default=150.0, help="real seconds of arrivals after t0")
+    ap.add_argument("--profile", default="mixed", choices=sorted(PROFILES))
     a = ap.parse_args()
-    sys.stdout.write(dumps(generate(a.seed, a.horizon)))
+    sys.stdout.write(dumps(generate(a.seed, a.horizon, a.profile)))
 
 
 if __name__ == "__main__":

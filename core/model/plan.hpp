@@ -57,6 +57,9 @@ struct Strategy : Shape {
   std::string qos;       // --qos ("" = none)
   bool free = false;     // the site profile marks the type free (est_su is 0)
   bool mig_like = false; // a MIG-like slice
+  // Where its wait estimate comes from: "probe" (sbatch --test-only), "queue" (rv's window model
+  // of the scheduler's queue), "probe+queue" (both agree), "" (neither: unknown).
+  std::string window_source;
 };
 
 // Names a strategy kind as it appears in JSON and tables.

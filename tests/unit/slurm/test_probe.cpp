@@ -201,3 +201,15 @@ TEST_CASE("probe output: hostile numbers are not a clock's (#15 defect 8)")
   }
   CHECK(w.notes.size() == 1); // the absurd length
 }
+
+TEST_CASE("probe script: every NOW line carries the one timestamp taken when the script started")
+{
+  auto script = rv::slurm::probe_script({{"c1", {60, 120}, {"gpu-a", 1, 1, 1000, "gpu:a:1", "", "", "", ""}},
+                                         {"c2", {60, 120}, {"gpu-b", 1, 1, 1000, "gpu:b:1", "", "", "", ""}}},
+                                        {});
+  auto t0 = script.find("rv_t0=$(date +%s)");
+  REQUIRE(t0 != std::string::npos);
+  CHECK(t0 < script.find("rv_probe()"));
+  CHECK(script.find("echo \"NOW $rv_t0 $(date +%z)\"") != std::string::npos);
+  CHECK(script.find("NOW $rv_now") == std::string::npos); // never the clock after each probe
+}

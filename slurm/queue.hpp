@@ -1,0 +1,39 @@
+#pragma once
+// The scheduler's queue for rv's window model (strategy/window_model.hpp): the cluster's clock and
+// one `squeue` of the running and pending jobs with their nodes, GPUs per node, limit ends,
+// priority, and the start and nodes backfill planned for them (%S, %Y). One RPC to slurmctld;
+// the two commands join the discovery batch, so they cost no round trip of their own.
+
+#include "core/model/cluster.hpp"
+#include "core/model/queue.hpp"
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+#include "slurm/discover.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace rv::slurm {
+
+// %N is the allocation of a running job, %Y the nodes backfill planned for a pending one.
+inline constexpr std::string_view queue_format = "%i|%T|%P|%D|%Q|%S|%e|%b|%N|%Y|%r|%j";
+
+// `date '+%s %z'`, then `env SLURM_TIME_FORMAT=standard squeue -h -t PD,R,CG -o <queue_format>`.
+std::vector<proc::Command> queue_commands();
+
+// Reads the outputs of queue_commands. Never fails: a queue it cannot read gives `known` false
+// and a note (the planner then goes by the probes alone); a row it cannot read is skipped with one.
+model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squeue_out);
+model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome& squeue);
+
+// The cluster and its queue.
+struct ClusterAndQueue {
+  model::Cluster cluster;
+  model::QueueSnapshot queue;
+};
+
+// discovery_commands then queue_commands in ONE runner.run_batch call: the queue costs no round
+// trip. parse_discovery reads the first ones, parse_queue the last two.
+Result<ClusterAndQueue> discover_with_queue(proc::Runner& runner, const DiscoveryQuery& query);
+
+} // namespace rv::slurm

@@ -1,0 +1,40 @@
+#pragma once
+// rv's own window model: from the scheduler's queue (running jobs' nodes, GPUs and limit ends,
+// pending jobs' planned starts and nodes) and the nodes' GPUs in use now, which GPUs of a shape
+// are idle now and until when: the planned start of a pending job that needs them. It sees the
+// backfill window in front of a reservation that `sbatch --test-only` does not (docs/slurm-quirks.md).
+// Pure: the queue's times are seconds from its snapshot.
+
+#include "core/model/cluster.hpp"
+#include "core/model/queue.hpp"
+#include "strategy/enumerate.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rv::strategy {
+
+// What the queue says about one candidate's shape.
+struct QueueWindow : model::Shape {
+  std::string candidate_id;
+  bool idle_now = false;               // `nodes` nodes have gpus_per_node GPUs (and the CPUs, memory) free now
+  std::optional<std::int64_t> until_s; // how long they stay free; nullopt = no queued job needs them
+  int idle_gpus = 0;                   // GPUs of the type free now on the partition's usable nodes
+  std::vector<std::string> node_names; // where it would start (idle_now)
+  std::string ends_by;                 // the job whose planned start ends the window; "" = none
+  std::string why;                     // one line for --dry-run
+  // Filled by the planner: the walltime it sized to the window (0 = none), and where the probes
+  // said otherwise ("" = they agree).
+  std::int64_t walltime_s = 0;
+  std::string disagreement;
+};
+
+// The window of `c` from `queue`. Conservative where the queue is vague: a pending job with a
+// planned start but unknown GPUs takes every GPU of its nodes; a running job with unknown GPUs
+// frees none; a node whose GPUs in use are unknown is not idle. Every pending job with a planned
+// start counts as ahead of a new job (its priority is not known before submission).
+QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapshot& queue, const Candidate& c);
+
+} // namespace rv::strategy
