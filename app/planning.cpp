@@ -1,5 +1,6 @@
 #include "app/planning.hpp"
 
+#include "app/predictions.hpp"
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/probe.hpp"
@@ -91,7 +92,9 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.times = found.times;
   run.times.connect_s = connect_s;
   const auto plan_start = env.clock.now();
-  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, options));
+  auto ranked_options = options; // this host's prediction history corrects biased estimates
+  ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
+  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, ranked_options));
   run.plan = std::move(plan);
   run.plan_s = std::chrono::duration<double>(env.clock.now() - plan_start).count();
   run.round_trips = runner.round_trips() - trips_before;

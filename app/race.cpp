@@ -92,7 +92,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   mo.on_abandon_cancelled = [&](const std::vector<std::string>& ids) {
     for (auto& j : rec.jobs) {
       if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) {
-        j.state = "CANCELLED"; // terminal: recorded, so that nothing cancels the id again
+        mark_cancelled(j, env.clock.epoch_seconds()); // terminal: recorded, so that nothing cancels the id again
       }
     }
   };
@@ -130,7 +130,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   // again (Slurm reuses job ids).
   for (auto& j : rec.jobs) {
     if (std::find(stats->cancelled.begin(), stats->cancelled.end(), j.job_id) != stats->cancelled.end()) {
-      j.state = "CANCELLED";
+      mark_cancelled(j, env.clock.epoch_seconds());
     }
   }
   save(store, rec);

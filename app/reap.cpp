@@ -78,7 +78,7 @@ std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::
       }
       for (auto& j : rec.jobs) {
         if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
-          j.state = "CANCELLED";
+          mark_cancelled(j, clock.epoch_seconds());
         }
       }
       save(store, rec);
@@ -207,7 +207,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       }
       const auto& losers = to_cancel[r.name];
       if (std::find(losers.begin(), losers.end(), j.job_id) != losers.end()) {
-        j.state = "CANCELLED";
+        mark_cancelled(j, clock.epoch_seconds());
         changed = true;
       }
     }

@@ -55,6 +55,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     }
   }
   out.width = fanout_width(cluster, opts, out.notes);
+  correct_estimates(all, opts.history, out.notes); // the one place history changes an estimate
   auto ranked = rank_strategies(std::move(all), out.width);
   out.strategies = std::move(ranked.kept);
   out.pruned = std::move(ranked.pruned);
