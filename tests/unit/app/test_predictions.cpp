@@ -1,5 +1,6 @@
 // The prediction history in request records (schema 2), and `rv stats`' numbers.
 
+#include "app/env.hpp"
 #include "app/predictions.hpp"
 #include "app/requests.hpp"
 
