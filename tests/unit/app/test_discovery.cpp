@@ -226,6 +226,7 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
   {
     std::filesystem::remove_all(w.dir / "cache");
     w.settings.discovery_cache_s = 0;
+    w.cluster.seen.clear();
     auto d = w.discover();
     REQUIRE(d);
     CHECK(d->cache == "off");

@@ -152,17 +152,18 @@ TEST_CASE("batch: many commands in one round trip, each with its own outcome")
 TEST_CASE("batch: concurrent commands overlap, keep their order, and a plain one waits for them")
 {
   LocalRunner r;
-  // Each concurrent command leaves a marker while it sleeps; the plain one after them counts the
+  // Each concurrent command leaves a marker while it sleeps (1 s: overlap even on a loaded machine); the plain one after them counts the
   // markers still there (none: it waited). The first counts how many overlap with it.
   auto marker = [](const std::string& name) {
-    auto c = cmd({"/bin/sh", "-c",
-                  "d=$1; touch \"$d.$2\"; sleep 0.4; ls \"$d\".* | wc -l; rm -f \"$d.$2\"; printf %s \"$2\" >&2", "rv",
-                  "/tmp/rv-test-batch-" + std::to_string(::getpid()), name});
+    auto c =
+        cmd({"/bin/sh", "-c",
+             "d=$1; m=$2; touch \"$d.$m\"; sleep 1; set -- \"$d\".*; echo $#; rm -f \"$d.$m\"; printf %s \"$m\" >&2",
+             "rv", "/tmp/rv-test-batch-" + std::to_string(::getpid()), name});
     c.concurrent = true;
     return c;
   };
-  auto after = cmd(
-      {"/bin/sh", "-c", "ls \"$1\".* 2>/dev/null | wc -l", "rv", "/tmp/rv-test-batch-" + std::to_string(::getpid())});
+  auto after = cmd({"/bin/sh", "-c", "set -- \"$1\".*; [ -e \"$1\" ] && echo $# || echo 0", "rv",
+                    "/tmp/rv-test-batch-" + std::to_string(::getpid())});
   auto outs = r.run_batch({marker("a"), marker("b"), marker("c"), after});
   REQUIRE(outs);
   REQUIRE(outs->size() == 4);

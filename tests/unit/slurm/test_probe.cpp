@@ -210,11 +210,11 @@ TEST_CASE("probe script: concurrent shapes overlap, at most `concurrency` at onc
 {
   TempDir tmp;
   {
-    // Counts the probes running at once (a marker file each, 0.3 s long), then answers as the fake.
+    // Counts the probes running at once (a marker file each, 0.5 s long), then answers as the fake.
     std::ofstream(tmp.path / "sbatch")
         << std::string(k_fake_sbatch)
                .replace(std::string(k_fake_sbatch).find("echo \"---\""), 0,
-                        "touch \"run.$$\"; sleep 0.3; ls run.* | wc -l >> conc; rm -f \"run.$$\"\n");
+                        "touch \"run.$$\"; sleep 0.5; ls run.* | wc -l >> conc; rm -f \"run.$$\"\n");
   }
   fs::permissions(tmp.path / "sbatch", fs::perms::owner_all);
   std::vector<ProbeJob> jobs;
