@@ -78,7 +78,12 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {
+          const auto before = j.state;
           apply_view(j, e.last);
+          if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending (the winner's guard)
+            j.state = before;
+            mark_cancelled(j, env.clock.epoch_seconds());
+          }
         }
       }
     }

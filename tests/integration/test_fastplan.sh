@@ -50,10 +50,21 @@ assert_json '.cache' '"cold"' "a corrupt cache is ignored"
 pass "a corrupt cache is ignored"
 
 # --- predictions that learn ---------------------------------------------------------------------
-for i in 1 2; do
-  run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
-  assert_rc 0 "request $i runs"
-done
+occupiers=()
+occupy() { # partition gres: a long job holding every GPU of one node
+  local id
+  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J "$NAME" -o /dev/null --wrap 'sleep 1800')
+  occupiers+=("$id")
+  wait_for_job_state 30 "$id" RUNNING
+}
+run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "request 1 runs"
+# The second with gpu-h200 full: its strategy there is still pending when the winner starts, and
+# the race cancels it while pending.
+occupy gpu-h200 gpu:h200:4
+run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "request 2 runs"
+scancel "${occupiers[@]}"
 run ssh_rv --json ps -a
 assert_rc 0 "rv ps -a --json"
 cp "$IT_DIR/out" "$IT_DIR/ps.json"
@@ -64,6 +75,8 @@ assert_json '[.[] | [.jobs[] | select(.started_at != "")] | length >= 1] | all' 
   "each request records when its winner started"
 assert_json '[.[].jobs[] | select(.predicted_wait_s != null and .predicted_start == "")] | length' '0' \
   "a predicted wait comes with its predicted start"
+assert_json '[.[].jobs[] | select(.partition == "gpu-h200" and .cancelled_pending_at != "" and .started_at == "")] | length' \
+  '1' "the strategy on the full partition was recorded as cancelled while pending"
 pass "records: predicted and actual per strategy (rv ps -a --json)"
 
 run ssh_rv --json stats
