@@ -9,6 +9,7 @@
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
 #include "core/secrets.hpp"
+#include "core/store/cache_store.hpp"
 #include "core/store/record_store.hpp"
 
 #include <cstdint>
@@ -54,6 +55,8 @@ struct Env {
   std::string home;          // the local home directory ("" = unknown): never sent whole
   std::filesystem::path cwd; // where rv was started: smart execution's project lookup
   bool quiet = false;        // --quiet: nothing but the job's output, warnings and errors
+  // rv's local caches (the per-host discovery cache, docs/discovery-cache.md); nullptr = none.
+  store::CacheStore* cache = nullptr;
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

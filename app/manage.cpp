@@ -143,7 +143,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
       RV_TRY_VOID(slurm::cancel_jobs(env.cluster, o.cancelled, r.name));
       for (auto& j : r.jobs) {
         if (std::find(o.cancelled.begin(), o.cancelled.end(), j.job_id) != o.cancelled.end()) {
-          j.state = "CANCELLED";
+          mark_cancelled(j, env.clock.epoch_seconds());
         }
       }
       r.state = RequestState::cancelled;

@@ -1,5 +1,6 @@
 #include "app/planning.hpp"
 
+#include "app/predictions.hpp"
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/probe.hpp"
@@ -58,61 +59,17 @@ Result<model::Cluster> discover_cluster(proc::Runner& runner)
   return cluster;
 }
 
-Result<slurm::ClusterAndQueue> discover_cluster_and_queue(proc::Runner& runner)
-{
-  slurm::DiscoveryQuery query;
-  query.user = runner.user();
-  auto found = slurm::discover_with_queue(runner, query);
-  if (found) {
-    for (const auto& w : found->cluster.warnings) {
-      spdlog::debug("discovery: {}", w);
-    }
-    for (const auto& n : found->queue.notes) {
-      spdlog::debug("queue: {}", n);
-    }
-    spdlog::debug("queue: {} running and pending jobs read", found->queue.jobs.size());
-  }
-  return found;
-}
-
 Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
-                                        const strategy::PlanOptions& options)
+                                        const strategy::PlanOptions& options, int concurrency)
 {
   std::vector<slurm::ProbeJob> jobs;
   for (const auto& c : candidates) {
-    jobs.push_back({c.id,
-                    strategy::coarse_grid(c, options),
-                    {c.partition, c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gres, c.constraint, c.account, c.qos,
-                     c.exclude}});
+    jobs.push_back(probe_job(c, options));
   }
-  proc::Command probe;
-  probe.argv = {"sh", "-s"};
-  probe.stdin_data = slurm::probe_script(jobs, {options.now_threshold_s, options.refine_resolution_s, 12});
-  probe.timeout = std::chrono::minutes(5);
+  auto probe = probe_command(jobs, options, concurrency);
   RV_TRY(outcome, runner.run(probe));
-  if (!outcome.ok() && outcome.out.empty()) {
-    return fail(
-        ErrorCode::slurm_rejected,
-        fmt::format("the backfill probes failed on {} (exit {}): {}", runner.where(), outcome.status(), outcome.err),
-        "run with -v; check that sbatch works on the login node");
-  }
-  auto parsed = slurm::parse_probe_output(outcome.out);
-  for (const auto& n : parsed.notes) {
-    spdlog::debug("probes: {}", n);
-  }
-  std::vector<strategy::CandidateProbes> probed;
-  for (const auto& c : candidates) {
-    strategy::CandidateProbes cp;
-    cp.candidate_id = c.id;
-    cp.complete = parsed.done.contains(c.id);
-    for (const auto& a : parsed.answers) {
-      if (a.id == c.id) {
-        cp.probes.push_back({a.walltime_s, a.start_in_s, a.message, a.refused});
-      }
-    }
-    probed.push_back(std::move(cp));
-  }
-  return strategy::make_windows(probed, candidates, options);
+  RV_TRY(parsed, read_probes(outcome, runner.where()));
+  return windows_of(parsed, jobs, candidates, options);
 }
 
 Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options)
@@ -125,26 +82,29 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   RV_TRY(profile, load_profile(env.settings.profile));
   run.profile = std::move(profile);
   const int trips_before = runner.round_trips();
+  const auto connect_start = env.clock.now();
   const std::string user = runner.user(); // connects first, so that trips count after connecting
   (void)user;
-  RV_TRY(found, discover_cluster_and_queue(runner));
+  const auto connect_s = std::chrono::duration<double>(env.clock.now() - connect_start).count();
+  RV_TRY(found, discover_and_probe(env, run.profile, request, options));
   run.cluster = std::move(found.cluster);
-
-  RV_TRY(candidates, strategy::enumerate_candidates(run.cluster, run.profile, request, options));
-  strategy::Windows windows;
-  if (!candidates.list.empty()) {
-    RV_TRY(probed, probe_windows(runner, candidates.list, options));
-    windows = std::move(probed);
-    for (const auto& w : windows.list) {
-      run.probes += static_cast<int>(w.probes.size());
-    }
-  }
-  windows.queue = std::move(found.queue);
-  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, windows, options));
+  run.probes = found.probes;
+  run.cache = found.cache;
+  run.times = found.times;
+  run.times.connect_s = connect_s;
+  const auto plan_start = env.clock.now();
+  auto ranked_options = options; // this host's prediction history corrects biased estimates
+  ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
+  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, ranked_options));
   run.plan = std::move(plan);
+  run.plan_s = std::chrono::duration<double>(env.clock.now() - plan_start).count();
   run.round_trips = runner.round_trips() - trips_before;
   run.seconds = std::chrono::duration<double>(env.clock.now() - start).count();
-  spdlog::debug("plan: {} round trips, {} probes, {:.2f} s", run.round_trips, run.probes, run.seconds);
+  spdlog::debug("plan: {} round trips, {} probes, {:.2f} s: connect {:.3f} s, discovery {:.3f} s{}, probes {:.3f} s, "
+                "plan {:.3f} s; discovery cache {}",
+                run.round_trips, run.probes, run.seconds, run.times.connect_s, run.times.discovery_s,
+                run.times.probes_s == 0 && run.probes > 0 ? " (with the probes)" : "", run.times.probes_s, run.plan_s,
+                run.cache);
   return run;
 }
 
@@ -174,12 +134,24 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
     doc["round_trips"] = run.round_trips;
     doc["probes"] = run.probes;
     doc["seconds"] = run.seconds;
+    doc["cache"] = run.cache;
+    doc["times"] = {{"connect_s", run.times.connect_s},
+                    {"discovery_s", run.times.discovery_s},
+                    {"probes_s", run.times.probes_s},
+                    {"plan_s", run.plan_s}};
     out(doc.dump(2) + "\n");
     return;
   }
-  out(fmt::format("cluster {} (Slurm {}), {} partitions, {} nodes; {} probes in {} round trips, {:.2f} s\n\n",
+  out(fmt::format("cluster {} (Slurm {}), {} partitions, {} nodes; {} probes in {} round trip{}, {:.2f} s\n",
                   run.cluster.config.cluster_name, run.cluster.config.slurm_version, run.cluster.partitions.size(),
-                  run.cluster.nodes.size(), run.probes, run.round_trips, run.seconds));
+                  run.cluster.nodes.size(), run.probes, run.round_trips, run.round_trips == 1 ? "" : "s", run.seconds));
+  if (verbose) {
+    out(fmt::format("time: connect {:.3f} s, discovery {:.3f} s{}, probes {:.3f} s, plan {:.3f} s; discovery cache "
+                    "{}\n",
+                    run.times.connect_s, run.times.discovery_s, run.cache == "warm" ? " (the probes ran with it)" : "",
+                    run.times.probes_s, run.plan_s, run.cache));
+  }
+  out("\n");
   out("backfill windows (longest walltime that starts now; start of the full request):\n");
   for (const auto& w : plan.windows) {
     out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,

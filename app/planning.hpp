@@ -1,9 +1,10 @@
 #pragma once
-// discover -> probe -> plan against a live cluster: two round trips after connecting.
+// discover -> probe -> plan against a live cluster: two round trips after connecting, one when
+// the discovery cache is warm (app/discovery.hpp).
 
+#include "app/discovery.hpp"
 #include "app/env.hpp"
 #include "core/model/cluster.hpp"
-#include "slurm/queue.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/plan.hpp"
 #include "strategy/probe_plan.hpp"
@@ -20,6 +21,9 @@ struct PlanRun {
   int round_trips = 0; // after connecting: discovery + probes
   double seconds = 0;  // wall time of the whole pipeline
   int probes = 0;      // sbatch --test-only calls the login node ran
+  std::string cache;   // the discovery cache: off, cold, warm, or "stale: <why>"
+  DiscoveryTimes times;
+  double plan_s = 0; // the pure planner
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).
@@ -28,14 +32,10 @@ Result<strategy::Profile> load_profile(const std::string& path);
 // Discovers the cluster in one round trip.
 Result<model::Cluster> discover_cluster(proc::Runner& runner);
 
-// Discovers the cluster and reads the scheduler's queue for the window model, in one round trip
-// (slurm/queue.hpp: the queue's two commands ride in the discovery batch).
-Result<slurm::ClusterAndQueue> discover_cluster_and_queue(proc::Runner& runner);
-
 // Probes every candidate's backfill window on the login node in one round trip (slurm/probe.hpp:
-// the script, and every answer read by parse_test_only).
+// the script, and every answer read by parse_test_only), `concurrency` shapes at once.
 Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
-                                        const strategy::PlanOptions& options);
+                                        const strategy::PlanOptions& options, int concurrency = 1);
 
 // Discovers, probes every candidate's backfill window on the login node in one round trip,
 // and plans.

@@ -78,7 +78,12 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {
+          const auto before = j.state;
           apply_view(j, e.last);
+          if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending (the winner's guard)
+            j.state = before;
+            mark_cancelled(j, env.clock.epoch_seconds());
+          }
         }
       }
     }
@@ -92,7 +97,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   mo.on_abandon_cancelled = [&](const std::vector<std::string>& ids) {
     for (auto& j : rec.jobs) {
       if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) {
-        j.state = "CANCELLED"; // terminal: recorded, so that nothing cancels the id again
+        mark_cancelled(j, env.clock.epoch_seconds()); // terminal: recorded, so that nothing cancels the id again
       }
     }
   };
@@ -130,7 +135,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   // again (Slurm reuses job ids).
   for (auto& j : rec.jobs) {
     if (std::find(stats->cancelled.begin(), stats->cancelled.end(), j.job_id) != stats->cancelled.end()) {
-      j.state = "CANCELLED";
+      mark_cancelled(j, env.clock.epoch_seconds());
     }
   }
   save(store, rec);

@@ -78,7 +78,7 @@ std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::
       }
       for (auto& j : rec.jobs) {
         if (std::find(live.begin(), live.end(), j.job_id) != live.end()) {
-          j.state = "CANCELLED";
+          mark_cancelled(j, clock.epoch_seconds());
         }
       }
       save(store, rec);
@@ -164,7 +164,12 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       if (it == views.end() || it->second.source.empty()) {
         continue;
       }
+      const auto before = j.state;
       apply_view(j, it->second);
+      if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending, seen now
+        j.state = before;
+        mark_cancelled(j, clock.epoch_seconds());
+      }
       changed = true;
     }
     // The winner: the one the record names, else the first (in rank order) that started.
@@ -207,7 +212,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       }
       const auto& losers = to_cancel[r.name];
       if (std::find(losers.begin(), losers.end(), j.job_id) != losers.end()) {
-        j.state = "CANCELLED";
+        mark_cancelled(j, clock.epoch_seconds());
         changed = true;
       }
     }

@@ -3,11 +3,31 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "app/env.hpp"
 #include "core/enum_names.hpp"
+#include "slurm/cluster_time.hpp"
+#include "slurm/job_state.hpp"
 
 #include <cstdlib>
 
 namespace rv::app {
+namespace {
+
+std::string iso_or_empty(std::int64_t epoch)
+{
+  return epoch > 0 ? utc_iso(epoch) : std::string();
+}
+
+} // namespace
+
+std::int64_t epoch_of_iso(const std::string& text)
+{
+  if (!text.ends_with('Z')) {
+    return 0;
+  }
+  auto t = slurm::parse_cluster_time(std::string_view(text).substr(0, text.size() - 1));
+  return t && *t ? slurm::to_unix_seconds(**t, 0) : 0;
+}
 
 const JobRecord* RequestRecord::winner_job() const
 {
@@ -34,19 +54,26 @@ nlohmann::json to_json(const RequestRecord& r)
 {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& j : r.jobs) {
-    jobs.push_back({{"strategy_id", j.strategy_id},
-                    {"label", j.label},
-                    {"partition", j.partition},
-                    {"gpu_type", j.gpu_type},
-                    {"nodes", j.nodes},
-                    {"job_id", j.job_id},
-                    {"error", j.error},
-                    {"state", j.state},
-                    {"reason", j.reason},
-                    {"node_list", j.node_list},
-                    {"earlier_segments", j.earlier_segments},
-                    {"start_estimate", j.start_estimate},
-                    {"elapsed_s", j.elapsed_s}});
+    jobs.push_back(
+        {{"predicted_wait_s", j.predicted_wait_s ? nlohmann::json(*j.predicted_wait_s) : nlohmann::json()},
+         {"predicted_start",
+          j.predicted_wait_s && j.submitted_at > 0 ? utc_iso(j.submitted_at + *j.predicted_wait_s) : std::string()},
+         {"submitted_at", iso_or_empty(j.submitted_at)},
+         {"started_at", iso_or_empty(j.started_at)},
+         {"cancelled_pending_at", iso_or_empty(j.cancelled_pending_at)},
+         {"strategy_id", j.strategy_id},
+         {"label", j.label},
+         {"partition", j.partition},
+         {"gpu_type", j.gpu_type},
+         {"nodes", j.nodes},
+         {"job_id", j.job_id},
+         {"error", j.error},
+         {"state", j.state},
+         {"reason", j.reason},
+         {"node_list", j.node_list},
+         {"earlier_segments", j.earlier_segments},
+         {"start_estimate", j.start_estimate},
+         {"elapsed_s", j.elapsed_s}});
   }
   nlohmann::json doc = {{"id", r.id},
                         {"created_at", r.created_at},
@@ -108,6 +135,13 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
       job.start_estimate = jj.value("start_estimate", "");
       job.elapsed_s = jj.value("elapsed_s", std::int64_t{0});
+      // Schema 2 (absent from older records: nothing predicted, nothing known).
+      if (auto p = jj.find("predicted_wait_s"); p != jj.end() && p->is_number_integer()) {
+        job.predicted_wait_s = p->get<std::int64_t>();
+      }
+      job.submitted_at = epoch_of_iso(jj.value("submitted_at", ""));
+      job.started_at = epoch_of_iso(jj.value("started_at", ""));
+      job.cancelled_pending_at = epoch_of_iso(jj.value("cancelled_pending_at", ""));
       r.jobs.push_back(std::move(job));
     }
     r.base = to_json(r);
@@ -216,6 +250,22 @@ void apply_view(JobRecord& job, const slurm::JobView& view)
   }
   job.start_estimate = view.start_estimate;
   job.elapsed_s = view.elapsed_s;
+  // Started: a poll saw it run (or end after running). A job cancelled while pending has no run
+  // time, but sacct gives it a Start (the cancel time): never a start.
+  const bool ran = slurm::is_started(view.state) || view.elapsed_s > 0 ||
+                   (!view.nodes.empty() && view.state == slurm::JobState::failed);
+  if (job.started_at == 0 && job.cancelled_pending_at == 0 && view.start_epoch > 0 && ran) {
+    job.started_at = view.start_epoch;
+  }
+}
+
+void mark_cancelled(JobRecord& job, std::int64_t now)
+{
+  const bool pending = job.state.empty() || job.state == "PENDING";
+  if (pending && job.started_at == 0 && job.cancelled_pending_at == 0 && !job.job_id.empty()) {
+    job.cancelled_pending_at = now;
+  }
+  job.state = "CANCELLED";
 }
 
 void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)

@@ -39,7 +39,20 @@ struct JobRecord {
   std::vector<std::string> earlier_segments; // job ids of the checkpoint segments before job_id
   std::string start_estimate;                // pending: Slurm's expected start (cluster-local), "" if none
   std::int64_t elapsed_s = 0;                // run time when last seen
+  // Predictions that learn (docs/requests.md, "Predictions"): what the plan predicted and what
+  // happened, epoch seconds of rv's clock (0 = not known / did not happen).
+  std::optional<std::int64_t> predicted_wait_s; // the plan's est_wait_s; nullopt = unknown
+  std::int64_t submitted_at = 0;                // sbatch answered with the job id
+  std::int64_t started_at = 0;                  // it started (rv's clock when seen, minus its run time)
+  std::int64_t cancelled_pending_at = 0;        // cancelled (by rv or the user) while still pending
 };
+
+// "2026-11-22T05:37:42Z" (utc_iso's form) as epoch seconds; 0 when empty or unreadable.
+std::int64_t epoch_of_iso(const std::string& text);
+
+// Records that `job` was cancelled at `now`: its state, and when it was still pending (never
+// started), the moment, for the prediction history.
+void mark_cancelled(JobRecord& job, std::int64_t now);
 
 // Copies what a poll saw of a job into its record: state, reason, nodes (kept when the view has
 // none), start estimate and run time.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace rv::app {
 
 Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
@@ -59,6 +61,17 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.profile = config.get("profile");
   s.notify_email = config.get("notify_email");
   s.notify_webhook = config.get("notify_webhook");
+  RV_TRY(cache, config.get_seconds("discovery_cache"));
+  s.discovery_cache_s = cache;
+  const auto& concurrency = config.get("probe_concurrency");
+  int n = 0;
+  auto [end, ec] = std::from_chars(concurrency.data(), concurrency.data() + concurrency.size(), n);
+  if (ec != std::errc{} || end != concurrency.data() + concurrency.size() || n < 1 || n > 16) {
+    return fail(ErrorCode::config,
+                fmt::format("probe_concurrency '{}' is not a whole number from 1 to 16", concurrency),
+                "e.g. rv config set probe_concurrency 4");
+  }
+  s.probe_concurrency = n;
   RV_TRY(sync, sync_settings(config, home));
   s.sync = std::move(sync);
   return s;

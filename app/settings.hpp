@@ -23,12 +23,14 @@ struct SyncSettings {
 };
 
 struct Settings {
-  std::string remote_root = "~/.rv"; // rv's directory on the cluster (`~` resolved there)
-  std::string scratch_root;          // caches; "" = <remote_root>/cache
-  std::string sync_root;             // project workspaces; "" = <remote_root>/workspaces
-  std::string profile;               // site profile file; "" = none
-  std::string notify_email;          // --notify: Slurm mail to this address; "" = none
-  std::string notify_webhook;        // --notify: signed POSTs from the job to this URL; "" = none
+  std::string remote_root = "~/.rv";    // rv's directory on the cluster (`~` resolved there)
+  std::string scratch_root;             // caches; "" = <remote_root>/cache
+  std::string sync_root;                // project workspaces; "" = <remote_root>/workspaces
+  std::string profile;                  // site profile file; "" = none
+  std::string notify_email;             // --notify: Slurm mail to this address; "" = none
+  std::string notify_webhook;           // --notify: signed POSTs from the job to this URL; "" = none
+  int probe_concurrency = 4;            // backfill probe shapes run at once (slurm/probe.hpp)
+  std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
   SyncSettings sync;
 };
 

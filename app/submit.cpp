@@ -162,6 +162,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.partition = s.partition;
     j.gpu_type = s.gpu_type;
     j.nodes = s.nodes;
+    j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
   }
   // Until the job ids are recorded, a concurrent `rv ps` must not take this live submission for
   // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign). Held
@@ -176,6 +177,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return std::unexpected(created.error());
   }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
+  const auto submit_start = env.clock.now();
+  const int trips_before = runner.round_trips();
   auto paths = prepare_remote(runner, env.settings, request_id, secrets_text, workdir);
   if (!paths) {
     owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
@@ -208,6 +211,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     sub_index.push_back(i);
   }
   auto submitted = slurm::submit_all(runner, subs);
+  spdlog::debug("submit: {} jobs in {} round trips, {:.3f} s", subs.size(), runner.round_trips() - trips_before,
+                std::chrono::duration<double>(env.clock.now() - submit_start).count());
   if (!submitted) {
     // Some sbatch of the batch may have run before the failure: find those jobs by their comment
     // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
@@ -224,6 +229,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     job.job_id = (*submitted)[k].job_id;
     job.error = (*submitted)[k].error;
     job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+    job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
   }
   rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
   save(store, rec);

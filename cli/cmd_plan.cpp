@@ -29,6 +29,12 @@ struct RunOptions {
   bool notify = false;
 };
 
+// --no-cache: the flag layer of the config key, so that the settings carry it.
+Result<void> apply_no_cache(const PlanFlags& flags, Context& ctx)
+{
+  return flags.no_cache ? ctx.config.set("discovery_cache", "0", Origin::flag) : Result<void>{};
+}
+
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
   RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
@@ -44,6 +50,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
                 "use --run CMD to run a command there instead (or --dry-run to see the plan)");
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
+  RV_TRY_VOID(apply_no_cache(opts.plan, ctx));
   RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
   if (opts.plan.checkpoint) {
@@ -74,6 +81,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
     (void)ok;
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
+  RV_TRY_VOID(apply_no_cache(opts.plan, ctx));
   RV_TRY(real, ctx.make_env());
   RV_TRY(run, plan_request(opts.plan, ctx, real->env));
   if (opts.plan.dry_run) {

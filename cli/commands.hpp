@@ -15,6 +15,7 @@ void setup_run(CLI::App& app, Context& ctx);
 void setup_cost(CLI::App& app, Context& ctx);
 void setup_ps(CLI::App& app, Context& ctx);
 void setup_why(CLI::App& app, Context& ctx);
+void setup_stats(CLI::App& app, Context& ctx);
 void setup_stop(CLI::App& app, Context& ctx);
 void setup_logs(CLI::App& app, Context& ctx);
 void setup_sync(CLI::App& app, Context& ctx);

@@ -188,6 +188,15 @@ std::string local_home()
   return home ? home : "";
 }
 
+store::CacheStore cache_store()
+{
+  const char* dir = std::getenv("RV_STATE_DIR");
+  if (dir && *dir) {
+    return store::CacheStore(std::filesystem::path(dir) / "cache");
+  }
+  return store::CacheStore(store::CacheStore::default_dir());
+}
+
 namespace {
 
 std::filesystem::path current_dir()
@@ -200,9 +209,12 @@ std::filesystem::path current_dir()
 
 RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity, bool quiet)
     : cluster(std::move(runner)), settings(std::move(typed)), requests(request_store()),
-      secrets(secrets::Store::default_path()), env{*cluster, local, clock,     requests,     secrets,       settings,
-                                                   output,   json,  verbosity, local_home(), current_dir(), quiet}
-{}
+      secrets(secrets::Store::default_path()), cache(cache_store()),
+      env{*cluster, local, clock,     requests,     secrets,       settings,
+          output,   json,  verbosity, local_home(), current_dir(), quiet}
+{
+  env.cache = &cache;
+}
 
 Result<std::unique_ptr<RealEnv>> Context::make_env()
 {

@@ -27,6 +27,9 @@ std::string expand_home(const std::string& path);
 // The local store of request records ($RV_STATE_DIR/requests, else $XDG_STATE_HOME/rv/requests).
 store::RecordStore request_store();
 
+// rv's local caches ($RV_STATE_DIR/cache, else $XDG_STATE_HOME/rv/cache).
+store::CacheStore cache_store();
+
 // Flags that every command takes.
 struct GlobalOptions {
   // Unset optionals were not given; a given empty value is meaningful (`--ssh-config ''`).
@@ -81,6 +84,7 @@ struct RealEnv {
   store::RecordStore requests;
   secrets::Store secrets;
   StdOutput output;
+  store::CacheStore cache;
   app::Env env;
 
   RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity, bool quiet);

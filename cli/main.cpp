@@ -80,6 +80,7 @@ int main(int argc, char** argv)
   rv::cli::setup_cost(app, ctx);
   rv::cli::setup_ps(app, ctx);
   rv::cli::setup_why(app, ctx);
+  rv::cli::setup_stats(app, ctx);
   rv::cli::setup_stop(app, ctx);
   rv::cli::setup_logs(app, ctx);
   rv::cli::setup_sync(app, ctx);

@@ -29,6 +29,8 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
   cmd->add_option("--exclude", f.exclude, "nodes never to use (comma list)");
   cmd->add_option("--name", f.name, "job name (default rv-<request id>)");
   cmd->add_option("--max-strategies", f.max_strategies, "most strategies to fan out to (config max_strategies)");
+  cmd->add_flag("--no-cache", f.no_cache,
+                "read every cluster fact now, not the cached static ones (config discovery_cache 0)");
   if (with_dry_run) {
     cmd->add_flag("--dry-run", f.dry_run, "show the probe windows and ranked strategies; submit nothing");
   }

@@ -32,6 +32,7 @@ struct PlanFlags {
   std::string name;
   std::optional<int> max_strategies;
   bool dry_run = false;
+  bool no_cache = false; // --no-cache: read every cluster fact now (config discovery_cache 0)
 };
 
 // Adds the plan flags to `cmd`; `with_dry_run` adds --dry-run too.

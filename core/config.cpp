@@ -66,6 +66,21 @@ const std::vector<ConfigKey>& config_keys()
       {"max_strategies", "8", "most strategies one request fans out to", ValueKind::count, {}, 1, 64},
       {"notify_email", "", "--notify: Slurm mails job start, end, failure and requeue to this address"},
       {"notify_webhook", "", "--notify: the job POSTs signed JSON events here (secret: rv env set RV_WEBHOOK_SECRET)"},
+      {"probe_concurrency",
+       "4",
+       "backfill probe shapes sbatch --test-only runs at once on the login node (slurmctld is shared)",
+       ValueKind::count,
+       {},
+       1,
+       16},
+      {"discovery_cache",
+       "10m",
+       "how long the static cluster facts (nodes, config, timezone, limits) are reused per host; 0 = off",
+       ValueKind::duration,
+       {},
+       0,
+       0,
+       true},
       {"checkpoint", "false",
        "true: programs save and resume their state, so rv run may plan checkpoint segments (as --checkpoint)",
        ValueKind::boolean},
@@ -149,6 +164,9 @@ Result<void> check_config_value(const ConfigKey& key, const std::string& value)
   case ValueKind::text:
     return {};
   case ValueKind::duration:
+    if (key.zero_is_off && value == "0") {
+      return {};
+    }
     if (auto d = parse_duration(value); !d) {
       return bad("a duration", "e.g. 30s, 15m, 2h, 7d");
     }
@@ -228,6 +246,11 @@ Result<void> Config::set(const std::string& key, std::string value, Origin from)
 
 Result<std::int64_t> Config::get_seconds(const std::string& key) const
 {
+  if (get(key) == "0") {
+    if (auto k = find_config_key(key); k && (*k)->zero_is_off) {
+      return 0;
+    }
+  }
   auto parsed = parse_duration(get(key));
   if (!parsed) {
     return fail(ErrorCode::config,

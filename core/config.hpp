@@ -29,6 +29,7 @@ struct ConfigKey {
   ValueKind kind = ValueKind::text;
   std::vector<std::string> choices = {}; // choice: the allowed values
   std::int64_t min = 0, max = 0;         // count: the allowed range
+  bool zero_is_off = false;              // duration: "0" is allowed and means off
 };
 
 // The keys rv knows, in display order.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace rv::slurm {
@@ -67,6 +68,33 @@ rv_job() {
     rv_n=$((rv_n + 1))
   done
   echo "DONE $rv_j"
+}
+# rv_run_all: runs rv_j1..rv_j$RV_NJOBS, at most $RV_PAR at once, then prints their outputs in job
+# order. Each lane claims the next unclaimed job by creating its claim file with noclobber
+# (O_EXCL: exactly one lane wins it, no fork). Without a temp dir, one after another.
+rv_run_all() {
+  if [ "$RV_PAR" -le 1 ] || [ "$RV_NJOBS" -le 1 ] ||
+    ! rv_tmp=$(mktemp -d "${TMPDIR:-/tmp}/rv-probe.XXXXXX" 2>/dev/null); then
+    rv_i=1
+    while [ "$rv_i" -le "$RV_NJOBS" ]; do "rv_j$rv_i"; rv_i=$((rv_i + 1)); done
+    return
+  fi
+  trap 'rm -rf "$rv_tmp"' EXIT
+  rv_l=0
+  while [ "$rv_l" -lt "$RV_PAR" ] && [ "$rv_l" -lt "$RV_NJOBS" ]; do
+    (
+      set -C
+      rv_i=1
+      while [ "$rv_i" -le "$RV_NJOBS" ]; do
+        if { true >"$rv_tmp/c$rv_i"; } 2>/dev/null; then "rv_j$rv_i" >"$rv_tmp/o$rv_i"; fi
+        rv_i=$((rv_i + 1))
+      done
+    ) &
+    rv_l=$((rv_l + 1))
+  done
+  wait
+  rv_i=1
+  while [ "$rv_i" -le "$RV_NJOBS" ]; do cat "$rv_tmp/o$rv_i" 2>/dev/null; rv_i=$((rv_i + 1)); done
 }
 )SH";
 
@@ -148,13 +176,14 @@ std::vector<std::string> probe_args(const ProbeRequest& r)
 std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& policy)
 {
   std::string out(k_prelude);
-  out += fmt::format("RV_THRESHOLD={}\nRV_RESOLUTION={}\nRV_MAX_REFINE={}\n", policy.now_threshold_s,
-                     policy.resolution_s, policy.max_refinements);
+  out += fmt::format("RV_THRESHOLD={}\nRV_RESOLUTION={}\nRV_MAX_REFINE={}\nRV_PAR={}\n", policy.now_threshold_s,
+                     policy.resolution_s, policy.max_refinements, std::clamp(policy.concurrency, 1, k_max_concurrency));
+  int n = 0;
   for (const auto& j : jobs) {
     if (j.grid_s.empty()) {
       continue;
     }
-    std::string line = fmt::format("rv_job {} {}", sq(j.id), sq(std::to_string(j.grid_s.back())));
+    std::string line = fmt::format("rv_j{}() {{ rv_job {} {}", ++n, sq(j.id), sq(std::to_string(j.grid_s.back())));
     for (auto w : j.grid_s) {
       line += ' ' + sq(std::to_string(w));
     }
@@ -162,8 +191,9 @@ std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& p
     for (const auto& a : probe_args(j.request)) {
       line += ' ' + sq(a);
     }
-    out += line + '\n';
+    out += line + "; }\n";
   }
+  out += fmt::format("RV_NJOBS={}\nrv_run_all\n", n);
   return out;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Backfill probes: many `sbatch --test-only` calls as ONE POSIX sh script the login node runs (a
-// coarse grid of walltimes, then a bisection of the cliff, all in one round trip), and the reader
-// of its output. The script returns every sbatch answer raw, framed by its byte length; rv reads
+// coarse grid of walltimes, then a bisection of the cliff, all in one round trip; several shapes
+// at once, bounded by ProbePolicy::concurrency), and the reader of its output. The script returns every sbatch answer raw, framed by its byte length; rv reads
 // each one with parse_test_only (slurm/sbatch.hpp), the one parser of test-only answers.
 //
 // Output protocol (LC_ALL=C: lengths are bytes):
@@ -9,6 +9,8 @@
 //                                          started (one timestamp for every wait) and its zone
 //   PROBE <id> <walltime_s> <n>            followed by n bytes: sbatch's stdout+stderr, then "\n"
 //   DONE <id>                              the job's probing finished
+// With concurrency, each job's records are buffered in a temp file and printed in job order, so
+// the output is the same as one after another (NOW lines included: each precedes its PROBE).
 // Inside the script, a start time is read with `sed` + `date -d` only to steer the bisection;
 // what rv believes is what parse_test_only reads from the raw answer, converted with the NOW
 // line's offset (never the laptop's zone).
@@ -50,11 +52,16 @@ struct ProbeJob {
 
 // When to stop refining: a probe "starts now" when it would start within `now_threshold_s`;
 // bisection stops when the bracket is narrower than `resolution_s` or after `max_refinements`.
+// `concurrency` shapes are probed at the same time (each shape's own probes stay sequential: the
+// bisection needs the previous answer), clamped to 1..k_max_concurrency so that slurmctld is not
+// flooded; their answers still come back in the order of the jobs.
 struct ProbePolicy {
   std::int64_t now_threshold_s = 300;
   std::int64_t resolution_s = 900;
   int max_refinements = 12;
+  int concurrency = 1;
 };
+inline constexpr int k_max_concurrency = 16;
 
 // The whole script (every argument single-quoted), for `sh -s` on the login node.
 std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& policy);

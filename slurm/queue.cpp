@@ -107,23 +107,4 @@ model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome&
   return parse_queue(date.out, squeue.out);
 }
 
-Result<ClusterAndQueue> discover_with_queue(proc::Runner& runner, const DiscoveryQuery& query)
-{
-  auto cmds = discovery_commands(query);
-  const auto n = cmds.size();
-  for (auto& c : queue_commands()) {
-    cmds.push_back(std::move(c));
-  }
-  RV_TRY(outcomes, runner.run_batch(cmds));
-  if (outcomes.size() != n + 2) {
-    return fail(ErrorCode::generic, fmt::format("discovery expected {} outcomes, got {}", n + 2, outcomes.size()));
-  }
-  ClusterAndQueue out;
-  out.queue = parse_queue(outcomes[n], outcomes[n + 1]);
-  outcomes.resize(n);
-  RV_TRY(cluster, parse_discovery(outcomes));
-  out.cluster = std::move(cluster);
-  return out;
-}
-
 } // namespace rv::slurm

@@ -26,14 +26,4 @@ std::vector<proc::Command> queue_commands();
 model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squeue_out);
 model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome& squeue);
 
-// The cluster and its queue.
-struct ClusterAndQueue {
-  model::Cluster cluster;
-  model::QueueSnapshot queue;
-};
-
-// discovery_commands then queue_commands in ONE runner.run_batch call: the queue costs no round
-// trip. parse_discovery reads the first ones, parse_queue the last two.
-Result<ClusterAndQueue> discover_with_queue(proc::Runner& runner, const DiscoveryQuery& query);
-
 } // namespace rv::slurm

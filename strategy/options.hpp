@@ -1,6 +1,8 @@
 #pragma once
 // Knobs of the planner, with the defaults rv ships. Documented in docs/plan-json.md.
 
+#include "strategy/history.hpp"
+
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +20,9 @@ struct PlanOptions {
   std::int64_t mig_mem_mb = 16384;        // memory for a MIG-like slice (or its node share if smaller)
   // Coarse walltimes probed, capped by MaxTime and by the request (which is always probed).
   std::vector<std::int64_t> probe_grid = {1800, 3600, 7200, 14400, 28800, 57600, 86400, 172800};
+  // What the user's past requests say about each partition's estimates (strategy/history.hpp):
+  // systematic biases correct the waits before ranking. Empty = no history.
+  std::vector<PartitionBias> history;
 };
 
 // The knobs for a cluster whose time runs `scale` times faster than the clock (the time-to-GPU

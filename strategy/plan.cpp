@@ -69,6 +69,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     }
   }
   out.width = fanout_width(cluster, opts, out.notes);
+  correct_estimates(all, opts.history, out.notes); // the one place history changes an estimate
   out.rank_resolution_s = std::max<std::int64_t>({1, cluster.config.bf_resolution_s, cluster.config.bf_interval_s});
   auto ranked = rank_strategies(std::move(all), out.width, out.rank_resolution_s);
   out.strategies = std::move(ranked.kept);

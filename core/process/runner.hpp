@@ -25,6 +25,9 @@ struct Command {
   OutputSink on_stderr;
   // Cleanup (scancel after Ctrl-C) must run even though an interrupt is pending.
   bool uninterruptible = false;
+  // In a run_batch: may run at the same time as the batch's other concurrent commands (their
+  // outputs still come back in order). A command without it waits for every earlier one.
+  bool concurrent = false;
 };
 
 // How a command ended. A non-zero exit is an Outcome, not an error.

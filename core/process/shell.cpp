@@ -17,6 +17,7 @@ bool is_safe(char c)
 }
 
 constexpr std::string_view k_frame = "RV-BATCH ";
+constexpr int k_batch_parallel = 8; // most concurrent commands of one batch at once
 
 // Reads a decimal number at `pos` up to `stop`; advances `pos` past `stop`.
 bool read_number(std::string_view text, std::size_t& pos, char stop, long long& value)
@@ -140,6 +141,7 @@ std::string batch_script(const std::vector<Command>& cmds)
   // the frames are then printed with their byte lengths.
   std::string script = "d=$(mktemp -d \"${TMPDIR:-/tmp}/rv-batch.XXXXXX\") || exit 97\n"
                        "trap 'rm -rf \"$d\"' EXIT\n";
+  int running = 0; // concurrent commands started since the last wait
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     const auto& cmd = cmds[i];
     std::string line = shell_join(cmd.argv);
@@ -154,9 +156,21 @@ std::string batch_script(const std::vector<Command>& cmds)
                             ? fmt::format("printf '%b' {} | ", shell_quote(printf_b_escape(*cmd.stdin_data, stdin_raw)))
                             : std::string();
     std::string redirect_in = cmd.stdin_data ? "" : " </dev/null";
-    script +=
-        fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"\n", input, line, redirect_in, i, i, i);
+    auto run_line =
+        fmt::format("{}( {} ){} >\"$d/{}.o\" 2>\"$d/{}.e\"; echo $? >\"$d/{}.s\"", input, line, redirect_in, i, i, i);
+    if (!cmd.concurrent) { // in order: after every earlier command
+      script += (running > 0 ? "wait\n" : "") + run_line + "\n";
+      running = 0;
+      continue;
+    }
+    if (running == k_batch_parallel) { // bounded: the login node and slurmctld are shared
+      script += "wait\n";
+      running = 0;
+    }
+    script += "{ " + run_line + "; } &\n";
+    ++running;
   }
+  script += running > 0 ? "wait\n" : "";
   script += fmt::format("i=0\nwhile [ $i -lt {} ]; do\n"
                         "  printf '{}%s %s %s %s\\n' $i \"$(cat \"$d/$i.s\")\" "
                         "$(($(wc -c <\"$d/$i.o\"))) $(($(wc -c <\"$d/$i.e\")))\n"

@@ -44,6 +44,8 @@ std::string login_shell_command(const std::vector<std::string>& argv);
 // Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
 // stdout and stderr in length-prefixed frames that `parse_batch_output` reads back. A command's
 // stdin_data reaches it byte for byte, NUL bytes included (printf %b with octal escapes).
+// Consecutive commands marked `concurrent` run at the same time, at most 8 at once; a command
+// not marked waits for all before it. The frames always come back in the order of `cmds`.
 std::string batch_script(const std::vector<Command>& cmds);
 
 // Splits the output of a `batch_script` run into one Outcome per command.

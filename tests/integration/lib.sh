@@ -36,6 +36,9 @@ trap it_cleanup EXIT
 cd "$IT_DIR"
 # rv must not pick up the developer's config or host.
 export XDG_CONFIG_HOME=$IT_DIR/config
+# ... nor its state: request records and the discovery cache (a warm cache would change the
+# round trips a test counts).
+export XDG_STATE_HOME=$IT_DIR/state-home
 unset RV_HOST RV_CONFIG RV_ACCOUNT
 export NO_COLOR=1
 

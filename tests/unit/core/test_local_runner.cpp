@@ -7,6 +7,8 @@
 #include <csignal>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace rv;
 using namespace rv::proc;
 using namespace std::chrono_literals;
@@ -145,6 +147,32 @@ TEST_CASE("batch: many commands in one round trip, each with its own outcome")
   CHECK((*outs)[1].exit_code == 3);
   CHECK((*outs)[1].err == "e\n");
   CHECK((*outs)[3].out.size() == 100000);
+}
+
+TEST_CASE("batch: concurrent commands overlap, keep their order, and a plain one waits for them")
+{
+  LocalRunner r;
+  // Each concurrent command leaves a marker while it sleeps (1 s: overlap even on a loaded machine); the plain one after them counts the
+  // markers still there (none: it waited). The first counts how many overlap with it.
+  auto marker = [](const std::string& name) {
+    auto c =
+        cmd({"/bin/sh", "-c",
+             "d=$1; m=$2; touch \"$d.$m\"; sleep 1; set -- \"$d\".*; echo $#; rm -f \"$d.$m\"; printf %s \"$m\" >&2",
+             "rv", "/tmp/rv-test-batch-" + std::to_string(::getpid()), name});
+    c.concurrent = true;
+    return c;
+  };
+  auto after = cmd({"/bin/sh", "-c", "set -- \"$1\".*; [ -e \"$1\" ] && echo $# || echo 0", "rv",
+                    "/tmp/rv-test-batch-" + std::to_string(::getpid())});
+  auto outs = r.run_batch({marker("a"), marker("b"), marker("c"), after});
+  REQUIRE(outs);
+  REQUIRE(outs->size() == 4);
+  CHECK(std::stoi((*outs)[0].out) >= 2); // at least one other ran beside it
+  CHECK((*outs)[0].err == "a");          // frames in the order given
+  CHECK((*outs)[1].err == "b");
+  CHECK((*outs)[2].err == "c");
+  CHECK(std::stoi((*outs)[3].out) == 0);                                  // the plain command ran after all of them
+  CHECK(batch_script({cmd({"true"})}).find(" &\n") == std::string::npos); // plain: in order
 }
 
 TEST_CASE("batch: stdin data reaches the command exactly")

@@ -1,3 +1,4 @@
+#include "core/store/cache_store.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 #include "fakes/processes.hpp"
@@ -224,4 +225,28 @@ TEST_CASE("request ids are 8 hex digits and differ")
   auto b = new_request_id();
   CHECK(a.size() == 8);
   CHECK(a != b);
+}
+
+TEST_CASE("cache store: atomic documents; corrupt, foreign or missing files are a miss")
+{
+  const auto dir = std::filesystem::temp_directory_path() / ("rv-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  rv::store::CacheStore c(dir);
+  const auto key = rv::store::CacheStore::key_for("discovery", "ssh a@b:22\nalice");
+  CHECK(key == rv::store::CacheStore::key_for("discovery", "ssh a@b:22\nalice")); // stable
+  CHECK(key != rv::store::CacheStore::key_for("discovery", "ssh a@c:22\nalice"));
+  CHECK(key.starts_with("discovery-"));
+  CHECK_FALSE(c.read(key));
+  REQUIRE(c.write(key, {{"x", std::string("\xff\x01 bytes")}}));
+  auto back = c.read(key);
+  REQUIRE(back);
+  CHECK((*back)["x"] == std::string("\xff\x01 bytes")); // any bytes a command printed
+  std::ofstream(dir / (key + ".json")) << "{\"x\": ";   // torn
+  CHECK_FALSE(c.read(key));
+  std::ofstream(dir / (key + ".json")) << "[1, 2]"; // not an object
+  CHECK_FALSE(c.read(key));
+  CHECK_FALSE(c.write("../escape", {}));
+  c.remove(key);
+  CHECK_FALSE(std::filesystem::exists(dir / (key + ".json")));
+  std::filesystem::remove_all(dir);
 }

@@ -76,17 +76,21 @@ std::string frame(const std::string& id, std::int64_t wall, const std::string& a
 TEST_CASE("probe script: every argument single-quoted, & in the constraint intact")
 {
   auto script = probe_script({a100_job("c1", {1800, 3600, 86400})}, {});
-  auto line_start = script.find("rv_job 'c1'");
+  auto line_start = script.find("rv_j1() { rv_job 'c1'");
   REQUIRE(line_start != std::string::npos);
   auto line = script.substr(line_start, script.find('\n', line_start) - line_start);
-  CHECK(line == "rv_job 'c1' '86400' '1800' '3600' '86400' -- "
+  CHECK(line == "rv_j1() { rv_job 'c1' '86400' '1800' '3600' '86400' -- "
                 "'--job-name=rv-probe' '--output=/dev/null' '--partition=gpu-a100' '--nodes=2' "
                 "'--ntasks-per-node=1' '--cpus-per-task=64' '--mem=500000M' '--gres=gpu:a100_80:4' "
-                "'--constraint=gpupod&a100_80gb' '--account=lab'\\''s' '--wrap=true'");
+                "'--constraint=gpupod&a100_80gb' '--account=lab'\\''s' '--wrap=true'; }");
+  CHECK(script.ends_with("RV_NJOBS=1\nrv_run_all\n"));
   auto excluded = a100_job("c3", {3600});
   excluded.request.exclude = "a1,a2";
   CHECK(probe_script({excluded}, {}).find("'--exclude=a1,a2' '--wrap=true'") != std::string::npos);
-  CHECK(script.find("RV_THRESHOLD=300\nRV_RESOLUTION=900\nRV_MAX_REFINE=12\n") != std::string::npos);
+  CHECK(script.find("RV_THRESHOLD=300\nRV_RESOLUTION=900\nRV_MAX_REFINE=12\nRV_PAR=1\n") != std::string::npos);
+  ProbePolicy flood;
+  flood.concurrency = 1000; // clamped: slurmctld is shared
+  CHECK(probe_script({}, flood).find("RV_PAR=16\n") != std::string::npos);
 }
 
 TEST_CASE("probe output: framed answers read by parse_test_only, in the login node's zone")
@@ -212,4 +216,46 @@ TEST_CASE("probe script: every NOW line carries the one timestamp taken when the
   CHECK(t0 < script.find("rv_probe()"));
   CHECK(script.find("echo \"NOW $rv_t0 $(date +%z)\"") != std::string::npos);
   CHECK(script.find("NOW $rv_now") == std::string::npos); // never the clock after each probe
+TEST_CASE("probe script: concurrent shapes overlap, at most `concurrency` at once, answers in job order")
+{
+  TempDir tmp;
+  {
+    // Counts the probes running at once (a marker file each, 0.5 s long), then answers as the fake.
+    std::ofstream(tmp.path / "sbatch")
+        << std::string(k_fake_sbatch)
+               .replace(std::string(k_fake_sbatch).find("echo \"---\""), 0,
+                        "touch \"run.$$\"; sleep 0.5; ls run.* | wc -l >> conc; rm -f \"run.$$\"\n");
+  }
+  fs::permissions(tmp.path / "sbatch", fs::perms::owner_all);
+  std::vector<ProbeJob> jobs;
+  for (int i = 1; i <= 6; ++i) {
+    jobs.push_back(a100_job(fmt::format("c{}", i), {1800, 3600}));
+  }
+  auto run = [&](int concurrency) {
+    ProbePolicy policy{300, 900, 12, concurrency};
+    std::ofstream(tmp.path / "probe.sh") << probe_script(jobs, policy);
+    fs::remove(tmp.path / "conc");
+    fs::create_directories(tmp.path / "t");
+    auto cmd = "cd '" + tmp.path.string() + "' && PATH='" + tmp.path.string() +
+               "':\"$PATH\" TMPDIR=t FAKE_WINDOW_MIN=150 FAKE_LOG=log /bin/sh probe.sh > out 2> err";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    std::vector<std::pair<std::string, std::int64_t>> order;
+    for (const auto& a : parse_probe_output(read(tmp.path / "out")).answers) {
+      order.emplace_back(a.id, a.walltime_s);
+    }
+    int most = 0;
+    std::istringstream conc(read(tmp.path / "conc"));
+    for (int n = 0; conc >> n;) {
+      most = std::max(most, n);
+    }
+    return std::make_pair(order, most);
+  };
+  auto [sequential, one] = run(1);
+  auto [concurrent, most] = run(3);
+  CHECK(one == 1);
+  CHECK(most > 1);  // shapes were probed at the same time
+  CHECK(most <= 3); // never more than asked
+  REQUIRE(sequential.size() == 12);
+  CHECK(concurrent == sequential);     // the same answers in the same order: job order, then walltime
+  CHECK(fs::is_empty(tmp.path / "t")); // the buffers are removed
 }

@@ -1,0 +1,53 @@
+#pragma once
+// Predictions that learn: how far the planner's wait estimates were off on each partition, from
+// the user's own past requests, and the correction of the estimates when a partition's are
+// systematically off. Pure: the samples come in as data (app/predictions.hpp reads the request
+// records), the correction and its reasons go out as data.
+
+#include "core/model/plan.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rv::strategy {
+
+// One strategy of a past request: the wait the plan predicted, and the wait it got.
+struct WaitSample {
+  std::string partition;
+  std::int64_t predicted_s = 0; // the plan's est_wait_s
+  std::int64_t actual_s = 0;    // submitted -> started; censored: submitted -> cancelled while pending
+  bool censored = false;        // it never started (cancelled while pending): actual_s is a lower bound
+};
+
+// When a partition's bias counts as systematic.
+struct HistoryPolicy {
+  int min_samples = 5;          // informative samples on the partition
+  std::int64_t min_bias_s = 60; // |median error| at least this
+  double min_agreement = 0.8;   // this share of the samples is off in the median's direction
+};
+
+// What the history says about one partition. error = actual - predicted: > 0 started later than
+// predicted. A censored sample counts only when it already waited longer than predicted (its
+// error is at least actual - predicted); one cancelled sooner says nothing and is left out.
+struct PartitionBias {
+  std::string partition;
+  int started = 0;  // samples that started
+  int censored = 0; // informative censored samples
+  std::int64_t median_error_s = 0;
+  std::int64_t median_abs_error_s = 0;
+  double agreement = 0;    // share of samples off in the direction of the median
+  bool systematic = false; // qualifies for a correction (HistoryPolicy)
+  std::string why;         // one line: why it does or does not qualify
+};
+
+// The bias of every partition with samples, by partition name.
+std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
+
+// Corrects the known est_wait_s of every strategy on a partition with a systematic bias (the
+// median error added, never below 0); each corrected strategy gets a reason, and `notes` one line
+// per partition corrected. Biases that are not systematic change nothing.
+void correct_estimates(std::vector<model::Strategy>& strategies, const std::vector<PartitionBias>& biases,
+                       std::vector<std::string>& notes);
+
+} // namespace rv::strategy

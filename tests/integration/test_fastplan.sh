@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Issue #12, "Half a second to the first sbatch" and "Predictions that learn", on the real cluster:
+# the discovery cache makes a warm plan ONE round trip (cold: 2; --no-cache: 2, nothing written),
+# with the same strategies; two real requests record, per strategy, the predicted wait and what
+# happened (started, or cancelled while pending); `rv stats` reports exactly the medians the
+# records give.
+# shellcheck source=tests/integration/lib.sh
+. "$RV_SOURCE_DIR/tests/integration/lib.sh"
+
+export RV_STATE_DIR=$IT_DIR/state
+NAME=rv-it-fastplan-$$
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+cleanup_jobs() { scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true; }
+trap 'cleanup_jobs; it_cleanup' EXIT
+
+# --- the discovery cache ------------------------------------------------------------------------
+run ssh_rv --json up --dry-run -g 1 --time 2h
+assert_rc 0 "cold dry run"
+assert_json '.cache' '"cold"' "the first plan reads everything"
+assert_json '.round_trips' '2' "cold: discovery, then the probes"
+cold_strategies=$(jq -c '[.strategies[] | [.partition, .kind, .walltime_s]]' "$IT_DIR/out")
+[[ -n $(find "$RV_STATE_DIR/cache" -name 'discovery-*.json' 2>/dev/null) ]] || it_fail "no cache file was written"
+pass "cold: 2 round trips, cache written"
+
+run ssh_rv --json up --dry-run -g 1 --time 2h
+assert_rc 0 "warm dry run"
+assert_json '.cache' '"warm"' "the second plan uses the cache"
+assert_json '.round_trips' '1' "warm: discovery and probes in one round trip"
+assert_eq "$cold_strategies" "$(jq -c '[.strategies[] | [.partition, .kind, .walltime_s]]' "$IT_DIR/out")" \
+  "the warm plan has the cold plan's strategies"
+pass "warm: 1 round trip, same strategies"
+
+run ssh_rv -v up --dry-run -g 1 --time 2h
+assert_rc 0 "verbose warm dry run"
+assert_contains "$RUN_OUT" "in 1 round trip," "the header says one round trip"
+assert_match "$RUN_OUT" "time: connect [0-9.]+ s, discovery [0-9.]+ s \(the probes ran with it\), probes [0-9.]+ s, plan [0-9.]+ s; discovery cache warm" \
+  "-v shows the time split"
+pass "-v shows round trips and the time split"
+
+run ssh_rv --json up --dry-run -g 1 --time 2h --no-cache
+assert_json '.cache' '"off"' "--no-cache reads everything"
+assert_json '.round_trips' '2' "--no-cache: 2 round trips"
+pass "--no-cache bypasses the cache"
+
+# A corrupt cache is a miss, never an error.
+for f in "$RV_STATE_DIR"/cache/discovery-*.json; do printf '{"version": 1, "outcomes": [' >"$f"; done
+run ssh_rv --json up --dry-run -g 1 --time 2h
+assert_rc 0 "dry run over a corrupt cache"
+assert_json '.cache' '"cold"' "a corrupt cache is ignored"
+pass "a corrupt cache is ignored"
+
+# --- predictions that learn ---------------------------------------------------------------------
+occupiers=()
+occupy() { # partition gres: a long job holding every GPU of one node
+  local id
+  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J "$NAME" -o /dev/null --wrap 'sleep 1800')
+  occupiers+=("$id")
+  wait_for_job_state 30 "$id" RUNNING
+}
+run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "request 1 runs"
+# The second with gpu-h200 full: its strategy there is still pending when the winner starts, and
+# the race cancels it while pending.
+occupy gpu-h200 gpu:h200:4
+run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "request 2 runs"
+scancel "${occupiers[@]}"
+run ssh_rv --json ps -a
+assert_rc 0 "rv ps -a --json"
+cp "$IT_DIR/out" "$IT_DIR/ps.json"
+assert_json 'length' '2' "two requests"
+assert_json '[.[].jobs[] | select(.job_id != "") | has("predicted_wait_s") and .submitted_at != ""] | all' 'true' \
+  "every submitted strategy records its prediction and submission"
+assert_json '[.[] | [.jobs[] | select(.started_at != "")] | length >= 1] | all' 'true' \
+  "each request records when its winner started"
+assert_json '[.[].jobs[] | select(.predicted_wait_s != null and .predicted_start == "")] | length' '0' \
+  "a predicted wait comes with its predicted start"
+assert_json '[.[].jobs[] | select(.partition == "gpu-h200" and .cancelled_pending_at != "" and .started_at == "")] | length' \
+  '1' "the strategy on the full partition was recorded as cancelled while pending"
+pass "records: predicted and actual per strategy (rv ps -a --json)"
+
+run ssh_rv --json stats
+assert_rc 0 "rv stats --json"
+cp "$IT_DIR/out" "$IT_DIR/stats.json"
+# The same numbers from the records themselves (docs/requests.md, "Predictions").
+expected=$(jq -c '
+  [.[].jobs[] | select(.predicted_wait_s != null and .submitted_at != "")
+   | (.submitted_at | fromdate) as $s
+   | if .started_at != "" then {p: .partition, e: (([((.started_at | fromdate) - $s), 0] | max) - .predicted_wait_s), c: 0}
+     elif .cancelled_pending_at != "" and ((.cancelled_pending_at | fromdate) - $s) > .predicted_wait_s
+     then {p: .partition, e: (((.cancelled_pending_at | fromdate) - $s) - .predicted_wait_s), c: 1}
+     else empty end]
+  | group_by(.p) | map({partition: .[0].p, started: (map(select(.c == 0)) | length),
+      cancelled_pending: (map(select(.c == 1)) | length),
+      median_error_s: (map(.e) | sort | .[((length - 1) / 2) | floor])})' "$IT_DIR/ps.json")
+actual=$(jq -c '[.hosts[].partitions[] | {partition, started, cancelled_pending, median_error_s}]' "$IT_DIR/stats.json")
+assert_eq "$expected" "$actual" "rv stats agrees with the records"
+assert_json '.requests' '2' "rv stats counts both requests"
+run ssh_rv stats
+assert_rc 0 "rv stats (table)"
+assert_contains "$RUN_OUT" "prediction history: 2 requests" "the table names the requests"
+pass "rv stats: the medians the records give ($actual)"
