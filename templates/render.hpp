@@ -45,6 +45,9 @@ struct RenderOptions {
   bool consume_secrets = false;     // delete secrets_file once read (not by checkpoint segments,
                                     // whose later segments read it again)
   bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
+  bool preflight = true;            // GPU preflight on every node before the command (docs/preflight.md)
+  std::string preflight_command;    // the site profile's own check, run by bash on each node; "" = none
+  bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when
