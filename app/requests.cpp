@@ -48,22 +48,26 @@ nlohmann::json to_json(const RequestRecord& r)
                     {"start_estimate", j.start_estimate},
                     {"elapsed_s", j.elapsed_s}});
   }
-  return {{"id", r.id},
-          {"created_at", r.created_at},
-          {"host", r.host},
-          {"name", r.name},
-          {"kind", r.kind},
-          {"command", r.command},
-          {"workdir", r.workdir},
-          {"remote_root", r.remote_root},
-          {"log_dir", r.log_dir},
-          {"state", to_string(r.state)},
-          {"winner", r.winner},
-          {"jobs", jobs},
-          {"plan", r.plan},
-          {"secrets", r.secrets},
-          {"secrets_file", r.secrets_file},
-          {"sync", r.sync}};
+  nlohmann::json out = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"host", r.host},
+                        {"name", r.name},
+                        {"kind", r.kind},
+                        {"command", r.command},
+                        {"workdir", r.workdir},
+                        {"remote_root", r.remote_root},
+                        {"log_dir", r.log_dir},
+                        {"state", to_string(r.state)},
+                        {"winner", r.winner},
+                        {"jobs", jobs},
+                        {"plan", r.plan},
+                        {"secrets", r.secrets},
+                        {"secrets_file", r.secrets_file},
+                        {"sync", r.sync}};
+  if (!r.refanout.is_null()) {
+    out["refanout"] = r.refanout; // optional: records without it read as before
+  }
+  return out;
 }
 
 Result<RequestRecord> request_from_json(const nlohmann::json& j)
@@ -88,6 +92,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.winner = j.value("winner", "");
     r.plan = j.value("plan", nlohmann::json::object());
     r.sync = j.value("sync", nlohmann::json());
+    r.refanout = j.value("refanout", nlohmann::json());
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {

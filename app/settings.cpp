@@ -57,6 +57,7 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.scratch_root = config.get("scratch_root");
   s.sync_root = config.get("sync_root");
   s.profile = config.get("profile");
+  s.refanout_max = std::stoi(config.get("refanout_max")); // a count 0..10, checked by the config
   RV_TRY(sync, sync_settings(config, home));
   s.sync = std::move(sync);
   return s;

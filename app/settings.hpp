@@ -27,6 +27,7 @@ struct Settings {
   std::string scratch_root;          // caches; "" = <remote_root>/cache
   std::string sync_root;             // project workspaces; "" = <remote_root>/workspaces
   std::string profile;               // site profile file; "" = none
+  int refanout_max = 2;              // re-fan-out rounds around failed nodes (app/refanout.hpp)
   SyncSettings sync;
 };
 

@@ -135,6 +135,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.remote_root = configured_root;
   rec.plan = strategy::to_json(plan);
   rec.sync = extras.sync;
+  rec.refanout = extras.refanout;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
     JobRecord& j = rec.jobs.emplace_back();
@@ -172,6 +173,9 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
 
   auto ro = render_options(rec, *paths, command_line, workdir, extras);
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
+  ro.preflight = extras.preflight;
+  ro.preflight_command = planned.profile.preflight_command;
+  ro.preflight_required = planned.profile.preflight_required;
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {

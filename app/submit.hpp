@@ -26,6 +26,8 @@ struct RunExtras {
   std::vector<std::string> outputs;   // --output paths, relative to the job's directory
   std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
   nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
+  nlohmann::json refanout;            // re-fan-out history, recorded as "refanout" (app/refanout.hpp)
+  bool preflight = true;              // the in-job GPU preflight (--no-preflight turns it off)
 };
 
 // Resolved remote paths for one request.

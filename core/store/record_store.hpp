@@ -16,7 +16,7 @@ namespace rv::store {
 
 // The record format this rv writes, stamped into every record as "schema". A record with a
 // higher number comes from a newer rv: it is read by nobody here and never rewritten.
-inline constexpr int k_record_schema = 1;
+inline constexpr int k_record_schema = 2;
 
 // Holds an exclusive flock on a file until destroyed.
 class FileLock {
