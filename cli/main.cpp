@@ -84,6 +84,7 @@ int main(int argc, char** argv)
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);
+  rv::cli::setup_doctor(app, ctx);
   rv::cli::setup_completion(app, ctx);
   app.footer(examples_footer());
   rv::cli::add_global_options_footer(app); // `rv run --help` lists -H, --json, -v, ... too
