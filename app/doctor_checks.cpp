@@ -2,6 +2,7 @@
 
 #include "app/doctor.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 
@@ -61,21 +62,18 @@ bool contains(const std::vector<std::string>& v, const std::string& x)
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
+constexpr EnumNames<CheckStatus, 4> k_status_names({{
+    {CheckStatus::ok, "ok"},
+    {CheckStatus::warn, "warn"},
+    {CheckStatus::fail, "fail"},
+    {CheckStatus::skip, "skip"},
+}});
+
 } // namespace
 
 std::string_view to_string(CheckStatus s)
 {
-  switch (s) {
-  case CheckStatus::ok:
-    return "ok";
-  case CheckStatus::warn:
-    return "warn";
-  case CheckStatus::fail:
-    return "fail";
-  case CheckStatus::skip:
-    return "skip";
-  }
-  return "?";
+  return k_status_names.name(s);
 }
 
 std::vector<DoctorCheck> connection_checks(bool ssh, const std::string& where, const std::optional<Error>& error)
