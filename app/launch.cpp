@@ -4,11 +4,13 @@
 #include "app/live_status.hpp"
 #include "app/race.hpp"
 #include "app/reap.hpp"
+#include "app/refanout.hpp"
 #include "app/submit.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/shell.hpp"
 #include "core/store/json_bytes.hpp"
+#include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/monitor.hpp"
@@ -20,25 +22,6 @@
 #include <chrono>
 
 namespace rv::app {
-namespace {
-
-// The GPU-fault signature in the tail of the winner's stderr logs (per-node logs too), or "".
-std::string gpu_fault_in_logs(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job)
-{
-  proc::Command c;
-  c.argv = {"sh",
-            "-c",
-            "tail -q -n 100 \"$1\" \"$2\".node*.err 2>/dev/null; true",
-            "rv-fault",
-            log_path(rec, job, true),
-            fmt::format("{}/{}-{}", rec.log_dir, rec.name, job.job_id)};
-  c.timeout = std::chrono::seconds(30);
-  auto o = runner.run(c);
-  return o ? slurm::find_gpu_fault(o->out) : std::string();
-}
-
-} // namespace
-
 std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& plan)
 {
   // The best submitted strategy: the plan is in rank order, and so are the record's jobs.
@@ -79,12 +62,9 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
   // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
   const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
   PlanRun current = planned;
+  RunExtras this_try = extras;
+  std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
   for (int attempt = 0;; ++attempt) {
-    // A retry is a new request (new id) that runs from the same snapshot.
-    RunExtras this_try = extras;
-    if (attempt > 0) {
-      this_try.request_id.clear();
-    }
     LiveStatus live(env, follow);
     live.phase(submitting_text(current.plan.strategies.size(), runner.where()));
     RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
@@ -118,24 +98,54 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
         j.state = status->state;
       }
     }
+    // Re-fan-out: the winner failed the preflight (exit 96) or died of a GPU fault within minutes
+    // of its start: race again without the node, as a new request (new id, new claim) that runs
+    // from the same snapshot and carries the history.
+    EndedWinner ended{status->state, status->exit_status, status->run_time_s, winner.node_list, {}};
+    if (status->state == "FAILED") {
+      ended.log_tail = winner_log_tail(runner, rec, winner);
+    }
+    auto decision = decide_refanout(ended, current.request.exclude_nodes, attempt, env.settings.refanout_max);
+    std::string next_id;
+    if (!decision.step.kind.empty()) {
+      decision.step.request_id = rec.id;
+      decision.step.job_id = winner.job_id;
+      history.push_back(decision.step);
+      next_id = decision.retry ? store::new_request_id() : std::string();
+      auto excluded = current.request.exclude_nodes;
+      excluded.insert(excluded.end(), decision.exclude.begin(), decision.exclude.end());
+      rec.refanout = refanout_json(history, excluded, next_id);
+    }
     launched.finish(ended_state(status->state)); // a FAILED winner is a failed request, not "done"
-    // Hardware retry: failed within minutes of starting (queue time does not count), with a
-    // known GPU-fault signature: plan again without the node(s), at most twice.
-    if (status->state == "FAILED" && attempt < k_hardware_retries && status->run_time_s >= 0 &&
-        status->run_time_s <= k_hardware_retry_window_s) {
-      if (auto fault = gpu_fault_in_logs(runner, rec, winner); !fault.empty()) {
-        auto nodes = slurm::expand_hostlist(winner.node_list);
-        if (nodes && !nodes->empty()) {
-          spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} ({}/{})",
-                       winner.job_id, status->run_time_s, fault, winner.node_list, winner.node_list, attempt + 1,
-                       k_hardware_retries);
-          auto request = current.request;
-          request.exclude_nodes.insert(request.exclude_nodes.end(), nodes->begin(), nodes->end());
-          RV_TRY(replanned, make_plan(env, request, current.options));
-          current = std::move(replanned);
-          continue;
-        }
+    if (decision.retry) {
+      const auto& st = decision.step;
+      if (st.kind == "gpu_fault") {
+        spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} (round {}/{}, "
+                     "request {})",
+                     winner.job_id, status->run_time_s, st.reason, st.node, st.node, attempt + 1,
+                     env.settings.refanout_max, next_id);
+      } else {
+        spdlog::warn("job {}: node {} failed the preflight ({}): the command did not run; retrying without {} "
+                     "(round {}/{}, request {})",
+                     winner.job_id, st.node, st.reason, st.node, attempt + 1, env.settings.refanout_max, next_id);
       }
+      auto request = current.request;
+      request.exclude_nodes.insert(request.exclude_nodes.end(), decision.exclude.begin(), decision.exclude.end());
+      auto replanned = make_plan(env, request, current.options);
+      if (!replanned) { // say why the request got narrower than the user asked
+        auto e = replanned.error();
+        e.message += fmt::format(" (re-fan-out without {}, which failed)", text::join(request.exclude_nodes, ","));
+        return std::unexpected(e);
+      }
+      current = std::move(*replanned);
+      this_try.request_id = next_id;
+      this_try.refanout = refanout_json(history, request.exclude_nodes, "");
+      continue;
+    }
+    if (!decision.why_not.empty()) {
+      spdlog::warn("job {}: {} {} ({}): not retried: {}", winner.job_id, decision.step.node,
+                   decision.step.kind == "preflight" ? "failed the preflight" : "had a GPU fault", decision.step.reason,
+                   decision.why_not);
     }
     const int code = exit_code_of(*status, status->job_id);
     live.event(ended_event(rec.id, *status, code));
@@ -213,6 +223,13 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   }
   // Release the allocation whatever happened to the shell or the command.
   clear_interrupt();
+  if (status && *status != 0) { // the allocation may have ended in its preflight (exit 96)
+    if (auto f = slurm::find_preflight_failure(winner_log_tail(runner, launched.rec, winner))) {
+      spdlog::error("node {} failed the preflight ({}): the allocation ended before the {} started; run rv up "
+                    "again with --exclude {} (docs/preflight.md)",
+                    f->node, f->reason, command.empty() ? "shell" : "command", f->node);
+    }
+  }
   if (auto c = slurm::cancel_jobs(runner, {winner.job_id}, launched.rec.name); !c) {
     // Still held: the record stays live (and keeps its secrets file) so that `rv ps` lists it and
     // `rv stop` releases it; recorded as released, nothing ever would (#15 campaign).

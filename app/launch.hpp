@@ -19,18 +19,14 @@ namespace rv::app {
 Result<int> launch_up(Env& env, const PlanRun& plan, const std::string& command, const std::string& workdir = {},
                       const RunExtras& extras = {});
 
-// A job that fails this soon after starting with a GPU-fault signature is retried elsewhere,
-// at most this many times.
-inline constexpr std::int64_t k_hardware_retry_window_s = 300;
-inline constexpr int k_hardware_retries = 2;
-
 // What `rv run` without -f prints after the request table: the best submitted strategy's
 // estimated start and SU, and the commands to follow, list and stop the request.
 std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& plan);
 
 // `rv run` after planning: fan out a batch job running `command` (one word: a shell command line;
 // several: an argv, quoted so it arrives exactly). With `follow`, race, stream the winner's output
-// and return the job's exit code; a GPU fault soon after the start is retried without the node.
+// and return the job's exit code; a winner that fails the preflight or dies of a GPU fault soon
+// after the start is re-fanned out without the node (app/refanout.hpp).
 Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras = {});
 

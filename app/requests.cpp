@@ -92,6 +92,9 @@ nlohmann::json to_json(const RequestRecord& r)
                         {"secrets_file", r.secrets_file},
                         {"sync", r.sync}};
   doc["options"] = r.options;
+  if (!r.refanout.is_null()) {
+    doc["refanout"] = r.refanout; // optional: records without it read as before
+  }
   return doc;
 }
 
@@ -118,6 +121,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.plan = j.value("plan", nlohmann::json::object());
     r.options = j.value("options", nlohmann::json());
     r.sync = j.value("sync", nlohmann::json());
+    r.refanout = j.value("refanout", nlohmann::json());
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {

@@ -79,6 +79,9 @@ struct RequestRecord {
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
   // venv, outputs; null when the command was not synced.
   nlohmann::json sync;
+  // Re-fan-out (app/refanout.hpp, docs/preflight.md): {"history": [{request, job_id, node, kind,
+  // reason}], "excluded": [...], "next_request": id or ""}; null when no node failed the request.
+  nlohmann::json refanout;
 
   // Not stored: the record as this process last read or wrote it. save() applies only what
   // changed since (three-way merge under the store's lock), so a concurrent rv's changes to

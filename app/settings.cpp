@@ -72,6 +72,7 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
                 "e.g. rv config set probe_concurrency 4");
   }
   s.probe_concurrency = n;
+  s.refanout_max = std::stoi(config.get("refanout_max")); // a count 0..10, checked by the config
   RV_TRY(sync, sync_settings(config, home));
   s.sync = std::move(sync);
   return s;

@@ -154,6 +154,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.plan = strategy::to_json(plan);
   rec.options = request_options_json(planned.request);
   rec.sync = extras.sync;
+  rec.refanout = extras.refanout;
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
     JobRecord& j = rec.jobs.emplace_back();
@@ -195,6 +196,9 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   ro.notify_mail_user = notify.mail_user;
   ro.notify_webhook = notify.webhook;
+  ro.preflight = extras.preflight;
+  ro.preflight_command = planned.profile.preflight_command;
+  ro.preflight_required = planned.profile.preflight_required;
   std::vector<slurm::Submission> subs;
   std::vector<std::size_t> sub_index;
   for (std::size_t i = 0; i < plan.strategies.size(); ++i) {

@@ -27,6 +27,8 @@ struct RunExtras {
   std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
   bool notify = false;                // --notify: Slurm mail and/or the webhook (app/notify.hpp)
   nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
+  nlohmann::json refanout;            // re-fan-out history, recorded as "refanout" (app/refanout.hpp)
+  bool preflight = true;              // the in-job GPU preflight (--no-preflight turns it off)
 };
 
 // Resolved remote paths for one request.

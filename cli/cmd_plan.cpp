@@ -19,6 +19,7 @@ struct UpOptions {
   SmartRunFlags smart;
   std::vector<std::string> env; // --env KEY=VALUE
   bool notify = false;
+  bool no_preflight = false;
 };
 
 struct RunOptions {
@@ -27,6 +28,7 @@ struct RunOptions {
   SmartRunFlags smart;
   std::vector<std::string> env;
   bool notify = false;
+  bool no_preflight = false;
 };
 
 // --no-cache: the flag layer of the config key, so that the settings carry it.
@@ -68,6 +70,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
          opts.run.empty() ? prepare_shell(real->env, opts.smart) : prepare_run(real->env, {opts.run}, opts.smart));
   smart.extras.env = std::move(env_vars);
   smart.extras.notify = opts.notify;
+  smart.extras.preflight = !opts.no_preflight;
   return launch_up(real->env, run, opts.run, smart.workdir, smart.extras);
 }
 
@@ -91,15 +94,18 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   RV_TRY(smart, prepare_run(real->env, ctx.trailing, opts.smart));
   smart.extras.env = std::move(env_vars);
   smart.extras.notify = opts.notify;
+  smart.extras.preflight = !opts.no_preflight;
   return launch_run(real->env, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
 }
 
-// --workdir, --no-sync, --env and --notify, which `rv run` and `rv up` share.
-void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env, bool& notify)
+// --workdir, --no-sync, --env, --notify and --no-preflight, which `rv run` and `rv up` share.
+void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env, bool& notify, bool& no_preflight)
 {
   cmd->add_flag("--notify", notify,
                 "tell notify_email (Slurm mail) and/or notify_webhook (signed POSTs from the job) when the job "
                 "starts, ends or is resubmitted (docs/notifications.md)");
+  cmd->add_flag("--no-preflight", no_preflight,
+                "skip the in-job GPU check that runs on every node before the command (docs/preflight.md)");
   cmd->add_option("--env", env,
                   "KEY=VALUE: a variable for the job, exported byte for byte after rv's own; repeat for more "
                   "(not for secrets: they go through `rv env set`)")
@@ -120,7 +126,7 @@ void setup_up(CLI::App& app, Context& ctx)
   cmd->add_option("--run", opts->run,
                   "run this command line on the winning node instead of a shell, as `rv run` would (synced "
                   "project, job environment)");
-  add_job_flags(cmd, opts->smart, opts->env, opts->notify);
+  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight);
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 }
 
@@ -130,7 +136,7 @@ void setup_run(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
-  add_job_flags(cmd, opts->smart, opts->env, opts->notify);
+  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight);
   cmd->add_option("-o,--output", opts->smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")

@@ -1,6 +1,7 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
 #include "app/manage.hpp"
+#include "app/refanout.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
@@ -84,6 +85,9 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     for (const auto& j : r.jobs) {
       out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
                       j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));
+    }
+    for (const auto& line : refanout_lines(r.refanout)) {
+      out(fmt::format("  ! {}\n", line)); // nodes that failed this request (docs/preflight.md)
     }
   }
   return 0;

@@ -22,6 +22,7 @@ void setup_sync(CLI::App& app, Context& ctx);
 void setup_env(CLI::App& app, Context& ctx);
 void setup_completion(CLI::App& app, Context& ctx);
 void setup_init(CLI::App& app, Context& ctx);
+void setup_doctor(CLI::App& app, Context& ctx);
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
 std::string version_text();

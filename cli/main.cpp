@@ -86,6 +86,7 @@ int main(int argc, char** argv)
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);
+  rv::cli::setup_doctor(app, ctx);
   rv::cli::setup_completion(app, ctx);
   rv::cli::setup_init(app, ctx);
   app.footer(examples_footer());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 
 namespace rv::slurm {
 
@@ -23,6 +24,36 @@ std::string find_gpu_fault(std::string_view text)
     }
   }
   return {};
+}
+
+} // namespace rv::slurm
+
+namespace rv::slurm {
+
+std::optional<PreflightFailure> find_preflight_failure(std::string_view text)
+{
+  constexpr std::string_view k_marker = "rv preflight: FAIL node=";
+  const auto at = text.rfind(k_marker);
+  if (at == std::string_view::npos || (at > 0 && text[at - 1] != '\n')) {
+    return std::nullopt;
+  }
+  auto line = text.substr(at + k_marker.size());
+  line = line.substr(0, line.find('\n'));
+  while (!line.empty() && line.back() == '\r') {
+    line.remove_suffix(1);
+  }
+  PreflightFailure f;
+  const auto space = line.find(' ');
+  f.node = std::string(line.substr(0, space));
+  if (space != std::string_view::npos) {
+    auto rest = line.substr(space + 1);
+    constexpr std::string_view k_reason = "reason=";
+    f.reason = std::string(rest.starts_with(k_reason) ? rest.substr(k_reason.size()) : rest);
+  }
+  if (f.node.empty()) {
+    return std::nullopt;
+  }
+  return f;
 }
 
 } // namespace rv::slurm

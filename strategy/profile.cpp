@@ -164,7 +164,7 @@ Result<Profile> parse_profile(std::string_view json_text)
   }
   if (auto checked = check_keys(root, "top level",
                                 {"version", "aliases", "types", "su_per_billing_hour", "max_gpus_per_user",
-                                 "default_account", "mig_pattern"});
+                                 "default_account", "mig_pattern", "preflight", "quota_command", "container_image"});
       !checked) {
     return std::unexpected(checked.error());
   }
@@ -192,6 +192,27 @@ Result<Profile> parse_profile(std::string_view json_text)
         return bad(key, fmt::format("not a valid regular expression: {}", e.what()));
       }
       p.mig_pattern = s;
+    } else if (key == "quota_command") {
+      RV_TRY(s, get_string(v, key));
+      p.quota_command = s;
+    } else if (key == "container_image") {
+      RV_TRY(s, get_string(v, key));
+      p.container_image = s;
+    } else if (key == "preflight") {
+      if (!v.is_object()) {
+        return bad(key, "must be an object with `command` and/or `required`");
+      }
+      if (auto checked = check_keys(v, key, {"command", "required"}); !checked) {
+        return std::unexpected(checked.error());
+      }
+      if (v.contains("command")) {
+        RV_TRY(s, get_string(v["command"], "preflight.command"));
+        p.preflight_command = s;
+      }
+      if (v.contains("required")) {
+        RV_TRY(b, get_bool(v["required"], "preflight.required"));
+        p.preflight_required = b;
+      }
     } else if (key == "types") {
       if (!v.is_object()) {
         return bad(key, "must be an object keyed by GRES type");

@@ -50,6 +50,8 @@ std::string sbatch_header(const Context& ctx);
 std::string preamble(const Context& ctx);
 // The fan-out race guard: functions and the call (empty without a request id).
 std::string guard(const Context& ctx);
+// The in-job GPU preflight (templates/preflight.cpp; "" when off, in a step, or without GPUs).
+std::string preflight(const Context& ctx);
 // The part that runs the command, per template.
 std::string single_body(const Context& ctx);
 std::string multi_node_setup(const Context& ctx);

@@ -86,12 +86,6 @@ if ! command -v module >/dev/null 2>&1; then
 fi
 )sh";
 
-constexpr std::string_view k_preflight = R"sh(
-# Hook point: an in-job GPU preflight (nvidia-smi, CUDA_VISIBLE_DEVICES checks) goes here.
-_rv_preflight() { :; }
-_rv_preflight
-)sh";
-
 } // namespace
 
 std::string sbatch_header(const Context& ctx)
@@ -192,6 +186,7 @@ std::string preamble(const Context& ctx)
            "export NCCL_NET_GDR_LEVEL=\"${NCCL_NET_GDR_LEVEL:-PHB}\"\n"
            "export TORCH_NCCL_ASYNC_ERROR_HANDLING=\"${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}\"\n";
   }
+  out += preflight(ctx); // before modules, set-up, venv and secrets: nothing of the user's has run
   if (!o.modules.empty()) {
     out += k_module_init;
     for (const auto& m : o.modules) {
@@ -233,7 +228,6 @@ std::string preamble(const Context& ctx)
   if (!o.workdir.empty()) {
     out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n", shell_quote(o.workdir));
   }
-  out += k_preflight;
   out += notify_start(ctx);
   out +=
       fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",

@@ -48,6 +48,9 @@ struct RenderOptions {
   std::string notify_mail_user;     // Slurm mail (start, end, failure, requeue) to this address; "" = none
   bool notify_webhook = false;      // POST signed events (start, end, resubmitted) from the job; the URL
                                     // and key (`_rv_notify_url`, `_rv_notify_key`) come from secrets_file
+  bool preflight = true;            // GPU preflight on every node before the command (docs/preflight.md)
+  std::string preflight_command;    // the site profile's own check, run by bash on each node; "" = none
+  bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when

@@ -16,7 +16,8 @@ namespace rv::store {
 
 // The record format this rv writes, stamped into every record as "schema". A record with a
 // higher number comes from a newer rv: it is read by nobody here and never rewritten. 2 added
-// the prediction history of each job (docs/requests.md); records of schema 1 load as they are.
+// optional fields (each job's prediction history; the re-fan-out history, docs/requests.md);
+// records of schema 1 load as they are.
 inline constexpr int k_record_schema = 2;
 
 // Holds an exclusive flock on a file until destroyed.

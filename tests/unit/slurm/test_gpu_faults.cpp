@@ -17,3 +17,24 @@ TEST_CASE("GPU fault signatures are found in real error lines, not in ordinary f
   CHECK(find_gpu_fault("torch.OutOfMemoryError: CUDA out of memory.").empty());
   CHECK(find_gpu_fault("").empty());
 }
+
+TEST_CASE("find_preflight_failure reads the preflight's FAIL line: node and reason")
+{
+  using rv::slurm::find_preflight_failure;
+  auto f = find_preflight_failure("rv: claimed\nrv preflight: FAIL node=a100-1 reason=nvidia-smi: No devices were "
+                                  "found\nrv: preflight failed: the command does not run here\n");
+  REQUIRE(f.has_value());
+  CHECK(f->node == "a100-1");
+  CHECK(f->reason == "nvidia-smi: No devices were found");
+  // Multi-node: the batch shell repeats each node's line; the last FAIL counts.
+  f = find_preflight_failure("rv preflight: ok node=a100-1 gpus=8/8 driver=535.104.05 time_ms=80\n"
+                             "rv preflight: FAIL node=a100-2 reason=driver 550.54.15 differs from 535.104.05 on "
+                             "a100-1\r\n");
+  REQUIRE(f.has_value());
+  CHECK(f->node == "a100-2");
+  CHECK(f->reason == "driver 550.54.15 differs from 535.104.05 on a100-1");
+  CHECK_FALSE(find_preflight_failure("rv preflight: ok node=a100-1 gpus=1/1\n").has_value());
+  CHECK_FALSE(find_preflight_failure("echo rv preflight: FAIL node=x reason=user text\n").has_value());
+  CHECK_FALSE(find_preflight_failure("rv preflight: FAIL node= reason=empty\n").has_value());
+  CHECK_FALSE(find_preflight_failure("").has_value());
+}
