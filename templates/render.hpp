@@ -5,6 +5,7 @@
 
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
+#include "templates/watchdog.hpp"
 
 #include <cstdint>
 #include <string>
@@ -45,6 +46,7 @@ struct RenderOptions {
   bool consume_secrets = false;     // delete secrets_file once read (not by checkpoint segments,
                                     // whose later segments read it again)
   bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
+  WatchdogOptions watchdog;         // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when
