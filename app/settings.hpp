@@ -28,6 +28,7 @@ struct Settings {
   std::string sync_root;             // project workspaces; "" = <remote_root>/workspaces
   std::string profile;               // site profile file; "" = none
   SyncSettings sync;
+  std::int64_t watchdog_interval_s = 60; // GPU samples in the job script (docs/gpu.md)
 };
 
 // The sync part alone (rv sync checks nothing else). `home` expands `~/` in local paths.
