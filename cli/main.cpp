@@ -81,6 +81,7 @@ int main(int argc, char** argv)
   rv::cli::setup_ps(app, ctx);
   rv::cli::setup_stop(app, ctx);
   rv::cli::setup_logs(app, ctx);
+  rv::cli::setup_gpu(app, ctx);
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);
