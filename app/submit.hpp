@@ -19,13 +19,14 @@ namespace rv::app {
 // What smart execution adds to `rv run` (app/smart_exec.hpp), plus the job's --env variables;
 // all empty when nothing was synced and no --env was given.
 struct RunExtras {
-  std::string request_id;             // made before submission: the snapshot is named after it
-  std::string project_key;            // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
-  std::string setup;                  // shell lines the job runs before activating the venv
-  std::string venv;                   // the project's venv on the cluster
-  std::vector<std::string> outputs;   // --output paths, relative to the job's directory
-  std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
-  nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
+  std::string request_id;              // made before submission: the snapshot is named after it
+  std::string project_key;             // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
+  std::string setup;                   // shell lines the job runs before activating the venv
+  std::string venv;                    // the project's venv on the cluster
+  std::vector<std::string> outputs;    // --output paths, relative to the job's directory
+  std::vector<templates::EnvVar> env;  // --env KEY=VALUE: exported last, byte for byte
+  nlohmann::json sync;                 // recorded in the request as "sync" (docs/requests.md)
+  templates::WatchdogOptions watchdog; // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
 // Resolved remote paths for one request.

@@ -5,7 +5,10 @@
 #include "app/smart_exec.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
+#include "core/duration.hpp"
 #include "templates/render.hpp"
+
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -18,6 +21,7 @@ struct UpOptions {
   std::string run;
   SmartRunFlags smart;
   std::vector<std::string> env; // --env KEY=VALUE
+  std::string idle_timeout;     // --idle-timeout DURATION
 };
 
 struct RunOptions {
@@ -25,7 +29,33 @@ struct RunOptions {
   bool follow = false;
   SmartRunFlags smart;
   std::vector<std::string> env;
+  std::string idle_timeout;
 };
+
+// --idle-timeout in seconds (0 without it), checked before any round trip.
+Result<std::int64_t> idle_timeout_seconds(const std::string& text)
+{
+  if (text.empty()) {
+    return 0;
+  }
+  auto d = parse_duration(text);
+  if (!d) {
+    return fail(ErrorCode::usage, fmt::format("--idle-timeout {}: {}", text, d.error().message),
+                "e.g. 30m or 2h: the job ends after that long with every GPU at 0 % (exit 95)");
+  }
+  return *d;
+}
+
+// The job script's watchdog (docs/gpu.md): the config's sampling interval, --idle-timeout, and
+// for `rv up` the warning before the allocation ends.
+templates::WatchdogOptions watchdog_options(std::int64_t idle_timeout_s, const Settings& settings, bool interactive)
+{
+  templates::WatchdogOptions w;
+  w.interval_s = settings.watchdog_interval_s;
+  w.idle_timeout_s = idle_timeout_s;
+  w.interactive = interactive;
+  return w;
+}
 
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
@@ -42,6 +72,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
                 "use --run CMD to run a command there instead (or --dry-run to see the plan)");
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
+  RV_TRY(idle_timeout, idle_timeout_seconds(opts.idle_timeout));
   RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
   if (opts.plan.checkpoint) {
@@ -58,6 +89,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
   RV_TRY(smart,
          opts.run.empty() ? prepare_shell(real->env, opts.smart) : prepare_run(real->env, {opts.run}, opts.smart));
   smart.extras.env = std::move(env_vars);
+  smart.extras.watchdog = watchdog_options(idle_timeout, real->env.settings, true);
   return launch_up(real->env, run, opts.run, smart.workdir, smart.extras);
 }
 
@@ -71,6 +103,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
     (void)ok;
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
+  RV_TRY(idle_timeout, idle_timeout_seconds(opts.idle_timeout));
   RV_TRY(real, ctx.make_env());
   RV_TRY(run, plan_request(opts.plan, ctx, real->env));
   if (opts.plan.dry_run) {
@@ -79,12 +112,16 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
   RV_TRY(smart, prepare_run(real->env, ctx.trailing, opts.smart));
   smart.extras.env = std::move(env_vars);
+  smart.extras.watchdog = watchdog_options(idle_timeout, real->env.settings, false);
   return launch_run(real->env, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
 }
 
-// --workdir, --no-sync and --env, which `rv run` and `rv up` share.
-void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env)
+// --workdir, --no-sync, --env and --idle-timeout, which `rv run` and `rv up` share.
+void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env, std::string& idle_timeout)
 {
+  cmd->add_option("--idle-timeout", idle_timeout,
+                  "end the job after this long (30m, 2h) with every GPU at 0 %: exit 95; a multi-node batch job "
+                  "whose log and GPUs stay unchanged that long ends with 94 (docs/gpu.md)");
   cmd->add_option("--env", env,
                   "KEY=VALUE: a variable for the job, exported byte for byte after rv's own; repeat for more "
                   "(not for secrets: they go through `rv env set`)")
@@ -105,7 +142,7 @@ void setup_up(CLI::App& app, Context& ctx)
   cmd->add_option("--run", opts->run,
                   "run this command line on the winning node instead of a shell, as `rv run` would (synced "
                   "project, job environment)");
-  add_job_flags(cmd, opts->smart, opts->env);
+  add_job_flags(cmd, opts->smart, opts->env, opts->idle_timeout);
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 }
 
@@ -115,7 +152,7 @@ void setup_run(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
-  add_job_flags(cmd, opts->smart, opts->env);
+  add_job_flags(cmd, opts->smart, opts->env, opts->idle_timeout);
   cmd->add_option("-o,--output", opts->smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")
