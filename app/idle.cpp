@@ -294,7 +294,8 @@ std::optional<std::pair<int, std::string>> read_watchdog_end(proc::Runner& runne
   if (!o || !o->ok()) {
     return std::nullopt;
   }
-  auto line = text::trim(o->out.substr(0, o->out.find('\n')));
+  const std::string first = o->out.substr(0, o->out.find('\n'));
+  const auto line = text::trim(first);
   auto sp = line.find(' ');
   auto code = number(line.substr(0, sp));
   if (!code || *code > 255) {

@@ -154,6 +154,24 @@ TEST_CASE("idle: the read command and its output, split by watchdog directory an
   CHECK_FALSE(activity_of(r, all, 60));
 }
 
+TEST_CASE("idle: why the watchdog ended a job, from its ended.<job id> file")
+{
+  RequestRecord r;
+  r.id = "aa";
+  r.remote_root = "/home/u/.rv";
+  test::FakeRunner fake;
+  fake.expect_prefix({"cat", "--", "/home/u/.rv/requests/aa/watchdog/ended.241"},
+                     test::FakeRunner::reply(0, "95 every GPU at 0 % for 1805 s (--idle-timeout 1800s)\n"));
+  fake.expect_prefix({"cat"}, test::FakeRunner::reply(1, "", "No such file"));
+  fake.expect_prefix({"cat"}, test::FakeRunner::reply(0, "x y\n"));
+  auto ended = read_watchdog_end(fake, r, "241");
+  REQUIRE(ended);
+  CHECK(ended->first == 95);
+  CHECK(ended->second == "every GPU at 0 % for 1805 s (--idle-timeout 1800s)");
+  CHECK_FALSE(read_watchdog_end(fake, r, "242"));
+  CHECK_FALSE(read_watchdog_end(fake, r, "243"));
+}
+
 TEST_CASE("idle: ReadAlong carries its command on the first command only")
 {
   test::FakeRunner fake;
