@@ -4,7 +4,8 @@
 # temperature and processes the test sets for the job's node, as a table and as JSON; a job whose
 # GPUs stay at 0 % is reported idle by `rv ps`; with --idle-timeout it ends itself with exit 95,
 # while a job whose GPUs the test keeps busy runs to its end. The watchdog samples every 2 s here
-# (config watchdog_interval). The stand-in's state is put back afterwards. About 2 minutes.
+# (config watchdog_interval). A 2-node job at 0 % with a silent log ends with 94 (hang); `rv up`
+# warns in its log, then exits 95. The stand-in's state is put back afterwards. About 2 minutes.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -110,4 +111,19 @@ assert_contains "$RUN_OUT$RUN_ERR" "rv: watchdog: every GPU at 0 % for" "the log
 assert_not_contains "$RUN_OUT" "never" "the command did not run to its end"
 ((SECONDS - start < 100)) || it_fail "the idle job took $((SECONDS - start)) s to end"
 pass "--idle-timeout 10s ended an idle job with exit 95 after $((SECONDS - start)) s"
+
+# ---- a 2-node job at 0 % whose log stands still is a hang: exit 94 ----
+run ssh_rv run -f -t a100 -g 16 --time 5m --idle-timeout 10s --name "$NAME-hang" -- 'sleep 300'
+assert_rc 94 "a flat 2-node job with --idle-timeout 10s ends with exit 94"
+assert_contains "$RUN_OUT$RUN_ERR" "rv: watchdog: hang? the log and every GPU of every node unchanged" "the log says why"
+pass "--idle-timeout on a flat 2-node job: exit 94 (hang)"
+
+# ---- rv up: the warning in the log at 80 %, then the allocation ends and rv up exits 95 ----
+run ssh_rv up -t a100 -g 1 --time 5m --idle-timeout 8s --name "$NAME-up" --run 'sleep 100; echo never'
+assert_rc 95 "rv up --idle-timeout 8s exits 95 when the watchdog ends the allocation"
+assert_contains "$RUN_ERR" "the watchdog ended allocation" "rv up says so"
+up_job=$(sacct -n -X -P -o JobID,JobName -S now-10minutes | awk -F'|' -v n="$NAME-up" '$2 == n { id = $1 } END { print id }')
+[[ -z $up_job ]] || assert_contains "$(cat /home/rvtest/.rv/logs/"$NAME-up-$up_job".err 2>/dev/null)" \
+  "rv: watchdog warning: every GPU has been at 0 %" "the allocation's log has the warning first"
+pass "rv up --idle-timeout: warning in the log, then exit 95"
 echo "test_gpu: all $IT_CHECKS checks passed"
