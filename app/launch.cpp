@@ -1,6 +1,7 @@
 #include "app/launch.hpp"
 
 #include "app/follow.hpp"
+#include "app/idle.hpp"
 #include "app/live_status.hpp"
 #include "app/race.hpp"
 #include "app/reap.hpp"
@@ -220,6 +221,13 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   } else {
     srun.insert(srun.end(), {"--pty", "bash", "-c", *program});
     status = runner.run_interactive(srun);
+  }
+  // --idle-timeout: the watchdog may have ended the allocation under the shell; say so.
+  if (extras.watchdog.idle_timeout_s > 0) {
+    if (auto ended = read_watchdog_end(runner, launched.rec, winner.job_id)) {
+      spdlog::warn("the watchdog ended allocation {}: {}", winner.job_id, ended->second);
+      status = ended->first;
+    }
   }
   // Release the allocation whatever happened to the shell or the command.
   clear_interrupt();

@@ -17,21 +17,19 @@ namespace rv::app {
 
 namespace {
 
-// Where rv is connected now, as records name it (connecting first: an SSH runner names its
-// resolved user@host:port only once connected).
+bool same_host(const RequestRecord& r, const std::string& here)
+{
+  return r.host.empty() || r.host == here;
+}
+
+} // namespace
+
 std::string current_host(Env& env)
 {
   (void)env.cluster.user();
   return env.cluster.where();
 }
 
-bool same_host(const RequestRecord& r, const std::string& here)
-{
-  return r.host.empty() || r.host == here;
-}
-
-// A request is acted on only where it was submitted: the same job id on another cluster is
-// someone else's job.
 Result<void> require_same_host(const RequestRecord& r, const std::string& here)
 {
   if (same_host(r, here)) {
@@ -42,8 +40,6 @@ Result<void> require_same_host(const RequestRecord& r, const std::string& here)
               "run rv with the host it was submitted on (--host, RV_HOST or the config): a job id on another "
               "cluster is someone else's job");
 }
-
-} // namespace
 
 Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store)
 {
@@ -61,7 +57,7 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
   return requests;
 }
 
-Result<std::vector<RequestRecord>> list_requests(Env& env, bool all)
+Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<std::string, Activity>* activity)
 {
   RV_TRY(requests, load_requests(env.requests));
   std::vector<RequestRecord> shown;
@@ -84,9 +80,21 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all)
                      here);
       }
     }
-    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, mine));
+    // The watchdog's samples of the requests running as last recorded ride on the first command.
+    const auto dirs = activity ? running_watchdog_dirs(mine) : std::vector<std::string>{};
+    ReadAlong along(env.cluster, samples_command(dirs));
+    proc::Runner& runner = dirs.empty() ? env.cluster : along;
+    RV_TRY(report, refresh_and_reap(runner, env.clock, env.requests, mine));
     for (const auto& n : report.notes) {
       spdlog::info("{}", n);
+    }
+    if (along.also()) {
+      const auto samples = split_samples(along.also()->out);
+      for (const auto& r : mine) {
+        if (auto a = activity_of(r, samples, env.settings.watchdog_interval_s)) {
+          (*activity)[r.id] = *a;
+        }
+      }
     }
     for (std::size_t k = 0; k < mine.size(); ++k) {
       shown[where[k]] = std::move(mine[k]);

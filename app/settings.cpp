@@ -75,6 +75,13 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.refanout_max = std::stoi(config.get("refanout_max")); // a count 0..10, checked by the config
   RV_TRY(sync, sync_settings(config, home));
   s.sync = std::move(sync);
+  RV_TRY(interval, config.get_seconds("watchdog_interval"));
+  if (interval < 1 || interval > 3600) {
+    return fail(ErrorCode::config,
+                fmt::format("watchdog_interval '{}' is out of range", config.get("watchdog_interval")),
+                "use 1s to 1h (the default is 1m)");
+  }
+  s.watchdog_interval_s = interval;
   return s;
 }
 

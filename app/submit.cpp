@@ -97,6 +97,7 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   ro.outputs = extras.outputs;
   ro.secrets_file = rec.secrets_file;
   ro.env = extras.env;
+  ro.watchdog = extras.watchdog;
   return ro;
 }
 

@@ -19,16 +19,17 @@ namespace rv::app {
 // What smart execution adds to `rv run` (app/smart_exec.hpp), plus the job's --env variables;
 // all empty when nothing was synced and no --env was given.
 struct RunExtras {
-  std::string request_id;             // made before submission: the snapshot is named after it
-  std::string project_key;            // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
-  std::string setup;                  // shell lines the job runs before activating the venv
-  std::string venv;                   // the project's venv on the cluster
-  std::vector<std::string> outputs;   // --output paths, relative to the job's directory
-  std::vector<templates::EnvVar> env; // --env KEY=VALUE: exported last, byte for byte
-  bool notify = false;                // --notify: Slurm mail and/or the webhook (app/notify.hpp)
-  nlohmann::json sync;                // recorded in the request as "sync" (docs/requests.md)
-  nlohmann::json refanout;            // re-fan-out history, recorded as "refanout" (app/refanout.hpp)
-  bool preflight = true;              // the in-job GPU preflight (--no-preflight turns it off)
+  std::string request_id;              // made before submission: the snapshot is named after it
+  std::string project_key;             // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
+  std::string setup;                   // shell lines the job runs before activating the venv
+  std::string venv;                    // the project's venv on the cluster
+  std::vector<std::string> outputs;    // --output paths, relative to the job's directory
+  std::vector<templates::EnvVar> env;  // --env KEY=VALUE: exported last, byte for byte
+  bool notify = false;                 // --notify: Slurm mail and/or the webhook (app/notify.hpp)
+  nlohmann::json sync;                 // recorded in the request as "sync" (docs/requests.md)
+  nlohmann::json refanout;             // re-fan-out history, recorded as "refanout" (app/refanout.hpp)
+  bool preflight = true;               // the in-job GPU preflight (--no-preflight turns it off)
+  templates::WatchdogOptions watchdog; // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
 // Resolved remote paths for one request.

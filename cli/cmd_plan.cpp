@@ -5,7 +5,10 @@
 #include "app/smart_exec.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
+#include "core/duration.hpp"
 #include "templates/render.hpp"
+
+#include <fmt/format.h>
 
 #include <unistd.h>
 
@@ -20,6 +23,7 @@ struct UpOptions {
   std::vector<std::string> env; // --env KEY=VALUE
   bool notify = false;
   bool no_preflight = false;
+  std::string idle_timeout; // --idle-timeout DURATION
 };
 
 struct RunOptions {
@@ -29,12 +33,38 @@ struct RunOptions {
   std::vector<std::string> env;
   bool notify = false;
   bool no_preflight = false;
+  std::string idle_timeout;
 };
 
 // --no-cache: the flag layer of the config key, so that the settings carry it.
 Result<void> apply_no_cache(const PlanFlags& flags, Context& ctx)
 {
   return flags.no_cache ? ctx.config.set("discovery_cache", "0", Origin::flag) : Result<void>{};
+}
+
+// --idle-timeout in seconds (0 without it), checked before any round trip.
+Result<std::int64_t> idle_timeout_seconds(const std::string& text)
+{
+  if (text.empty()) {
+    return 0;
+  }
+  auto d = parse_duration(text);
+  if (!d) {
+    return fail(ErrorCode::usage, fmt::format("--idle-timeout {}: {}", text, d.error().message),
+                "e.g. 30m or 2h: the job ends after that long with every GPU at 0 % (exit 95)");
+  }
+  return *d;
+}
+
+// The job script's watchdog (docs/gpu.md): the config's sampling interval, --idle-timeout, and
+// for `rv up` the warning before the allocation ends.
+templates::WatchdogOptions watchdog_options(std::int64_t idle_timeout_s, const Settings& settings, bool interactive)
+{
+  templates::WatchdogOptions w;
+  w.interval_s = settings.watchdog_interval_s;
+  w.idle_timeout_s = idle_timeout_s;
+  w.interactive = interactive;
+  return w;
 }
 
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
@@ -53,6 +83,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
   RV_TRY_VOID(apply_no_cache(opts.plan, ctx));
+  RV_TRY(idle_timeout, idle_timeout_seconds(opts.idle_timeout));
   RV_TRY(real, ctx.make_env());
   // An interactive allocation cannot be split into checkpoint segments.
   if (opts.plan.checkpoint) {
@@ -71,6 +102,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
   smart.extras.env = std::move(env_vars);
   smart.extras.notify = opts.notify;
   smart.extras.preflight = !opts.no_preflight;
+  smart.extras.watchdog = watchdog_options(idle_timeout, real->env.settings, true);
   return launch_up(real->env, run, opts.run, smart.workdir, smart.extras);
 }
 
@@ -85,6 +117,7 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
   RV_TRY_VOID(apply_no_cache(opts.plan, ctx));
+  RV_TRY(idle_timeout, idle_timeout_seconds(opts.idle_timeout));
   RV_TRY(real, ctx.make_env());
   RV_TRY(run, plan_request(opts.plan, ctx, real->env));
   if (opts.plan.dry_run) {
@@ -95,17 +128,23 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   smart.extras.env = std::move(env_vars);
   smart.extras.notify = opts.notify;
   smart.extras.preflight = !opts.no_preflight;
+  smart.extras.watchdog = watchdog_options(idle_timeout, real->env.settings, false);
   return launch_run(real->env, run, ctx.trailing, smart.workdir, opts.follow, smart.extras);
 }
 
-// --workdir, --no-sync, --env, --notify and --no-preflight, which `rv run` and `rv up` share.
-void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env, bool& notify, bool& no_preflight)
+// --workdir, --no-sync, --env, --notify, --no-preflight and --idle-timeout, which `rv run` and
+// `rv up` share.
+void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>& env, bool& notify, bool& no_preflight,
+                   std::string& idle_timeout)
 {
   cmd->add_flag("--notify", notify,
                 "tell notify_email (Slurm mail) and/or notify_webhook (signed POSTs from the job) when the job "
                 "starts, ends or is resubmitted (docs/notifications.md)");
   cmd->add_flag("--no-preflight", no_preflight,
                 "skip the in-job GPU check that runs on every node before the command (docs/preflight.md)");
+  cmd->add_option("--idle-timeout", idle_timeout,
+                  "end the job after this long (30m, 2h) with every GPU at 0 %: exit 95; a multi-node batch job "
+                  "whose log and GPUs stay unchanged that long ends with 94 (docs/gpu.md)");
   cmd->add_option("--env", env,
                   "KEY=VALUE: a variable for the job, exported byte for byte after rv's own; repeat for more "
                   "(not for secrets: they go through `rv env set`)")
@@ -126,7 +165,7 @@ void setup_up(CLI::App& app, Context& ctx)
   cmd->add_option("--run", opts->run,
                   "run this command line on the winning node instead of a shell, as `rv run` would (synced "
                   "project, job environment)");
-  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight);
+  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight, opts->idle_timeout);
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 }
 
@@ -136,7 +175,7 @@ void setup_run(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
-  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight);
+  add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight, opts->idle_timeout);
   cmd->add_option("-o,--output", opts->smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")

@@ -59,7 +59,9 @@ struct PsOptions {
 Result<int> run_ps(const PsOptions& opts, Context& ctx)
 {
   RV_TRY(real, ctx.make_env());
-  RV_TRY(shown, list_requests(real->env, opts.all));
+  std::map<std::string, Activity> activity; // the GPU watchdog's verdict per running request
+  RV_TRY(shown, list_requests(real->env, opts.all, &activity));
+  auto watchdog = [&](const RequestRecord& r) { return activity.contains(r.id) ? &activity[r.id] : nullptr; };
   if (ctx.global.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& r : shown) {
@@ -68,6 +70,7 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
       for (auto& job : j["jobs"]) { // the raw code stays in "reason"
         job["reason_text"] = job.value("reason", "").empty() ? "" : slurm::plain_reason(job.value("reason", ""));
       }
+      j["watchdog"] = watchdog(r) ? to_json(*watchdog(r)) : nlohmann::json(nullptr);
       arr.push_back(j);
     }
     print_json(arr);
@@ -83,8 +86,12 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, to_string(r.state), r.created_at, cmd,
                     git_label(r)));
     for (const auto& j : r.jobs) {
+      auto detail = job_detail(j);
+      if (const auto* a = watchdog(r); a && j.strategy_id == r.winner && !activity_text(*a).empty()) {
+        detail += "  " + activity_text(*a); // "a100-1 2h10m  idle 42m"
+      }
       out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
-                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, job_detail(j), j.label));
+                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, detail, j.label));
     }
     for (const auto& line : refanout_lines(r.refanout)) {
       out(fmt::format("  ! {}\n", line)); // nodes that failed this request (docs/preflight.md)

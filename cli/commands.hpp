@@ -18,6 +18,7 @@ void setup_why(CLI::App& app, Context& ctx);
 void setup_stats(CLI::App& app, Context& ctx);
 void setup_stop(CLI::App& app, Context& ctx);
 void setup_logs(CLI::App& app, Context& ctx);
+void setup_gpu(CLI::App& app, Context& ctx);
 void setup_sync(CLI::App& app, Context& ctx);
 void setup_env(CLI::App& app, Context& ctx);
 void setup_completion(CLI::App& app, Context& ctx);

@@ -83,6 +83,7 @@ int main(int argc, char** argv)
   rv::cli::setup_stats(app, ctx);
   rv::cli::setup_stop(app, ctx);
   rv::cli::setup_logs(app, ctx);
+  rv::cli::setup_gpu(app, ctx);
   rv::cli::setup_sync(app, ctx);
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);

@@ -52,6 +52,11 @@ std::string preamble(const Context& ctx);
 std::string guard(const Context& ctx);
 // The in-job GPU preflight (templates/preflight.cpp; "" when off, in a step, or without GPUs).
 std::string preflight(const Context& ctx);
+// The GPU watchdog (templates/watchdog.cpp): the sampler and the verdict started in the batch
+// shell, or the warning notice in `rv up`'s step; "" when off or without GPUs.
+std::string watchdog(const Context& ctx);
+// The line of a multi-node srun task that starts its node's sampler ("" when off).
+std::string watchdog_task(const Context& ctx);
 // The part that runs the command, per template.
 std::string single_body(const Context& ctx);
 std::string multi_node_setup(const Context& ctx);

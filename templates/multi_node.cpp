@@ -23,7 +23,7 @@ _rv_task() {
   export NODE_RANK="$SLURM_NODEID" RV_NODE_RANK="$SLURM_NODEID" RANK="$SLURM_NODEID"
   export LOCAL_RANK=0 WORLD_SIZE="$RV_NNODES"
   _rv_log "node $NODE_RANK/$RV_NNODES on ${SLURMD_NODENAME:-$(hostname)}: master $MASTER_ADDR:$MASTER_PORT"
-{{task_run}}
+{{watchdog}}{{task_run}}
 }
 export -f _rv_log _rv_task
 )sh";
@@ -55,7 +55,9 @@ std::string multi_node_setup(const Context& ctx)
   std::string task_run = ctx.checkpoint
                              ? "  RV_IN_TASK=1\n  _rv_run_group bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
                              : "  exec bash -c \"$RV_COMMAND\"";
-  return fill(k_setup, {{"nodes", std::to_string(ctx.strategy.nodes)}, {"task_run", task_run}});
+  return fill(
+      k_setup,
+      {{"nodes", std::to_string(ctx.strategy.nodes)}, {"watchdog", watchdog_task(ctx)}, {"task_run", task_run}});
 }
 
 std::string multi_node_body(const Context& ctx)

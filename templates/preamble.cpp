@@ -229,6 +229,7 @@ std::string preamble(const Context& ctx)
     out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n", shell_quote(o.workdir));
   }
   out += notify_start(ctx);
+  out += watchdog(ctx); // after everything that may still stop the job, before the command
   out +=
       fmt::format("\n# The command exactly as typed{}; bash -c interprets it once.\n",
                   ctx.launch.injected.empty() ? std::string()

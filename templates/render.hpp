@@ -5,6 +5,7 @@
 
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
+#include "templates/watchdog.hpp"
 
 #include <cstdint>
 #include <string>
@@ -51,6 +52,7 @@ struct RenderOptions {
   bool preflight = true;            // GPU preflight on every node before the command (docs/preflight.md)
   std::string preflight_command;    // the site profile's own check, run by bash on each node; "" = none
   bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
+  WatchdogOptions watchdog;         // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when
