@@ -17,21 +17,19 @@ namespace rv::app {
 
 namespace {
 
-// Where rv is connected now, as records name it (connecting first: an SSH runner names its
-// resolved user@host:port only once connected).
+bool same_host(const RequestRecord& r, const std::string& here)
+{
+  return r.host.empty() || r.host == here;
+}
+
+} // namespace
+
 std::string current_host(Env& env)
 {
   (void)env.cluster.user();
   return env.cluster.where();
 }
 
-bool same_host(const RequestRecord& r, const std::string& here)
-{
-  return r.host.empty() || r.host == here;
-}
-
-// A request is acted on only where it was submitted: the same job id on another cluster is
-// someone else's job.
 Result<void> require_same_host(const RequestRecord& r, const std::string& here)
 {
   if (same_host(r, here)) {
@@ -42,8 +40,6 @@ Result<void> require_same_host(const RequestRecord& r, const std::string& here)
               "run rv with the host it was submitted on (--host, RV_HOST or the config): a job id on another "
               "cluster is someone else's job");
 }
-
-} // namespace
 
 Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store)
 {

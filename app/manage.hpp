@@ -11,6 +11,14 @@
 
 namespace rv::app {
 
+// Where rv is connected now, as records name it (connecting first: an SSH runner names its
+// resolved user@host:port only once connected).
+std::string current_host(Env& env);
+
+// A request is acted on only where it was submitted: the same job id on another cluster is
+// someone else's job. Fails naming both hosts otherwise.
+Result<void> require_same_host(const RequestRecord& r, const std::string& here);
+
 // Every readable record of the store, oldest first; unreadable ones are reported by name
 // (logged) and skipped.
 Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store);
