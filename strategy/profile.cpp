@@ -164,7 +164,7 @@ Result<Profile> parse_profile(std::string_view json_text)
   }
   if (auto checked = check_keys(root, "top level",
                                 {"version", "aliases", "types", "su_per_billing_hour", "max_gpus_per_user",
-                                 "default_account", "mig_pattern"});
+                                 "default_account", "mig_pattern", "quota_command"});
       !checked) {
     return std::unexpected(checked.error());
   }
@@ -184,6 +184,9 @@ Result<Profile> parse_profile(std::string_view json_text)
     } else if (key == "default_account") {
       RV_TRY(s, get_string(v, key));
       p.default_account = s;
+    } else if (key == "quota_command") {
+      RV_TRY(s, get_string(v, key));
+      p.quota_command = s;
     } else if (key == "mig_pattern") {
       RV_TRY(s, get_string(v, key));
       try {

@@ -36,6 +36,9 @@ struct Profile {
   double su_per_billing_hour = 1.0;         // SU = billing units x hours x this
   std::optional<int> max_gpus_per_user;     // site cap across types
   std::string default_account;
+  // A shell command line the login node runs for the user's storage quota (`rv status` shows its
+  // output as it is); "" = the site has none.
+  std::string quota_command;
   std::string mig_pattern = R"(\d+g\.\d+gb)"; // ECMAScript regex, matched against the whole type
   // Returns the profile's info for `type`, or nullptr.
   const GpuTypeInfo* find(const std::string& type) const;
