@@ -18,6 +18,9 @@ void setup_stop(CLI::App& app, Context& ctx);
 void setup_logs(CLI::App& app, Context& ctx);
 void setup_sync(CLI::App& app, Context& ctx);
 void setup_env(CLI::App& app, Context& ctx);
+void setup_ssh(CLI::App& app, Context& ctx);
+void setup_forward(CLI::App& app, Context& ctx);
+void setup_status(CLI::App& app, Context& ctx);
 void setup_completion(CLI::App& app, Context& ctx);
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
