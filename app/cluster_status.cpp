@@ -106,8 +106,8 @@ void active_jobs(const std::vector<RequestRecord>& requests, const std::vector<s
     by_id[r.job_id] = &r;
   }
   for (const auto& r : requests) {
-    if (request_finished(r)) {
-      continue;
+    if (is_final_state(r.state) || request_finished(r)) {
+      continue; // ended, or ended as far as the record knows (a job id Slurm reuses is not ours)
     }
     for (const auto& j : r.jobs) {
       auto row = by_id.find(j.job_id);
