@@ -48,7 +48,7 @@ check_concurrent() {
 
 # ---- through the login node (SSH, direct-tcpip) ----
 PORT=$(free_port)
-run ssh_rv --json run -g 1 -t a6000 --time 5m --name "$NAME" -- "$(server_cmd "$PORT")"
+run ssh_rv --json run -g 1 -t a6000 --time 30m --name "$NAME" -- "$(server_cmd "$PORT")"
 assert_rc 0 "rv run submits the server job"
 req=$(jq -r .id "$IT_DIR/out")
 wait_for 60 curl -sf "http://127.0.0.1:$PORT/page.txt"
@@ -110,7 +110,7 @@ if ! command -v sbatch >/dev/null; then
   exit 0
 fi
 PORT=$(free_port)
-run "$RV" --json run -g 1 -t a6000 --time 5m --name "$NAME-local" -- "$(server_cmd "$PORT")"
+run "$RV" --json run -g 1 -t a6000 --time 30m --name "$NAME-local" -- "$(server_cmd "$PORT")"
 assert_rc 0 "rv run (login node) submits the server job"
 lreq=$(jq -r .id "$IT_DIR/out")
 wait_for 60 curl -sf "http://127.0.0.1:$PORT/page.txt"
