@@ -21,7 +21,7 @@ bool option_takes_next(const CLI::App* app, const std::string& word)
 } // namespace
 
 SplitArgs split_command_words(const CLI::App& app, const std::vector<std::string>& args,
-                              const std::set<std::string>& takes_command)
+                              const std::set<std::string>& takes_command, const std::set<std::string>& after_dashes)
 {
   SplitArgs split;
   const CLI::App* sub = nullptr;
@@ -43,6 +43,15 @@ SplitArgs split_command_words(const CLI::App& app, const std::vector<std::string
     if (takes_command.count(word) != 0) {
       sub = app.get_subcommand(word);
       ++i;
+    } else if (after_dashes.count(word) != 0) {
+      // `rv ssh REQ -- CMD...`: its own words up to `--`, the command after it.
+      for (++i; i < args.size() && args[i] != "--"; ++i) {
+        split.rv_args.push_back(args[i]);
+      }
+      if (i < args.size()) {
+        split.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+      }
+      return split;
     }
     break;
   }

@@ -19,6 +19,7 @@ struct SplitArgs {
 // subcommands named in `takes_command` that is not one of rv's options (or its value), or the
 // word after `--`.
 SplitArgs split_command_words(const CLI::App& app, const std::vector<std::string>& args,
-                              const std::set<std::string>& takes_command);
+                              const std::set<std::string>& takes_command,
+                              const std::set<std::string>& after_dashes = {});
 
 } // namespace rv::cli

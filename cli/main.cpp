@@ -88,13 +88,17 @@ int main(int argc, char** argv)
   rv::cli::setup_config(app, ctx);
   rv::cli::setup_env(app, ctx);
   rv::cli::setup_doctor(app, ctx);
+  rv::cli::setup_ssh(app, ctx);
+  rv::cli::setup_forward(app, ctx);
+  rv::cli::setup_status(app, ctx);
   rv::cli::setup_completion(app, ctx);
   rv::cli::setup_init(app, ctx);
   app.footer(examples_footer());
   rv::cli::add_global_options_footer(app); // `rv run --help` lists -H, --json, -v, ... too
 
   // The user's command is split off before CLI11 sees it, so that its flags stay its own.
-  auto split = rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"});
+  auto split =
+      rv::cli::split_command_words(app, std::vector<std::string>(argv + 1, argv + argc), {"exec", "run"}, {"ssh"});
   ctx.trailing = std::move(split.command);
   std::vector<char*> rv_argv{argv[0]};
   for (auto& word : split.rv_args) {

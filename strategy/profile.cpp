@@ -184,6 +184,9 @@ Result<Profile> parse_profile(std::string_view json_text)
     } else if (key == "default_account") {
       RV_TRY(s, get_string(v, key));
       p.default_account = s;
+    } else if (key == "quota_command") {
+      RV_TRY(s, get_string(v, key));
+      p.quota_command = s;
     } else if (key == "mig_pattern") {
       RV_TRY(s, get_string(v, key));
       try {
@@ -192,9 +195,6 @@ Result<Profile> parse_profile(std::string_view json_text)
         return bad(key, fmt::format("not a valid regular expression: {}", e.what()));
       }
       p.mig_pattern = s;
-    } else if (key == "quota_command") {
-      RV_TRY(s, get_string(v, key));
-      p.quota_command = s;
     } else if (key == "container_image") {
       RV_TRY(s, get_string(v, key));
       p.container_image = s;

@@ -36,10 +36,12 @@ struct Profile {
   double su_per_billing_hour = 1.0;         // SU = billing units x hours x this
   std::optional<int> max_gpus_per_user;     // site cap across types
   std::string default_account;
+  // A shell command line the login node runs for the user's storage quota (`rv status` shows its
+  // output as it is, `rv doctor` checks the workspace with it); "" = the site has none.
+  std::string quota_command;
   std::string mig_pattern = R"(\d+g\.\d+gb)"; // ECMAScript regex, matched against the whole type
   std::string preflight_command;              // the site's own in-job check (bash, each node); "" = none
   bool preflight_required = false;            // a node where the preflight cannot run fails it
-  std::string quota_command;                  // `rv doctor`: prints the user's storage quota; "" = none
   std::string container_image;                // `rv doctor`: an image to test GPUs in a container with
   // Returns the profile's info for `type`, or nullptr.
   const GpuTypeInfo* find(const std::string& type) const;

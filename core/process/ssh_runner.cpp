@@ -3,6 +3,7 @@
 #include "core/process/shell.hpp"
 #include "core/process/ssh_exec.hpp"
 #include "core/process/ssh_failures.hpp"
+#include "core/process/ssh_forward.hpp"
 #include "core/process/ssh_session.hpp"
 #include "core/process/ssh_sftp.hpp"
 
@@ -101,6 +102,12 @@ Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const 
   RV_TRY(got, m_impl->files.get_file(remote_path, local_path));
   ++m_round_trips;
   return got;
+}
+
+Result<std::unique_ptr<Stream>> SshRunner::open_stream(const std::string& host, int port)
+{
+  RV_TRY_VOID(connect());
+  return ssh::open_forward(m_impl->session, host, port);
 }
 
 } // namespace rv::proc

@@ -5,6 +5,7 @@
 
 #include "core/process/runner.hpp"
 #include "core/process/ssh_target.hpp"
+#include "core/process/stream.hpp"
 
 #include <chrono>
 #include <memory>
@@ -21,7 +22,7 @@ struct SshOptions {
   std::chrono::seconds connect_timeout{15};
 };
 
-class SshRunner final : public Runner {
+class SshRunner final : public Runner, public StreamOpener {
 public:
   explicit SshRunner(SshOptions options);
   ~SshRunner() override;
@@ -45,6 +46,8 @@ public:
                                  const FileMeta& meta) override;
   Result<void> put_symlink(const std::string& target, const std::string& remote_path) override;
   Result<std::uint64_t> get_file(const std::string& remote_path, const std::string& local_path) override;
+  // A direct-tcpip channel on the session: the login node connects to `host`:`port`.
+  Result<std::unique_ptr<Stream>> open_stream(const std::string& host, int port) override;
 
 private:
   struct Impl;
