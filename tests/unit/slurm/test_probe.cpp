@@ -216,6 +216,8 @@ TEST_CASE("probe script: every NOW line carries the one timestamp taken when the
   CHECK(t0 < script.find("rv_probe()"));
   CHECK(script.find("echo \"NOW $rv_t0 $(date +%z)\"") != std::string::npos);
   CHECK(script.find("NOW $rv_now") == std::string::npos); // never the clock after each probe
+}
+
 TEST_CASE("probe script: concurrent shapes overlap, at most `concurrency` at once, answers in job order")
 {
   TempDir tmp;
