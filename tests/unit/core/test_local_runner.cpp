@@ -152,22 +152,28 @@ TEST_CASE("batch: many commands in one round trip, each with its own outcome")
 TEST_CASE("batch: concurrent commands overlap, keep their order, and a plain one waits for them")
 {
   LocalRunner r;
-  // Each concurrent command leaves a marker while it sleeps (1 s: overlap even on a loaded machine); the plain one after them counts the
-  // markers still there (none: it waited). The first counts how many overlap with it.
-  auto marker = [](const std::string& name) {
-    auto c =
-        cmd({"/bin/sh", "-c",
-             "d=$1; m=$2; touch \"$d.$m\"; sleep 1; set -- \"$d\".*; echo $#; rm -f \"$d.$m\"; printf %s \"$m\" >&2",
-             "rv", "/tmp/rv-test-batch-" + std::to_string(::getpid()), name});
+  // Each concurrent command leaves a marker (d.m.X), waits (up to 20 s, so that a loaded machine
+  // cannot make the test flaky) until all three markers exist, counts them, says it counted
+  // (d.c.X), waits for the others to have counted, and removes its marker; run one after another,
+  // the first would count 1. The plain one after them counts the markers still there (none: it
+  // waited) and removes the d.c.X files.
+  const std::string dir = "/tmp/rv-test-batch-" + std::to_string(::getpid());
+  auto marker = [&dir](const std::string& name) {
+    auto c = cmd({"/bin/sh", "-c",
+                  "d=$1; m=$2; touch \"$d.m.$m\"; i=0; while [ $i -lt 200 ]; do set -- \"$d\".m.*; [ $# -ge 3 ] && "
+                  "break; sleep 0.1; i=$((i+1)); done; set -- \"$d\".m.*; echo $#; touch \"$d.c.$m\"; i=0; "
+                  "while [ $i -lt 200 ]; do set -- \"$d\".c.*; [ $# -ge 3 ] && break; sleep 0.1; i=$((i+1)); done; "
+                  "rm -f \"$d.m.$m\"; printf %s \"$m\" >&2",
+                  "rv", dir, name});
     c.concurrent = true;
     return c;
   };
-  auto after = cmd({"/bin/sh", "-c", "set -- \"$1\".*; [ -e \"$1\" ] && echo $# || echo 0", "rv",
-                    "/tmp/rv-test-batch-" + std::to_string(::getpid())});
+  auto after = cmd(
+      {"/bin/sh", "-c", "d=$1; set -- \"$d\".m.*; [ -e \"$1\" ] && n=$# || n=0; rm -f \"$d\".c.*; echo $n", "rv", dir});
   auto outs = r.run_batch({marker("a"), marker("b"), marker("c"), after});
   REQUIRE(outs);
   REQUIRE(outs->size() == 4);
-  CHECK(std::stoi((*outs)[0].out) >= 2); // at least one other ran beside it
+  CHECK(std::stoi((*outs)[0].out) == 3); // all three ran at the same time
   CHECK((*outs)[0].err == "a");          // frames in the order given
   CHECK((*outs)[1].err == "b");
   CHECK((*outs)[2].err == "c");
