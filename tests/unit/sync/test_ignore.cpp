@@ -37,6 +37,29 @@ TEST_CASE("sync: runs of stars do not backtrack exponentially (found by fuzzing,
   CHECK(glob_match("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a", path));
 }
 
+TEST_CASE("sync: a pattern of a thousand stars costs pattern x path, not pattern x path x path (#15)" *
+          doctest::timeout(5.0))
+{
+  // The 1,000,000-input fuzz run's input: memoised backtracking still took 4.5 s on it, since
+  // each `*` state looped over the rest of the path. IgnoreRules asks once per directory of the
+  // path, twice here.
+  const std::string stars = std::string(600, '*') + "\\!" + std::string(558, '*');
+  const std::string path(522, 'a');
+  CHECK_FALSE(glob_match(stars, path)); // the literal '!' is not in the path
+  CHECK(glob_match(stars, path + "!"));
+  IgnoreRules rules;
+  rules.add_text(stars + "\n");
+  CHECK_FALSE(rules.ignored(path, false));
+  CHECK(rules.ignored("d/" + path + "!b", false));
+  // `*` never crosses '/', `**` does, `**/` stands for whole directories only.
+  CHECK_FALSE(glob_match("a*b", "a/b"));
+  CHECK(glob_match("a**b", "a/x/b"));
+  CHECK(glob_match("a/**/b", "a/x/b"));
+  CHECK_FALSE(glob_match("a/**/b", "a/xb"));
+  CHECK(glob_match("**", ""));
+  CHECK_FALSE(glob_match("?", ""));
+}
+
 TEST_CASE("sync: .rvignore rules: anchoring, directories, negation, last match wins")
 {
   IgnoreRules r;
