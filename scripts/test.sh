@@ -15,7 +15,9 @@ rv_testbed_up
 
 junit=$(mktemp /tmp/rv-ctest-XXXXXX.xml)
 rc=0
-ctest --test-dir "$RV_BUILD_DIR" --output-on-failure --output-junit "$junit" </dev/null || rc=$?
+# Two at a time: the integration tests hold the testbed one after another (RESOURCE_LOCK), the
+# unit tests and lints run beside them (RV_TEST_JOBS to change it).
+ctest --test-dir "$RV_BUILD_DIR" -j "${RV_TEST_JOBS:-2}" --output-on-failure --output-junit "$junit" </dev/null || rc=$?
 # The junit summary: <testsuite ... tests="N" failures="F" ... skipped="S" ...>
 summary=$(tr '\n\t' '  ' <"$junit" | grep -m1 -o '<testsuite [^>]*>' || true)
 # Name what was skipped: a skip is not a pass (docs/testing.md).
