@@ -4,9 +4,16 @@
 # crash, timeout, out-of-memory or sanitizer report (the inputs stay in build-fuzz/artifacts/).
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 10 s, every target)
 #        RV_FUZZ_RUNS=N scripts/fuzz.sh 0 [TARGET...]   (N inputs per target, however long that takes)
+#        scripts/fuzz.sh --build-only                     (build the targets, run none; CI builds
+#                                                          them beside the integration tests)
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_only=0
+if [[ ${1:-} == --build-only ]]; then
+  build_only=1
+  shift
+fi
 secs=${1:-10}
 shift || true
 build=$root/build-fuzz
@@ -25,6 +32,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_
   { cat "$build/configure.log" >&2; exit 2; }
 cmake --build "$build" --target rv_fuzz_all -j "$jobs" > "$build/build.log" 2>&1 ||
   { tail -50 "$build/build.log" >&2; exit 2; }
+((build_only == 0)) || exit 0
 
 targets=("$@")
 if ((${#targets[@]} == 0)); then

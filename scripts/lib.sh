@@ -25,10 +25,12 @@ rv_packages() {
   tb_packages
 }
 
-# apt-get install the build and testbed packages (always: bootstrap is for fresh machines).
+# apt-get install the build and testbed packages (always: bootstrap is for fresh machines), and
+# any further packages named, in the same apt-get call.
 rv_install_deps() {
   local pkgs t0
   mapfile -t pkgs < <(rv_packages)
+  pkgs+=("$@")
   t0=$(tb_now)
   rv_log "apt-get install ${#pkgs[@]} packages (and their dependencies)"
   tb_apt_install "${pkgs[@]}"
