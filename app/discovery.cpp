@@ -118,6 +118,18 @@ void append(slurm::ProbeOutput& all, slurm::ProbeOutput more)
   all.notes.insert(all.notes.end(), more.notes.begin(), more.notes.end());
 }
 
+// rv's directories as resolved in the discovery batch; none (submission then resolves them in a
+// round trip of its own, and says what went wrong) when that failed.
+std::optional<RemoteRoots> roots_of(const Settings& settings, const proc::Outcome& outcome, const std::string& where)
+{
+  auto roots = read_roots(settings, outcome, where);
+  if (!roots) {
+    spdlog::debug("discovery: {}", roots.error().message);
+    return std::nullopt;
+  }
+  return *roots;
+}
+
 } // namespace
 
 slurm::ProbeJob probe_job(const strategy::Candidate& c, const strategy::PlanOptions& options)
@@ -234,6 +246,8 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
         }
       }
       batch.push_back(slurm::config_stamp_command());
+      const auto roots_at = batch.size();
+      batch.push_back(roots_command(env.settings));
       const auto queue_at = batch.size();
       batch.insert(batch.end(), queue_cmds.begin(), queue_cmds.end());
       for (const auto& c : speculative->list) {
@@ -249,6 +263,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
         outcomes[dynamic[k]] = outs[k];
       }
       const auto& stamp = outs[dynamic.size()];
+      d.roots = roots_of(env.settings, outs[roots_at], target);
       d.queue = slurm::parse_queue(outs[queue_at], outs[queue_at + 1]);
       if (!run_jobs.empty()) {
         auto spec = read_probes(outs.back(), target);
@@ -305,6 +320,8 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     if (caching) {
       batch.push_back(slurm::config_stamp_command());
     }
+    const auto roots_at = batch.size();
+    batch.push_back(roots_command(env.settings));
     const auto queue_at = batch.size();
     batch.insert(batch.end(), queue_cmds.begin(), queue_cmds.end());
     auto t1 = env.clock.now();
@@ -317,6 +334,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     if (caching) {
       fingerprint = slurm::static_fingerprint(cmds, outcomes, outs[cmds.size()]);
     }
+    d.roots = roots_of(env.settings, outs[roots_at], target);
     d.queue = slurm::parse_queue(outs[queue_at], outs[queue_at + 1]);
     RV_TRY(cluster, parse_cluster(outcomes));
     d.cluster = std::move(cluster);

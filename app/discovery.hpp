@@ -7,12 +7,14 @@
 // round trip, a failed check re-reads the static facts (also a second).
 
 #include "app/env.hpp"
+#include "app/remote_roots.hpp"
 #include "core/model/cluster.hpp"
 #include "core/model/queue.hpp"
 #include "slurm/probe.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/probe_plan.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@ struct Discovered {
   int probes = 0;             // sbatch --test-only calls the login node ran
   std::string cache;          // off, cold, warm, or "stale: <why>" (re-read in a second round trip)
   DiscoveryTimes times;
+  std::optional<RemoteRoots> roots; // rv's directories there, resolved in the same round trip (none: failed)
 };
 
 // The probe job of candidate `c`: its coarse grid and its exact resources.

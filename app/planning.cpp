@@ -91,6 +91,7 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.probes = found.probes;
   run.cache = found.cache;
   run.times = found.times;
+  run.roots = found.roots;
   run.times.connect_s = connect_s;
   const auto plan_start = env.clock.now();
   auto ranked_options = options; // this host's prediction history corrects biased estimates

@@ -24,6 +24,7 @@ struct PlanRun {
   std::string cache;   // the discovery cache: off, cold, warm, or "stale: <why>"
   DiscoveryTimes times;
   double plan_s = 0; // the pure planner
+  std::optional<RemoteRoots> roots; // from discovery: submission is then one round trip (app/submit.hpp)
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).

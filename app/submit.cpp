@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -28,53 +29,12 @@ std::string short_hash(const std::string& text)
 Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& settings, const std::string& request_id,
                                    const std::string& secrets, const std::string& workdir)
 {
-  constexpr int k_no_workdir = 3; // the script's exit status when the workdir is not a directory
-  const std::string& root = settings.remote_root;
-  const std::string& scratch = settings.scratch_root;
-  proc::Command cmd;
-  // Paths resolve on the login node by the one rule (core/process/remote_files.hpp); the
-  // configured paths travel as positional arguments, the secrets on stdin.
-  cmd.argv = {"sh",
-              "-c",
-              std::string(proc::remote::abs_path_function()) +
-                  // The job's `cd`, checked from the same directory (the login's home).
-                  "[ -z \"$4\" ] || [ -d \"$4\" ] || exit " + std::to_string(k_no_workdir) +
-                  "; "
-                  "r=$(rv_abs \"$1\") || exit 1; "
-                  "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
-                  "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
-                  "chmod 700 \"$r\" && "
-                  "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
-                  "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
-                  "printf '%s\\n%s\\n' \"$r\" \"$c\"",
-              "rv-prepare",
-              root,
-              scratch,
-              secrets.empty() ? std::string() : request_id,
-              workdir};
-  if (!secrets.empty()) {
-    cmd.stdin_data = secrets;
-  }
-  cmd.timeout = std::chrono::seconds(30);
-  RV_TRY(out, runner.run(cmd));
-  if (out.exit_code == k_no_workdir && !workdir.empty()) {
-    return fail(ErrorCode::usage, fmt::format("--workdir {}: no such directory on {}", workdir, runner.where()),
-                "create it first (rv exec mkdir -p DIR), or leave --workdir out to sync the project");
-  }
-  auto nl = out.out.find('\n');
-  if (!out.ok() || nl == std::string::npos) {
-    return fail(ErrorCode::io,
-                fmt::format("cannot create rv's directories under {} on {}: {}", root, runner.where(), out.err),
-                "check the `remote_root` setting and that the cluster's home is writable");
-  }
-  RemotePaths p;
-  p.root = out.out.substr(0, nl);
-  p.cache = out.out.substr(nl + 1, out.out.find('\n', nl + 1) - nl - 1);
-  p.logs = p.root + "/logs";
-  p.checkpoints = p.root + "/checkpoints";
-  p.outputs = p.root + "/outputs";
-  p.requests = p.root + "/requests";
-  return p;
+  Preparation prep;
+  prep.secrets = secrets;
+  prep.secrets_id = request_id;
+  prep.workdir = workdir;
+  RV_TRY(out, runner.run(prepare_command(settings.remote_root, settings.scratch_root, prep)));
+  return read_prepared(out, settings.remote_root, workdir, runner.where());
 }
 
 templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
@@ -181,19 +141,28 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.base = to_json(rec); // later saves merge their changes into the stored record
   const auto submit_start = env.clock.now();
   const int trips_before = runner.round_trips();
-  auto paths = prepare_remote(runner, env.settings, request_id, secrets_text, workdir);
-  if (!paths) {
-    owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
-    return std::unexpected(paths.error());
+  // One round trip when discovery resolved the roots: the record names the final paths before
+  // anything is written there.
+  const bool one_trip = planned.roots.has_value();
+  RemotePaths paths;
+  if (one_trip) {
+    paths = remote_paths(*planned.roots);
+  } else {
+    auto prepared = prepare_remote(runner, env.settings, request_id, secrets_text, workdir);
+    if (!prepared) {
+      owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
+      return std::unexpected(prepared.error());
+    }
+    paths = std::move(*prepared);
   }
-  rec.remote_root = paths->root;
-  rec.log_dir = paths->logs;
+  rec.remote_root = paths.root;
+  rec.log_dir = paths.logs;
   if (!secrets_text.empty()) {
-    rec.secrets_file = paths->requests + "/" + rec.id + "/env";
+    rec.secrets_file = paths.requests + "/" + rec.id + "/env";
   }
   save(store, rec);
 
-  auto ro = render_options(rec, *paths, command_line, workdir, extras);
+  auto ro = render_options(rec, paths, command_line, workdir, extras);
   ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
   ro.notify_mail_user = notify.mail_user;
   ro.notify_webhook = notify.webhook;
@@ -215,7 +184,36 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     subs.push_back({plan.strategies[i].id, *script});
     sub_index.push_back(i);
   }
-  auto submitted = slurm::submit_all(runner, subs);
+  Result<std::vector<slurm::SubmitResult>> submitted = fail(ErrorCode::generic, "not submitted");
+  if (one_trip) {
+    Preparation prep;
+    prep.secrets = secrets_text;
+    prep.secrets_id = rec.id;
+    prep.workdir = workdir;
+    prep.marker_id = rec.id;
+    std::vector<proc::Command> batch = {prepare_command(paths.root, paths.cache, prep)};
+    const auto marker = marker_path(paths.root, rec.id);
+    for (const auto& c : slurm::submit_commands(subs)) {
+      batch.push_back(guarded(c, marker));
+    }
+    auto outs = runner.run_batch(batch);
+    if (!outs) {
+      submitted = std::unexpected(outs.error());
+    } else if (auto prepared = read_prepared(outs->front(), paths.root, workdir, runner.where()); !prepared) {
+      // No sbatch ran without the marker; should one have anyway, it is found and cancelled.
+      auto results = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
+      const bool any = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); });
+      if (!any) {
+        owner.finish(RequestState::failed); // removes the secrets: the write may have happened
+        return std::unexpected(prepared.error());
+      }
+      submitted = std::unexpected(prepared.error());
+    } else {
+      submitted = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
+    }
+  } else {
+    submitted = slurm::submit_all(runner, subs);
+  }
   spdlog::debug("submit: {} jobs in {} round trips, {:.3f} s", subs.size(), runner.round_trips() - trips_before,
                 std::chrono::duration<double>(env.clock.now() - submit_start).count());
   if (!submitted) {
@@ -252,7 +250,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
-  return Launched(std::move(owner), std::move(*paths));
+  return Launched(std::move(owner), std::move(paths));
 }
 
 } // namespace rv::app

@@ -5,6 +5,7 @@
 #include "app/env.hpp"
 #include "app/owned_request.hpp"
 #include "app/planning.hpp"
+#include "app/remote_roots.hpp"
 #include "app/requests.hpp"
 #include "templates/render.hpp"
 
@@ -32,10 +33,6 @@ struct RunExtras {
   templates::WatchdogOptions watchdog; // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
-// Resolved remote paths for one request.
-struct RemotePaths {
-  std::string root, logs, checkpoints, outputs, cache, requests;
-};
 
 // A submitted request: its record (job ids known), owned by this process until it is finished or
 // released (app/owned_request.hpp), and where its files are on the cluster.
@@ -59,8 +56,10 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
                                         const std::string& command_line, const std::string& workdir,
                                         const RunExtras& extras);
 
-// Records the request, renders and submits every strategy in one round trip, records the job ids
-// and prints them (unless --json). Fails, with nothing left running, when nothing was submitted.
+// Records the request, renders and submits every strategy, records the job ids and prints them
+// (unless --json). With the roots discovery resolved (planned.roots), rv's directories, the secrets
+// and every sbatch are ONE round trip (each sbatch guarded by prepare_command's marker); without,
+// prepare_remote first, then the sbatch batch. Fails, with nothing left running, when nothing was submitted.
 // `kind` is "run" or "up"; the record shows `shown_command` when given (rv up: what the user asked
 // for, not the sleep that holds the nodes), else `command_line`.
 Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,

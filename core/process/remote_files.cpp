@@ -46,6 +46,12 @@ Command resolve_command(const std::vector<std::string>& paths)
 Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths)
 {
   RV_TRY(o, runner.run(resolve_command(paths)));
+  return read_resolved(o, paths, runner.where());
+}
+
+Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vector<std::string>& paths,
+                                               const std::string& where)
+{
   std::vector<std::string> out;
   std::string_view rest = o.out;
   while (!rest.empty()) {
@@ -63,14 +69,14 @@ Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::
     }
     return fail(
         ErrorCode::io,
-        fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), runner.where(), why.empty() ? "" : ": " + why),
+        fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), where, why.empty() ? "" : ": " + why),
         "check the path settings (rv config show)");
   }
   for (const auto& p : out) {
     if (!p.starts_with('/')) {
       return fail(
           ErrorCode::io,
-          fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "), p, runner.where()),
+          fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "), p, where),
           "is $HOME set on the login node?");
     }
   }

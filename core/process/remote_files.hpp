@@ -23,6 +23,9 @@ std::string_view abs_path_function();
 // Resolves `paths` in one round trip: prints each absolute path, NUL-terminated.
 Command resolve_command(const std::vector<std::string>& paths);
 Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths);
+// Reads resolve_command's outcome (run in some batch on `where`): every path absolute, or an error.
+Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vector<std::string>& paths,
+                                               const std::string& where);
 
 // `cat -- PATH`; `tail -c +N` (bytes from `offset`); `tail -n N` (the last `lines`).
 Command read_command(const std::string& path);

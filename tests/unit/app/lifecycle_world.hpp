@@ -74,8 +74,15 @@ public:
     m_steps.pop_front();
     return step.answer;
   }
+  // Each batch's size (the round trips of a real runner), then its commands one by one.
+  Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override
+  {
+    batch_sizes.push_back(cmds.size());
+    return Runner::run_batch(cmds);
+  }
   std::string where() const override { return "scripted"; }
   bool done() const { return m_steps.empty(); }
+  std::vector<std::size_t> batch_sizes;
 
   std::vector<std::vector<std::string>> seen;
   std::vector<std::string> stdin_seen;

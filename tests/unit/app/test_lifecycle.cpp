@@ -70,6 +70,76 @@ TEST_CASE("lifecycle: every strategy refused: exit 3, record failed, the secrets
   CHECK(saved["secrets"] == nlohmann::json::array({"WANDB_API_KEY"}));
 }
 
+// #12: with rv's roots resolved in the discovery round trip, submission is ONE round trip: the
+// directories and the secrets first, then every sbatch, each guarded by the marker the first
+// command creates last.
+TEST_CASE("lifecycle: roots known from discovery: directories, secrets and every sbatch in one round trip")
+{
+  World w("one-trip");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/scratch/alice/rv"};
+  expect_prepare(w.cluster, "/home/alice/.rv");
+  expect_sbatch(w.cluster, "101");
+  expect_sbatch(w.cluster, "102");
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.cluster.batch_sizes == std::vector<std::size_t>{3}); // prepare + 2 sbatch, one batch
+  const auto& id = launched->rec.id;
+  const auto& prepare = w.cluster.seen[0];
+  REQUIRE(prepare.size() == 9);
+  CHECK(prepare[3] == "rv-prepare");
+  CHECK(prepare[4] == "/home/alice/.rv");   // the resolved root
+  CHECK(prepare[5] == "/scratch/alice/rv"); // the resolved cache
+  CHECK(prepare[6] == id);                  // the secrets' request
+  CHECK(prepare[8] == id);                  // the marker's request
+  CHECK(w.cluster.stdin_seen[0].find("s3cr3t") != std::string::npos);
+  for (std::size_t i = 1; i <= 2; ++i) {
+    const auto& g = w.cluster.seen[i];
+    REQUIRE(g.size() == 7);
+    CHECK(g[3] == "rv-guard");
+    CHECK(g[4] == "/home/alice/.rv/requests/" + id + "/prepared");
+    CHECK(std::vector<std::string>(g.begin() + 5, g.end()) == std::vector<std::string>{"sbatch", "--parsable"});
+    CHECK(w.cluster.stdin_seen[i].find("#SBATCH --output=\"/home/alice/.rv/logs/") != std::string::npos);
+    CHECK(w.cluster.stdin_seen[i].find("RV_CACHE_ROOT=/scratch/alice/rv\n") != std::string::npos);
+  }
+  auto saved = w.record();
+  CHECK(saved["state"] == "submitted");
+  CHECK(saved["remote_root"] == "/home/alice/.rv");
+  CHECK(saved["secrets_file"] == "/home/alice/.rv/requests/" + id + "/env");
+  CHECK(launched->paths.cache == "/scratch/alice/rv");
+}
+
+TEST_CASE("lifecycle: one round trip whose directories fail: no sbatch ran, record failed, secrets removed")
+{
+  World w("one-trip-fail");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
+  w.cluster.on([](const auto& a) { return has(a, "rv-prepare"); },
+               Cluster::reply(1, "", "mkdir: cannot create directory '/home/alice/.rv': Disk quota exceeded\n"));
+  for (int i = 0; i < 2; ++i) { // the guard refuses both
+    w.cluster.on([](const auto& a) { return has(a, "rv-guard"); },
+                 Cluster::reply(k_not_prepared, "", "rv: not submitted: rv's directories were not prepared\n"));
+  }
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  REQUIRE_FALSE(launched);
+  CHECK(launched.error().code == ErrorCode::io);
+  CHECK(launched.error().message.find("cannot create rv's directories under /home/alice/.rv on scripted: mkdir: "
+                                      "cannot create directory") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+  for (const auto& j : saved["jobs"]) {
+    CHECK(j.value("job_id", "") == "");
+  }
+}
+
 TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are found and cancelled")
 {
   World w("ctrl-c-submit");
