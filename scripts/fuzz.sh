@@ -27,7 +27,7 @@ fi
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$build"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER="$cxx" \
   -DRV_FUZZ=ON -DBUILD_TESTING=OFF -DRV_WARNINGS_AS_ERRORS=OFF "${launcher[@]}" > "$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 2; }
 cmake --build "$build" --target rv_fuzz_all -j "$jobs" > "$build/build.log" 2>&1 ||

@@ -47,12 +47,15 @@ rv_install_deps_if_needed() {
   rv_install_deps
 }
 
-# Configure (once) and build rv into $RV_BUILD_DIR.
+# Configure (once) and build rv into $RV_BUILD_DIR. Optimised, with line tables only (-g1):
+# backtraces and perf keep file:line, and the 2-core build takes about 30 % less time than with
+# full debug info (-g: app/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
 rv_build() {
   local t0
   t0=$(tb_now)
   if [[ ! -f $RV_BUILD_DIR/build.ninja ]]; then
-    cmake -S "$RV_ROOT" -B "$RV_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    cmake -S "$RV_ROOT" -B "$RV_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   fi
   cmake --build "$RV_BUILD_DIR"
   rv_log "built in $(tb_since "$t0") s"
