@@ -121,47 +121,72 @@ std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Win
 
 void cover_idle_gpus(Plan& plan, const model::JobRequest& req)
 {
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& qw : plan.queue_windows) {
-    if (!qw.idle_now || !seen.emplace(qw.gpu_type, qw.partition).second) {
-      continue;
-    }
-    auto here = [&](const model::Strategy& s) {
+  auto on = [](const QueueWindow& qw) {
+    return [&qw](const model::Strategy& s) {
       return s.partition == qw.partition && s.gpu_type == qw.gpu_type && uses_queue(s);
     };
-    const std::string what = fmt::format("{} {} GPUs idle now on {}", qw.idle_gpus, qw.gpu_type, qw.partition);
-    auto kept = std::find_if(plan.strategies.begin(), plan.strategies.end(), here);
-    if (kept == plan.strategies.end()) {
-      auto cut = std::find_if(plan.pruned.begin(), plan.pruned.end(), [&](const Pruned& p) {
-        return here(p.strategy) && p.reason.starts_with("beyond the fan-out width");
-      });
-      if (cut != plan.pruned.end() && !plan.strategies.empty()) {
-        auto in = std::move(cut->strategy);
-        plan.pruned.erase(cut);
-        auto out = std::move(plan.strategies.back());
-        plan.strategies.pop_back();
-        plan.pruned.push_back({std::move(out), fmt::format("beyond the fan-out width of {}: its place went to {}, "
-                                                           "which starts on idle GPUs now",
-                                                           plan.width, in.label)});
-        in.id = fmt::format("s{}", plan.strategies.size() + 1);
-        plan.strategies.push_back(std::move(in));
-        kept = std::prev(plan.strategies.end());
-      }
+  };
+  // The strategies that start on some idle window: never the one evicted for another window.
+  auto covers_idle = [&](const model::Strategy& s) {
+    return std::any_of(plan.queue_windows.begin(), plan.queue_windows.end(),
+                       [&](const QueueWindow& w) { return w.idle_now && on(w)(s); });
+  };
+  std::vector<const QueueWindow*> idle; // one per type and partition
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& qw : plan.queue_windows) {
+    if (qw.idle_now && seen.emplace(qw.gpu_type, qw.partition).second) {
+      idle.push_back(&qw);
     }
+  }
+  // First the places: a window no kept strategy uses takes the place of the last kept strategy that
+  // starts on no idle window, when only the fan-out width dropped its own.
+  bool moved = false;
+  for (const auto* qw : idle) {
+    if (std::any_of(plan.strategies.begin(), plan.strategies.end(), on(*qw))) {
+      continue;
+    }
+    auto cut = std::find_if(plan.pruned.begin(), plan.pruned.end(), [&](const Pruned& p) {
+      return on(*qw)(p.strategy) && p.reason.starts_with("beyond the fan-out width");
+    });
+    auto victim = std::find_if(plan.strategies.rbegin(), plan.strategies.rend(),
+                               [&](const model::Strategy& s) { return !covers_idle(s); });
+    if (cut == plan.pruned.end() || victim == plan.strategies.rend()) {
+      continue;
+    }
+    auto in = std::move(cut->strategy);
+    plan.pruned.erase(cut);
+    auto at = std::prev(victim.base());
+    auto out = std::move(*at);
+    plan.strategies.erase(at);
+    plan.pruned.push_back({std::move(out), fmt::format("beyond the fan-out width of {}: its place went to {}, "
+                                                       "which starts on idle GPUs now",
+                                                       plan.width, in.label)});
+    plan.strategies.push_back(std::move(in));
+    moved = true;
+  }
+  if (moved) {
+    for (std::size_t i = 0; i < plan.strategies.size(); ++i) { // ids follow the rank order
+      plan.strategies[i].id = fmt::format("s{}", i + 1);
+    }
+  }
+  // Then one note per idle window: which strategy starts on it, or why none does.
+  for (const auto* qw : idle) {
+    const std::string what = fmt::format("{} {} GPUs idle now on {}", qw->idle_gpus, qw->gpu_type, qw->partition);
+    auto kept = std::find_if(plan.strategies.begin(), plan.strategies.end(), on(*qw));
     if (kept != plan.strategies.end()) {
-      plan.notes.push_back(fmt::format("{}: {} ({}) starts on them now ({})", what, kept->id, kept->label, qw.why));
+      plan.notes.push_back(fmt::format("{}: {} ({}) starts on them now ({})", what, kept->id, kept->label, qw->why));
       continue;
     }
     auto dominated =
-        std::find_if(plan.pruned.begin(), plan.pruned.end(), [&](const Pruned& p) { return here(p.strategy); });
+        std::find_if(plan.pruned.begin(), plan.pruned.end(), [&](const Pruned& p) { return on(*qw)(p.strategy); });
     if (dominated != plan.pruned.end()) {
       plan.notes.push_back(fmt::format("{}: {} not kept: {}", what, dominated->strategy.label, dominated->reason));
-    } else if (qw.walltime_s == 0) {
-      plan.notes.push_back(fmt::format("{}: not used: {}; too short for a job after the margin", what, qw.why));
+    } else if (qw->walltime_s == 0) {
+      plan.notes.push_back(fmt::format("{}: not used: {}; too short for a job after the margin", what, qw->why));
     } else {
       plan.notes.push_back(fmt::format(
           "{}: not used: they stay free for {}, less than --time {}, and {}", what,
-          format_human_duration(qw.walltime_s), format_human_duration(req.time_s),
+          format_human_duration(qw->walltime_s), format_human_duration(req.time_s),
           req.allow_checkpoint ? "the window is below the shortest checkpoint segment"
                                : "neither --time-min nor --checkpoint lets a job run shorter (either would use them)"));
     }
