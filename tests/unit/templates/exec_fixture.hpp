@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,7 +32,20 @@ struct ExecFixture {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir / "logs");
   }
-  ~ExecFixture() { std::filesystem::remove_all(dir); }
+  // A script's background helper (the watchdog, a preflight's timeout) may still be ending and
+  // writing its last file when the script returns: retry for up to a second, never throw (a throw
+  // from a destructor aborted the whole test binary in CI).
+  ~ExecFixture()
+  {
+    for (int i = 0; i < 50; ++i) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (!ec) {
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
   ExecFixture(const ExecFixture&) = delete;
   ExecFixture& operator=(const ExecFixture&) = delete;
 
