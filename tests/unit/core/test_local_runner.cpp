@@ -181,6 +181,28 @@ TEST_CASE("batch: concurrent commands overlap, keep their order, and a plain one
   CHECK(batch_script({cmd({"true"})}).find(" &\n") == std::string::npos); // plain: in order
 }
 
+// #12: a discovery-sized batch runs as one group; only past 16 does a group wait for the first.
+TEST_CASE("batch: up to 16 concurrent commands start together, the 17th after them")
+{
+  auto waits = [](std::size_t n) {
+    std::vector<proc::Command> cmds;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto c = cmd({"true"});
+      c.concurrent = true;
+      cmds.push_back(c);
+    }
+    auto script = batch_script(cmds);
+    std::size_t count = 0;
+    for (auto at = script.find("\nwait\n"); at != std::string::npos; at = script.find("\nwait\n", at + 1)) {
+      ++count;
+    }
+    return count;
+  };
+  CHECK(waits(13) == 1); // discovery: 9 commands, the config stamp, rv's roots, 2 queue reads
+  CHECK(waits(16) == 1);
+  CHECK(waits(17) == 2);
+}
+
 TEST_CASE("batch: stdin data reaches the command exactly")
 {
   LocalRunner r;
