@@ -734,7 +734,8 @@ def summarize(results, scenarios, a, wall):
                     targets[k] = "MISS"
         targets["su<=1.1x"] = check(s["su_vs_cheapest_as_early"], 1.1)
         s["targets"] = targets
-        s["rv_submit_s_median"] = med([(r.get("rv") or {}).get("submit_s") for r in rows])
+        submit_median = med([(r.get("rv") or {}).get("submit_s") for r in rows])
+        s["rv_submit_s_median"] = None if submit_median is None else round(submit_median, 3)  # no 0.4499999...
         s["rv_submit_s_all"] = [(r.get("rv") or {}).get("submit_s") for r in rows]
         s["seeds"] = [r.get("seed") for r in rows]
         if any(v.startswith(("MISS", "PASS(res)")) for v in targets.values()):
