@@ -23,7 +23,7 @@ struct PlanRun {
   int probes = 0;      // sbatch --test-only calls the login node ran
   std::string cache;   // the discovery cache: off, cold, warm, or "stale: <why>"
   DiscoveryTimes times;
-  double plan_s = 0; // the pure planner
+  double plan_s = 0;                // the pure planner
   std::optional<RemoteRoots> roots; // from discovery: submission is then one round trip (app/submit.hpp)
 };
 

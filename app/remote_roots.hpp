@@ -30,10 +30,10 @@ Result<RemoteRoots> read_roots(const Settings& settings, const proc::Outcome& ou
 
 // What prepare_command does besides creating the directories.
 struct Preparation {
-  std::string secrets;          // an env script written to <root>/requests/<secrets_id>/env, 0600, on stdin
-  std::string secrets_id;       // the request whose secrets they are ("" with no secrets)
-  std::string workdir;          // must be a directory there ("" = no check); else exit k_no_workdir
-  std::string marker_id;        // created last, as marker_path: the guard of sbatch commands in the same batch
+  std::string secrets;    // an env script written to <root>/requests/<secrets_id>/env, 0600, on stdin
+  std::string secrets_id; // the request whose secrets they are ("" with no secrets)
+  std::string workdir;    // must be a directory there ("" = no check); else exit k_no_workdir
+  std::string marker_id;  // created last, as marker_path: the guard of sbatch commands in the same batch
 };
 inline constexpr int k_no_workdir = 3; // the script's exit status when the workdir is not a directory
 

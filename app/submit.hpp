@@ -33,7 +33,6 @@ struct RunExtras {
   templates::WatchdogOptions watchdog; // GPU samples and --idle-timeout (docs/gpu.md)
 };
 
-
 // A submitted request: its record (job ids known), owned by this process until it is finished or
 // released (app/owned_request.hpp), and where its files are on the cluster.
 struct Launched : OwnedRequest {

@@ -67,17 +67,15 @@ Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vect
     while (!why.empty() && why.back() == '\n') {
       why.pop_back();
     }
-    return fail(
-        ErrorCode::io,
-        fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), where, why.empty() ? "" : ": " + why),
-        "check the path settings (rv config show)");
+    return fail(ErrorCode::io,
+                fmt::format("cannot resolve {} on {}{}", fmt::join(paths, ", "), where, why.empty() ? "" : ": " + why),
+                "check the path settings (rv config show)");
   }
   for (const auto& p : out) {
     if (!p.starts_with('/')) {
-      return fail(
-          ErrorCode::io,
-          fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "), p, where),
-          "is $HOME set on the login node?");
+      return fail(ErrorCode::io,
+                  fmt::format("{} resolved to '{}' on {}, not an absolute path", fmt::join(paths, ", "), p, where),
+                  "is $HOME set on the login node?");
     }
   }
   return out;

@@ -14,9 +14,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <sys/wait.h>
 #include <system_error>
 #include <thread>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace rv::templates::testing {
