@@ -87,6 +87,9 @@ private:
     if (a[0] == "readlink") {
       return ok("/usr/share/zoneinfo/UTC\n");
     }
+    if (a[0] == "sh" && a[1] == "-c" && a.size() == 5 && a[3] == "rv-resolve") {
+      return ok(std::string("/home/test/") + a[4].substr(2) + '\0'); // rv's root, `~/.rv` by default
+    }
     if (a[0] == "sh" && a[1] == "-c") {
       return ok("1795000000 3242 42\n"); // the config stamp
     }
@@ -150,6 +153,10 @@ TEST_CASE("discovery cache: cold is 2 round trips, warm is 1 with the same windo
   REQUIRE(cold);
   CHECK(w.trips == 2);
   CHECK(cold->cache == "cold");
+  // rv's directories rode along: submission will be one round trip (app/remote_roots.hpp).
+  REQUIRE(cold->roots);
+  CHECK(cold->roots->root == "/home/test/.rv");
+  CHECK(cold->roots->cache == "/home/test/.rv/cache");
   REQUIRE(!cold->windows.list.empty());
   CHECK(cold->windows.list.front().full_start_in_s == 0);
   const auto files = std::distance(std::filesystem::directory_iterator(w.dir / "cache"), {});
@@ -161,6 +168,8 @@ TEST_CASE("discovery cache: cold is 2 round trips, warm is 1 with the same windo
   REQUIRE(warm);
   CHECK(w.trips == 1);
   CHECK(warm->cache == "warm");
+  REQUIRE(warm->roots); // resolved again, in the one warm round trip
+  CHECK(warm->roots->root == "/home/test/.rv");
   CHECK(w.cluster.probe_scripts == 2); // one each: the warm one rode with discovery
   // Only the dynamic half was read again: no sacctmgr/config/node/readlink.
   for (const auto& a : w.cluster.seen) {
