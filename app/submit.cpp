@@ -199,17 +199,17 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     auto outs = runner.run_batch(batch);
     if (!outs) {
       submitted = std::unexpected(outs.error());
-    } else if (auto prepared = read_prepared(outs->front(), paths.root, workdir, runner.where()); !prepared) {
-      // No sbatch ran without the marker; should one have anyway, it is found and cancelled.
-      auto results = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
-      const bool any = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); });
-      if (!any) {
-        owner.finish(RequestState::failed); // removes the secrets: the write may have happened
-        return std::unexpected(prepared.error());
-      }
-      submitted = std::unexpected(prepared.error());
     } else {
-      submitted = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
+      auto results = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
+      auto prepared = read_prepared(outs->front(), paths.root, workdir, runner.where());
+      if (prepared) {
+        submitted = std::move(results);
+      } else if (std::none_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); })) {
+        owner.finish(RequestState::failed); // no sbatch ran without the marker; removes the secrets
+        return std::unexpected(prepared.error());
+      } else {
+        submitted = std::unexpected(prepared.error()); // one ran anyway: found and cancelled below
+      }
     }
   } else {
     submitted = slurm::submit_all(runner, subs);
