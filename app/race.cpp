@@ -74,7 +74,16 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   slurm::MonitorOptions mo;
   mo.job_name = rec.name; // scancel --name: a job id Slurm has reused is left alone
   mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/owner"};
-  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision&) {
+  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision& d) {
+    if (!d.adopted.empty()) { // it claimed the request, yet rv never learnt its id (N3)
+      JobRecord& j = rec.jobs.emplace_back();
+      j.strategy_id = rc.entries().back().strategy_id;
+      j.job_id = d.adopted;
+      j.label = "claimed the request; found by its claim after sbatch's answer was lost";
+      j.submitted_at = env.clock.epoch_seconds();
+      spdlog::warn("job {} claimed request {} though rv never learnt its id (sbatch's answer was lost): adopted",
+                   d.adopted, rec.id);
+    }
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {

@@ -182,6 +182,64 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
   CHECK(found);
 }
 
+// N3: an sbatch killed by its 60 s timeout (an overloaded slurmctld) may have created its job. In a
+// batch where another sbatch answered, that job was recorded REFUSED and never looked for; it then
+// claimed the request and ran untracked.
+TEST_CASE("lifecycle: an sbatch killed by its timeout in a good batch: its job is found by comment and tracked")
+{
+  World w("sbatch-timeout");
+  RunExtras extras;
+  extras.request_id = "c0ffee02";
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "201");
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  for (int i = 0; i < 2; ++i) { // the second search, after the settle gap, finds nothing new
+    w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+                 Cluster::ok("201|PENDING|rv:c0ffee02|train\n202|PENDING|rv:c0ffee02|train\n"));
+  }
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  const auto& rec = launched->rec;
+  CHECK(rec.state == RequestState::submitted);
+  CHECK(rec.job_ids() == std::vector<std::string>{"201", "202"});
+  REQUIRE(rec.jobs.size() == 2); // the job went to the strategy whose answer was lost
+  CHECK(rec.jobs[1].state == "PENDING");
+  CHECK(rec.jobs[1].error.empty());
+  CHECK(w.record()["jobs"][1]["job_id"] == "202");
+}
+
+TEST_CASE("lifecycle: every sbatch timed out: the jobs they created anyway are found and cancelled, request failed")
+{
+  World w("sbatch-timeout-all");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  RunExtras extras;
+  extras.request_id = "c0ffee03";
+  expect_prepare(w.cluster);
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(137));
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|PENDING|rv:c0ffee03|train\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|CANCELLED|rv:c0ffee03|train\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee03/env"); }, Cluster::ok());
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(exit_code_for(launched.error().code) == 3);
+  CHECK(launched.error().message.find("cancelled 301 that sbatch had already created") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+}
+
 TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancelled, the output streams, exit 0")
 {
   World w("winner");
