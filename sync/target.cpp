@@ -5,8 +5,9 @@
 namespace rv::sync {
 namespace {
 
-// Prints, NUL-separated: four flags (symlink, exists, directory, marked), the target's physical
-// path, $HOME, its physical path, then the physical path of each further argument.
+// Prints, NUL-separated: five flags (symlink, exists, directory, marked, shared: a directory that
+// its group or others may write, or that the user does not own), the target's physical path,
+// $HOME, its physical path, then the physical path of each further argument.
 constexpr const char* k_facts = R"sh(unset CDPATH
 t=$1; shift
 phys() { (cd -P -- "$1" 2>/dev/null && pwd -P) || :; }
@@ -14,7 +15,8 @@ l=0; [ -L "$t" ] && l=1
 e=0; [ -e "$t" ] && e=1
 d=0; [ -d "$t" ] && d=1
 m=0; [ -f "$t/.rv-workspace" ] && [ ! -L "$t/.rv-workspace" ] && m=1
-printf '%s\0' "$l$e$d$m" "$(phys "$t")" "$HOME" "$(phys "$HOME")"
+w=0; [ "$d" = 1 ] && [ -n "$(find "$t/" -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ] && w=1
+printf '%s\0' "$l$e$d$m$w" "$(phys "$t")" "$HOME" "$(phys "$HOME")"
 for q in "$@"; do printf '%s\0' "$(phys "$q")"; done)sh";
 
 } // namespace
@@ -45,7 +47,7 @@ Result<std::vector<std::string_view>> split_nul_fields(std::string_view out)
 Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect_count)
 {
   RV_TRY(fields, split_nul_fields(out));
-  if (fields.size() != 4 + protect_count || fields[0].size() != 4 ||
+  if (fields.size() != 4 + protect_count || fields[0].size() != 5 ||
       fields[0].find_first_not_of("01") != std::string::npos) {
     return fail(ErrorCode::parse, "unexpected answer about the sync target");
   }
@@ -54,6 +56,7 @@ Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect
   f.exists = fields[0][1] == '1';
   f.is_dir = fields[0][2] == '1';
   f.marked = fields[0][3] == '1';
+  f.shared = fields[0][4] == '1';
   f.physical = fields[1];
   f.home = fields[2];
   f.home_physical = fields[3];
@@ -139,6 +142,17 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
                 "give a directory, or a path that does not exist yet");
   }
   TargetDecision d;
+  if (facts.shared) { // a co-user could swap what rv listed for a link between the listing and the rm (N4)
+    if (policy.allow_delete) {
+      return fail(ErrorCode::usage,
+                  fmt::format("rv will not mirror deletions into {}: others can write there, or it is not yours", dir),
+                  "push without --delete (files are added, nothing is deleted), or push to a directory only you "
+                  "can write");
+    }
+    d.note =
+        fmt::format("{} can be written by others (or is not yours): rv copies into it but deletes nothing there", dir);
+    return d;
+  }
   if (facts.is_symlink) {
     d.note = fmt::format("{} is a symbolic link: rv copies into it but deletes nothing there", dir);
     return d;

@@ -5,6 +5,8 @@
 // project's own workspace. Any other non-empty directory receives the files and keeps everything
 // else. The file-system root, the home directory, rv's remote root, the sync root and every
 // ancestor of them are refused outright, and a symlinked target is never followed for deletion.
+// A directory that its group or others can write (or that is not the user's) is never mirrored
+// into: a co-user could swap a listed entry for a symlink before the deletions run (N4).
 
 #include "core/process/runner.hpp"
 #include "core/result.hpp"
@@ -33,6 +35,7 @@ struct TargetFacts {
   bool exists = false; // follows a symlink
   bool is_dir = false;
   bool marked = false;                       // holds a regular `.rv-workspace` file
+  bool shared = false;                       // a directory its group or others may write, or not the user's
   std::string physical;                      // `pwd -P` of the target; "" when it does not exist
   std::string home;                          // $HOME as the shell has it
   std::string home_physical;                 // `pwd -P` of $HOME

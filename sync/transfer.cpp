@@ -40,19 +40,21 @@ double seconds_since(Clock::time_point t0)
 // Applies deletions and directory creation below $1, from NUL-separated records on stdin:
 // W marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
 // D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
-// marked and is not reached through a symlink, whatever the records say (docs/sync.md).
+// marked, is not reached through a symlink and only the user can write it (N4), whatever the
+// records say (docs/sync.md).
 constexpr const char* k_apply = R"sh(mkdir -p -- "$1" && cd -- "$1" || exit 1
 own=0
 if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ]; then own=1; fi
+if [ -n "$(find . -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ]; then own=2; fi
 status=0
 while IFS= read -r -d '' rec; do
   p=${rec#?}
   case $rec in
     W*) rm -f -- .rv-workspace
         printf 'rv workspace: rv sync mirrors the project here, deletions included\n' >.rv-workspace || exit 1
-        [ -L "$1" ] || own=1 ;;
+        [ -L "$1" ] || [ "$own" = 2 ] || own=1 ;;
     R*|X*|D*) if [ "$own" != 1 ]; then
-        printf 'refusing to delete in %s: it is not an rv workspace\n' "$1" >&2
+        printf 'refusing to delete in %s: it is not an rv workspace, or others can write there\n' "$1" >&2
         exit 3
       fi ;;
   esac

@@ -1,6 +1,8 @@
 #include "core/store/record_store.hpp"
 
+#include "core/random.hpp"
 #include "core/store/json_bytes.hpp"
+#include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +12,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -50,14 +51,25 @@ bool write_all(int fd, std::string_view data)
 
 } // namespace
 
+Result<TempFile> create_temp_beside(const fs::path& path)
+{
+  TempFile t;
+  t.path = path;
+  t.path += ".tmp." + random_hex(8);
+  t.fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (t.fd < 0) {
+    return std::unexpected(io_error("cannot create", t.path));
+  }
+  return t;
+}
+
 Result<void> write_file_atomic(const fs::path& path, std::string_view data)
 {
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return std::unexpected(io_error("cannot create", tmp));
-  }
+  // A random name created exclusively, never through a symlink: the directory may be one others
+  // can write (`rv ssh --config --install --file DIR/x`, N13).
+  RV_TRY(created, create_temp_beside(path));
+  const int fd = created.fd;
+  const auto& tmp = created.path;
   if (!write_all(fd, data) || ::fsync(fd) != 0) {
     auto err = io_error("cannot write", tmp);
     ::close(fd);
@@ -288,8 +300,7 @@ Result<void> RecordStore::remove(const std::string& id)
 
 std::string new_request_id()
 {
-  std::random_device rd;
-  return fmt::format("{:08x}", rd());
+  return random_hex(4);
 }
 
 Result<FileLock> RecordStore::hold_submission(const std::string& id) const

@@ -250,3 +250,23 @@ TEST_CASE("cache store: atomic documents; corrupt, foreign or missing files are 
   CHECK_FALSE(std::filesystem::exists(dir / (key + ".json")));
   std::filesystem::remove_all(dir);
 }
+
+// N13: write_file_atomic wrote through `<file>.tmp.<pid>`, opened with O_CREAT|O_TRUNC: in a directory
+// others can write (`rv ssh --config --install --file SHARED/x`) a planted symlink under that name
+// made rv truncate and overwrite the file it pointed at.
+TEST_CASE("write_file_atomic never writes through a temp name planted beside the target")
+{
+  const auto dir = fs::temp_directory_path() / fmt::format("rv-atomic-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "shared");
+  std::ofstream(dir / "victim") << "private\n";
+  const auto target = dir / "shared" / "config";
+  fs::create_symlink(dir / "victim", target.string() + fmt::format(".tmp.{}", ::getpid()));
+  REQUIRE(write_file_atomic(target, "Host x\n"));
+  std::ifstream victim(dir / "victim");
+  CHECK(std::string(std::istreambuf_iterator<char>(victim), {}) == "private\n");
+  std::ifstream written(target);
+  CHECK(std::string(std::istreambuf_iterator<char>(written), {}) == "Host x\n");
+  CHECK((fs::status(target).permissions() & fs::perms::all) == fs::perms(0600));
+  fs::remove_all(dir);
+}

@@ -148,7 +148,7 @@ TEST_CASE("sync target: deletions only in marked, new, empty or rv-owned directo
 TEST_CASE("sync target: the facts command's answer parses, and a short answer is an error")
 {
   using namespace std::string_literals;
-  auto f = parse_target_facts("0111\0"s
+  auto f = parse_target_facts("01110\0"s
                               "/s/ana/ws\0"s
                               "/home/ana\0"s
                               "/s/ana\0"s
@@ -160,14 +160,20 @@ TEST_CASE("sync target: the facts command's answer parses, and a short answer is
   CHECK(f->exists);
   CHECK(f->is_dir);
   CHECK(f->marked);
+  CHECK_FALSE(f->shared);
   CHECK(f->physical == "/s/ana/ws");
   CHECK(f->home == "/home/ana");
   CHECK(f->home_physical == "/s/ana");
   CHECK(f->protect_physical == std::vector<std::string>{"/s/ana/.rv", ""});
-  CHECK_FALSE(parse_target_facts("0111\0"s
+  CHECK_FALSE(parse_target_facts("01110\0"s
                                  "/x\0"s,
                                  0));
-  CHECK_FALSE(parse_target_facts("01x1\0"s
+  CHECK_FALSE(parse_target_facts("0111\0"s // four flags: an older answer
+                                 "\0"s
+                                 "/h\0"s
+                                 "/h\0"s,
+                                 0));
+  CHECK_FALSE(parse_target_facts("01x10\0"s
                                  "\0"s
                                  "/h\0"s
                                  "/h\0"s,
@@ -308,4 +314,29 @@ TEST_CASE("sync target: a new directory is created, marked and mirrored (real pu
   CHECK(second->plan.remove == std::vector<std::string>{"requirements.txt"});
   CHECK_FALSE(fs::exists(ws / "requirements.txt"));
   CHECK(h.home_intact());
+}
+
+// N4: between the listing and the deletions, a co-user who can write the target could swap a listed
+// subdirectory for a symlink and have `rm -f -- sub/x` delete a file of the victim's elsewhere.
+TEST_CASE("sync target: a directory others can write is never mirrored into, marked or not (real push)")
+{
+  FakeHome h;
+  const auto shared = h.home / "data";
+  REQUIRE(h.push(shared, true)); // mirrored and marked while private
+  std::ofstream(shared / "stale.txt") << "x\n";
+  fs::permissions(shared, fs::perms::group_write, fs::perm_options::add);
+  auto kept = h.push(shared);
+  REQUIRE(kept);
+  CHECK_FALSE(kept->mirrored);
+  CHECK(fs::exists(shared / "stale.txt"));
+  CHECK(fs::exists(shared / "train.py"));
+  auto refused = h.push(shared, true); // --delete does not lift it
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("others can write there") != std::string::npos);
+  CHECK(fs::exists(shared / "stale.txt"));
+  fs::permissions(shared, fs::perms::group_write, fs::perm_options::remove);
+  auto mirrored = h.push(shared); // private again: mirrored
+  REQUIRE(mirrored);
+  CHECK(mirrored->mirrored);
+  CHECK_FALSE(fs::exists(shared / "stale.txt"));
 }
