@@ -1,6 +1,7 @@
 #include "app/refanout.hpp"
 
 #include "core/process/remote_files.hpp"
+#include "core/store/json_fields.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
@@ -80,16 +81,17 @@ std::vector<std::string> refanout_lines(const nlohmann::json& refanout)
   if (!refanout.is_object()) {
     return lines;
   }
-  for (const auto& s : refanout.value("history", nlohmann::json::array())) {
+  using store::text_field;
+  for (const auto& s : store::array_field(refanout, "history")) {
     if (!s.is_object()) {
       continue;
     }
-    const auto kind = s.value("kind", "");
-    lines.push_back(fmt::format("{} failed {} ({}) in request {}, job {}", s.value("node", "?"),
-                                kind == "preflight" ? "the preflight" : "with a GPU fault", s.value("reason", ""),
-                                s.value("request", "?"), s.value("job_id", "?")));
+    const auto kind = text_field(s, "kind");
+    lines.push_back(fmt::format("{} failed {} ({}) in request {}, job {}", text_field(s, "node", "?"),
+                                kind == "preflight" ? "the preflight" : "with a GPU fault", text_field(s, "reason"),
+                                text_field(s, "request", "?"), text_field(s, "job_id", "?")));
   }
-  if (auto next = refanout.value("next_request", ""); !next.empty()) {
+  if (auto next = text_field(refanout, "next_request"); !next.empty()) {
     lines.push_back("re-fanned out as request " + next);
   }
   return lines;
