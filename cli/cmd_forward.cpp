@@ -38,13 +38,14 @@ void say(const std::string& text)
   std::fflush(stdout);
 }
 
-// The forwards whose rv still runs; the records of dead ones are removed.
+// The forwards whose rv still runs (it holds its lock: a pid alone may be another process's by
+// now); the records of dead ones are removed, and nothing is ever signalled for them.
 Result<std::vector<ForwardRecord>> live_forwards(store::RecordStore& store)
 {
   RV_TRY(all, load_forwards(store));
   std::vector<ForwardRecord> live;
   for (auto& f : all) {
-    if (proc::process_alive(static_cast<pid_t>(f.pid))) {
+    if (forward_alive(store, f)) {
       live.push_back(std::move(f));
     } else {
       (void)store.remove(forward_id(f.local_port));
@@ -165,6 +166,7 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
   };
   if (opts.foreground) {
     f.pid = ::getpid();
+    RV_TRY(lock, hold_forward_lock(store, local)); // held until this process ends
     RV_TRY_VOID(save_forward(store, f));
     started(f);
     return hold_forward(*real, store, target, fd, f);
@@ -176,6 +178,10 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
   RV_TRY(d, proc::detach(f.log, &child_ready));
   if (d.child == 0) { // the background rv: it owns the SSH session and the socket from here on
     f.pid = ::getpid();
+    auto lock = hold_forward_lock(store, local); // held until this process ends
+    if (!lock) {
+      return std::unexpected(lock.error());
+    }
     if (auto saved = save_forward(store, f); !saved) {
       return std::unexpected(saved.error());
     }

@@ -2,6 +2,7 @@
 
 #include "core/random.hpp"
 #include "core/store/json_bytes.hpp"
+#include "core/store/lock_probe.hpp"
 #include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
@@ -311,14 +312,7 @@ Result<FileLock> RecordStore::hold_submission(const std::string& id) const
 
 bool RecordStore::submission_held(const std::string& id) const
 {
-  // No O_CREAT: without the file nobody holds it (its holder removes it as it releases).
-  int fd = ::open((m_dir / ("." + id + ".submitting")).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return false;
-  }
-  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return held;
+  return lock_held(m_dir / ("." + id + ".submitting"));
 }
 
 } // namespace rv::store
