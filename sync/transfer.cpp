@@ -42,7 +42,12 @@ double seconds_since(Clock::time_point t0)
 // D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
 // marked, is not reached through a symlink and only the user can write it (N4), whatever the
 // records say (docs/sync.md).
-constexpr const char* k_apply = R"sh(mkdir -p -- "$1" && cd -- "$1" || exit 1
+// $2 = private: the project's own workspace, made and kept 0700 (new parents too), so that a
+// custom sync_root outside the 0700 remote_root does not expose the code and a `.env` (N7).
+constexpr const char* k_apply = R"sh(if [ "$2" = private ]; then
+  (umask 077 && mkdir -p -- "$1") && chmod 700 -- "$1" || exit 1
+fi
+mkdir -p -- "$1" && cd -- "$1" || exit 1
 own=0
 if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ]; then own=1; fi
 if [ -n "$(find . -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ]; then own=2; fi
@@ -307,7 +312,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     add('M', p);
   }
   proc::Command apply;
-  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir};
+  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir, options.target.owned ? "private" : "shared"};
   apply.stdin_data = records;
   apply.timeout = std::chrono::seconds(300);
   RV_TRY(applied, remote.run(apply));

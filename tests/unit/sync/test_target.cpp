@@ -340,3 +340,23 @@ TEST_CASE("sync target: a directory others can write is never mirrored into, mar
   CHECK(mirrored->mirrored);
   CHECK_FALSE(fs::exists(shared / "stale.txt"));
 }
+
+// N7: a custom sync_root outside the 0700 remote_root got 0755 workspaces (code, and a non-git
+// project's .env, readable by others).
+TEST_CASE("sync target: the project's own workspace is made and kept private (real push)")
+{
+  FakeHome h;
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  PushOptions o;
+  o.target.owned = true;
+  const auto ws = h.base / "sync-root" / "proj" / "main";
+  auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  REQUIRE(rv::sync::push(h.local, h.local, h.project, *sel, ws.string(), o));
+  CHECK(mode(ws) == fs::perms(0700));
+  CHECK(mode(ws.parent_path()) == fs::perms(0700)); // parents rv made
+  CHECK(fs::exists(ws / "train.py"));
+  fs::permissions(ws, fs::perms(0755)); // made by an older rv
+  REQUIRE(rv::sync::push(h.local, h.local, h.project, *sel, ws.string(), o));
+  CHECK(mode(ws) == fs::perms(0700));
+}
