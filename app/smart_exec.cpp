@@ -89,10 +89,15 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   } else {
     // A directory the user names: rv deletes there only when it is marked as rv's or --delete
     // is given, and never pushes to $HOME, /, rv's remote root or their ancestors.
-    RV_TRY(dir, resolve_remote_path(remote, remote_dir));
-    RV_TRY(remote_root, resolve_remote_path(remote, env.settings.remote_root));
-    p.remote_dir = dir;
-    options.target.protect.push_back(remote_root);
+    // Nor anywhere inside rv's own state: the remote root (requests with their claims and secrets,
+    // logs, checkpoints, other projects' workspaces) and the cache root (N8).
+    std::vector<std::string> paths = {remote_dir, env.settings.remote_root};
+    if (!env.settings.scratch_root.empty()) {
+      paths.push_back(env.settings.scratch_root);
+    }
+    RV_TRY(resolved, proc::remote::resolve(remote, paths));
+    p.remote_dir = resolved[0];
+    options.target.protect_inside.assign(resolved.begin() + 1, resolved.end());
     options.target.allow_delete = allow_delete;
   }
   spdlog::info("sync: project {} ({}, {} files, {})", root.string(), git_label(p.git), p.selection.entries.size(),

@@ -21,6 +21,13 @@ for q in "$@"; do printf '%s\0' "$(phys "$q")"; done)sh";
 
 } // namespace
 
+std::vector<std::string> protected_paths(const TargetPolicy& policy)
+{
+  auto all = policy.protect;
+  all.insert(all.end(), policy.protect_inside.begin(), policy.protect_inside.end());
+  return all;
+}
+
 proc::Command target_facts_command(const std::string& dir, const std::vector<std::string>& protect)
 {
   proc::Command c;
@@ -119,21 +126,37 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
   guard("/", "the file system's root");
   guard(facts.home, "your home directory");
   guard(facts.home_physical, "your home directory");
-  for (std::size_t i = 0; i < policy.protect.size(); ++i) {
-    const auto what = fmt::format("rv's own directory {}", policy.protect[i]);
-    guard(policy.protect[i], what);
+  const auto all = protected_paths(policy);
+  std::vector<Guarded> inside; // nothing below these either
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto what = fmt::format("rv's own directory {}", all[i]);
+    const bool below_too = i >= policy.protect.size();
+    guard(all[i], what);
     if (i < facts.protect_physical.size()) {
       guard(facts.protect_physical[i], what);
     }
+    if (below_too) {
+      for (const auto& p : {all[i], i < facts.protect_physical.size() ? facts.protect_physical[i] : std::string()}) {
+        if (!p.empty() && p.starts_with('/')) {
+          inside.push_back({normal_remote_path(p), what});
+        }
+      }
+    }
   }
+  const auto refuse = [&](const std::string& how, const Guarded& g) -> Result<TargetDecision> {
+    return fail(ErrorCode::usage, fmt::format("rv will not push to {}: it is {}{}", dir, how, g.what),
+                "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
+                "project's workspace");
+  };
   for (const auto& n : names) {
     for (const auto& g : guarded) {
       if (same_or_ancestor(n, g.path)) {
-        return fail(
-            ErrorCode::usage,
-            fmt::format("rv will not push to {}: it is {}{}", dir, n == g.path ? "" : "an ancestor of ", g.what),
-            "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
-            "project's workspace");
+        return refuse(n == g.path ? "" : "an ancestor of ", g);
+      }
+    }
+    for (const auto& g : inside) {
+      if (same_or_ancestor(g.path, n)) {
+        return refuse("inside ", g);
       }
     }
   }

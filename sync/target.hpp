@@ -27,7 +27,15 @@ struct TargetPolicy {
   // Absolute paths that must never be the target or below it (rv's remote root, the sync root).
   // The root directory and $HOME are always added.
   std::vector<std::string> protect;
+  // Absolute paths that must never be the target, an ancestor of it or anything inside it: rv's
+  // own state (the remote root with its requests, logs and checkpoints; the cache root), where a
+  // push could delete a live request's claim or secrets file (N8). Not for the project's own
+  // workspace, which lives inside the remote root.
+  std::vector<std::string> protect_inside;
 };
+
+// protect then protect_inside: the paths whose physical form the facts command reports.
+std::vector<std::string> protected_paths(const TargetPolicy& policy);
 
 // What the cluster says about the target, in the listing's round trip.
 struct TargetFacts {
@@ -39,7 +47,7 @@ struct TargetFacts {
   std::string physical;                      // `pwd -P` of the target; "" when it does not exist
   std::string home;                          // $HOME as the shell has it
   std::string home_physical;                 // `pwd -P` of $HOME
-  std::vector<std::string> protect_physical; // `pwd -P` of each TargetPolicy::protect ("" = missing)
+  std::vector<std::string> protect_physical; // `pwd -P` of each of protected_paths() ("" = missing)
 };
 
 // The command that gathers TargetFacts for `dir` with `protect` (run by the remote runner).

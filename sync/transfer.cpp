@@ -112,7 +112,7 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
   probe.timeout = std::chrono::seconds(30);
   std::vector<proc::Command> batch = {manifest_command(dir), probe};
   if (policy) {
-    batch.push_back(target_facts_command(dir, policy->protect));
+    batch.push_back(target_facts_command(dir, protected_paths(*policy)));
   }
   RV_TRY(outs, remote.run_batch(batch));
   if (outs.size() != batch.size()) {
@@ -132,7 +132,7 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
     if (!outs[2].ok()) {
       return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), outs[2].err));
     }
-    RV_TRY(facts, parse_target_facts(outs[2].out, policy->protect.size()));
+    RV_TRY(facts, parse_target_facts(outs[2].out, protected_paths(*policy).size()));
     listing.target = std::move(facts);
   }
   return listing;
@@ -142,11 +142,11 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
 // refused target (the home directory, `/`) must not cost a listing of the whole tree.
 Result<TargetFacts> inspect_target(proc::Runner& remote, const std::string& dir, const TargetPolicy& policy)
 {
-  RV_TRY(out, remote.run(target_facts_command(dir, policy.protect)));
+  RV_TRY(out, remote.run(target_facts_command(dir, protected_paths(policy))));
   if (!out.ok()) {
     return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), out.err));
   }
-  return parse_target_facts(out.out, policy.protect.size());
+  return parse_target_facts(out.out, protected_paths(policy).size());
 }
 
 // Drops the plan's deletions into `report.kept`; fails when a kept path blocks a file to send.

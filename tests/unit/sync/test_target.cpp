@@ -360,3 +360,37 @@ TEST_CASE("sync target: the project's own workspace is made and kept private (re
   REQUIRE(rv::sync::push(h.local, h.local, h.project, *sel, ws.string(), o));
   CHECK(mode(ws) == fs::perms(0700));
 }
+
+// N8: only the remote root and its ancestors were refused; its descendants were not, so
+// `rv sync push --delete . '~/.rv/requests'` deleted a live request's secrets file and claim (a
+// late sibling could then claim the request again: a duplicate run). The cache root was not
+// protected at all.
+TEST_CASE("sync target: nothing inside rv's remote root or cache root is a push target (real push)")
+{
+  FakeHome h;
+  fs::create_directories(h.base / "cache" / "huggingface");
+  std::ofstream(h.base / "cache" / "huggingface" / "token") << "hf_x\n";
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  auto push = [&](const fs::path& dir, bool allow_delete) {
+    PushOptions o;
+    o.target.allow_delete = allow_delete;
+    o.target.protect = {(h.home / ".rv/workspaces").string()};
+    o.target.protect_inside = {(h.home / ".rv").string(), (h.base / "cache").string()};
+    return rv::sync::push(h.local, h.local, h.project, *sel, dir.string(), o);
+  };
+  for (const auto& dir : {h.home / ".rv/requests", h.home / ".rv/requests/abcd1234", h.home / ".rv/logs/new",
+                          h.base / "cache", h.base / "cache/huggingface", h.home / "scratch/../.rv/requests"}) {
+    for (bool allow_delete : {false, true}) {
+      CAPTURE(dir.string());
+      CAPTURE(allow_delete);
+      auto r = push(dir, allow_delete);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("rv will not push to") == 0);
+    }
+  }
+  CHECK(fs::exists(h.home / ".rv/requests/abcd1234/env"));
+  CHECK(fs::exists(h.base / "cache/huggingface/token"));
+  CHECK_FALSE(fs::exists(h.home / ".rv/requests/train.py"));
+  CHECK(push(h.home / "data", false)); // elsewhere: as before
+}
