@@ -3,6 +3,7 @@
 #include "app/init.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal_input.hpp"
+#include "core/secure_memory.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 #include "core/text.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -64,10 +66,42 @@ public:
   void say(std::string_view line) override { std::fputs(fmt::format("rv init: {}\n", line).c_str(), stderr); }
 };
 
+// One line of stdin (--password-stdin) read with read(2), byte by byte: no stdio or iostream
+// buffer keeps a copy of the password; the line's end ("\n", "\r\n") is dropped.
+std::string read_stdin_line()
+{
+  std::string line;
+  line.reserve(256); // on the heap from the start: moving it copies no byte, no regrowth leaves one
+  char c = 0;
+  while (true) {
+    const auto n = ::read(0, &c, 1);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0 || c == '\n') {
+      break;
+    }
+    line.push_back(c);
+  }
+  c = 0;
+  if (line.ends_with('\r')) {
+    line.pop_back();
+  }
+  return line;
+}
+
 // --non-interactive: the flags answer everything; a missing answer names its flag.
 class FlagPrompter final : public app::Prompter {
 public:
   FlagPrompter(std::optional<std::string> password, bool quiet) : m_password(std::move(password)), m_quiet(quiet) {}
+  FlagPrompter(const FlagPrompter&) = delete;
+  FlagPrompter& operator=(const FlagPrompter&) = delete;
+  ~FlagPrompter() override
+  {
+    if (m_password) {
+      wipe(*m_password);
+    }
+  }
   Result<std::string> ask(std::string_view question, const std::string& default_answer, std::string_view flag) override
   {
     if (!default_answer.empty()) {
@@ -178,18 +212,18 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
     return fail(ErrorCode::usage, "rv init asks questions, but stdin is not a terminal",
                 "pass --non-interactive with the answers as flags (rv init --help)");
   }
+  // A password may be held from here on: no core dump may hold it, and no other process of the
+  // user may read it through /proc (N9).
+  if (!forbid_core_dumps()) {
+    spdlog::debug("rv init: could not turn core dumps off");
+  }
   std::optional<std::string> password;
   if (flags.password_stdin) {
-    std::string line;
-    std::getline(std::cin, line);
-    if (line.ends_with('\r')) {
-      line.pop_back();
-    }
-    password = line;
+    password = read_stdin_line();
   } else if (const char* env = std::getenv("RV_INIT_PASSWORD"); env && flags.non_interactive) {
     password = env;
   }
-  ::unsetenv("RV_INIT_PASSWORD"); // nothing rv starts inherits it
+  scrub_env("RV_INIT_PASSWORD"); // overwritten, then unset: nothing rv starts inherits it
 
   app::InitOptions o;
   o.host = given(config, "host") ? config.get("host") : "";
@@ -223,7 +257,7 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   app::Prompter& prompter = o.interactive ? static_cast<app::Prompter&>(terminal) : flagged;
   auto report = app::run_init(o, remembered(state_file, config), prompter, world);
   if (password) {
-    std::fill(password->begin(), password->end(), '\0');
+    wipe(*password);
   }
   if (!report) {
     return std::unexpected(report.error());
