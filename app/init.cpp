@@ -2,6 +2,7 @@
 #include "app/init_steps.hpp"
 
 #include "core/process/ssh_failures.hpp"
+#include "core/store/json_fields.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -122,36 +123,6 @@ Result<json> host_key_step(const InitOptions& o, InitAnswers& a, proc::SshBootst
   return step;
 }
 
-// The key: -i (used, or generated there), else a default key, else a new ed25519 key.
-Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
-{
-  std::string path = !o.identity.empty() ? o.identity : a.identity;
-  std::optional<std::string> existing;
-  if (!path.empty()) {
-    if (world.exists(path)) {
-      existing = path;
-    }
-  } else {
-    existing = world.find_key(o.ssh_dir);
-    path = existing.value_or(o.ssh_dir + "/id_ed25519");
-  }
-  if (existing) {
-    RV_TRY(found, world.read_key(*existing));
-    pair = found;
-  } else {
-    RV_TRY(made, world.generate_key(path, o.key_comment));
-    pair = made;
-    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
-  }
-  a.identity = pair.private_path;
-  return json{{"step", "key"},
-              {"status", pair.generated ? "done" : "unchanged"},
-              {"path", pair.private_path},
-              {"type", pair.type},
-              {"fingerprint", pair.fingerprint},
-              {"generated", pair.generated}};
-}
-
 // Logs in with the key; when the host refuses it, with a password (3 tries), then installs it.
 Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Prompter& prompter)
 {
@@ -191,6 +162,44 @@ Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Pr
 
 } // namespace
 
+// The key: -i (used, or generated there), else a default key, else a new ed25519 key.
+Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
+{
+  std::string path = !o.identity.empty() ? o.identity : a.identity;
+  std::optional<std::string> existing;
+  if (!path.empty()) {
+    if (world.exists(path)) {
+      existing = path;
+    } else if (!o.identity.empty() && o.interactive) {
+      // -i naming no file: a typo would otherwise become a new key installed on the cluster (N10).
+      RV_TRY(yes, prompter.confirm(fmt::format("There is no key at {}. Generate a new ed25519 key there?", path), false,
+                                   "-i"));
+      if (!yes) {
+        return fail(ErrorCode::usage, fmt::format("no key at {}", path),
+                    "check the -i path, or leave -i out to use (or generate) your default key");
+      }
+    }
+  } else {
+    existing = world.find_key(o.ssh_dir);
+    path = existing.value_or(o.ssh_dir + "/id_ed25519");
+  }
+  if (existing) {
+    RV_TRY(found, world.read_key(*existing));
+    pair = found;
+  } else {
+    RV_TRY(made, world.generate_key(path, o.key_comment));
+    pair = made;
+    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
+  }
+  a.identity = pair.private_path;
+  return json{{"step", "key"},
+              {"status", pair.generated ? "done" : "unchanged"},
+              {"path", pair.private_path},
+              {"type", pair.type},
+              {"fingerprint", pair.fingerprint},
+              {"generated", pair.generated}};
+}
+
 json to_json(const InitAnswers& a)
 {
   return json{{"host", a.host},         {"user", a.user},       {"port", a.port},      {"identity", a.identity},
@@ -203,13 +212,16 @@ InitAnswers init_answers_from_json(const json& j)
   if (!j.is_object()) {
     return a;
   }
-  a.host = j.value("host", "");
-  a.user = j.value("user", "");
-  a.port = j.value("port", 0);
-  a.identity = j.value("identity", "");
-  a.host_key = j.value("host_key", "");
-  a.account = j.value("account", "");
-  a.scratch = j.value("scratch", "");
+  // Read by type: a hand-edited or damaged init.json ("port": "22") only loses that answer (N10).
+  using store::text_field;
+  a.host = text_field(j, "host");
+  a.user = text_field(j, "user");
+  const double port = store::number_field(j, "port", 0);
+  a.port = port >= 1 && port <= 65535 ? static_cast<int>(port) : 0;
+  a.identity = text_field(j, "identity");
+  a.host_key = text_field(j, "host_key");
+  a.account = text_field(j, "account");
+  a.scratch = text_field(j, "scratch");
   return a;
 }
 

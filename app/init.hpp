@@ -94,6 +94,12 @@ struct InitReport {
 // done, with that step's error (unreachable 255, a changed host key 252, a refused login 254...).
 Result<InitReport> run_init(const InitOptions& options, InitAnswers remembered, Prompter& prompter, InitWorld& world);
 
+// The key step (tests/unit/app/test_init.cpp): -i (used; when it names no file, generated there
+// once the user confirms: a typo must not install a new key), else a default key, else a new
+// ed25519 key at ~/.ssh/id_ed25519. Fills `pair`.
+Result<nlohmann::json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter,
+                                proc::KeyPair& pair);
+
 // --- the remote commands, pure (tests/unit/app/test_init.cpp) ---
 
 // Appends `public_line` (sent on stdin) to ~/.ssh/authorized_keys unless a line already holds
