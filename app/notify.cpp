@@ -1,10 +1,12 @@
 #include "app/notify.hpp"
 
+#include "core/printable.hpp"
 #include "core/process/shell.hpp"
 #include "core/secrets.hpp"
 #include "sync/hash.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace rv::app {
 namespace {
@@ -35,6 +37,16 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view data)
   return sync::sha256_hex(outer);
 }
 
+bool loopback_url(std::string_view url)
+{
+  for (std::string_view host : {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
+    if (url.starts_with(host) && (url.size() == host.size() || url[host.size()] == ':' || url[host.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webhook_secret,
                                const std::string& request_id)
 {
@@ -51,6 +63,11 @@ Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webh
   if (!(url.starts_with("https://") || url.starts_with("http://")) || url.find_first_of("\n\r\"\\ ") != url.npos) {
     return fail(ErrorCode::config, fmt::format("notify_webhook '{}' is not an http(s) URL", url),
                 "rv config set notify_webhook https://hooks.example.org/rv");
+  }
+  if (url.starts_with("http://") && !loopback_url(url)) {
+    spdlog::warn("notify_webhook {} is plain http: the events (and a hook URL that is itself a secret) travel "
+                 "unencrypted; use https://",
+                 printable(url));
   }
   if (webhook_secret.empty()) {
     return fail(ErrorCode::config, "--notify: the webhook needs a signing secret",

@@ -15,6 +15,9 @@ namespace rv::app {
 // Lower-case hex HMAC-SHA256 (RFC 2104) of `data` with `key`.
 std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 
+// Whether `url` is http:// to this machine (127.0.0.1, localhost, [::1]): no warning for those.
+bool loopback_url(std::string_view url);
+
 struct NotifyPlan {
   std::string mail_user;     // #SBATCH --mail-user; "" = no mail
   bool webhook = false;      // the job POSTs events
@@ -23,7 +26,7 @@ struct NotifyPlan {
 
 // What --notify asks of request `request_id`, from the config and the webhook secret ("" = not
 // set). A config error when neither notify_email nor notify_webhook is set, when the URL is not
-// http(s), or when a webhook has no secret.
+// http(s), or when a webhook has no secret. A plain http:// URL to another host is warned about.
 Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webhook_secret,
                                const std::string& request_id);
 
