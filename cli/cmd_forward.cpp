@@ -3,6 +3,7 @@
 
 #include "app/forward.hpp"
 #include "cli/commands.hpp"
+#include "core/printable.hpp"
 #include "core/process/daemon.hpp"
 #include "core/process/stream.hpp"
 
@@ -34,7 +35,7 @@ store::RecordStore forward_store()
 
 void say(const std::string& text)
 {
-  std::fputs(text.c_str(), stdout);
+  std::fputs(printable(text).c_str(), stdout); // node names come from the cluster
   std::fflush(stdout);
 }
 
@@ -186,7 +187,7 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
       return std::unexpected(saved.error());
     }
     proc::ready(d);
-    std::fputs(fmt::format("rv: forwarding {}\n", forward_text(f)).c_str(), stderr);
+    std::fputs(printable(fmt::format("rv: forwarding {}\n", forward_text(f))).c_str(), stderr);
     return hold_forward(*real, store, target, fd, f);
   }
   if (!child_ready) {

@@ -3,6 +3,7 @@
 #include "app/init.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal_input.hpp"
+#include "core/printable.hpp"
 #include "core/secure_memory.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
@@ -37,8 +38,9 @@ class TerminalPrompter final : public app::Prompter {
 public:
   Result<std::string> ask(std::string_view question, const std::string& default_answer, std::string_view) override
   {
-    std::fputs(fmt::format("{}{}: ", question, default_answer.empty() ? "" : " [" + default_answer + "]").c_str(),
-               stderr);
+    std::fputs(
+        printable(fmt::format("{}{}: ", question, default_answer.empty() ? "" : " [" + default_answer + "]")).c_str(),
+        stderr);
     std::string line;
     if (!std::getline(std::cin, line)) {
       return fail(ErrorCode::interrupted, "rv init: no answer (end of input)", "run rv init again to resume");
@@ -63,7 +65,10 @@ public:
     }
     return pw;
   }
-  void say(std::string_view line) override { std::fputs(fmt::format("rv init: {}\n", line).c_str(), stderr); }
+  void say(std::string_view line) override
+  {
+    std::fputs(printable(fmt::format("rv init: {}\n", line)).c_str(), stderr);
+  }
 };
 
 // One line of stdin (--password-stdin) read with read(2), byte by byte: no stdio or iostream
@@ -126,7 +131,7 @@ public:
   void say(std::string_view line) override
   {
     if (!m_quiet) {
-      std::fputs(fmt::format("rv init: {}\n", line).c_str(), stderr);
+      std::fputs(printable(fmt::format("rv init: {}\n", line)).c_str(), stderr);
     }
   }
 
@@ -277,12 +282,13 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
         detail += fmt::format("{}{}={}", detail.empty() ? "" : " ", field, step[field].get<std::string>());
       }
     }
-    std::fputs(fmt::format("  {:<12} {:<10} {}\n", step.value("step", ""), step.value("status", ""), detail).c_str(),
+    std::fputs(printable(fmt::format("  {:<12} {:<10} {}\n", step.value("step", ""), step.value("status", ""), detail))
+                   .c_str(),
                stdout);
   }
-  std::fputs(fmt::format("config written to {}:\n", ctx.config_file).c_str(), stdout);
+  std::fputs(printable(fmt::format("config written to {}:\n", ctx.config_file)).c_str(), stdout);
   for (const auto& [k, v] : report->config) {
-    std::fputs(fmt::format("  {} = {}\n", k, v.empty() ? "(default)" : v).c_str(), stdout);
+    std::fputs(printable(fmt::format("  {} = {}\n", k, v.empty() ? "(default)" : v)).c_str(), stdout);
   }
   std::fputs("next: rv exec sinfo, rv up --dry-run, rv config show\n", stdout);
   return 0;

@@ -3,6 +3,7 @@
 
 #include "app/ssh_shell.hpp"
 #include "cli/commands.hpp"
+#include "core/printable.hpp"
 #include "core/store/record_store.hpp"
 
 #include <fmt/format.h>
@@ -56,7 +57,7 @@ Result<int> install_block(const std::string& block, const std::string& file, boo
   if (json) {
     print_json({{"installed", path.string()}, {"block", block}});
   } else {
-    std::fputs(fmt::format("{}wrote the block above into {}\n", block, path.string()).c_str(), stdout);
+    std::fputs(printable(fmt::format("{}wrote the block above into {}\n", block, path.string())).c_str(), stdout);
   }
   return 0;
 }
@@ -88,7 +89,7 @@ Result<int> run_ssh(const SshCmdOptions& opts, Context& ctx)
                   {"job_id", target.job_id},
                   {"block", block}});
     } else {
-      std::fputs(block.c_str(), stdout);
+      std::fputs(printable(block).c_str(), stdout);
     }
     return 0;
   }
