@@ -50,6 +50,10 @@ Result<int> install_block(const std::string& block, const std::string& file, boo
   if (fs::is_symlink(path, ec)) {
     path = fs::canonical(path, ec); // a dotfile manager's link stays a link: write where it points
   }
+  // One rv at a time edits it (the lock lives in rv's private state dir, never beside a --file in
+  // a shared directory); the write goes through a random O_EXCL|O_NOFOLLOW temp file (N13).
+  std::filesystem::create_directories(request_store().dir().parent_path(), ec);
+  RV_TRY(lock, store::FileLock::acquire(request_store().dir().parent_path() / "ssh-config.lock"));
   RV_TRY(old, read_text(path));
   RV_TRY(updated, with_managed_block(old, block));
   fs::create_directories(path.parent_path(), ec);
@@ -78,7 +82,7 @@ Result<int> run_ssh(const SshCmdOptions& opts, Context& ctx)
   RV_TRY(real, ctx.make_env());
   RV_TRY(target, running_target(real->env, opts.key, opts.node));
   if (opts.config) {
-    auto block = ssh_config_block(target, login_hop(real->env.cluster.where(), ctx.config.get("host")));
+    RV_TRY(block, ssh_config_block(target, login_hop(real->env.cluster.where(), ctx.config.get("host"))));
     if (opts.install) {
       return install_block(block, opts.ssh_file, ctx.global.json);
     }
