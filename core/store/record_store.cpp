@@ -263,8 +263,76 @@ Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* 
   return records;
 }
 
-nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs)
+namespace {
+
+// Whether `a` is an array of objects that each carry a distinct string member `key`.
+bool keyed_array(const nlohmann::json& a, std::string_view key)
 {
+  if (!a.is_array() || key.empty()) {
+    return false;
+  }
+  std::vector<std::string> seen;
+  for (const auto& e : a) {
+    auto it = e.is_object() ? e.find(key) : e.end();
+    if (!e.is_object() || it == e.end() || !it->is_string()) {
+      return false;
+    }
+    if (std::find(seen.begin(), seen.end(), it->get<std::string>()) != seen.end()) {
+      return false;
+    }
+    seen.push_back(it->get<std::string>());
+  }
+  return true;
+}
+
+nlohmann::json* find_keyed(nlohmann::json& a, std::string_view key, const nlohmann::json& id)
+{
+  for (auto& e : a) {
+    if (e[key] == id) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Element-wise merge of keyed arrays (N16): each element of `mine` that changed since `base` is
+// merged into the element of `theirs` with the same key; elements only `mine` added are appended,
+// elements `mine` removed are removed; the rest of `theirs` (its order, its additions) stays.
+nlohmann::json merge_keyed(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs,
+                           std::string_view key)
+{
+  nlohmann::json base_copy = base;
+  for (const auto& m : mine) {
+    const auto& id = m[key];
+    const auto* b = find_keyed(base_copy, key, id);
+    if (b && *b == m) {
+      continue; // unchanged here: keep theirs
+    }
+    if (auto* t = find_keyed(theirs, key, id)) {
+      *t = b ? three_way_merge(*b, m, *t, key) : m;
+    } else if (!b) {
+      theirs.push_back(m); // added here
+    }                      // else removed there while changed here: theirs wins
+  }
+  for (const auto& b : base) {
+    const auto& id = b[key];
+    const bool kept = std::any_of(mine.begin(), mine.end(), [&](const nlohmann::json& m) { return m[key] == id; });
+    if (!kept) {
+      theirs.erase(std::remove_if(theirs.begin(), theirs.end(), [&](const nlohmann::json& t) { return t[key] == id; }),
+                   theirs.end());
+    }
+  }
+  return theirs;
+}
+
+} // namespace
+
+nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs,
+                               std::string_view element_key)
+{
+  if (keyed_array(base, element_key) && keyed_array(mine, element_key) && keyed_array(theirs, element_key)) {
+    return merge_keyed(base, mine, std::move(theirs), element_key);
+  }
   if (!base.is_object() || !mine.is_object() || !theirs.is_object()) {
     return mine == base ? theirs : mine;
   }
@@ -275,7 +343,7 @@ nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json&
     }
     auto t = theirs.find(key);
     if (b != base.end() && t != theirs.end()) {
-      theirs[key] = three_way_merge(*b, value, *t);
+      theirs[key] = three_way_merge(*b, value, *t, element_key);
     } else {
       theirs[key] = value;
     }

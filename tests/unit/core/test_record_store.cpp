@@ -270,3 +270,33 @@ TEST_CASE("write_file_atomic never writes through a temp name planted beside the
   CHECK((fs::status(target).permissions() & fs::perms::all) == fs::perms(0600));
   fs::remove_all(dir);
 }
+
+// N16: `jobs` merged as one value: `rv stop` recorded one job CANCELLED while `rv run -f` saved
+// another job's state change, and the run's save put the stopped job back as it was.
+TEST_CASE("three_way_merge: a request's jobs merge job by job, matched by strategy_id")
+{
+  const nlohmann::json base = {{"jobs",
+                                {{{"strategy_id", "s1"}, {"state", "PENDING"}, {"job_id", "11"}},
+                                 {{"strategy_id", "s2"}, {"state", "PENDING"}, {"job_id", "12"}}}}};
+  auto mine = base; // rv run -f: s1 started
+  mine["jobs"][0]["state"] = "RUNNING";
+  auto theirs = base; // rv stop: s2 cancelled, and rv ps adopted an orphan
+  theirs["jobs"][1]["state"] = "CANCELLED";
+  theirs["jobs"].push_back({{"strategy_id", "orphan"}, {"state", "PENDING"}, {"job_id", "13"}});
+  auto merged = three_way_merge(base, mine, theirs);
+  REQUIRE(merged["jobs"].size() == 3);
+  CHECK(merged["jobs"][0]["state"] == "RUNNING");
+  CHECK(merged["jobs"][1]["state"] == "CANCELLED");
+  CHECK(merged["jobs"][2]["job_id"] == "13");
+  // A job only mine added is appended; one mine removed goes.
+  auto mine2 = base;
+  mine2["jobs"].erase(1);
+  mine2["jobs"].push_back({{"strategy_id", "orphan-14"}, {"state", "PENDING"}, {"job_id", "14"}});
+  auto merged2 = three_way_merge(base, mine2, theirs);
+  REQUIRE(merged2["jobs"].size() == 3);
+  CHECK(merged2["jobs"][0]["strategy_id"] == "s1");
+  CHECK(merged2["jobs"][1]["strategy_id"] == "orphan");
+  CHECK(merged2["jobs"][2]["strategy_id"] == "orphan-14");
+  // Arrays without the key (or with duplicates) are still one value.
+  CHECK(three_way_merge({{"a", {1, 2}}}, {{"a", {1, 3}}}, {{"a", {4}}})["a"] == nlohmann::json{1, 3});
+}
