@@ -255,14 +255,29 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     live.event(ended_event(r.id, *status, code));
     return code;
   }
-  auto c = req.tail >= 0 ? proc::remote::last_lines_command(path, req.tail) : proc::remote::read_command(path);
-  c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
-  RV_TRY(o, env.cluster.run(c));
-  if (!o.ok()) {
-    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),
-                "the log appears once the job starts");
+  if (req.tail >= 0) {
+    auto c = proc::remote::last_lines_command(path, req.tail);
+    c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
+    RV_TRY(o, env.cluster.run(c));
+    if (!o.ok()) {
+      return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),
+                  "the log appears once the job starts");
+    }
+    return 0;
   }
-  return 0;
+  // The whole log, a chunk at a time (#17): rv holds at most one chunk of a multi-GB log.
+  for (std::size_t offset = 0;;) {
+    RV_TRY(o, env.cluster.run(proc::remote::read_from_command(path, offset)));
+    if (!o.ok()) {
+      return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),
+                  "the log appears once the job starts");
+    }
+    job_output.log_text(o.out, req.err);
+    offset += o.out.size();
+    if (o.out.size() < proc::remote::k_log_chunk || interrupt_signal() != 0) {
+      return 0;
+    }
+  }
 }
 
 } // namespace rv::app
