@@ -28,11 +28,18 @@ bool Race::cancelled_by_a_claim(const std::map<std::string, JobView>& views) con
   if (m_winner) {
     return false;
   }
-  return std::any_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) {
+  auto state_of = [&](const RaceEntry& e) {
     auto it = views.find(e.job_id);
-    return !e.cancel_sent && it != views.end() && it->second.state == JobState::cancelled &&
-           it->second.start_epoch == 0;
+    return it != views.end() ? it->second : e.last;
+  };
+  // Only on the poll that would end the race without a winner: every sibling over (or hopeless).
+  const bool all_over = std::all_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) {
+    return is_terminal(state_of(e).state) || !e.hopeless_reason.empty();
   });
+  return all_over && std::any_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) {
+           const auto v = state_of(e);
+           return !e.cancel_sent && v.state == JobState::cancelled && v.start_epoch == 0;
+         });
 }
 
 RaceDecision Race::observe(const std::map<std::string, JobView>& views, const std::string& claimant,

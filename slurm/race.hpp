@@ -68,9 +68,10 @@ public:
   // True when at least `min_candidates` siblings have started this poll and no winner is known
   // (the caller may read the claim).
   bool needs_claimant(const std::map<std::string, JobView>& views, int min_candidates = 2) const;
-  // True when no winner is known and a sibling that rv did not cancel shows CANCELLED without
-  // having started: what the guard of a claiming job does to its siblings. The claimant may be a
-  // job rv does not track (N3), so the caller reads the claim.
+  // True on the poll that would end the race without a winner (every sibling over or hopeless)
+  // when a sibling that rv did not cancel shows CANCELLED without having started: what the guard
+  // of a claiming job does to its siblings. The claimant may be a job rv does not track (N3), so
+  // the caller reads the claim once before it gives up.
   bool cancelled_by_a_claim(const std::map<std::string, JobView>& views) const;
 
 private:

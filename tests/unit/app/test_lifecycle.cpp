@@ -388,6 +388,9 @@ TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reas
   expect_sbatch(w.cluster, "702");
   w.cluster.on([](const auto& a) { return has(a, "squeue"); },
                Cluster::ok(squeue_row("701", "CANCELLED", "", "0:00") + squeue_row("702", "FAILED", "", "0:00")));
+  // 701 was cancelled unstarted, not by rv: the race reads the claim once before it gives up (N3).
+  w.cluster.on([](const auto& a) { return mentions(a, "/claim/owner"); },
+               Cluster::reply(1, "", "cat: owner: No such file or directory\n"));
   w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/env"); }, Cluster::ok());
   auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
   REQUIRE_FALSE(rc);
