@@ -1,7 +1,5 @@
 #include "app/ssh_shell.hpp"
 
-#include "core/printable.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,7 +113,7 @@ bool config_word(std::string_view s, std::string_view extra)
 Result<std::string> ssh_config_block(const NodeTarget& t, const LoginHop& login)
 {
   const auto bad = [](std::string_view what, std::string_view value) {
-    return fail(ErrorCode::parse, fmt::format("rv will not write {} '{}' into an ssh config", what, printable(value)),
+    return fail(ErrorCode::parse, fmt::format("rv will not write {} {:?} into an ssh config", what, value),
                 "it is not a plain host or user name; write the Host block by hand");
   };
   if (!config_word(t.address, ":")) {
