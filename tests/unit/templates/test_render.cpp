@@ -124,6 +124,10 @@ void check_script_properties(const rv::templates::testing::Case& c, const std::s
   }
   CHECK(d["output"] == o.log_dir + "/%x-%j.out");
   CHECK(d["error"] == o.log_dir + "/%x-%j.err");
+  if (!o.workdir.empty()) {
+    expected.insert("chdir");
+    CHECK(d["chdir"] == o.workdir); // Slurm's WorkDir: what snapshot pruning reads (#16)
+  }
   if (s.kind == rv::model::StrategyKind::checkpoint) {
     expected.insert({"signal", "open-mode"});
     auto sig = normalize_signal(o.signal);
