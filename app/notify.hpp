@@ -12,9 +12,6 @@
 
 namespace rv::app {
 
-// Lower-case hex HMAC-SHA256 (RFC 2104) of `data` with `key`.
-std::string hmac_sha256_hex(std::string_view key, std::string_view data);
-
 // Whether `url` is http:// to this machine (127.0.0.1, localhost, [::1]): no warning for those.
 bool loopback_url(std::string_view url);
 

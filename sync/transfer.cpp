@@ -38,25 +38,27 @@ double seconds_since(Clock::time_point t0)
 }
 
 // Applies deletions and directory creation below $1, from NUL-separated records on stdin:
-// W marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
+// W<content> marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
 // D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
-// marked, is not reached through a symlink and only the user can write it (N4), whatever the
-// records say (docs/sync.md).
-// $2 = private: the project's own workspace, made and kept 0700 (new parents too), so that a
+// marked with exactly $2 (the marker that proves rv wrote it for this directory) or by a W record,
+// is not reached through a symlink and only the user can write it (N4), whatever the records say
+// (docs/sync.md).
+// $3 = private: the project's own workspace, made and kept 0700 (new parents too), so that a
 // custom sync_root outside the 0700 remote_root does not expose the code and a `.env` (N7).
-constexpr const char* k_apply = R"sh(if [ "$2" = private ]; then
+constexpr const char* k_apply = R"sh(if [ "$3" = private ]; then
   (umask 077 && mkdir -p -- "$1") && chmod 700 -- "$1" || exit 1
 fi
 mkdir -p -- "$1" && cd -- "$1" || exit 1
 own=0
-if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ]; then own=1; fi
+if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ] && [ -n "$2" ] &&
+  [ "$(cat .rv-workspace; echo x)" = "${2}x" ]; then own=1; fi
 if [ -n "$(find . -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ]; then own=2; fi
 status=0
 while IFS= read -r -d '' rec; do
   p=${rec#?}
   case $rec in
     W*) rm -f -- .rv-workspace
-        printf 'rv workspace: rv sync mirrors the project here, deletions included\n' >.rv-workspace || exit 1
+        printf '%s' "$p" >.rv-workspace || exit 1
         [ -L "$1" ] || [ "$own" = 2 ] || own=1 ;;
     R*|X*|D*) if [ "$own" != 1 ]; then
         printf 'refusing to delete in %s: it is not an rv workspace, or others can write there\n' "$1" >&2
@@ -267,6 +269,11 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options)
 {
   const auto t0 = Clock::now();
+  for (const auto& e : sel.entries) {
+    if (is_workspace_marker(e.path)) { // list_project_files never selects one; a caller's list might
+      return fail(ErrorCode::usage, fmt::format("refusing to send {}: rv's workspace marker is never sent", e.path));
+    }
+  }
   if (!options.target.owned) {
     RV_TRY(facts, inspect_target(remote, remote_dir, options.target));
     RV_TRY(early, decide_target(remote_dir, facts, options.target, false));
@@ -297,7 +304,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     records += '\0';
   };
   if (decision.write_marker) {
-    add('W', "");
+    add('W', decision.marker_text);
   }
   for (const auto& p : plan.remove) {
     add('R', p);
@@ -312,7 +319,8 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     add('M', p);
   }
   proc::Command apply;
-  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir, options.target.owned ? "private" : "shared"};
+  apply.argv = {
+      "bash", "-c", k_apply, "rv-apply", remote_dir, decision.marker_text, options.target.owned ? "private" : "shared"};
   apply.stdin_data = records;
   apply.timeout = std::chrono::seconds(300);
   RV_TRY(applied, remote.run(apply));
