@@ -405,67 +405,68 @@ TEST_CASE("sync target: nothing inside rv's remote root or cache root is a push 
   CHECK(fs::exists(h.base / "cache/huggingface/token"));
   CHECK_FALSE(fs::exists(h.home / ".rv/requests/train.py"));
   CHECK(push(h.home / "data", false)); // elsewhere: as before
+}
 
-  // N1 (security review 2, HIGH): a project holding `.rv-workspace` (a copy of a workspace or a
-  // snapshot) was pushed like any file, marked the target as rv's, and the next push deleted the
-  // user's other files there.
-  TEST_CASE("sync target: a project carrying the marker, pushed twice into an unmarked directory, deletes nothing")
-  {
-    FakeHome h;
-    std::ofstream(h.project / std::string(k_workspace_marker)) << "rv workspace: copied from a snapshot\n";
-    fs::create_directories(h.project / "sub");
-    std::ofstream(h.project / "sub" / std::string(k_workspace_marker)) << "x\n";
-    auto sel = list_project_files(h.project, h.local, SelectOptions{});
-    REQUIRE(sel);
-    for (const auto& e : sel->entries) {
-      CHECK_FALSE(is_workspace_marker(e.path)); // never selected, at any depth
-    }
-    for (int i = 0; i < 2; ++i) {
-      auto r = h.push(h.home / "data");
-      REQUIRE(r);
-      CHECK_FALSE(r->mirrored);
-      CHECK(fs::exists(h.home / "data/big/results.csv"));
-      CHECK(fs::exists(h.home / "data/train.py"));
-      CHECK_FALSE(fs::exists(h.home / "data" / std::string(k_workspace_marker)));
-    }
-    // A caller's own list holding the marker is refused, not sent.
-    FileSelection forged = *sel;
-    forged.entries.push_back(forged.entries.front());
-    forged.entries.back().path = std::string(k_workspace_marker);
-    PushOptions o;
-    o.target.marker_key = h.key;
-    auto r = rv::sync::push(h.local, h.local, h.project, forged, (h.home / "data").string(), o);
-    REQUIRE_FALSE(r);
-    CHECK(r.error().message.find("never sent") != std::string::npos);
-    CHECK(h.home_intact());
+// N1 (security review 2, HIGH): a project holding `.rv-workspace` (a copy of a workspace or a
+// snapshot) was pushed like any file, marked the target as rv's, and the next push deleted the
+// user's other files there.
+TEST_CASE("sync target: a project carrying the marker, pushed twice into an unmarked directory, deletes nothing")
+{
+  FakeHome h;
+  std::ofstream(h.project / std::string(k_workspace_marker)) << "rv workspace: copied from a snapshot\n";
+  fs::create_directories(h.project / "sub");
+  std::ofstream(h.project / "sub" / std::string(k_workspace_marker)) << "x\n";
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  for (const auto& e : sel->entries) {
+    CHECK_FALSE(is_workspace_marker(e.path)); // never selected, at any depth
   }
-
-  TEST_CASE("sync target: only a marker this user's rv wrote for this very directory lets a push delete")
-  {
-    FakeHome h;
-    const auto ws = h.home / "projects/x";
-    REQUIRE(h.push(ws)); // new: created, mirrored, marked with its proof
-    const auto marker = ws / std::string(k_workspace_marker);
-    std::ifstream in(marker);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK(text == marker_text(h.key, fs::canonical(ws).string()));
-    // The same marker copied into ~/data (cp -r of a workspace on the cluster) proves nothing there.
-    fs::copy_file(marker, h.home / "data" / std::string(k_workspace_marker));
-    auto copied = h.push(h.home / "data");
-    REQUIRE(copied);
-    CHECK_FALSE(copied->mirrored);
-    CHECK(copied->note.find("did not write") != std::string::npos);
+  for (int i = 0; i < 2; ++i) {
+    auto r = h.push(h.home / "data");
+    REQUIRE(r);
+    CHECK_FALSE(r->mirrored);
     CHECK(fs::exists(h.home / "data/big/results.csv"));
-    // A marker of an older rv (no proof), or one signed with another user's key, proves nothing either.
-    for (const std::string& forged : {std::string("rv workspace: rv sync mirrors the project here\n"),
-                                      marker_text("someone else's key", fs::canonical(h.home / "data").string())}) {
-      std::ofstream(h.home / "data" / std::string(k_workspace_marker)) << forged;
-      auto r = h.push(h.home / "data");
-      REQUIRE(r);
-      CHECK_FALSE(r->mirrored);
-      CHECK(fs::exists(h.home / "data/big/results.csv"));
-    }
-    // Without a key nothing is trusted and nothing is marked; the workspace still mirrors when owned.
-    CHECK_FALSE(marker_proves(text, "", fs::canonical(ws).string()));
-    CHECK(h.home_intact());
+    CHECK(fs::exists(h.home / "data/train.py"));
+    CHECK_FALSE(fs::exists(h.home / "data" / std::string(k_workspace_marker)));
   }
+  // A caller's own list holding the marker is refused, not sent.
+  FileSelection forged = *sel;
+  forged.entries.push_back(forged.entries.front());
+  forged.entries.back().path = std::string(k_workspace_marker);
+  PushOptions o;
+  o.target.marker_key = h.key;
+  auto r = rv::sync::push(h.local, h.local, h.project, forged, (h.home / "data").string(), o);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("never sent") != std::string::npos);
+  CHECK(h.home_intact());
+}
+
+TEST_CASE("sync target: only a marker this user's rv wrote for this very directory lets a push delete")
+{
+  FakeHome h;
+  const auto ws = h.home / "projects/x";
+  REQUIRE(h.push(ws)); // new: created, mirrored, marked with its proof
+  const auto marker = ws / std::string(k_workspace_marker);
+  std::ifstream in(marker);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == marker_text(h.key, fs::canonical(ws).string()));
+  // The same marker copied into ~/data (cp -r of a workspace on the cluster) proves nothing there.
+  fs::copy_file(marker, h.home / "data" / std::string(k_workspace_marker));
+  auto copied = h.push(h.home / "data");
+  REQUIRE(copied);
+  CHECK_FALSE(copied->mirrored);
+  CHECK(copied->note.find("did not write") != std::string::npos);
+  CHECK(fs::exists(h.home / "data/big/results.csv"));
+  // A marker of an older rv (no proof), or one signed with another user's key, proves nothing either.
+  for (const std::string& forged : {std::string("rv workspace: rv sync mirrors the project here\n"),
+                                    marker_text("someone else's key", fs::canonical(h.home / "data").string())}) {
+    std::ofstream(h.home / "data" / std::string(k_workspace_marker)) << forged;
+    auto r = h.push(h.home / "data");
+    REQUIRE(r);
+    CHECK_FALSE(r->mirrored);
+    CHECK(fs::exists(h.home / "data/big/results.csv"));
+  }
+  // Without a key nothing is trusted and nothing is marked; the workspace still mirrors when owned.
+  CHECK_FALSE(marker_proves(text, "", fs::canonical(ws).string()));
+  CHECK(h.home_intact());
+}
