@@ -145,8 +145,10 @@ std::string command_help(const CLI::App& app, std::size_t width)
   const auto globals = spec_of(root_of(app));
   out += section("Global options (before or after the command)", rows(option_rows(globals.options), width));
   out += examples_section(examples_of(path.substr(3)), width);
-  if (!app.get_footer().empty()) {
-    out += "\n" + app.get_footer() + "\n";
+  if (!app.get_footer().empty()) { // prose: one paragraph, wrapped like the rest
+    auto footer = app.get_footer();
+    std::replace(footer.begin(), footer.end(), '\n', ' ');
+    out += "\n" + wrap(footer, width, 0) + "\n";
   }
   return out;
 }

@@ -162,7 +162,7 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   lines = status_lines(*s);
   CHECK(has("Fair-share ("));
   CHECK(has("0.750 (effective usage 0.250)"));
-  CHECK_FALSE(has("?"));
+  CHECK_FALSE(has("shares ?"));
   auto j = to_json(*s);
   CHECK(j["requests"][0]["reason_text"] == "waiting for free GPUs");
   CHECK(j["limits"][0]["max"] == 60000);

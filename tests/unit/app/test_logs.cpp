@@ -35,6 +35,7 @@ public:
       o.err = fmt::format("{}: {}: No such file or directory\n", c.argv.front(), path);
       return o;
     }
+    o.exit_code = 0;
     o.out = f->second;
     if (c.argv.front() == "tail") { // tail -n N -- path: the last N lines
       const auto n = std::stoul(c.argv[2]);

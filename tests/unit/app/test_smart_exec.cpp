@@ -81,7 +81,7 @@ TEST_CASE("app: a launcher naming a script that is not here is refused before th
   std::ofstream(base / "run.sh") << "x";
   auto dot = check({"./rnu.sh", "--fast"});
   REQUIRE_FALSE(dot);
-  CHECK(dot.error().message == "run ./rnu.sh: no such file in " + base.string());
+  CHECK(dot.error().message.starts_with("run ./rnu.sh: no such file in " + base.string()));
   CHECK(dot.error().hint.find("did you mean ./run.sh?") != std::string::npos);
   CHECK_FALSE(check({"./nosuch.sh"}));
   CHECK_FALSE(check({"FOO=1 ./nosuch.sh x"}));

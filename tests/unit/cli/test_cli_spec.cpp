@@ -169,16 +169,16 @@ TEST_CASE("cli spec: the zsh completion is zsh's own, with descriptions and requ
     return capture("RV_STATE_DIR='" + (dir.path / "state").string() + "' zsh -fc 'compdef() { :; }; source " + f +
                    "; _describe() { print -l -- \"${(@P)4}\"; }; words=(" + words + "); CURRENT=${#words}; _rv'");
   };
-  const auto top = complete("rv ''");
+  const auto top = complete("rv \"\"");
   CHECK(top.find("run:submit a job\n") != std::string::npos);
   CHECK(top.find("--host:login host\n") != std::string::npos);
   CHECK(top.find("secret") == std::string::npos);
   const auto run = complete("rv run --g");
   CHECK(run.find("--gpu:GPUs per job\n") != std::string::npos);
   CHECK(run.find("--host:login host\n") != std::string::npos); // global flags after a command
-  CHECK(complete("rv sync push ''").find("--delete:mirror with deletions\n") != std::string::npos);
-  CHECK(complete("rv logs ''").find("3f9c02ab:request\n") != std::string::npos);
-  CHECK(complete("rv run ''").find("3f9c02ab") == std::string::npos);
+  CHECK(complete("rv sync push \"\"").find("--delete:mirror with deletions\n") != std::string::npos);
+  CHECK(complete("rv logs \"\"").find("3f9c02ab:request\n") != std::string::npos);
+  CHECK(complete("rv run \"\"").find("3f9c02ab") == std::string::npos);
   CHECK(rv::cli::completion_script(spec, "powershell").empty());
 }
 

@@ -75,7 +75,7 @@ TEST_CASE("parse errors: unknown commands and flags get rv's words, a did-you-me
       {{"ps", "extra"}, "rv ps: unexpected argument 'extra'", "`rv ps --help`"},
       {{"sync"}, "rv sync needs one of: push, pull", "`rv sync --help`"},
       {{"sync", "psh"}, "rv sync has no command 'psh'", "did you mean `rv sync push`?"},
-      {{"run", "-g", "abc"}, "rv run: ", "`rv run --help`"},
+      {{"run", "-g", "abc"}, "--gpu takes a whole number, not 'abc'", "`rv run --help`"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args.empty() ? std::string("(none)") : c.args.front());
