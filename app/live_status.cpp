@@ -72,8 +72,8 @@ void LiveStatus::waiting(const RequestRecord& rec)
 {
   begin_wait(rec);
   draw();
-  if (m_mode == ProgressMode::plain && m_env.verbosity == 0) {
-    m_env.output.err("rv: " + m_view.title + "\n"); // the wait in one line; -v: each change of each job
+  if (m_mode == ProgressMode::plain) {
+    m_env.output.err("rv: " + m_view.title + "\n"); // the wait in one line; -v adds each change of each job
   }
 }
 

@@ -113,6 +113,7 @@ TEST_CASE("live status: without a terminal and with -v, one plain line per chang
   LiveStatus live(w.env, true);
   race(w, l, live);
   CHECK(w.output.stderr_text ==
+        "rv: request 3f9c02ab: waiting for its job to start\n"
         "rv: s1 (job 301): PENDING: other jobs are ahead in the queue (Priority) [0:00]\n"
         "rv: s1 (job 301): PENDING: waiting for free GPUs (Resources), est. start 2026-11-22T14:05:00 [0:01]\n"
         "rv: s1 (job 301): RUNNING on a100-1 [0:03]\n");
