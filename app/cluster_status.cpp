@@ -353,10 +353,17 @@ std::vector<std::string> status_lines(const ClusterStatus& s)
   }
   out.emplace_back();
   for (const auto& r : s.fairshare) {
-    out.push_back(fmt::format("Fair-share ({}): {} (effective usage {}, normalised shares {})", printable(r.account),
-                              r.fair_share ? fmt::format("{:.3f}", *r.fair_share) : "?",
-                              r.effective_usage ? fmt::format("{:.3f}", *r.effective_usage) : "?",
-                              r.norm_shares ? fmt::format("{:.3f}", *r.norm_shares) : "?"));
+    // What sshare left empty is left out, not shown as "?" (#24 item 12).
+    std::vector<std::string> parts;
+    if (r.effective_usage) {
+      parts.push_back(fmt::format("effective usage {:.3f}", *r.effective_usage));
+    }
+    if (r.norm_shares) {
+      parts.push_back(fmt::format("normalised shares {:.3f}", *r.norm_shares));
+    }
+    out.push_back(fmt::format("Fair-share ({}): {}{}", printable(r.account),
+                              r.fair_share ? fmt::format("{:.3f}", *r.fair_share) : "not known",
+                              parts.empty() ? "" : fmt::format(" ({})", text::join(parts, ", "))));
   }
   if (s.limits.empty()) {
     out.emplace_back("Limits: no group limits on your associations");

@@ -67,7 +67,7 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
   std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
   for (int attempt = 0;; ++attempt) {
     LiveStatus live(env, follow);
-    live.phase(submitting_text(current.plan.strategies.size(), runner.where()));
+    live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true); // plain: said once submitted
     RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
     if (!follow) {
       launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
@@ -187,7 +187,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap and
   // gets the job's environment there (the holder itself needs no venv or set-up).
   LiveStatus live(env, false); // `rv up --json` prints one document, not events
-  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()));
+  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()), true);
   RunExtras holder = extras;
   holder.setup.clear();
   holder.venv.clear();
@@ -249,6 +249,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
     launched.release();
     return status;
   }
+  spdlog::info("released allocation {}", winner.job_id);
   for (auto& j : launched.rec.jobs) {
     if (j.job_id == winner.job_id) {
       j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it

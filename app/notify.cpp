@@ -1,5 +1,6 @@
 #include "app/notify.hpp"
 
+#include "core/config.hpp"
 #include "core/printable.hpp"
 #include "core/process/shell.hpp"
 #include "core/secrets.hpp"
@@ -33,7 +34,7 @@ Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webh
   if (url.empty()) {
     return plan;
   }
-  if (!(url.starts_with("https://") || url.starts_with("http://")) || url.find_first_of("\n\r\"\\ ") != url.npos) {
+  if (!is_http_url(url)) { // config set refuses it too; Settings may come from elsewhere
     return fail(ErrorCode::config, fmt::format("notify_webhook '{}' is not an http(s) URL", url),
                 "rv config set notify_webhook https://hooks.example.org/rv");
   }

@@ -93,6 +93,9 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.times = found.times;
   run.roots = found.roots;
   run.times.connect_s = connect_s;
+  for (const auto& w : strategy::association_warnings(run.cluster, request)) {
+    spdlog::warn("{}", w); // before anything is queued (#24 item 12)
+  }
   const auto plan_start = env.clock.now();
   auto ranked_options = options; // this host's prediction history corrects biased estimates
   ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());

@@ -164,7 +164,9 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   if (!stats->cancelled.empty()) {
     siblings = fmt::format("; cancelled {}", fmt::join(stats->cancelled, " "));
   } else if (rec.jobs.size() > 1) {
-    siblings = "; its siblings had already ended (the winner's guard cancels them as it starts)";
+    // The winner's guard cancels them as it starts: they may not have ended yet (#24 item 9).
+    siblings = fmt::format("; the winner's job cancels its {} {}", rec.jobs.size() - 1,
+                           rec.jobs.size() == 2 ? "sibling" : "siblings");
   }
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);

@@ -128,7 +128,7 @@ Result<std::string> ssh_config_block(const NodeTarget& t, const LoginHop& login)
   if (!login.host.empty() && !config_word(proxy_jump(login), ":[]@")) {
     return bad("the login host", proxy_jump(login));
   }
-  std::string b = fmt::format("{}\n# request {}, job {} on {} (rv ssh --config --install rewrites this block)\n",
+  std::string b = fmt::format("{}\n# request {}, job {} on {} (rv ssh --print-config --install rewrites this block)\n",
                               begin_marker, t.request_id, t.job_id, t.node);
   b += fmt::format("Host rv-{}\n  HostName {}\n", t.request_id, t.address);
   if (!login.user.empty()) {

@@ -224,14 +224,14 @@ void setup_forward(CLI::App& app, Context& ctx)
       ->check(CLI::Range(1, 65535));
   fwd->add_option("request", opts->key, "request id (or prefix), job id, or job name; default the newest running");
   fwd->add_option("--local-port", opts->local_port, "listen on this local port (default PORT)")
+      ->type_name("PORT")
       ->check(CLI::Range(1, 65535));
-  fwd->add_option("--node", opts->node, "node K of a multi-node job (0 = the first)")->check(CLI::NonNegativeNumber);
+  fwd->add_option("--node", opts->node, "node K of a multi-node job (0 = the first)")
+      ->type_name("K")
+      ->check(CLI::NonNegativeNumber);
   fwd->add_flag("--list", opts->list, "the forwards running in the background");
   fwd->add_flag("--stop", opts->stop, "stop the forward on local port PORT (every forward without PORT)");
   fwd->add_flag("--foreground", opts->foreground, "stay in the foreground (Ctrl-C stops it)");
-  fwd->footer("  rv forward 8888               Jupyter on the newest running request: http://127.0.0.1:8888\n"
-              "  rv forward 6006 3f9c02ab --local-port 16006\n"
-              "  rv forward --list;  rv forward --stop 8888");
   fwd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_forward_cmd(*opts, ctx); }; });
 }
 

@@ -236,6 +236,7 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   o.port = flags.port;
   o.identity = given(config, "identity_file") ? expand_home(config.get("identity_file")) : "";
   o.ssh_config = expand_home(config.get("ssh_config"));
+  o.ssh_config_given = given(config, "ssh_config");
   o.known_hosts = expand_home(config.get("known_hosts"));
   const auto home = local_home();
   if (home.empty()) {
@@ -305,14 +306,16 @@ void setup_init(CLI::App& app, Context& ctx)
               "from -i (used, or generated there), the account from -A. A password is used once to\n"
               "install the key and never stored: with --non-interactive give it on stdin\n"
               "(--password-stdin) or in RV_INIT_PASSWORD, never as an argument. docs/init.md.");
-  cmd->add_option("--user", flags->user, "user name on the cluster");
-  cmd->add_option("--port", flags->port, "SSH port of the login node")->check(CLI::Range(1, 65535));
+  cmd->add_option("--user", flags->user, "user name on the cluster")->type_name("NAME");
+  cmd->add_option("--port", flags->port, "SSH port of the login node")->type_name("PORT")->check(CLI::Range(1, 65535));
   cmd->add_flag("--non-interactive", flags->non_interactive, "ask nothing: every answer comes from a flag");
   cmd->add_flag("--password-stdin", flags->password_stdin, "read the password (first line) from stdin");
   cmd->add_flag("-y,--yes", flags->yes, "accept the host key the server offers (see --host-key-fingerprint)");
   cmd->add_option("--host-key-fingerprint", flags->host_key_fingerprint,
-                  "accept only this host key (SHA256:... as ssh-keygen -lf prints it)");
-  cmd->add_option("--scratch", flags->scratch, "scratch directory for the caches, or 'none' (default: detected)");
+                  "accept only this host key (SHA256:... as ssh-keygen -lf prints it)")
+      ->type_name("FINGERPRINT");
+  cmd->add_option("--scratch", flags->scratch, "scratch directory for the caches, or 'none' (default: detected)")
+      ->type_name("DIR");
   cmd->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_init_command(*flags, ctx); }; });
 }
 

@@ -85,7 +85,7 @@ Result<std::unique_ptr<proc::Runner>> Context::make_runner()
   if (host.empty()) {
     if (!proc::on_path("sinfo")) {
       return fail(ErrorCode::usage, "no cluster to talk to: no --host given and Slurm's commands are not on PATH",
-                  "pass --host [user@]login-node, set RV_HOST, or put \"host\" in " + Config::default_path());
+                  "run `rv init` to set up your cluster (or pass --host [user@]login-node, or set RV_HOST)");
     }
     spdlog::debug("runner: local (Slurm commands on PATH)");
     return std::make_unique<proc::LocalRunner>();

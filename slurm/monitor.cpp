@@ -66,7 +66,7 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
                 fmt::format("scancel {} failed (exit {}): {}", text::join(job_ids, " "), outcome.status(), outcome.err),
                 fmt::format("cancel them by hand: scancel {}", text::join(job_ids, " ")));
   }
-  spdlog::info("cancelled {}", text::join(job_ids, " "));
+  spdlog::debug("cancelled {}", text::join(job_ids, " "));
   return {};
 }
 

@@ -5,6 +5,7 @@
 #include "strategy/queue_plan.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -109,8 +110,44 @@ Error no_viable_strategy(const Plan& plan)
   for (const auto& r : plan.rejected) {
     why += fmt::format("; {} on {}: {}", r.gpu_type.empty() ? "untyped" : r.gpu_type, r.partition, r.reason);
   }
-  return Error{ErrorCode::no_strategy, "no viable strategy for this request" + why,
-               "`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit"};
+  return Error{ErrorCode::no_strategy, "no viable strategy for this request" + why, no_fit_hint(plan)};
+}
+
+std::string no_fit_hint(const Plan& plan)
+{
+  // One hint per kind of cause, in the order of the rejections; a shape that does not fit is the
+  // usual one.
+  std::vector<std::string> hints;
+  auto add = [&](std::string h) {
+    if (std::find(hints.begin(), hints.end(), h) == hints.end()) {
+      hints.push_back(std::move(h));
+    }
+  };
+  for (const auto& r : plan.rejected) {
+    const auto& why = r.reason;
+    if (why.starts_with("not selected by --type")) {
+      continue;
+    }
+    if (why.find("Invalid node name") != std::string::npos) {
+      add("--exclude names a node Slurm does not know (`rv exec sinfo -N` lists them)");
+    } else if (why.find("Invalid qos") != std::string::npos || why.starts_with("QOS ")) {
+      add("check --qos (`rv status` lists yours)");
+    } else if (why.find("Invalid account") != std::string::npos || why.starts_with("account ")) {
+      add("check -A/--account (`rv status` lists yours)");
+    } else if (why.starts_with("Slurm refuses it:")) {
+      add("Slurm refuses the request itself (its words are above): check --exclude, --qos, -A and --mem");
+    } else if (why.starts_with("VRAM of")) {
+      add("leave --vram out, or add the types' vram_gb to the site profile");
+    } else if (why.find("GB VRAM <") != std::string::npos) {
+      add("no GPU type has that much memory: a smaller --vram");
+    } else {
+      add("`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit");
+    }
+  }
+  if (hints.empty()) {
+    add("`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit");
+  }
+  return text::join(hints, "; ");
 }
 
 } // namespace rv::strategy

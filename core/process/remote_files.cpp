@@ -90,6 +90,7 @@ Command read_from_command(const std::string& path, std::size_t offset, std::size
 {
   // $0 is "tail": what its errors are named after.
   return with_timeout({"sh", "-c",
+                       "[ -e \"$1\" ] || { echo \"$0: $1: No such file or directory\" >&2; exit 1; }; "
                        "[ -r \"$1\" ] || { echo \"$0: cannot read $1\" >&2; exit 1; }; "
                        "tail -c \"+$2\" -- \"$1\" | head -c \"$3\"",
                        "tail", path, std::to_string(offset + 1), std::to_string(max_bytes)});

@@ -158,3 +158,31 @@ HOME=$IT_DIR/home2 XDG_CONFIG_HOME=$IT_DIR/config2 run "$RV" init --non-interact
 assert_rc 253 "an unknown host key without --yes"
 assert_contains "$RUN_ERR" "--yes" "says how to accept it"
 pass "host key: a wrong pin is refused (252), an unconfirmed key is not trusted (253)"
+
+# ---- #24 item 8: an ~/.ssh/config alias whose IdentityFile works: no new key, none written ----
+# A fresh laptop (home3) whose ssh config names the key installed above; rv init used to generate
+# ~/.ssh/id_ed25519, report "the host already accepts the key" (it was the alias's) and write the
+# new key into the config, which the cluster refused (exit 254) without that ssh config.
+home3=$IT_DIR/home3
+mkdir -p "$home3/.ssh"
+cp "$key" "$IT_DIR/alias_key"
+chmod 600 "$IT_DIR/alias_key"
+cat >"$IT_DIR/alias_config" <<CONF
+Host rvinit-alias
+  HostName 127.0.0.1
+  Port $PORT
+  User $USER_NAME
+  IdentityFile $IT_DIR/alias_key
+CONF
+HOME=$home3 XDG_CONFIG_HOME=$IT_DIR/config3 run "$RV" --ssh-config "$IT_DIR/alias_config" init --non-interactive \
+  --host rvinit-alias --yes --scratch none
+assert_rc 0 "rv init with a working alias"
+[[ ! -e $home3/.ssh/id_ed25519 ]] || it_fail "rv init generated a key although the alias's key works"
+assert_match "$RUN_OUT" "  key +unchanged .*the host accepts a key of yours" "the working key is used"
+cfg3=$IT_DIR/config3/rv/config.json
+assert_eq "" "$(jq -r '.identity_file // ""' "$cfg3")" "the config names no key of its own"
+assert_eq "$IT_DIR/alias_config" "$(jq -r .ssh_config "$cfg3")" "--ssh-config is saved"
+HOME=$home3 XDG_CONFIG_HOME=$IT_DIR/config3 run "$RV" exec id -un
+assert_rc 0 "rv exec with the config init wrote (no --ssh-config flag)"
+assert_eq "$USER_NAME" "$RUN_OUT" "rv exec logs in through the alias's key"
+pass "a key the host accepts is used: nothing generated, --ssh-config saved, rv exec works"

@@ -274,8 +274,8 @@ TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancell
   CHECK(w.cluster.done());
   CHECK(w.cluster.unexpected.empty());
   CHECK(w.output.stdout_text.find("epoch 1\ndone\n") != std::string::npos);
-  // rv's status lines (no terminal: one per change, docs/events.md), then the job's stderr.
-  CHECK(w.output.stderr_text.ends_with("rv: s2 (job 302): RUNNING on v100-1 [0:00]\nwarn\n"));
+  // rv's status line (no terminal: the wait in one line, docs/events.md), then the job's stderr.
+  CHECK(w.output.stderr_text.ends_with("waiting for the first of 2 strategies to start\nwarn\n"));
   auto saved = w.record();
   CHECK(saved["winner"] == "s2");
   CHECK(saved["state"] == "done");

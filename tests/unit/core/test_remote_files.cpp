@@ -103,6 +103,7 @@ TEST_CASE("remote files: a private file is written atomically, 0600 in a 0700 di
   auto missing = r.run(remote::read_from_command((dir / "no-such-log").string(), 0));
   REQUIRE(missing);
   CHECK_FALSE(missing->ok());
+  CHECK(missing->err.find("No such file") != std::string::npos); // rv logs says "no such file"
   auto last = r.run(remote::last_lines_command(path, 2));
   REQUIRE(last);
   CHECK(last->out == "$x `y`\n\x01");
