@@ -8,6 +8,7 @@
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/printable.hpp"
+#include "core/process/ssh_hold.hpp"
 #include "core/store/json_bytes.hpp"
 
 #include <CLI/CLI.hpp>
@@ -56,6 +57,10 @@ std::string examples_footer()
 
 int main(int argc, char** argv)
 {
+  if (argc > 1 && std::string_view(argv[1]) == "--internal-ssh-relay") {
+    // rsync's remote shell through the held connection (sync/rsync.cpp): no config, no parsing.
+    return rv::proc::hold::relay_main(std::vector<std::string>(argv + 2, argv + argc));
+  }
   rv::cli::Context ctx;
   CLI::App app{"rv: get a GPU job running on a Slurm cluster as soon as the cluster can start it", "rv"};
   app.set_version_flag("-V,--version", "rv " + rv::cli::version_text());
@@ -93,6 +98,7 @@ int main(int argc, char** argv)
   rv::cli::setup_status(app, ctx);
   rv::cli::setup_completion(app, ctx);
   rv::cli::setup_init(app, ctx);
+  rv::cli::setup_connect(app, ctx);
   app.footer(examples_footer());
   rv::cli::add_global_options_footer(app); // `rv run --help` lists -H, --json, -v, ... too
 
