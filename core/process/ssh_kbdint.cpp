@@ -70,7 +70,7 @@ public:
         termios quiet = saved;
         quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
         quiet.c_lflag |= static_cast<tcflag_t>(ECHONL);
-        ::tcsetattr(fd, TCSAFLUSH, &quiet);
+        ::tcsetattr(fd, TCSANOW, &quiet); // not FLUSH: a code typed ahead is kept
       }
       std::string line;
       char c = 0;
@@ -83,7 +83,7 @@ public:
         line.push_back(c);
       }
       if (hide) {
-        ::tcsetattr(fd, TCSAFLUSH, &saved);
+        ::tcsetattr(fd, TCSANOW, &saved);
       }
       if (!got_any) {
         ::close(fd);

@@ -64,6 +64,19 @@ assert_eq $((before + 2)) "$(logins)" "persist 0: two commands, two logins"
 grep -q "One-time password" "$IT_DIR/askpass.log" || it_fail "askpass was not asked the code prompt"
 pass "connection_persist 0: a login per command (2 logins), SSH_ASKPASS asked the code, no holder"
 
+# ---- on a terminal (a pty from script(1)): the prompt is shown and the code typed there ----
+if command -v script >/dev/null; then
+  before=$(logins)
+  code=$("$TB_TOTP")
+  out=$({ sleep 2; printf "%s\n" "$code"; } | timeout 30 script -qec \
+    "env RV_CONNECTION_PERSIST=0 '$RV' --ssh-config '$TB_SSH_CONFIG' --host rvtb-2fa exec echo tty-ok" /dev/null 2>&1 || true)
+  assert_contains "$out" "One-time password (OATH) for" "the prompt is shown on the terminal"
+  assert_contains "$out" "tty-ok" "the code typed on the terminal logs in"
+  assert_not_contains "$out" "$code" "the code is not echoed (the server said echo off)"
+  assert_eq $((before + 1)) "$(logins)" "one login from the terminal"
+  pass "on a terminal: the code prompt shown, the code typed (not echoed), logged in"
+fi
+
 # ---- rv connect: one login; then 20 commands of every kind, askpass unset ----
 before=$(logins)
 cold_start=$(date +%s%N)
