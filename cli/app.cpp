@@ -47,6 +47,7 @@ void define_app(CLI::App& app, Context& ctx)
   setup_status(app, ctx);
   setup_completion(app, ctx);
   setup_init(app, ctx);
+  setup_connect(app, ctx);
   setup_help(app, ctx);
   use_rv_help(app); // grouped, wrapped, with examples and the global options
 }

@@ -31,6 +31,7 @@ void setup_completion(CLI::App& app, Context& ctx);
 void setup_init(CLI::App& app, Context& ctx);
 void setup_doctor(CLI::App& app, Context& ctx);
 void setup_help(CLI::App& app, Context& ctx); // `rv help` and `rv version`
+void setup_connect(CLI::App& app, Context& ctx);
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
 std::string version_text();

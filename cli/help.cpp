@@ -229,7 +229,7 @@ std::vector<Example> examples_of(const std::string& path)
 const std::vector<std::pair<std::string, std::vector<std::string>>>& command_groups()
 {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> groups = {
-      {"Start here", {"init", "doctor", "status"}},
+      {"Start here", {"init", "doctor", "status", "connect", "disconnect"}},
       {"Run", {"run", "up", "exec", "cost"}},
       {"Watch", {"ps", "logs", "why", "gpu", "stats"}},
       {"Manage", {"stop", "ssh", "forward", "sync"}},
@@ -246,6 +246,9 @@ const std::vector<Example>& command_examples()
       {"rv doctor", "checks the set-up end to end, a short test job included"},
       {"rv doctor --quick", "the checks without the test job"},
       {"rv status", "free GPUs per partition, your requests, fair share and limits"},
+      {"rv connect", "log in once (a second factor typed here); later commands reuse the connection"},
+      {"rv connect --status", "the held connections"},
+      {"rv disconnect", "end the held connection"},
       {"rv run -f -g 1 --time 2h -- python train.py --lr 3e-4", "sync the project, fan out, follow the winner"},
       {"rv run -g 4 -t a100 --time 1d -o results python train.py", "submit and return; fetch results later"},
       {"rv run --dry-run -g 2 --time 3h python train.py", "the ranked strategies; nothing is submitted"},

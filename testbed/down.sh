@@ -47,6 +47,7 @@ tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(pgrep -
 if [[ -e $TB_DIR/.rv-testbed ]]; then
   # The stand-in nvidia-smi's link (up.sh) goes with the directory it points into.
   [[ $(readlink /usr/local/bin/nvidia-smi 2>/dev/null) != "$TB_DIR/bin/nvidia-smi" ]] || rm -f /usr/local/bin/nvidia-smi
+  rm -f /etc/pam.d/rvtb-2fa-sshd # testbed/sshd_2fa.sh
   rm -rf "$TB_DIR"
 fi
 tb_log "down in $(tb_since "$t0") s; stopped ${#stopped[@]} daemon(s): ${stopped[*]:-none}"

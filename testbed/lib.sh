@@ -7,6 +7,7 @@ TB_DIR=${TB_DIR:-/tmp/rv-testbed}
 TB_ACCOUNTING=${TB_ACCOUNTING:-1}
 TB_CLUSTER=rvtest
 TB_SSH_PORT=2222
+TB_2FA_PORT=2223 # the second-factor sshd (testbed/sshd_2fa.sh)
 TB_SSH_USER=rvtest
 TB_ACCOUNT=rvacct
 TB_DB_PORT=3307
@@ -28,6 +29,8 @@ tb_packages() {
   # The login node's side of rv's sync (rsync; SFTP comes with openssh-server) and of its
   # dependency installs (python3 -m venv + pip from Debian's bundled wheels; no internet needed).
   pkgs+=(rsync python3 python3-venv)
+  # The second-factor login node: PAM's TOTP module, and oathtool for the tests' codes.
+  pkgs+=(libpam-oath oathtool)
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)
   fi
@@ -48,6 +51,20 @@ tb_die() {
 }
 
 tb_now() { date +%s.%N; }
+
+# Close every descriptor this shell inherited above stderr (bash's own script descriptor, 255,
+# stays). The daemons up.sh starts would otherwise keep them: started under
+# `flock /tmp/rv-testbed-up.lock bash testbed/up.sh` (or a test's flock on fd 9), munged, MariaDB
+# and slurmdbd held that lock for as long as they ran, and every later up.sh waited on it forever.
+tb_close_inherited_fds() {
+  local fd n
+  for fd in "/proc/$$/fd/"*; do
+    n=${fd##*/}
+    if ((n > 2 && n != 255)); then
+      eval "exec $n>&-" 2>/dev/null || true
+    fi
+  done
+}
 tb_since() { awk -v a="$1" -v b="$(tb_now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 # Prints the pid in pidfile $1. Daemons delete their pidfile as they exit, so it may vanish at any
@@ -72,7 +89,7 @@ tb_pid_gone() { ! tb_pid_alive "$1"; }
 # Every pidfile the testbed owns, in stop order (login node first, munge last).
 tb_pidfiles() {
   local n
-  printf '%s\n' "$TB_DIR/sshd.pid"
+  printf '%s\n' "$TB_DIR/sshd-2fa.pid" "$TB_DIR/sshd.pid"
   while read -r n; do printf '%s\n' "$TB_DIR/slurmd-$n.pid"; done < <(tb_node_names)
   printf '%s\n' "$TB_DIR/slurmctld.pid" "$TB_DIR/slurmdbd.pid" "$TB_DIR/db/mysqld.pid" "$TB_DIR/munge/munged.pid"
 }
@@ -133,6 +150,7 @@ tb_is_up() {
   while read -r pidfile; do
     case $pidfile in
       */munged.pid) [[ -e $pidfile ]] || continue ;; # a munged we reused is not ours
+      */sshd-2fa.pid) continue ;; # added beside a running testbed by up.sh (ensure_2fa_sshd)
       */slurmdbd.pid | */mysqld.pid) [[ $acct == 1 ]] || continue ;;
     esac
     tb_pid_alive "$pidfile" || return 1

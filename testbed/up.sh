@@ -7,9 +7,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=testbed/lib.sh
 . "$here/lib.sh"
+# shellcheck source=testbed/sshd_2fa.sh
+. "$here/sshd_2fa.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
+tb_close_inherited_fds
 
 all_idle() {
   tb_pid_alive "$TB_DIR/slurmctld.pid" || tb_die "slurmctld died; see $TB_DIR/log/slurmctld.log"
@@ -329,6 +332,9 @@ export TB_SSH_USER=$TB_SSH_USER
 export TB_SSH_KEY=$TB_DIR/ssh/id_ed25519
 export TB_SSH_KNOWN_HOSTS=$TB_DIR/ssh/known_hosts
 export TB_SSH_CONFIG=$TB_DIR/ssh/config
+export TB_2FA_PORT=$TB_2FA_PORT
+export TB_2FA_HOST=rvtb-2fa
+export TB_TOTP=$TB_DIR/bin/totp
 export TB_ACCOUNTING=$TB_ACCOUNTING
 export TB_CLUSTER=$TB_CLUSTER
 EOF
@@ -344,6 +350,8 @@ fi
 
 if tb_is_up; then
   ensure_gpu_standin
+  ensure_2fa_sshd
+  write_env
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
   exit 0
 fi
@@ -374,6 +382,7 @@ if [[ $TB_ACCOUNTING == 1 ]]; then
 fi
 start_slurm
 start_sshd
+ensure_2fa_sshd
 ensure_gpu_standin
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"

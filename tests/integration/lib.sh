@@ -26,6 +26,9 @@ IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rv-it-$IT_NAME.XXXXXX")
 it_cleanup() {
   local rc=$?
   cd /
+  if compgen -G "$IT_DIR/run/rv/*.sock" >/dev/null; then
+    XDG_RUNTIME_DIR=$IT_DIR/run "$RV" disconnect --all >/dev/null 2>&1 || true
+  fi
   if [[ ${RV_IT_KEEP:-0} == 1 ]] || ((rc != 0 && rc != 125)); then
     printf '%s: files kept in %s\n' "$IT_NAME" "$IT_DIR" >&2
   else
@@ -40,6 +43,12 @@ export XDG_CONFIG_HOME=$IT_DIR/config
 # round trips a test counts).
 export XDG_STATE_HOME=$IT_DIR/state-home
 unset RV_HOST RV_CONFIG RV_ACCOUNT
+# Held connections (docs/ssh.md): each test's own, in its own directory, ended with the test.
+# Off unless the test (or RV_IT_CONNECTION_PERSIST) turns it on: the tests written before it count
+# logins and round trips per run.
+export XDG_RUNTIME_DIR=$IT_DIR/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+export RV_CONNECTION_PERSIST=${RV_IT_CONNECTION_PERSIST:-0}
 export NO_COLOR=1
 
 # --- the testbed ----------------------------------------------------------------------------
