@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stop every daemon testbed/up.sh started (by its pidfile only), then wipe $TB_DIR.
 # Jobs still queued are cancelled first so that no slurmstepd or job process outlives the testbed.
+# Cluster 2 (up2.sh) keeps running unless `--clusters 2` is given.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=testbed/lib.sh
@@ -8,9 +9,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "down.sh must run as root"
+# --clusters 2: cluster 2 (down2.sh) first, then this one.
+case ${1:-} in
+  "") ;;
+  --clusters=2 | --clusters) [[ ${1#--clusters} == =2 || ${2:-} == 2 ]] && bash "$here/down2.sh" ;;
+  *) tb_die "unknown argument: $1 (usage: down.sh [--clusters 2])" ;;
+esac
 
 no_jobs_left() { [[ -z $(timeout 10 squeue -h -o %i 2>/dev/null) ]]; }
-no_stepd_left() { ! pgrep -x slurmstepd >/dev/null; }
+no_stepd_left() { [[ -z $(tb_stepds /) ]]; }
 
 if tb_pid_alive "$TB_DIR/slurmctld.pid"; then
   mapfile -t jobs < <(timeout 10 squeue -h -o %i 2>/dev/null || true)
@@ -42,7 +49,7 @@ while read -r pidfile; do
   if tb_pid_alive "$pidfile"; then left+=("$(basename "$pidfile" .pid)=$(tb_pid_of "$pidfile")"); fi
 done < <(tb_pidfiles)
 ((${#left[@]} == 0)) || tb_die "still running: ${left[*]}"
-tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(pgrep -ax slurmstepd | tr '\n' ' ')"
+tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(tb_stepds / | tr '\n' ' ')"
 
 if [[ -e $TB_DIR/.rv-testbed ]]; then
   # The stand-in nvidia-smi's link (up.sh) goes with the directory it points into.

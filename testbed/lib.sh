@@ -140,3 +140,63 @@ tb_is_up() {
   munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1 || return 1
   tb_nodes_ok
 }
+
+tb_gpu_model() { # gpu type -> name|memory.total MiB|MIG profile
+  case $1 in
+    a100) echo "NVIDIA A100-SXM4-80GB|81920|" ;;
+    a6000) echo "NVIDIA RTX A6000|49140|" ;;
+    v100) echo "Tesla V100-SXM2-32GB|32768|" ;;
+    h200) echo "NVIDIA H200|143771|" ;;
+    h100) echo "NVIDIA H100 80GB HBM3|81559|" ;;
+    l40s) echo "NVIDIA L40S|46068|" ;;
+    a100_*) echo "NVIDIA A100-SXM4-80GB|81920|${1#a100_}" ;;
+    h100_*) echo "NVIDIA H100 80GB HBM3|81559|${1#h100_}" ;;
+    *) echo "NVIDIA $1|16384|" ;;
+  esac
+}
+
+# tb_gpu_state DIR NODE-LINE...: the stand-in's per-node state DIR/<node>/gpus for the GPU nodes
+# among the node lines (TB_NODES' format), unless already written.
+tb_gpu_state() {
+  local dir=$1 line name gtype gcount model gname total mig i uuid
+  shift
+  for line in "$@"; do
+    IFS='|' read -r name _ _ _ _ _ _ gtype gcount _ <<<"$line"
+    [[ -n $gtype ]] || continue
+    install -d -m 777 "$dir/$name"
+    [[ -s $dir/$name/gpus ]] && continue
+    model=$(tb_gpu_model "$gtype")
+    IFS='|' read -r gname total mig <<<"$model"
+    {
+      if [[ -n $mig ]]; then # MIG: one physical GPU, its instances are Slurm's GPUs
+        uuid=$(printf '%s-0' "$name" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
+        printf '0|%s|%s|%s|00000000:07:00.0|%s|%s\n' "$gname" "$uuid" "$total" "$mig" "$gcount"
+      else
+        for ((i = 0; i < gcount; i++)); do
+          uuid=$(printf '%s-%s' "$name" "$i" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
+          printf '%s|%s|%s|%s|00000000:%02X:00.0||0\n' "$i" "$gname" "$uuid" "$total" $((0x07 + 16 * i))
+        done
+      fi
+    } >"$dir/$name/gpus"
+    chmod 644 "$dir/$name/gpus"
+  done
+}
+
+# Cluster 2's Host block (testbed/up2.sh, rvtb2) in cluster 1's ssh config, so that $TB_SSH_CONFIG
+# names both login nodes; removed when cluster 2 is down. Called by up.sh, up2.sh and down2.sh.
+tb_ssh_config_add_cluster2() {
+  local config=$TB_DIR/ssh/config block=${TB2_DIR:-/tmp/rv-testbed2}/ssh/config
+  [[ -f $config ]] || return 0
+  sed -i '/^# >>> cluster 2/,/^# <<< cluster 2/d' "$config"
+  [[ -f $block && -f ${block%/ssh/config}/env ]] || return 0
+  { echo "# >>> cluster 2 (testbed/up2.sh)"; grep -v '^#' "$block"; echo "# <<< cluster 2"; } >>"$config"
+}
+
+# tb_stepds ROOT: the slurmstepd pids whose root directory is ROOT ("/": this cluster's; cluster 2's
+# run in its Debian 13 root and carry the same process name, so `pgrep -x` alone mixes them up).
+tb_stepds() {
+  local p
+  for p in $(pgrep -x slurmstepd || true); do
+    [[ $(readlink "/proc/$p/root" 2>/dev/null) != "$1" ]] || printf '%s\n' "$p"
+  done
+}

@@ -3,6 +3,7 @@
 # slurmctld, one `slurmd -N` per simulated node, and an sshd login node on 127.0.0.1:2222.
 # Idempotent: when everything already runs it only rewrites $TB_DIR/env and returns.
 # Env: TB_DIR (default /tmp/rv-testbed), TB_ACCOUNTING (1|0), TB_INSTALL=1 to apt-get the packages.
+# `up.sh --clusters 2` then starts the Slurm 24.11 cluster beside it (up2.sh; never restarts this one).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=testbed/lib.sh
@@ -10,6 +11,17 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
+# --clusters 2: also the second cluster (Slurm 24.11, testbed/up2.sh) once this one is up.
+clusters=1
+while (($#)); do
+  case $1 in
+    --clusters) clusters=${2:-} && shift 2 ;;
+    --clusters=*) clusters=${1#*=} && shift ;;
+    *) tb_die "unknown argument: $1 (usage: up.sh [--clusters 1|2])" ;;
+  esac
+done
+[[ $clusters == 1 || $clusters == 2 ]] || tb_die "--clusters takes 1 or 2"
+cluster2() { ((clusters == 1)) || exec bash "$here/up2.sh"; }
 
 all_idle() {
   tb_pid_alive "$TB_DIR/slurmctld.pid" || tb_die "slurmctld died; see $TB_DIR/log/slurmctld.log"
@@ -269,44 +281,14 @@ EOF
   /usr/sbin/sshd -t -f "$s/sshd_config"
   /usr/sbin/sshd -f "$s/sshd_config" -E "$TB_DIR/log/sshd.log"
   tb_wait 10 tb_pid_alive "$TB_DIR/sshd.pid" || tb_die "sshd did not start; see $TB_DIR/log/sshd.log"
+  tb_ssh_config_add_cluster2 # rvtb2, when cluster 2 runs
 }
 
 # The stand-in nvidia-smi (testbed/nvidia-smi) for the fake GPUs: per-node state in $TB_DIR/gpu/<node>/
 # and the tool on every job's PATH (/usr/local/bin). Idempotent; runs also when the testbed is up.
 # Left alone where a real nvidia-smi is installed.
-gpu_model() { # gpu type -> name|memory.total MiB|MIG profile
-  case $1 in
-    a100) echo "NVIDIA A100-SXM4-80GB|81920|" ;;
-    a6000) echo "NVIDIA RTX A6000|49140|" ;;
-    v100) echo "Tesla V100-SXM2-32GB|32768|" ;;
-    h200) echo "NVIDIA H200|143771|" ;;
-    a100_*) echo "NVIDIA A100-SXM4-80GB|81920|${1#a100_}" ;;
-    *) echo "NVIDIA $1|16384|" ;;
-  esac
-}
-
 ensure_gpu_standin() {
-  local line name gtype gcount model gname total mig i uuid
-  for line in "${TB_NODES[@]}"; do
-    IFS='|' read -r name _ _ _ _ _ _ gtype gcount _ <<<"$line"
-    [[ -n $gtype ]] || continue
-    install -d -m 777 "$TB_DIR/gpu/$name"
-    [[ -s $TB_DIR/gpu/$name/gpus ]] && continue
-    model=$(gpu_model "$gtype")
-    IFS='|' read -r gname total mig <<<"$model"
-    {
-      if [[ -n $mig ]]; then # MIG: one physical GPU, its instances are Slurm's GPUs
-        uuid=$(printf '%s-0' "$name" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
-        printf '0|%s|%s|%s|00000000:07:00.0|%s|%s\n' "$gname" "$uuid" "$total" "$mig" "$gcount"
-      else
-        for ((i = 0; i < gcount; i++)); do
-          uuid=$(printf '%s-%s' "$name" "$i" | md5sum | sed -E 's/^(.{8})(.{4})(.{4})(.{4})(.{12}).*/GPU-\1-\2-\3-\4-\5/')
-          printf '%s|%s|%s|%s|00000000:%02X:00.0||0\n' "$i" "$gname" "$uuid" "$total" $((0x07 + 16 * i))
-        done
-      fi
-    } >"$TB_DIR/gpu/$name/gpus"
-    chmod 644 "$TB_DIR/gpu/$name/gpus"
-  done
+  tb_gpu_state "$TB_DIR/gpu" "${TB_NODES[@]}"
   install -d -m 755 "$TB_DIR/bin"
   sed "s|^TB_DIR=.*|TB_DIR=\${TB_DIR:-$TB_DIR}|" "$here/nvidia-smi" >"$TB_DIR/bin/nvidia-smi.new"
   chmod 755 "$TB_DIR/bin/nvidia-smi.new"
@@ -345,6 +327,7 @@ fi
 if tb_is_up; then
   ensure_gpu_standin
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
+  cluster2
   exit 0
 fi
 if any_running; then
@@ -377,3 +360,4 @@ start_sshd
 ensure_gpu_standin
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"
+cluster2
