@@ -12,14 +12,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "down2.sh must run as root"
 
-no_jobs_left() { [[ -z $(timeout 10 chroot "$TB2_ROOT" squeue -h -o %i 2>/dev/null) ]]; }
+no_jobs_left() { [[ -z $(timeout 10 chroot "$TB2_ROOT" /usr/bin/squeue -h -o %i 2>/dev/null) ]]; }
 no_stepd_left() { [[ -z $(tb_stepds "$TB2_ROOT") ]]; }
 
 if tb_pid_alive "$TB2_DIR/slurmctld.pid"; then
-  mapfile -t jobs < <(timeout 10 chroot "$TB2_ROOT" squeue -h -o %i 2>/dev/null || true)
+  mapfile -t jobs < <(timeout 10 chroot "$TB2_ROOT" /usr/bin/squeue -h -o %i 2>/dev/null || true)
   if ((${#jobs[@]})); then
     tb_log "cluster 2: cancelling ${#jobs[@]} job(s)"
-    timeout 10 chroot "$TB2_ROOT" scancel --full "${jobs[@]}" 2>/dev/null || true
+    timeout 10 chroot "$TB2_ROOT" /usr/bin/scancel --full "${jobs[@]}" 2>/dev/null || true
     tb_wait 15 no_jobs_left || tb_log "warning: cluster 2 jobs still listed after 15 s"
   fi
 fi

@@ -28,6 +28,7 @@ tb_packages() {
   # The login node's side of rv's sync (rsync; SFTP comes with openssh-server) and of its
   # dependency installs (python3 -m venv + pip from Debian's bundled wheels; no internet needed).
   pkgs+=(rsync python3 python3-venv)
+  pkgs+=(debootstrap) # builds cluster 2's Debian 13 root (up2.sh)
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)
   fi

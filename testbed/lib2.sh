@@ -40,7 +40,10 @@ TB2_QOS_LIMITS="MaxTRESPerUser=gres/gpu=8 MaxJobsPerUser=20 MaxSubmitJobsPerUser
 # A maintenance reservation a day ahead on h100-2: jobs that would run into it wait.
 TB2_RESERVATION="ReservationName=rv-maint StartTime=now+1day Duration=04:00:00 Nodes=h100-2 Users=root Flags=MAINT,IGNORE_JOBS"
 
-tb2_chroot() { chroot "$TB2_ROOT" "$@"; }
+# A command inside the root, with the root's own PATH (the host's may name $TB2_DIR/bin, whose
+# wrappers are visible inside the root too and would chroot again).
+TB2_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+tb2_chroot() { chroot "$TB2_ROOT" /usr/bin/env PATH="$TB2_PATH" "$@"; }
 
 # Slurm's client commands of the root, as host commands (for root on the host: chroot needs it).
 TB2_CLIENTS=(sbatch squeue scancel scontrol sinfo sacct sacctmgr sshare sprio sdiag srun salloc sstat)
@@ -67,9 +70,9 @@ tb2_root_ok() { [[ -f $TB2_ROOT/.rv-testbed-root && -x $TB2_ROOT/usr/sbin/slurmc
 # Nodes of cluster 2 all registered and answering.
 tb2_nodes_ok() {
   local states
-  states=$(timeout 10 chroot "$TB2_ROOT" sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) || return 1
+  states=$(timeout 10 chroot "$TB2_ROOT" /usr/bin/sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) || return 1
   [[ $(wc -l <<<"$states") -eq ${#TB2_NODES[@]} ]] || return 1
-  ! grep -Eq ' (down|drain|drng|inval|unk|fail|npc|plnd)|\*' <<<"$states"
+  ! grep -Eq ' (down|drain|drng|inval|unk|fail|npc)|\*' <<<"$states" # plnd: idle, planned by backfill (23.02+)
 }
 
 # True when cluster 2 runs: every daemon alive, its munge works, its nodes answer.

@@ -305,6 +305,7 @@ write_env() {
   cat >"$TB_DIR/env.new" <<EOF
 # rv testbed: source this file (. $TB_DIR/env)
 export TB_DIR=$TB_DIR
+export TB_HOST=rvtb
 export TB_SSH_HOST=127.0.0.1
 export TB_SSH_PORT=$TB_SSH_PORT
 export TB_SSH_USER=$TB_SSH_USER

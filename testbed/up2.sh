@@ -213,7 +213,7 @@ add_qos() {
 all_idle() {
   tb_pid_alive "$TB2_DIR/slurmctld.pid" || tb_die "slurmctld (root) died; see $TB2_DIR/log/slurmctld.log"
   local states
-  states=$(timeout 10 chroot "$TB2_ROOT" sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) || return 1
+  states=$(timeout 10 chroot "$TB2_ROOT" /usr/bin/sinfo -h -N -o '%N %t' 2>/dev/null | sort -u) || return 1
   [[ $(grep -c ' idle$' <<<"$states") -eq ${#TB2_NODES[@]} ]]
 }
 
@@ -306,7 +306,7 @@ write_clients() {
     cat >"$TB2_DIR/bin/$c" <<EOF
 #!/bin/sh
 # Slurm 24.11's $c of the rv testbed's cluster 2 (testbed/up2.sh), for root on the host.
-exec chroot $R /bin/sh -c 'cd /tmp && exec "\$0" "\$@"' $c "\$@"
+exec chroot $R /usr/bin/env PATH=$TB2_PATH /bin/sh -c 'cd /tmp && exec "\$0" "\$@"' /usr/bin/$c "\$@"
 EOF
     chmod 755 "$TB2_DIR/bin/$c"
   done
@@ -333,6 +333,7 @@ EOF
 }
 
 if tb2_is_up; then
+  write_clients
   tb_ssh_config_add_cluster2
   tb_log "cluster 2 already up ($TB2_DIR); checked in $(tb_since "$t0") s"
   exit 0
