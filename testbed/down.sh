@@ -28,20 +28,7 @@ if tb_pid_alive "$TB_DIR/slurmctld.pid"; then
   fi
 fi
 
-stopped=()
-while read -r pidfile; do
-  tb_pid_alive "$pidfile" || continue
-  pid=$(tb_pid_of "$pidfile") || continue
-  name=$(basename "$pidfile" .pid)
-  kill -TERM "$pid" 2>/dev/null || true
-  # A slurmd stuck in its registration back-off ignores SIGTERM (see docs/testbed.md).
-  if ! tb_wait 10 tb_pid_gone "$pidfile"; then
-    tb_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    tb_wait 5 tb_pid_gone "$pidfile" || tb_die "$name ($pid) survived SIGKILL"
-  fi
-  stopped+=("$name")
-done < <(tb_pidfiles)
+tb_stop_daemons < <(tb_pidfiles)
 
 # Verify with ps: none of the pids we own may still run.
 left=()
@@ -56,4 +43,4 @@ if [[ -e $TB_DIR/.rv-testbed ]]; then
   [[ $(readlink /usr/local/bin/nvidia-smi 2>/dev/null) != "$TB_DIR/bin/nvidia-smi" ]] || rm -f /usr/local/bin/nvidia-smi
   rm -rf "$TB_DIR"
 fi
-tb_log "down in $(tb_since "$t0") s; stopped ${#stopped[@]} daemon(s): ${stopped[*]:-none}"
+tb_log "down in $(tb_since "$t0") s; stopped ${#TB_STOPPED[@]} daemon(s): ${TB_STOPPED[*]:-none}"

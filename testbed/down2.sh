@@ -24,19 +24,7 @@ if tb_pid_alive "$TB2_DIR/slurmctld.pid"; then
   fi
 fi
 
-stopped=()
-while read -r pidfile; do
-  tb_pid_alive "$pidfile" || continue
-  pid=$(tb_pid_of "$pidfile") || continue
-  name=$(basename "$pidfile" .pid)
-  kill -TERM "$pid" 2>/dev/null || true
-  if ! tb_wait 10 tb_pid_gone "$pidfile"; then
-    tb_log "$name ($pid) ignored SIGTERM for 10 s: SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    tb_wait 5 tb_pid_gone "$pidfile" || tb_die "$name ($pid) survived SIGKILL"
-  fi
-  stopped+=("$name")
-done < <(tb2_pidfiles)
+tb_stop_daemons < <(tb2_pidfiles)
 tb_wait 10 no_stepd_left || tb_log "warning: cluster 2 slurmstepd still running: $(tb_stepds "$TB2_ROOT" | tr '\n' ' ')"
 
 # Innermost first; a busy mount (a shell still inside the root) is detached lazily.
@@ -50,4 +38,4 @@ if [[ -e $TB2_DIR/.rv-testbed ]]; then
   rm -rf "$TB2_DIR"
 fi
 tb_ssh_config_add_cluster2 # takes rvtb2 out of cluster 1's ssh config
-tb_log "cluster 2 down in $(tb_since "$t0") s; stopped ${#stopped[@]} daemon(s): ${stopped[*]:-none}"
+tb_log "cluster 2 down in $(tb_since "$t0") s; stopped ${#TB_STOPPED[@]} daemon(s): ${TB_STOPPED[*]:-none}"
