@@ -156,7 +156,10 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(has("532 / 60000 (0.9%)"));
   CHECK(has("SU spent in the last 30 days: 11 (2 job(s))"));
   CHECK(has("  scratch 3T/10T"));
+  CHECK(lines[0].ends_with("(cluster c, Slurm 22.05.8)")); // read by discovery's scontrol show config
   auto j = to_json(*s);
+  CHECK(j["slurm_version"] == "22.05.8");
+  CHECK(j["cluster"] == "c");
   CHECK(j["requests"][0]["reason_text"] == "waiting for free GPUs");
   CHECK(j["limits"][0]["max"] == 60000);
   CHECK(j["gpus"]["by_type"][0]["total"] == 8);
