@@ -135,6 +135,8 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
   const auto& plan = run.plan;
   if (json) {
     auto doc = strategy::to_json(plan);
+    doc["cluster"] = run.cluster.config.cluster_name;
+    doc["slurm_version"] = run.cluster.config.slurm_version; // from discovery's scontrol show config
     doc["round_trips"] = run.round_trips;
     doc["probes"] = run.probes;
     doc["seconds"] = run.seconds;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace rv::strategy {
 
@@ -82,8 +83,19 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   if (out.strategies.empty()) {
     out.notes.push_back("no viable strategy: see rejected");
     if (!request.allow_checkpoint && !cluster.partitions.empty()) {
+      // Only partitions with GPU nodes count: a CPU partition's longer MaxTime (7 days on the
+      // 24.11 testbed's `compute`) is no way to run a GPU request.
+      std::set<std::string_view> gpu_partitions;
+      for (const auto& n : cluster.nodes) {
+        if (n.gpus_total() > 0) {
+          gpu_partitions.insert(n.partitions.begin(), n.partitions.end());
+        }
+      }
       std::int64_t longest = 0;
       for (const auto& p : cluster.partitions) {
+        if (!gpu_partitions.contains(p.name)) {
+          continue;
+        }
         longest = p.max_time_s < 0 ? -1 : longest < 0 ? -1 : std::max(longest, p.max_time_s);
       }
       if (longest > 0 && request.time_s > longest) {
@@ -98,13 +110,14 @@ Error no_viable_strategy(const Plan& plan)
 {
   if (plan.longest_max_time_s > 0) {
     const auto longest = format_slurm_time(plan.longest_max_time_s);
-    return Error{ErrorCode::no_strategy,
-                 fmt::format("--time is longer than every partition's MaxTime (the longest is {}) and checkpointing "
-                             "is off",
-                             longest),
-                 fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
-                             "it (it then runs as segments of at most {}), or ask for --time {} or less",
-                             longest, longest)};
+    return Error{
+        ErrorCode::no_strategy,
+        fmt::format("--time is longer than every GPU partition's MaxTime (the longest is {}) and checkpointing "
+                    "is off",
+                    longest),
+        fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
+                    "it (it then runs as segments of at most {}), or ask for --time {} or less",
+                    longest, longest)};
   }
   std::string why;
   for (const auto& r : plan.rejected) {

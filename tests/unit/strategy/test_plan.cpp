@@ -255,10 +255,17 @@ TEST_CASE("plan: checkpoint segments are opt-in; beyond every MaxTime the error 
   CHECK(p.longest_max_time_s == 3 * 86400);
   auto e = no_viable_strategy(p);
   CHECK(e.code == ErrorCode::no_strategy);
-  CHECK(e.message == "--time is longer than every partition's MaxTime (the longest is 3-00:00:00) and "
+  CHECK(e.message == "--time is longer than every GPU partition's MaxTime (the longest is 3-00:00:00) and "
                      "checkpointing is off");
   CHECK(e.hint.find("--checkpoint") != std::string::npos);
   CHECK(e.hint.find("--time 3-00:00:00 or less") != std::string::npos);
+  // A CPU-only partition's longer MaxTime is not offered (the 24.11 testbed's `compute`, 7 days).
+  auto with_cpu = test::campus();
+  with_cpu.partitions.push_back(test::partition("cpu-long", 30 * 86400));
+  auto cpu_node = test::gpu_node("c0", "cpu-long", "", 0, 64, 256'000);
+  cpu_node.gpus.clear();
+  with_cpu.nodes.push_back(cpu_node);
+  CHECK(plan_with_window(with_cpu, req, 6 * 3600).longest_max_time_s == 3 * 86400);
 
   // Within MaxTime no checkpoint strategy appears unless asked for, and nothing is flagged.
   req.time_s = 2 * 86400;
