@@ -57,6 +57,8 @@ Result<model::SchedulerConfig> parse_scontrol_config(std::string_view input)
   c.bf_interval_s = int_or(sched, "bf_interval", c.bf_interval_s);
   c.bf_resolution_s = int_or(sched, "bf_resolution", c.bf_resolution_s);
   c.bf_window_min = int_or(sched, "bf_window", c.bf_window_min);
+  c.bf_min_age_reserve_s = int_or(sched, "bf_min_age_reserve", c.bf_min_age_reserve_s);
+  c.bf_continue = sched.contains("bf_continue");
   c.bf_max_job_user = static_cast<int>(int_or(sched, "bf_max_job_user", c.bf_max_job_user));
   c.bf_max_job_test = static_cast<int>(int_or(sched, "bf_max_job_test", c.bf_max_job_test));
   return c;

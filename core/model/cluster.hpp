@@ -90,11 +90,13 @@ struct SchedulerConfig {
   std::int64_t bf_interval_s = 30; // bf_interval
   std::int64_t bf_resolution_s = 60;
   std::int64_t bf_window_min = 1440;
-  int bf_max_job_user = 0;    // 0 = no limit
-  std::string priority_flags; // e.g. MAX_TRES
-  bool max_tres = false;      // PriorityFlags has MAX_TRES
-  bool max_tres_gres = false; // PriorityFlags has MAX_TRES_GRES (GRES summed, the rest maxed)
-  int bf_max_job_test = 100;  // bf_max_job_test
+  std::int64_t bf_min_age_reserve_s = 0; // pending jobs younger than this get no reservation
+  bool bf_continue = false;              // a backfill pass resumes after releasing its locks
+  int bf_max_job_user = 0;               // 0 = no limit
+  std::string priority_flags;            // e.g. MAX_TRES
+  bool max_tres = false;                 // PriorityFlags has MAX_TRES
+  bool max_tres_gres = false;            // PriorityFlags has MAX_TRES_GRES (GRES summed, the rest maxed)
+  int bf_max_job_test = 100;             // bf_max_job_test
   std::int64_t def_mem_per_cpu_mb = 0;
   std::string select_type_parameters;
   bool requeue_allowed = true; // JobRequeue

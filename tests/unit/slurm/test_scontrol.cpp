@@ -115,7 +115,8 @@ TEST_CASE("parse_scontrol_config reads scheduler settings")
                      "DefMemPerCPU            = UNLIMITED\n"
                      "JobRequeue              = 0\n"
                      "PriorityFlags           = CALCULATE_RUNNING,MAX_TRES\n"
-                     "SchedulerParameters     = bf_interval=45,bf_resolution=120,bf_window=2880,bf_max_job_user=4\n"
+                     "SchedulerParameters     = bf_interval=45,bf_resolution=120,bf_window=2880,bf_max_job_user=4,"
+                     "bf_continue,bf_min_age_reserve=600\n"
                      "SchedulerType           = sched/backfill\n"
                      "SLURM_VERSION           = 22.05.8\r\n"
                      "\nCgroup Support Configuration:\nClusterName = other\n";
@@ -128,6 +129,8 @@ TEST_CASE("parse_scontrol_config reads scheduler settings")
   CHECK(c->bf_window_min == 2880);
   CHECK(c->bf_max_job_user == 4);
   CHECK(c->bf_max_job_test == 100);
+  CHECK(c->bf_continue);
+  CHECK(c->bf_min_age_reserve_s == 600);
   CHECK(c->max_tres);
   CHECK_FALSE(c->max_tres_gres);
   CHECK_FALSE(c->requeue_allowed);
