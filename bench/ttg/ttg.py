@@ -8,6 +8,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import shlex
 import statistics
@@ -465,6 +466,13 @@ def explain(rv, hs, naive, serial, sc):
                     and x.get("est_wait_s") == 0 for x in (rv.get("plan") or {}).get("strategies", []))
     seg_wrong = str(best.get("strategy", "")).endswith("seg") and not w.get("max_now_s") and not queue_now
     if rv.get("start") is None or (best.get("ttg_s") is not None and rv["ttg_s"] > 1.2 * best["ttg_s"] and seg_wrong):
+        qws = [q for q in (rv.get("plan") or {}).get("queue_windows", [])
+               if q.get("partition") == best.get("partition") and q.get("idle_now") and q.get("nodes") == 1]
+        if seg_wrong and qws:
+            q = max(qws, key=lambda q: q.get("walltime_s") or 0)
+            return [f"window sized too small: rv's queue model saw {q.get('gpus_per_node')} GPUs idle on "
+                    f"{best.get('partition')} for {q.get('until_s')} s but sized them to {q.get('walltime_s')} s, below "
+                    f"the {SEGMENT_S} s segment that started after {max(0, best['ttg_s'])} s in hindsight"]
         if seg_wrong:
             shortest = min((p["walltime_s"] for p in w.get("probes", [])), default=None)
             return [f"probe wrong: on {best.get('partition')} even rv's {shortest} s probe was told to start in "
@@ -510,6 +518,90 @@ def explain(rv, hs, naive, serial, sc):
     return why
 
 
+def draw_seeds(a):
+    """The seeds of this run: --seeds, else --random-seeds drawn now (from the OS: nobody chose
+    them), else --seed, --seed+1, ... for --repeats."""
+    if getattr(a, "seeds", ""):
+        return [int(s) for s in a.seeds.split(",") if s.strip()]
+    if getattr(a, "random_seeds", 0) > 0:
+        rng = random.SystemRandom()
+        seeds = []
+        while len(seeds) < a.random_seeds:
+            s = rng.randrange(100, 1000000)
+            if s not in seeds:
+                seeds.append(s)
+        return seeds
+    return [a.seed + r for r in range(a.repeats)]
+
+
+def run_verdict(r, cap, resolution):
+    """The issue's targets for one run (one seed of one scenario), as summarize() judges medians."""
+    rv = r.get("rv") or {}
+    best = (r.get("hindsight") or {}).get("best") or {}
+    t = None if rv.get("ttg_s") is None else max(0.0, rv["ttg_s"])
+    h = None if best.get("ttg_s") is None else max(0.0, best["ttg_s"])
+    out = dict(seed=r.get("seed"), scenario=r.get("scenario"), rv=t, hindsight=h, targets={})
+    tg = out["targets"]
+    if h is None:
+        tg["vs_hindsight"] = "n/a"
+    elif t is None:
+        tg["vs_hindsight"] = "MISS"
+    else:
+        out["ratio_hindsight"] = round(t / h, 2) if h > 0 else None
+        tg["vs_hindsight"] = "PASS" if t <= 1.2 * h else "PASS(res)" if t <= h + resolution else "MISS"
+    for k in ("naive", "serial"):
+        o = r.get(k) or {}
+        ot = None if o.get("ttg_s") is None else max(0.0, o["ttg_s"])
+        out[k] = ot
+        if t is None:
+            tg[f"vs_{k}"] = "n/a" if ot is None else "MISS"
+        elif ot is None:
+            out[f"ratio_{k}"] = f"<{t / cap:.2f}"
+            tg[f"vs_{k}"] = "PASS" if t / cap <= 0.5 else "n/a"
+        elif ot == 0:
+            tg[f"vs_{k}"] = "n/a"
+        else:
+            out[f"ratio_{k}"] = round(t / ot, 2)
+            tg[f"vs_{k}"] = "PASS" if t / ot <= 0.5 else "MISS"
+    if t is not None and rv.get("su"):
+        cands = list((r.get("hindsight") or {}).get("groups", [])) + [r.get("naive") or {}, r.get("serial") or {}]
+        sus = [g["su"] for g in cands if g.get("ttg_s") is not None and g["ttg_s"] <= t + 1 and g.get("su")]
+        if sus:
+            out["su_ratio"] = round(rv["su"] / min(sus), 2)
+    tg["su"] = "n/a" if "su_ratio" not in out else "PASS" if out["su_ratio"] <= 1.1 else "MISS"
+    out["where"] = f"{rv.get('partition')}:{rv.get('kind')}" if rv.get("partition") else "-"
+    out["miss"] = any(v == "MISS" for v in tg.values())
+    return out
+
+
+def render_runs(runs, cap):
+    """Every run: the targets per seed, the distribution of rv/hindsight, and why each miss missed."""
+    lines = ["", "### Every run (seed x request)", "",
+             "| seed | request | rv | hindsight | naive | serial | rv/hindsight | rv/naive | rv/serial | SU vs cheapest as early | rv ran on | targets |",
+             "| --- " * 12 + "|"]
+    for v in runs:
+        tg = " ".join(f"{k}:{x}" for k, x in v["targets"].items())
+        lines.append(f"| {v['seed']} | {v['scenario']} | {fmt_t(v['rv'], cap)} | {fmt_t(v['hindsight'], cap)} | "
+                     f"{fmt_t(v['naive'], cap)} | {fmt_t(v['serial'], cap)} | {v.get('ratio_hindsight', '-')} | "
+                     f"{v.get('ratio_naive', '-')} | {v.get('ratio_serial', '-')} | {v.get('su_ratio', '-')} | "
+                     f"{v['where']} | {tg} |")
+    lines.append("")
+    for sc in dict.fromkeys(v["scenario"] for v in runs):
+        vs = [v for v in runs if v["scenario"] == sc]
+        ratios = sorted(v["ratio_hindsight"] for v in vs if v.get("ratio_hindsight") is not None)
+        gaps = sorted(round(v["rv"] - v["hindsight"], 1) for v in vs if v["rv"] is not None and v["hindsight"] is not None)
+        got = sum(1 for v in vs if v["hindsight"] is not None)
+        misses = [v for v in vs if v["miss"]]
+        lines.append(f"- {sc}: {len(vs)} runs, hindsight got a GPU in {got}, rv in "
+                     f"{sum(1 for v in vs if v['rv'] is not None)}; misses {len(misses)}"
+                     + (f" (seeds {', '.join(str(v['seed']) for v in misses)})" if misses else "")
+                     + (f"; rv/hindsight {ratios}" if ratios else "") + (f"; rv - hindsight s {gaps}" if gaps else ""))
+        for v in misses:
+            for w in v.get("why", []):
+                lines.append(f"  - seed {v['seed']} why: {w}")
+    return lines
+
+
 def est_later(s):
     return s.get("est_wait_s") is None or s["est_wait_s"] > 5
 
@@ -520,6 +612,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--random-seeds", type=int, default=0,
+                    help="draw this many seeds at random at run time (printed; replay one with --seeds N); "
+                         "overrides --seed/--repeats")
+    ap.add_argument("--seeds", default="", help="exactly these seeds, comma separated (overrides --seed/--repeats)")
     ap.add_argument("--scenarios", default="1x3h,2x30m,4x24h,8x3h", help="GPUSxWORK, comma separated")
     ap.add_argument("--cap", type=float, default=30, help="real seconds a contender may wait")
     ap.add_argument("--resolution", type=float, default=2.0,
@@ -574,11 +670,13 @@ def main():
         scenarios.append(dict(key=s, gpus=int(g), work=w, profile=profile, work_real_s=work_real,
                               work_limit_min=max(1, math.ceil(work_real / 60))))
     contenders = a.contenders.split(",")
+    a.seed_list = draw_seeds(a)
+    log(f"seeds: {','.join(map(str, a.seed_list))} (replay one: --seeds N)")
     results = []
     t_all = time.time()
-    for si, sc in enumerate(scenarios):
-        for rep in range(a.repeats):
-            seed = a.seed + rep
+    # Seed by seed, every scenario of a seed before the next: a run cut short keeps whole seeds.
+    for rep, seed in enumerate(a.seed_list):
+        for si, sc in enumerate(scenarios):
             seq = workload.generate(seed, a.cap + a.settle + 30, sc["profile"])
             suffix = "" if sc["profile"] == "mixed" else f"-{sc['profile']}"
             with open(os.path.join(a.out, f"workload-seed{seed}{suffix}.jsonl"), "w") as fh:
@@ -662,7 +760,14 @@ def strip(rows):
 
 
 def summarize(results, scenarios, a, wall):
-    out = dict(wall_s=round(wall, 1), scenarios=[])
+    out = dict(wall_s=round(wall, 1), scenarios=[], runs=[])
+    keys = {sc["key"]: sc for sc in scenarios}
+    for r in results:
+        v = run_verdict(r, a.cap, a.resolution)
+        if v["miss"]:
+            v["why"] = explain(r.get("rv") or {}, r.get("hindsight") or {}, r.get("naive") or {}, r.get("serial") or {},
+                               keys.get(r["scenario"], {}))
+        out["runs"].append(v)
     for sc in scenarios:
         rows = [r for r in results if r["scenario"] == sc["key"]]
         s = dict(scenario=sc["key"], gpus=sc["gpus"], work=sc["work"], repeats=len(rows), contenders={})
@@ -791,6 +896,8 @@ def render(summary, cap):
             lines.append(f"  - rv plan+submit: {per_seed}")
         for why in s.get("why", []):
             lines.append(f"  - why: {why}")
+    if summary.get("runs"):
+        lines += render_runs(summary["runs"], cap)
     lines.append(f"\nwall time {summary['wall_s']:.0f} s")
     return "\n".join(lines) + "\n"
 
