@@ -63,6 +63,8 @@ cleanup() {
 trap cleanup EXIT
 cluster_env() {
   if [[ $1 == 2 ]]; then
+    # Without cluster 2 its commands would reach cluster 1 (and its captures overwrite cluster 1's).
+    [[ -x ${TB2_DIR:-/tmp/rv-testbed2}/bin/sinfo ]] || tb_die "cluster 2 is not up (bash testbed/up.sh --clusters 2)"
     PATH=${TB2_DIR:-/tmp/rv-testbed2}/bin:$PATH
   fi
 }
@@ -111,7 +113,8 @@ run_series() {
     # The snapshot rv would read, taken a second before the probe is submitted.
     sleep_until "$((at - 1))"
     date '+%s %z' >"$dir/cases/$case_id.date"
-    SLURM_TIME_FORMAT=standard squeue -h -t PD,R,CG -w "$node" -o '%i|%T|%P|%D|%Q|%S|%e|%b|%N|%Y|%r|%j' \
+    # The whole queue, as rv reads it: `-w` would drop the pending blocker (it has no allocation).
+    SLURM_TIME_FORMAT=standard squeue -h -t PD,R,CG -o '%i|%T|%P|%D|%Q|%S|%e|%b|%N|%Y|%r|%j' \
       >"$dir/cases/$case_id.squeue"
     scontrol -d -o show node "$node" >"$dir/cases/$case_id.node"
     bstart=$(field "$blocker" %S)
@@ -171,6 +174,7 @@ run_cluster() {
   return $rc
 }
 
+for c in $clusters; do (cluster_env "$c") || exit 1; done
 pids=()
 for c in $clusters; do
   run_cluster "$c" &
