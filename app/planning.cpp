@@ -4,6 +4,7 @@
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/probe.hpp"
+#include "strategy/backfill_rule.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/probe_plan.hpp"
 #include "strategy/queue_plan.hpp"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -99,6 +101,12 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   const auto plan_start = env.clock.now();
   auto ranked_options = options; // this host's prediction history corrects biased estimates
   ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
+  if (run.times.discovery_s > 0) {
+    // The queue snapshot came with discovery; the submission is one more trip like it.
+    const double since = std::chrono::duration<double>(env.clock.now() - start).count() - run.times.connect_s;
+    ranked_options.queue_latency_s =
+        strategy::measured_latency_s(since, std::max(run.times.discovery_s, run.times.probes_s));
+  }
   RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, ranked_options));
   run.plan = std::move(plan);
   run.plan_s = std::chrono::duration<double>(env.clock.now() - plan_start).count();

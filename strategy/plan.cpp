@@ -25,9 +25,9 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   std::vector<model::Strategy> all;
   std::set<std::pair<std::string, std::string>> produced; // (type, partition) with any strategy
   std::map<std::pair<std::string, std::string>, std::string> empty_why;
-  // A job must end this long before the queue window closes: the scheduler's time resolution
-  // (reservations start on its grid) plus submission latency.
-  const std::int64_t margin_s = std::max<std::int64_t>(0, cluster.config.bf_resolution_s) + opts.queue_latency_s;
+  // How backfill sizes a queue window (strategy/backfill_rule.hpp): its grid, its pass interval,
+  // and rv's own time from the queue snapshot to the submission.
+  const BackfillTiming timing{cluster.config.bf_resolution_s, cluster.config.bf_interval_s, opts.queue_latency_s};
   for (const auto& c : cands.list) {
     const auto* window = probes.find(c.shape());
     if (window) {
@@ -40,7 +40,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     std::vector<model::Strategy> strategies;
     if (probes.queue.known) {
       auto qw = queue_window(cluster, probes.queue, c);
-      strategies = strategies_with_queue(c, window, qw, request, opts, margin_s);
+      strategies = strategies_with_queue(c, window, qw, request, opts, timing);
       out.queue_windows.push_back(std::move(qw));
     } else {
       strategies = strategies_for(c, window, request, opts);

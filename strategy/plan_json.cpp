@@ -81,6 +81,7 @@ json to_json(const QueueWindow& w)
           {"gpus_per_node", w.gpus_per_node},
           {"idle_now", w.idle_now},
           {"until_s", opt(w.until_s)},
+          {"snapshot_epoch", w.snapshot_epoch},
           {"idle_gpus", w.idle_gpus},
           {"node_names", w.node_names},
           {"ends_by", w.ends_by},

@@ -53,7 +53,7 @@ std::string probe_words(const Window* probe, std::int64_t now_threshold_s)
 
 } // namespace
 
-std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, std::int64_t margin_s)
+std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, const BackfillTiming& timing)
 {
   if (!qw.idle_now) {
     return 0;
@@ -61,19 +61,19 @@ std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, std::int6
   if (!qw.until_s) {
     return c.probe_full_s;
   }
-  std::int64_t w = (*qw.until_s - margin_s) / 60 * 60;
-  return w < 60 ? 0 : std::min(w, c.probe_full_s);
+  const std::int64_t w = backfill_longest_limit_s(qw.snapshot_epoch, *qw.until_s, timing);
+  return w == 0 ? 0 : std::min(w, c.probe_full_s);
 }
 
 std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Window* probe, QueueWindow& qw,
                                                    const model::JobRequest& req, const PlanOptions& opts,
-                                                   std::int64_t margin_s)
+                                                   const BackfillTiming& timing)
 {
   auto out = strategies_for(c, probe, req, opts);
   for (auto& s : out) {
     s.window_source = probe ? "probe" : "";
   }
-  const std::int64_t w = queue_walltime(qw, c, margin_s);
+  const std::int64_t w = queue_walltime(qw, c, timing);
   qw.walltime_s = w;
   const bool probe_now = probe && probe->max_now_s > 0;
   const bool probe_full = probe && probe->full_start_in_s && *probe->full_start_in_s <= opts.now_threshold_s;

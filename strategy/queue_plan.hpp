@@ -4,6 +4,7 @@
 // the race decides; where GPUs are idle now, the plan keeps one strategy that starts on them.
 
 #include "core/model/plan.hpp"
+#include "strategy/backfill_rule.hpp"
 #include "strategy/enumerate.hpp"
 #include "strategy/options.hpp"
 #include "strategy/probe_plan.hpp"
@@ -17,10 +18,11 @@ namespace rv::strategy {
 
 struct Plan;
 
-// The longest walltime that ends before the queue window closes: until_s less `margin_s` (the
-// scheduler's bf_resolution plus submission latency), in whole minutes; the candidate's full
-// walltime when nothing closes it; 0 when nothing is idle or it is under a minute.
-std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, std::int64_t margin_s);
+// The longest walltime backfill starts in the queue window (strategy/backfill_rule.hpp: it ends
+// strictly before the closing job's planned start rounded down to bf_resolution's grid, started by
+// the pass after rv's submission), in whole minutes, at most the candidate's full walltime; the
+// full walltime when nothing closes it; 0 when nothing is idle or not even a minute fits.
+std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, const BackfillTiming& timing);
 
 // The strategies of `c`: those of the probe window (strategies_for), plus the ones the queue window
 // starts now (window_source "queue"); the same submission from both becomes one ("probe+queue"
@@ -28,7 +30,7 @@ std::int64_t queue_walltime(const QueueWindow& qw, const Candidate& c, std::int6
 // qw.walltime_s and qw.disagreement.
 std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Window* probe, QueueWindow& qw,
                                                    const model::JobRequest& request, const PlanOptions& opts,
-                                                   std::int64_t margin_s);
+                                                   const BackfillTiming& timing);
 
 // After ranking: where a queue window has GPUs idle now and no kept strategy starts on them, one
 // that does replaces the last kept (when only the fan-out width dropped it); a note per idle

@@ -117,6 +117,7 @@ QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapsh
   QueueWindow out;
   out.shape() = c.shape();
   out.candidate_id = c.id;
+  out.snapshot_epoch = q.now_epoch;
   const auto* part = cluster.find_partition(c.partition);
   if (!q.known || part == nullptr) {
     out.why = "no queue model (squeue not read)";

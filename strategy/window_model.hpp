@@ -21,6 +21,7 @@ struct QueueWindow : model::Shape {
   std::string candidate_id;
   bool idle_now = false;               // `nodes` nodes have gpus_per_node GPUs (and the CPUs, memory) free now
   std::optional<std::int64_t> until_s; // how long they stay free; nullopt = no queued job needs them
+  std::int64_t snapshot_epoch = 0;     // the queue's clock: until_s counts from here (the backfill grid)
   int idle_gpus = 0;                   // GPUs of the type free now on the partition's usable nodes
   std::vector<std::string> node_names; // where it would start (idle_now)
   std::string ends_by;                 // the job whose planned start ends the window; "" = none

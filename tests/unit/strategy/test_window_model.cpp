@@ -7,6 +7,7 @@
 #include "strategy/plan.hpp"
 #include "strategy/queue_plan.hpp"
 #include "strategy/window_model.hpp"
+#include "unit/test_data.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -25,11 +26,7 @@ const fs::path window_dir = fs::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "wi
 
 std::string read(const fs::path& p)
 {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in, "missing " << p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return testing::read_data(p);
 }
 
 model::Cluster captured_cluster()
@@ -228,9 +225,11 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
     });
     REQUIRE(seg != p->strategies.end());
     CHECK(seg->est_wait_s == 0);
-    // Ends before the reservation (11:15:05, 1194 s on) less bf_resolution (60) and latency (30).
-    CHECK(seg->walltime_s == 1080);
-    CHECK(seg->walltime_s + 60 + 30 <= from_snapshot(11, 15, 5));
+    // Ends strictly before the reservation (11:15:05, 1194 s on) rounded down to bf_resolution's
+    // grid (11:15:00), started by the pass (bf_interval 2 s) after rv's submission (30 s):
+    // strategy/backfill_rule.hpp. The old margin (bf_resolution + 30 s) gave 1080.
+    CHECK(seg->walltime_s == 1140);
+    CHECK(seg->walltime_s + 30 + 2 < from_snapshot(11, 15, 0));
     auto probe_based = std::find_if(p->strategies.begin(), p->strategies.end(), [](const auto& s) {
       return s.partition == "gpu-a6000" && s.window_source == "probe";
     });
@@ -258,7 +257,7 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
              n.find("--time-min nor --checkpoint") != std::string::npos;
     }));
   }
-  SUBCASE("--time-min: the limit may shrink to the window")
+  SUBCASE("--time-min: the limit may shrink to the window (the minimum is what backfill grants)")
   {
     req.allow_checkpoint = false;
     req.allow_time_min = true;
@@ -267,7 +266,7 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
     auto p = strategy::plan(c, profile, req, windows, opts);
     REQUIRE(p);
     CHECK(std::any_of(p->strategies.begin(), p->strategies.end(), [](const auto& s) {
-      return s.partition == "gpu-a6000" && s.kind == model::StrategyKind::time_min && s.time_min_s == 1080 &&
+      return s.partition == "gpu-a6000" && s.kind == model::StrategyKind::time_min && s.time_min_s == 1140 &&
              s.est_wait_s == 0;
     }));
   }
