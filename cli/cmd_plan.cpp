@@ -1,8 +1,8 @@
 // `rv up` and `rv run`: plan the fan-out; with --dry-run, show it and submit nothing.
 
-#include "app/launch.hpp"
-#include "app/planning.hpp"
-#include "app/smart_exec.hpp"
+#include "app/run/launch.hpp"
+#include "app/run/planning.hpp"
+#include "app/run/smart_exec.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
 #include "core/duration.hpp"

@@ -1,7 +1,7 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
-#include "app/manage.hpp"
-#include "app/refanout.hpp"
+#include "app/manage/manage.hpp"
+#include "app/run/refanout.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"

@@ -1,6 +1,6 @@
 // Request records as stored: lossless JSON bytes, then the request record read from them.
 // What parses dumps back and parses to the same document.
-#include "app/requests.hpp"
+#include "app/request/requests.hpp"
 #include "core/store/json_bytes.hpp"
 #include "fuzz/fuzz.hpp"
 

@@ -1,0 +1,131 @@
+#include "app/node/ssh_shell.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace rv::app {
+namespace {
+
+constexpr std::string_view begin_marker = "# BEGIN rv";
+constexpr std::string_view end_marker = "# END rv";
+
+// The offset of `marker` as a whole line of `text` at or after `from`, or npos.
+std::size_t find_line(const std::string& text, std::string_view marker, std::size_t from = 0)
+{
+  for (auto at = text.find(marker, from); at != std::string::npos; at = text.find(marker, at + 1)) {
+    const bool starts = at == 0 || text[at - 1] == '\n';
+    const auto after = at + marker.size();
+    const bool ends = after == text.size() || text[after] == '\n' || text[after] == '\r';
+    if (starts && ends) {
+      return at;
+    }
+  }
+  return std::string::npos;
+}
+
+} // namespace
+
+std::vector<std::string> step_argv(const NodeTarget& t, const std::vector<std::string>& command)
+{
+  std::vector<std::string> argv = {"srun",      "--jobid=" + t.job_id, "--overlap",
+                                   "--nodes=1", "--ntasks=1",          "--nodelist=" + t.node};
+  if (command.empty()) {
+    argv.insert(argv.end(), {"--pty", "bash", "-l"});
+  } else if (command.size() == 1) {
+    argv.insert(argv.end(), {"bash", "-c", command.front()});
+  } else {
+    argv.insert(argv.end(), command.begin(), command.end());
+  }
+  return argv;
+}
+
+Result<int> open_on_node(Env& env, const NodeTarget& t, const std::vector<std::string>& command)
+{
+  auto argv = step_argv(t, command);
+  if (command.empty()) {
+    return env.cluster.run_interactive(argv);
+  }
+  proc::Command c;
+  c.argv = std::move(argv);
+  c.timeout = std::chrono::milliseconds(0);
+  c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+  c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+  RV_TRY(o, env.cluster.run(c));
+  return o.status();
+}
+
+LoginHop login_hop(const std::string& where, const std::string& given)
+{
+  LoginHop hop;
+  hop.given = given;
+  constexpr std::string_view prefix = "ssh ";
+  if (!where.starts_with(prefix)) {
+    return hop; // local: no hop
+  }
+  std::string rest = where.substr(prefix.size());
+  if (auto at = rest.find('@'); at != std::string::npos) {
+    hop.user = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+  }
+  // host:port, or [v6addr]:port
+  const auto colon = rest.starts_with('[') ? rest.find("]:") + 1 : rest.find(':');
+  if (colon != std::string::npos && colon != 0 && rest.find(':', colon + 1) == std::string::npos) {
+    int port = 0;
+    auto p = rest.substr(colon + 1);
+    if (std::from_chars(p.data(), p.data() + p.size(), port).ec == std::errc{} && port > 0) {
+      hop.port = port;
+      rest = rest.substr(0, colon);
+    }
+  }
+  hop.host = rest;
+  return hop;
+}
+
+std::string proxy_jump(const LoginHop& login)
+{
+  const bool alias =
+      !login.given.empty() && login.given.find_first_of("@:[") == std::string::npos && login.given != login.host;
+  if (alias) {
+    return login.given;
+  }
+  std::string jump = login.user.empty() ? login.host : login.user + "@" + login.host;
+  return login.port == 22 ? jump : fmt::format("{}:{}", jump, login.port);
+}
+
+std::string ssh_config_block(const NodeTarget& t, const LoginHop& login)
+{
+  std::string b = fmt::format("{}\n# request {}, job {} on {} (rv ssh --config --install rewrites this block)\n",
+                              begin_marker, t.request_id, t.job_id, t.node);
+  b += fmt::format("Host rv-{}\n  HostName {}\n", t.request_id, t.address);
+  if (!login.user.empty()) {
+    b += fmt::format("  User {}\n", login.user);
+  }
+  if (!login.host.empty()) {
+    b += fmt::format("  ProxyJump {}\n", proxy_jump(login));
+  }
+  b += std::string(end_marker) + "\n";
+  return b;
+}
+
+Result<std::string> with_managed_block(const std::string& existing, const std::string& block)
+{
+  auto begin = find_line(existing, begin_marker);
+  if (begin == std::string::npos) {
+    std::string out = existing;
+    if (!out.empty() && out.back() != '\n') {
+      out += '\n';
+    }
+    return out + block;
+  }
+  auto end = find_line(existing, end_marker, begin);
+  if (end == std::string::npos) {
+    return fail(ErrorCode::config, "the ssh config has a '# BEGIN rv' line without its '# END rv'",
+                "remove the unfinished block by hand, then install again");
+  }
+  auto after = existing.find('\n', end);
+  after = after == std::string::npos ? existing.size() : after + 1;
+  return existing.substr(0, begin) + block + existing.substr(after);
+}
+
+} // namespace rv::app

@@ -1,0 +1,148 @@
+#include "app/run/follow.hpp"
+
+#include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
+#include "slurm/backoff.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/sacct.hpp"
+#include "slurm/scontrol.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::app {
+namespace {
+
+// The job id a resubmitted checkpoint segment left for rv, or "".
+std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std::string& job_id)
+{
+  if (r.remote_root.empty()) {
+    return {};
+  }
+  auto o = runner.run(proc::remote::read_command(fmt::format("{}/requests/{}/next.{}", r.remote_root, r.id, job_id)));
+  if (!o || !o->ok()) {
+    return {};
+  }
+  std::string id = o->out;
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) {
+    id.pop_back();
+  }
+  const bool digits = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? id : std::string();
+}
+
+} // namespace
+
+Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
+{
+  for (int attempt = 0; attempt < 15; ++attempt) {
+    proc::Command sc;
+    sc.argv = {"scontrol", "show", "job", job_id};
+    proc::Command sa;
+    sa.argv = slurm::sacct_argv({job_id});
+    RV_TRY(outs, runner.run_batch({sc, sa}));
+    if (outs[0].ok()) {
+      if (auto jobs = slurm::parse_scontrol_jobs(outs[0].out); jobs && !jobs->empty()) {
+        const auto& j = jobs->front();
+        auto st = slurm::parse_job_state(j.state);
+        if (slurm::is_terminal(st)) {
+          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal, j.run_time_s, job_id};
+        }
+      }
+    }
+    if (outs[1].ok()) {
+      if (auto rows = slurm::parse_sacct(outs[1].out, slurm::sacct_fields); rows) {
+        for (const auto& row : *rows) {
+          auto st = slurm::parse_job_state(row.state);
+          if (row.job_id == job_id && slurm::is_terminal(st)) {
+            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal, row.elapsed_s, job_id};
+          }
+        }
+      }
+    }
+    clock.sleep_for(std::chrono::seconds(1));
+  }
+  return fail(ErrorCode::timeout,
+              fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
+              "check `sacct -j ID` on the cluster");
+}
+
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
+                               const JobRecord& first, std::size_t out_offset, std::size_t err_offset,
+                               const NextSegment& on_next)
+{
+  JobRecord job = first;
+  std::size_t out_off = out_offset, err_off = err_offset;
+  auto flush = [&]() -> Result<void> {
+    RV_TRY(outs, runner.run_batch({proc::remote::read_from_command(log_path(r, job, false), out_off),
+                                   proc::remote::read_from_command(log_path(r, job, true), err_off)}));
+    if (outs[0].ok()) {
+      output.out(outs[0].out);
+      out_off += outs[0].out.size();
+    }
+    if (outs[1].ok()) {
+      output.err(outs[1].out);
+      err_off += outs[1].out.size();
+    }
+    return {};
+  };
+  slurm::Backoff backoff(slurm::Backoff::following());
+  while (true) {
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped following; job {} keeps running", job.job_id),
+                  fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
+    }
+    if (auto f = flush(); !f) {
+      return std::unexpected(f.error());
+    }
+    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds(), nullptr, {{job.job_id, r.name}}));
+    auto it = views.find(job.job_id);
+    if (it != views.end() && slurm::is_terminal(it->second.state)) {
+      if (auto f = flush(); !f) {
+        return std::unexpected(f.error());
+      }
+      RV_TRY(status, final_status(runner, job.job_id, clock));
+      // A segment that resubmitted itself ends COMPLETED, status 0; anything else is final.
+      auto next = status.state == "COMPLETED" && status.exit_status == 0 ? next_segment(runner, r, job.job_id) : "";
+      if (next.empty()) {
+        return status;
+      }
+      spdlog::info("job {} resubmitted itself as job {} for the next checkpoint segment: following it", job.job_id,
+                   next);
+      if (on_next) {
+        on_next(job.job_id, next);
+      }
+      job.job_id = next;
+      out_off = err_off = 0;
+      backoff.reset();
+      continue;
+    }
+    clock.sleep_for(backoff.next());
+  }
+}
+
+int exit_code_of(const FinalStatus& s, const std::string& job_id)
+{
+  if (s.state == "COMPLETED") {
+    return s.exit_status;
+  }
+  if (s.state == "FAILED") {
+    spdlog::error("job {} FAILED with exit code {}{}", job_id, s.exit_status,
+                  s.exit_signal ? fmt::format(" (signal {})", s.exit_signal) : "");
+    return s.exit_status != 0 ? s.exit_status : (s.exit_signal ? 128 + s.exit_signal : 1);
+  }
+  spdlog::error("job {} ended {}", job_id, s.state);
+  if (s.state == "TIMEOUT") {
+    return 124;
+  }
+  if (s.state == "OUT_OF_MEMORY") {
+    return 137;
+  }
+  if (s.state == "CANCELLED") {
+    return 130;
+  }
+  return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
+}
+
+} // namespace rv::app

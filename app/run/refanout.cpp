@@ -1,0 +1,106 @@
+#include "app/run/refanout.hpp"
+
+#include "slurm/gpu_faults.hpp"
+#include "slurm/hostlist.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace rv::app {
+
+RefanoutDecision decide_refanout(const EndedWinner& winner, const std::vector<std::string>& excluded, int rounds_done,
+                                 int max_rounds)
+{
+  RefanoutDecision d;
+  if (winner.state != "FAILED") {
+    return d;
+  }
+  std::vector<std::string> nodes;
+  if (auto expanded = slurm::expand_hostlist(winner.node_list)) {
+    nodes = std::move(*expanded);
+  }
+  if (winner.exit_status == slurm::k_preflight_exit) {
+    d.step.kind = "preflight";
+    if (auto f = slurm::find_preflight_failure(winner.log_tail)) {
+      d.exclude = {f->node};
+      d.step.reason = f->reason;
+    } else {
+      d.exclude = nodes; // the log is unreadable: every node of the job is suspect
+      d.step.reason = "exit 96 (the log's reason line could not be read)";
+    }
+  } else if (winner.run_time_s >= 0 && winner.run_time_s <= k_hardware_retry_window_s) {
+    auto fault = slurm::find_gpu_fault(winner.log_tail);
+    if (fault.empty()) {
+      return d;
+    }
+    d.step.kind = "gpu_fault";
+    d.step.reason = fault;
+    d.exclude = nodes;
+  } else {
+    return d;
+  }
+  std::erase_if(d.exclude, [&](const std::string& n) {
+    return n.empty() || std::find(excluded.begin(), excluded.end(), n) != excluded.end();
+  });
+  d.step.node = fmt::format("{}", fmt::join(d.exclude, ","));
+  if (d.exclude.empty()) {
+    d.step.node = winner.node_list;
+    d.why_not = fmt::format("no node left to exclude (the job ran on {})", winner.node_list);
+  } else if (rounds_done >= max_rounds) {
+    d.why_not = fmt::format("the re-fan-out limit is reached ({} round{}; config refanout_max)", max_rounds,
+                            max_rounds == 1 ? "" : "s");
+  } else {
+    d.retry = true;
+  }
+  return d;
+}
+
+nlohmann::json refanout_json(const std::vector<RefanoutStep>& history, const std::vector<std::string>& excluded,
+                             const std::string& next_request)
+{
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : history) {
+    steps.push_back(
+        {{"request", s.request_id}, {"job_id", s.job_id}, {"node", s.node}, {"kind", s.kind}, {"reason", s.reason}});
+  }
+  return {{"history", steps}, {"excluded", excluded}, {"next_request", next_request}};
+}
+
+std::vector<std::string> refanout_lines(const nlohmann::json& refanout)
+{
+  std::vector<std::string> lines;
+  if (!refanout.is_object()) {
+    return lines;
+  }
+  for (const auto& s : refanout.value("history", nlohmann::json::array())) {
+    if (!s.is_object()) {
+      continue;
+    }
+    const auto kind = s.value("kind", "");
+    lines.push_back(fmt::format("{} failed {} ({}) in request {}, job {}", s.value("node", "?"),
+                                kind == "preflight" ? "the preflight" : "with a GPU fault", s.value("reason", ""),
+                                s.value("request", "?"), s.value("job_id", "?")));
+  }
+  if (auto next = refanout.value("next_request", ""); !next.empty()) {
+    lines.push_back("re-fanned out as request " + next);
+  }
+  return lines;
+}
+
+std::string winner_log_tail(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job)
+{
+  proc::Command c;
+  c.argv = {"sh",
+            "-c",
+            "tail -q -n 100 \"$1\" \"$2\".node*.err 2>/dev/null; true",
+            "rv-fault",
+            log_path(rec, job, true),
+            fmt::format("{}/{}-{}", rec.log_dir, rec.name, job.job_id)};
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  return o ? o->out : std::string();
+}
+
+} // namespace rv::app
