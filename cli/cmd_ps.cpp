@@ -1,6 +1,6 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
-#include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
 #include "app/run/refanout.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"

@@ -1,35 +1,15 @@
 #pragma once
-// The stored requests after submission: list them (refreshed from Slurm, with the losers a
-// killed rv left behind reaped), stop them, read or follow their logs. `rv ps`, `rv stop` and
-// `rv logs` are these calls plus their flags and a table (cli/cmd_ps.cpp).
+// The stored requests after submission: stop them, read or follow their logs (listing them,
+// refreshed from Slurm with the losers a killed rv left behind reaped, is app/request/lookup).
+// `rv ps`, `rv stop` and `rv logs` are these calls plus their flags and a table (cli/cmd_ps.cpp).
 
 #include "app/env.hpp"
-#include "app/request/idle.hpp"
 #include "app/request/requests.hpp"
 
-#include <map>
 #include <string>
 #include <vector>
 
 namespace rv::app {
-
-// Where rv is connected now, as records name it (connecting first: an SSH runner names its
-// resolved user@host:port only once connected).
-std::string current_host(Env& env);
-
-// A request is acted on only where it was submitted: the same job id on another cluster is
-// someone else's job. Fails naming both hosts otherwise.
-Result<void> require_same_host(const RequestRecord& r, const std::string& here);
-
-// Every readable record of the store, oldest first; unreadable ones are reported by name
-// (logged) and skipped.
-Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store);
-
-// The active requests (every one with `all`), refreshed from Slurm and reaped; each reaper note
-// is logged. With `activity`, the watchdog's verdict on each running request (by id) comes in the
-// same round trip (app/request/idle.hpp).
-Result<std::vector<RequestRecord>> list_requests(Env& env, bool all,
-                                                 std::map<std::string, Activity>* activity = nullptr);
 
 // The request `key` names (id prefix, job id or job name), or the active ones (`all`).
 Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key, bool all);

@@ -1,6 +1,6 @@
 #include "app/node/gpu.hpp"
 
-#include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"

@@ -1,6 +1,6 @@
 #include "app/node/job_target.hpp"
 
-#include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/job_state.hpp"

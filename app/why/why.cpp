@@ -1,6 +1,6 @@
 #include "app/why/why.hpp"
 
-#include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "app/run/planning.hpp"
 #include "core/duration.hpp"

@@ -3,6 +3,7 @@
 // record before the secrets, and acting only on a request's own host (rv up: test_up.cpp).
 
 #include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
 #include "app/run/launch.hpp"
 #include "app/run/race.hpp"
 #include "app/run/submit.hpp"
