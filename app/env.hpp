@@ -57,6 +57,9 @@ struct Env {
   bool quiet = false;        // --quiet: nothing but the job's output, warnings and errors
   // rv's local caches (the per-host discovery cache, docs/discovery-cache.md); nullptr = none.
   store::CacheStore* cache = nullptr;
+  // The local key that signs `.rv-workspace` markers (core/store/key_file.hpp), made on first
+  // use; "" = none: no marker is trusted and pushes delete only in rv's own workspaces.
+  std::filesystem::path workspace_key_file = {};
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

@@ -214,6 +214,7 @@ RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool
           output,   json,  verbosity, local_home(), current_dir(), quiet}
 {
   env.cache = &cache;
+  env.workspace_key_file = requests.dir().parent_path() / "workspace.key";
 }
 
 Result<std::unique_ptr<RealEnv>> Context::make_env()

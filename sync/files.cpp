@@ -2,6 +2,7 @@
 
 #include "core/process/local_runner.hpp"
 #include "core/text.hpp"
+#include "sync/target.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -88,6 +89,11 @@ FileSelection select_files(const std::filesystem::path& root, std::vector<std::s
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   FileSelection sel;
   for (auto& rel : candidates) {
+    if (is_workspace_marker(rel)) {
+      // Never sent, whatever .rvignore says: a pushed marker would mark the target as rv's (N1).
+      sel.skipped.push_back({rel, "rv's workspace marker is never sent"});
+      continue;
+    }
     if (rules.ignored(rel, false)) {
       continue;
     }

@@ -99,4 +99,32 @@ Result<std::string> sha256_file(const std::filesystem::path& path)
   return sha256_hex(buf.str());
 }
 
+namespace {
+
+std::string from_hex(std::string_view hex)
+{
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+} // namespace
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view data)
+{
+  constexpr std::size_t block = 64;
+  std::string k = key.size() > block ? from_hex(sha256_hex(key)) : std::string(key);
+  k.resize(block, '\0');
+  std::string inner(block, '\0'), outer(block, '\0');
+  for (std::size_t i = 0; i < block; ++i) {
+    inner[i] = static_cast<char>(k[i] ^ 0x36);
+    outer[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  inner.append(data);
+  outer += from_hex(sha256_hex(inner));
+  return sha256_hex(outer);
+}
+
 } // namespace rv::sync

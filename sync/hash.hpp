@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256, for content hashes (dependency files) and project identities.
+// SHA-256, for content hashes (dependency files) and project identities, and HMAC-SHA256 (RFC 2104)
+// for what rv signs: webhook keys, workspace markers.
 
 #include "core/result.hpp"
 
@@ -11,6 +12,9 @@ namespace rv::sync {
 
 // Lower-case hex SHA-256 of `data`.
 std::string sha256_hex(std::string_view data);
+
+// Lower-case hex HMAC-SHA256 (RFC 2104) of `data` with `key`.
+std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 
 // Lower-case hex SHA-256 of a file's content.
 Result<std::string> sha256_file(const std::filesystem::path& path);

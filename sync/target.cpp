@@ -1,12 +1,16 @@
 #include "sync/target.hpp"
 
+#include "sync/hash.hpp"
+
 #include <fmt/format.h>
 
 namespace rv::sync {
 namespace {
 
 // Prints, NUL-separated: four flags (symlink, exists, directory, marked), the target's physical
-// path, $HOME, its physical path, then the physical path of each further argument.
+// path, $HOME, its physical path, the physical path the target will have once `mkdir -p` makes it
+// (its deepest existing ancestor's, plus the rest), the marker's first 512 bytes, then the physical
+// path of each further argument.
 constexpr const char* k_facts = R"sh(unset CDPATH
 t=$1; shift
 phys() { (cd -P -- "$1" 2>/dev/null && pwd -P) || :; }
@@ -14,8 +18,13 @@ l=0; [ -L "$t" ] && l=1
 e=0; [ -e "$t" ] && e=1
 d=0; [ -d "$t" ] && d=1
 m=0; [ -f "$t/.rv-workspace" ] && [ ! -L "$t/.rv-workspace" ] && m=1
-printf '%s\0' "$l$e$d$m" "$(phys "$t")" "$HOME" "$(phys "$HOME")"
+r=$t; rest=
+while [ ! -d "$r" ] && [ "$r" != / ] && [ "$r" != . ]; do rest=/$(basename -- "$r")$rest; r=$(dirname -- "$r"); done
+mk=; [ "$m" = 1 ] && mk=$(head -c 512 -- "$t/.rv-workspace" | tr -d '\000'; echo x) && mk=${mk%x}
+printf '%s\0' "$l$e$d$m" "$(phys "$t")" "$HOME" "$(phys "$HOME")" "$(phys "$r")$rest" "$mk"
 for q in "$@"; do printf '%s\0' "$(phys "$q")"; done)sh";
+
+constexpr std::string_view k_proof = "proof ";
 
 } // namespace
 
@@ -45,7 +54,7 @@ Result<std::vector<std::string_view>> split_nul_fields(std::string_view out)
 Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect_count)
 {
   RV_TRY(fields, split_nul_fields(out));
-  if (fields.size() != 4 + protect_count || fields[0].size() != 4 ||
+  if (fields.size() != 6 + protect_count || fields[0].size() != 4 ||
       fields[0].find_first_not_of("01") != std::string::npos) {
     return fail(ErrorCode::parse, "unexpected answer about the sync target");
   }
@@ -57,8 +66,21 @@ Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect
   f.physical = fields[1];
   f.home = fields[2];
   f.home_physical = fields[3];
-  f.protect_physical.assign(fields.begin() + 4, fields.end());
+  f.resolved = fields[4];
+  f.marker = fields[5];
+  f.protect_physical.assign(fields.begin() + 6, fields.end());
   return f;
+}
+
+std::string marker_text(std::string_view key, std::string_view dir)
+{
+  return fmt::format("rv workspace: rv sync mirrors the project here, deletions included\n{}{}\n", k_proof,
+                     hmac_sha256_hex(key, dir));
+}
+
+bool marker_proves(std::string_view marker, std::string_view key, std::string_view dir)
+{
+  return !key.empty() && !dir.empty() && marker == marker_text(key, dir);
 }
 
 std::string normal_remote_path(std::string_view path)
@@ -139,22 +161,30 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
                 "give a directory, or a path that does not exist yet");
   }
   TargetDecision d;
+  if (!policy.marker_key.empty() && !facts.resolved.empty()) {
+    d.marker_text = marker_text(policy.marker_key, facts.resolved); // what proves rv's ownership here
+  }
   if (facts.is_symlink) {
     d.note = fmt::format("{} is a symbolic link: rv copies into it but deletes nothing there", dir);
     return d;
   }
-  if (facts.marked) {
+  if (facts.marked && marker_proves(facts.marker, policy.marker_key, facts.resolved)) {
     d.mirror = true;
     return d;
   }
   if (!facts.exists || remote_empty || policy.owned || policy.allow_delete) {
     d.mirror = true;
-    d.write_marker = true;
+    // Only a key can sign a marker; without one the directory is mirrored this time, unmarked.
+    d.write_marker = !d.marker_text.empty();
     return d;
   }
-  d.note = fmt::format("{} is not an rv workspace (no {} file), so rv deletes nothing there; --delete mirrors "
-                       "deletions and marks it",
-                       dir, k_workspace_marker);
+  d.note = facts.marked ? fmt::format("{} holds a {} file that this rv did not write for it (copied, or from "
+                                      "another rv), so rv deletes nothing there; --delete mirrors deletions and "
+                                      "marks it",
+                                      dir, k_workspace_marker)
+                        : fmt::format("{} is not an rv workspace (no {} file), so rv deletes nothing there; "
+                                      "--delete mirrors deletions and marks it",
+                                      dir, k_workspace_marker);
   return d;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Where a push may delete (docs/sync.md, "What a push may delete"). A push mirrors the project,
 // deletions included, only into a directory that rv owns: one marked with a `.rv-workspace` file
-// (written by rv when it creates the directory, or when the user passes --delete), or the
-// project's own workspace. Any other non-empty directory receives the files and keeps everything
+// (written by rv when it creates the directory, or when the user passes --delete) whose proof line
+// is the HMAC of the directory's physical path under a key only this user's rv holds (so neither a
+// marker a project carries nor one copied from another directory counts), or the project's own
+// workspace. Any other non-empty directory receives the files and keeps everything
 // else. The file-system root, the home directory, rv's remote root, the sync root and every
 // ancestor of them are refused outright, and a symlinked target is never followed for deletion.
 
@@ -17,9 +19,17 @@ namespace rv::sync {
 
 // The marker file at the top of every directory rv may mirror into.
 inline constexpr std::string_view k_workspace_marker = ".rv-workspace";
+// True when the relative path `rel` names a marker (at any depth): never part of a transfer.
+inline bool is_workspace_marker(std::string_view rel)
+{
+  return rel == k_workspace_marker || (rel.ends_with(k_workspace_marker) && rel.size() > k_workspace_marker.size() &&
+                                       rel[rel.size() - k_workspace_marker.size() - 1] == '/');
+}
 
 // What the push asks for.
 struct TargetPolicy {
+  // The local secret that signs markers (app::workspace_key); "" = no marker is trusted or written.
+  std::string marker_key;
   bool owned = false;        // the project's workspace below the sync root (rv made it)
   bool allow_delete = false; // --delete: mirror into an unmarked directory and mark it
   // Absolute paths that must never be the target or below it (rv's remote root, the sync root).
@@ -32,7 +42,9 @@ struct TargetFacts {
   bool is_symlink = false;
   bool exists = false; // follows a symlink
   bool is_dir = false;
-  bool marked = false;                       // holds a regular `.rv-workspace` file
+  bool marked = false;                       // holds a regular `.rv-workspace` file (proof unchecked)
+  std::string marker;                        // its first 512 bytes
+  std::string resolved;                      // the physical path the target has, or will have once created (mkdir -p)
   std::string physical;                      // `pwd -P` of the target; "" when it does not exist
   std::string home;                          // $HOME as the shell has it
   std::string home_physical;                 // `pwd -P` of $HOME
@@ -46,7 +58,8 @@ Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect
 
 struct TargetDecision {
   bool mirror = false;       // apply the plan's deletions
-  bool write_marker = false; // mark the directory as rv's
+  bool write_marker = false; // mark the directory as rv's, with `marker_text`
+  std::string marker_text;   // the content of rv's marker here (with its proof; "" without a key)
   std::string note;          // why deletions are off, for the user ("" when mirroring)
 };
 
@@ -54,6 +67,11 @@ struct TargetDecision {
 // delete there. `remote_empty`: the listing found nothing (marker aside).
 Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& facts, const TargetPolicy& policy,
                                      bool remote_empty);
+
+// The content of the marker that proves `key`'s rv owns the directory whose physical path is `dir`.
+std::string marker_text(std::string_view key, std::string_view dir);
+// True when `marker` (a marker file's content) proves that for `dir`; never with an empty key.
+bool marker_proves(std::string_view marker, std::string_view key, std::string_view dir);
 
 // Splits output made of NUL-terminated fields (find -printf, the facts script); an error when
 // the last field has no terminator (a truncated answer).

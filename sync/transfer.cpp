@@ -38,18 +38,20 @@ double seconds_since(Clock::time_point t0)
 }
 
 // Applies deletions and directory creation below $1, from NUL-separated records on stdin:
-// W marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
+// W<content> marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
 // D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
-// marked and is not reached through a symlink, whatever the records say (docs/sync.md).
+// marked with exactly $2 (the marker that proves rv wrote it for this directory) or by a W record,
+// and is not reached through a symlink, whatever the records say (docs/sync.md).
 constexpr const char* k_apply = R"sh(mkdir -p -- "$1" && cd -- "$1" || exit 1
 own=0
-if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ]; then own=1; fi
+if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ] && [ -n "$2" ] &&
+  [ "$(cat .rv-workspace; echo x)" = "${2}x" ]; then own=1; fi
 status=0
 while IFS= read -r -d '' rec; do
   p=${rec#?}
   case $rec in
     W*) rm -f -- .rv-workspace
-        printf 'rv workspace: rv sync mirrors the project here, deletions included\n' >.rv-workspace || exit 1
+        printf '%s' "$p" >.rv-workspace || exit 1
         [ -L "$1" ] || own=1 ;;
     R*|X*|D*) if [ "$own" != 1 ]; then
         printf 'refusing to delete in %s: it is not an rv workspace\n' "$1" >&2
@@ -260,6 +262,11 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options)
 {
   const auto t0 = Clock::now();
+  for (const auto& e : sel.entries) {
+    if (is_workspace_marker(e.path)) { // list_project_files never selects one; a caller's list might
+      return fail(ErrorCode::usage, fmt::format("refusing to send {}: rv's workspace marker is never sent", e.path));
+    }
+  }
   if (!options.target.owned) {
     RV_TRY(facts, inspect_target(remote, remote_dir, options.target));
     RV_TRY(early, decide_target(remote_dir, facts, options.target, false));
@@ -290,7 +297,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     records += '\0';
   };
   if (decision.write_marker) {
-    add('W', "");
+    add('W', decision.marker_text);
   }
   for (const auto& p : plan.remove) {
     add('R', p);
@@ -305,7 +312,7 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     add('M', p);
   }
   proc::Command apply;
-  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir};
+  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir, decision.marker_text};
   apply.stdin_data = records;
   apply.timeout = std::chrono::seconds(300);
   RV_TRY(applied, remote.run(apply));

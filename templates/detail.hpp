@@ -37,8 +37,10 @@ struct Context {
   int local_ranks = 1; // processes per node that share the CPUs
 };
 
-// Checks every input render() takes; the first problem found, as a usage error with a hint.
-Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o);
+// Checks every input render() takes; the first problem found, as a usage error with a hint. An
+// empty command is refused unless `shell_step` (rv up's interactive shell joins with no command).
+Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o,
+                          bool shell_step = false);
 // Checks an --output path: relative, no `..`, no line breaks.
 Result<bool> check_output_path(std::string_view path);
 // Checks a job name, request id or project key: [A-Za-z0-9._-]{1,128}, not starting with - or .

@@ -89,9 +89,9 @@ namespace {
 
 // The checked inputs as a Context; the caller keeps `job_name` alive beside it.
 Result<detail::Context> make_context(const model::Strategy& strategy, const model::JobRequest& request,
-                                     const RenderOptions& options, const std::string& job_name)
+                                     const RenderOptions& options, const std::string& job_name, bool shell_step = false)
 {
-  if (auto ok = detail::check_inputs(strategy, request, options); !ok) {
+  if (auto ok = detail::check_inputs(strategy, request, options, shell_step); !ok) {
     return std::unexpected(ok.error());
   }
   if (auto ok = detail::check_name("job name", job_name, false); !ok) {
@@ -112,7 +112,8 @@ Result<std::string> render_step_environment(const model::Strategy& strategy, con
                                             const RenderOptions& options)
 {
   const auto job_name = job_name_of(request);
-  RV_TRY(ctx, make_context(strategy, request, options, job_name));
+  // An empty command is rv up's interactive shell: the caller runs a shell after the environment.
+  RV_TRY(ctx, make_context(strategy, request, options, job_name, true));
   ctx.step = true; // one task on one node: the command runs as a single-node job runs it
   ctx.launch = inject_launcher_flags(options.command, false);
   ctx.local_ranks = ctx.launch.kind != LauncherKind::none ? std::max(1, strategy.gpus_per_node) : 1;

@@ -64,7 +64,8 @@ Result<std::string> render(const model::Strategy& strategy, const model::JobRequ
 // batch script's own functions, variables, modules, set-up, venv, secrets, --env and `cd`, without
 // the #SBATCH lines and the race guard, ending with RV_COMMAND set to options.command as a
 // single-node job runs it (launcher flags added). A bash script: source it or run it with bash -c,
-// then run `bash -c "$RV_COMMAND"` (or a shell). It exits 1 when the secrets file is missing.
+// then run `bash -c "$RV_COMMAND"` (or a shell: an empty options.command is allowed here, and only
+// here, for rv up's interactive shell). It exits 1 when the secrets file is missing.
 Result<std::string> render_step_environment(const model::Strategy& strategy, const model::JobRequest& request,
                                             const RenderOptions& options);
 

@@ -72,9 +72,9 @@ Result<bool> check_output_path(std::string_view path)
   return true;
 }
 
-Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
+Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o, bool shell_step)
 {
-  if (o.command.find_first_not_of(" \t\n") == std::string::npos) {
+  if (!(shell_step && o.command.empty()) && o.command.find_first_not_of(" \t\n") == std::string::npos) {
     return fail(ErrorCode::usage, "the command is empty", "give the command to run, e.g. `rv run python train.py`");
   }
   if (o.command.find('\0') != std::string::npos) {

@@ -251,7 +251,8 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
       j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it
     }
   }
-  launched.finish(RequestState::done);
+  // done: the shell or the command ran (its status is the exit code); failed: rv could not run the step.
+  launched.finish(status ? RequestState::done : RequestState::failed);
   if (env.json && status) {
     env.output.out(store::dump_for_display(
                        {{"request", to_json(launched.rec)}, {"exit_code", *status}, {"stdout", out}, {"stderr", err}}) +

@@ -7,33 +7,6 @@
 #include <fmt/format.h>
 
 namespace rv::app {
-namespace {
-
-std::string from_hex(std::string_view hex)
-{
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  }
-  return out;
-}
-
-} // namespace
-
-std::string hmac_sha256_hex(std::string_view key, std::string_view data)
-{
-  constexpr std::size_t block = 64;
-  std::string k = key.size() > block ? from_hex(sync::sha256_hex(key)) : std::string(key);
-  k.resize(block, '\0');
-  std::string inner(block, '\0'), outer(block, '\0');
-  for (std::size_t i = 0; i < block; ++i) {
-    inner[i] = static_cast<char>(k[i] ^ 0x36);
-    outer[i] = static_cast<char>(k[i] ^ 0x5c);
-  }
-  inner.append(data);
-  outer += from_hex(sync::sha256_hex(inner));
-  return sync::sha256_hex(outer);
-}
 
 Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webhook_secret,
                                const std::string& request_id)
@@ -59,7 +32,7 @@ Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webh
   plan.webhook = true;
   plan.secrets_lines = fmt::format("# rv --notify: for the job script only (not exported)\n_rv_notify_url={}\n"
                                    "_rv_notify_key={}\n",
-                                   proc::shell_quote(url), hmac_sha256_hex(webhook_secret, request_id));
+                                   proc::shell_quote(url), sync::hmac_sha256_hex(webhook_secret, request_id));
   return plan;
 }
 

@@ -12,9 +12,6 @@
 
 namespace rv::app {
 
-// Lower-case hex HMAC-SHA256 (RFC 2104) of `data` with `key`.
-std::string hmac_sha256_hex(std::string_view key, std::string_view data);
-
 struct NotifyPlan {
   std::string mail_user;     // #SBATCH --mail-user; "" = no mail
   bool webhook = false;      // the job POSTs events

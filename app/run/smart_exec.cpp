@@ -6,6 +6,7 @@
 #include "core/duration.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"
+#include "core/store/key_file.hpp"
 #include "core/store/record_store.hpp"
 #include "sync/command.hpp"
 #include "sync/deps.hpp"
@@ -83,6 +84,10 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   auto options = settings.push;
   options.dry_run = dry_run;
   options.target.protect = {sync_root};
+  if (!env.workspace_key_file.empty()) {
+    RV_TRY(key, store::load_or_create_key(env.workspace_key_file));
+    options.target.marker_key = std::move(key);
+  }
   if (remote_dir.empty()) {
     p.remote_dir = p.layout.workspace;
     options.target.owned = true;

@@ -2,7 +2,8 @@
 # What `rv sync push` may delete, on the real login node through the loopback sshd (docs/sync.md,
 # "What a push may delete"): the home directory, `.` and rv's own directories are refused (dry run
 # first, so a regression cannot delete the test user's home); an unmarked directory keeps its
-# files; --delete mirrors and marks it; a symlinked target keeps what is behind the link.
+# files; --delete mirrors and marks it; a marker the project carries, or one copied from another
+# directory, lets nothing be deleted (N1); a symlinked target keeps what is behind the link.
 # No jobs; a few seconds.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
@@ -64,6 +65,27 @@ run ssh_rv sync push . "$base/data"
 assert_rc 0 "push into a marked directory"
 remote test ! -e "$base/data/stale.txt" || it_fail "a marked directory was not mirrored"
 pass "--delete mirrors and marks; a marked directory is mirrored from then on"
+
+# N1 (security review 2): a project carrying `.rv-workspace` (a copy of a snapshot) pushed twice
+# into an unmarked directory deleted everything else there. The marker is never sent, and a marker
+# copied in from rv's own workspace (a valid proof, for another directory) proves nothing.
+mkdir -p "$IT_DIR/carrier" && cd "$IT_DIR/carrier" || exit 1
+printf 'print("carrier")\n' >train.py
+remote "cat $base/data/.rv-workspace" >.rv-workspace # rv's real marker, copied out of a workspace
+remote "mkdir -p $base/mine/big && printf 'mine\n' > $base/mine/big/results.csv"
+for i in 1 2; do
+  run ssh_rv sync push . "$base/mine"
+  assert_rc 0 "push $i of a project carrying the marker into an unmarked directory"
+done
+assert_eq "mine" "$(remote cat "$base/mine/big/results.csv")" "the user's file survived two pushes"
+remote test ! -e "$base/mine/.rv-workspace" || it_fail "the project's marker was sent"
+remote "cp $base/data/.rv-workspace $base/mine/.rv-workspace"
+run ssh_rv sync push . "$base/mine"
+assert_rc 0 "push into a directory holding a marker copied from another directory"
+assert_contains "$RUN_ERR" "did not write" "rv says the marker is not its own for this directory"
+assert_eq "mine" "$(remote cat "$base/mine/big/results.csv")" "a copied marker deletes nothing"
+cd "$IT_DIR/proj" || exit 1
+pass "a marker in the project is never sent; a copied marker proves nothing; nothing was deleted"
 
 # A symlinked target: nothing behind the link is deleted, even with --delete.
 remote "mkdir -p $base-scratch && printf 'data\n' > $base-scratch/dataset.bin && ln -s ~/$base-scratch $base/scratch"

@@ -80,6 +80,14 @@ public:
     batch_sizes.push_back(cmds.size());
     return Runner::run_batch(cmds);
   }
+  // rv up's shell on a PTY: answered as a scripted command is (its status).
+  Result<int> run_interactive(const std::vector<std::string>& argv) override
+  {
+    proc::Command c;
+    c.argv = argv;
+    RV_TRY(o, run(c));
+    return o.status();
+  }
   std::string where() const override { return "scripted"; }
   bool done() const { return m_steps.empty(); }
   std::vector<std::size_t> batch_sizes;
@@ -112,7 +120,9 @@ struct World {
       : dir(std::filesystem::temp_directory_path() / fmt::format("rv-lifecycle-{}-{}", name, ::getpid())),
         requests((std::filesystem::remove_all(dir), dir / "requests")), secrets(dir / "secrets.json"),
         env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/home/alice", dir}
-  {}
+  {
+    env.workspace_key_file = dir / "workspace.key";
+  }
   ~World() { std::filesystem::remove_all(dir); }
 
   // The one stored record (there must be exactly one).

@@ -219,3 +219,65 @@ TEST_CASE("nvidia-smi: hostile input never crashes and never invents a value")
   REQUIRE(crlf);
   CHECK(crlf->cell(0, "utilization.gpu") == "12");
 }
+
+// Captured on a real NVIDIA H200 (driver 580.159.04, CUDA 13.0) with
+// scripts/capture_nvidia_smi_real.sh, idle and with a torch process busy on it
+// (tests/data/nvidia-smi/captured-h200/README.md).
+TEST_CASE("nvidia-smi: a real H200's answers to rv's own queries, idle and busy")
+{
+  const auto dir = data / "captured-h200";
+  const auto fields = fields_of(k_smi_gpu_fields);
+  const std::string uuid = "GPU-6a4cea9d-7f70-8535-1535-726ba0697780";
+  for (const auto& [file, given] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"query_gpu.csv.txt", {}}, {"query_gpu.noheader_nounits.txt", fields}}) {
+    CAPTURE(file);
+    auto g = gpus_of(read(dir / file), given);
+    REQUIRE(g.size() == 1);
+    CHECK(g[0].index == 0);
+    CHECK(g[0].name == "NVIDIA H200");
+    CHECK(g[0].uuid == uuid);
+    CHECK(g[0].bus_id == "00000000:00:06.0");
+    CHECK(g[0].util_pct == 0);
+    CHECK(g[0].mem_used_mib == 0);
+    CHECK(g[0].mem_total_mib == 143771);
+    CHECK(g[0].temp_c == 38);
+  }
+  auto busy = gpus_of(read(dir / "query_gpu.busy.csv.txt"));
+  REQUIRE(busy.size() == 1);
+  CHECK(busy[0].util_pct == 100);
+  CHECK(busy[0].mem_used_mib == 1643);
+  // The watchdog's own query (index, utilization.gpu, memory.used; noheader, nounits).
+  auto wd = gpus_of(read(dir / "query_gpu.busy.watchdog.txt"), {"index", "utilization.gpu", "memory.used"});
+  REQUIRE(wd.size() == 1);
+  CHECK(wd[0].util_pct == 100);
+  CHECK(wd[0].mem_used_mib == 1643);
+
+  const auto apps_fields = fields_of(k_smi_app_fields);
+  auto idle = parse_smi_csv(read(dir / "query_apps.csv.txt"));
+  REQUIRE(idle);
+  CHECK(idle->rows.empty()); // the header alone: no process
+  auto idle_nh = parse_smi_csv(read(dir / "query_apps.noheader_nounits.txt"), apps_fields);
+  REQUIRE(idle_nh);
+  CHECK(idle_nh->rows.empty()); // nothing at all
+  for (const auto& [file, given] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"query_apps.busy.csv.txt", {}}, {"query_apps.busy.noheader_nounits.txt", apps_fields}}) {
+    CAPTURE(file);
+    auto t = parse_smi_csv(read(dir / file), given);
+    REQUIRE(t);
+    auto p = read_processes(*t);
+    REQUIRE(p);
+    REQUIRE(p->size() == 1);
+    CHECK((*p)[0].gpu_uuid == uuid);
+    CHECK((*p)[0].pid == 641);
+    CHECK((*p)[0].name == "python3");
+    CHECK((*p)[0].used_mib == 1634);
+  }
+  auto list = parse_gpu_list(read(dir / "list.txt"));
+  REQUIRE(list);
+  REQUIRE(list->size() == 1);
+  CHECK((*list)[0].name == "NVIDIA H200");
+  CHECK((*list)[0].uuid == uuid);
+  CHECK((*list)[0].mig.empty());
+  // A field the driver does not know: exit 2 and one line, which is no row of rv's (noheader) query.
+  CHECK_FALSE(parse_smi_csv(read(dir / "query_gpu.unknown_field.txt"), {"index", "no.such.field"}));
+}

@@ -30,6 +30,8 @@ TargetFacts dir_facts(const std::string& physical, bool marked = false)
   f.is_dir = true;
   f.marked = marked;
   f.physical = physical;
+  f.resolved = physical;
+  f.marker = marked ? marker_text("k", physical) : "";
   f.home = "/home/ana";
   f.home_physical = "/home/ana";
   f.protect_physical = {"/home/ana/.rv/workspaces", "/home/ana/.rv"};
@@ -39,6 +41,7 @@ TargetFacts dir_facts(const std::string& physical, bool marked = false)
 TargetPolicy policy(bool owned = false, bool allow_delete = false)
 {
   TargetPolicy p;
+  p.marker_key = "k";
   p.owned = owned;
   p.allow_delete = allow_delete;
   p.protect = {"/home/ana/.rv/workspaces", "/home/ana/.rv"};
@@ -117,10 +120,12 @@ TEST_CASE("sync target: deletions only in marked, new, empty or rv-owned directo
 
   TargetFacts missing = dir_facts("");
   missing.exists = missing.is_dir = false;
+  missing.resolved = d; // the physical path mkdir -p will give it
   auto fresh = decide_target(d, missing, policy(), true);
   REQUIRE(fresh);
   CHECK(fresh->mirror);
   CHECK(fresh->write_marker);
+  CHECK(fresh->marker_text == marker_text("k", d));
 
   auto owned = decide_target(d, dir_facts(d), policy(true), false);
   REQUIRE(owned);
@@ -152,6 +157,8 @@ TEST_CASE("sync target: the facts command's answer parses, and a short answer is
                               "/s/ana/ws\0"s
                               "/home/ana\0"s
                               "/s/ana\0"s
+                              "/s/ana/ws\0"s
+                              "rv workspace\nproof 00\n\0"s
                               "/s/ana/.rv\0"s
                               "\0"s,
                               2);
@@ -163,6 +170,8 @@ TEST_CASE("sync target: the facts command's answer parses, and a short answer is
   CHECK(f->physical == "/s/ana/ws");
   CHECK(f->home == "/home/ana");
   CHECK(f->home_physical == "/s/ana");
+  CHECK(f->resolved == "/s/ana/ws");
+  CHECK(f->marker == "rv workspace\nproof 00\n");
   CHECK(f->protect_physical == std::vector<std::string>{"/s/ana/.rv", ""});
   CHECK_FALSE(parse_target_facts("0111\0"s
                                  "/x\0"s,
@@ -219,11 +228,14 @@ struct FakeHome {
     auto sel = list_project_files(project, local, SelectOptions{});
     REQUIRE(sel);
     PushOptions o;
+    o.target.marker_key = key;
     o.dry_run = dry_run;
     o.target.allow_delete = allow_delete;
     o.target.protect = {(home / ".rv/workspaces").string(), (home / ".rv").string()};
     return rv::sync::push(local, local, project, *sel, dir.string(), o);
   }
+
+  std::string key = "this user's workspace key";
 
   bool home_intact() const
   {
@@ -307,5 +319,69 @@ TEST_CASE("sync target: a new directory is created, marked and mirrored (real pu
   REQUIRE(second);
   CHECK(second->plan.remove == std::vector<std::string>{"requirements.txt"});
   CHECK_FALSE(fs::exists(ws / "requirements.txt"));
+  CHECK(h.home_intact());
+}
+
+// N1 (security review 2, HIGH): a project holding `.rv-workspace` (a copy of a workspace or a
+// snapshot) was pushed like any file, marked the target as rv's, and the next push deleted the
+// user's other files there.
+TEST_CASE("sync target: a project carrying the marker, pushed twice into an unmarked directory, deletes nothing")
+{
+  FakeHome h;
+  std::ofstream(h.project / std::string(k_workspace_marker)) << "rv workspace: copied from a snapshot\n";
+  fs::create_directories(h.project / "sub");
+  std::ofstream(h.project / "sub" / std::string(k_workspace_marker)) << "x\n";
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  for (const auto& e : sel->entries) {
+    CHECK_FALSE(is_workspace_marker(e.path)); // never selected, at any depth
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto r = h.push(h.home / "data");
+    REQUIRE(r);
+    CHECK_FALSE(r->mirrored);
+    CHECK(fs::exists(h.home / "data/big/results.csv"));
+    CHECK(fs::exists(h.home / "data/train.py"));
+    CHECK_FALSE(fs::exists(h.home / "data" / std::string(k_workspace_marker)));
+  }
+  // A caller's own list holding the marker is refused, not sent.
+  FileSelection forged = *sel;
+  forged.entries.push_back(forged.entries.front());
+  forged.entries.back().path = std::string(k_workspace_marker);
+  PushOptions o;
+  o.target.marker_key = h.key;
+  auto r = rv::sync::push(h.local, h.local, h.project, forged, (h.home / "data").string(), o);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message.find("never sent") != std::string::npos);
+  CHECK(h.home_intact());
+}
+
+TEST_CASE("sync target: only a marker this user's rv wrote for this very directory lets a push delete")
+{
+  FakeHome h;
+  const auto ws = h.home / "projects/x";
+  REQUIRE(h.push(ws)); // new: created, mirrored, marked with its proof
+  const auto marker = ws / std::string(k_workspace_marker);
+  std::ifstream in(marker);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == marker_text(h.key, fs::canonical(ws).string()));
+  // The same marker copied into ~/data (cp -r of a workspace on the cluster) proves nothing there.
+  fs::copy_file(marker, h.home / "data" / std::string(k_workspace_marker));
+  auto copied = h.push(h.home / "data");
+  REQUIRE(copied);
+  CHECK_FALSE(copied->mirrored);
+  CHECK(copied->note.find("did not write") != std::string::npos);
+  CHECK(fs::exists(h.home / "data/big/results.csv"));
+  // A marker of an older rv (no proof), or one signed with another user's key, proves nothing either.
+  for (const std::string& forged : {std::string("rv workspace: rv sync mirrors the project here\n"),
+                                    marker_text("someone else's key", fs::canonical(h.home / "data").string())}) {
+    std::ofstream(h.home / "data" / std::string(k_workspace_marker)) << forged;
+    auto r = h.push(h.home / "data");
+    REQUIRE(r);
+    CHECK_FALSE(r->mirrored);
+    CHECK(fs::exists(h.home / "data/big/results.csv"));
+  }
+  // Without a key nothing is trusted and nothing is marked; the workspace still mirrors when owned.
+  CHECK_FALSE(marker_proves(text, "", fs::canonical(ws).string()));
   CHECK(h.home_intact());
 }

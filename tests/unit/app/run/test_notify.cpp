@@ -1,11 +1,13 @@
 // --notify's plan: HMAC-SHA256 (RFC 4231), the per-request key, and the config errors.
 
 #include "app/run/notify.hpp"
+#include "sync/hash.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace rv;
 using namespace rv::app;
+using rv::sync::hmac_sha256_hex;
 
 TEST_CASE("hmac_sha256_hex: RFC 4231 test cases 2 and 6 (a key longer than the block)")
 {

@@ -42,23 +42,31 @@ PlanRun one_strategy()
   return planned;
 }
 
-} // namespace
-
-// #13: `rv up --run` ran in $HOME without RV_CHECKPOINT_DIR, OMP_NUM_THREADS or MASTER_PORT.
-TEST_CASE("rv up --run: the step runs the command in the job's environment and directory, with the secrets")
+// `rv up [--run command]` of a project (snapshot directory snap/src, a secret HF_TOKEN) won and
+// released; returns the step's working directory.
+std::filesystem::path up_in_project(World& w, std::vector<std::string>& srun, const std::string& command)
 {
-  World w("up-env");
   REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
-  std::vector<std::string> srun;
   script_up(w, srun);
   w.cluster.on([](const auto& a) { return has(a, "rv-rm"); }, Cluster::ok());
   const auto workdir = w.dir / "snap" / "src";
   std::filesystem::create_directories(workdir);
   RunExtras extras;
   extras.project_key = "proj-0123";
-  auto rc = launch_up(w.env, one_strategy(), "torchrun --nproc_per_node=2 train.py", workdir.string(), extras);
+  auto rc = launch_up(w.env, one_strategy(), command, workdir.string(), extras);
   REQUIRE_MESSAGE(rc, rc.error().message);
   CHECK(*rc == 0);
+  return workdir;
+}
+
+} // namespace
+
+// #13: `rv up --run` ran in $HOME without RV_CHECKPOINT_DIR, OMP_NUM_THREADS or MASTER_PORT.
+TEST_CASE("rv up --run: the step runs the command in the job's environment and directory, with the secrets")
+{
+  World w("up-env");
+  std::vector<std::string> srun;
+  const auto workdir = up_in_project(w, srun, "torchrun --nproc_per_node=2 train.py");
   CHECK(w.cluster.done());
   CHECK(w.cluster.unexpected.empty());
   for (const auto& argv : w.cluster.seen) {
@@ -120,6 +128,52 @@ TEST_CASE("rv --json up --run: runs the command, prints one document with its ou
   CHECK(doc["stdout"] == "hello from the node\n");
   CHECK(doc["request"]["command"] == "echo hello from the node");
   CHECK(doc["request"]["state"] == "done");
+}
+
+// Regression from 0905b7f (issue #24): `rv up` without --run won the race, refused the empty
+// command ("the command is empty", exit 2), released the allocation and recorded the request done.
+TEST_CASE("rv up shell: the PTY step opens a shell in the job's environment and directory, then releases")
+{
+  World w("up-pty");
+  std::vector<std::string> srun;
+  const auto workdir = up_in_project(w, srun, "");
+  CHECK(w.cluster.done()); // the step ran, then scancel released the allocation
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.record()["state"] == "done");
+  // srun --jobid=1301 --overlap --nodes=1 --ntasks=1 --pty bash -c PROGRAM
+  REQUIRE(srun.size() == 9);
+  CHECK(srun[5] == "--pty");
+  CHECK(srun[6] == "bash");
+  // PROGRAM for real: the interactive shell reads what the user types (here from stdin) in the
+  // job's directory with the job's environment and secrets.
+  const auto rid = w.record()["id"].get<std::string>();
+  const auto secrets = w.dir / "rv" / "requests" / rid / "env";
+  std::filesystem::create_directories(secrets.parent_path());
+  std::ofstream(secrets) << "export HF_TOKEN='hf_x'\n";
+  proc::LocalRunner local;
+  proc::Command c;
+  c.argv = {"env", "-u", "SLURM_JOB_ID", "HOME=" + w.dir.string(), "bash", "-c", srun[8]};
+  c.stdin_data = "printf '%s|' \"$PWD\" \"$RV_REQUEST_ID\" \"$HF_TOKEN\" \"$OMP_NUM_THREADS\"; exit 3\n";
+  auto o = local.run(c);
+  REQUIRE(o);
+  CHECK_MESSAGE(o->exit_code == 3, o->err); // the shell's own status: `exit 3` ended it
+  CHECK(o->out == fmt::format("{}|{}|hf_x|16|", workdir.string(), rid));
+}
+
+// A shell step whose allocation cannot give a PTY is rv's failure, recorded failed, not done.
+TEST_CASE("rv up shell: a step that cannot start is recorded failed and the allocation is released")
+{
+  World w("up-pty-fail");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "1501");
+  expect_win(w.cluster, "1501", squeue_row("1501", "RUNNING", "a100-1"), "1501");
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  w.cluster.on([](const auto& a) { return a.front() == "srun"; }, Error{ErrorCode::usage, "no terminal", ""});
+  w.cluster.on([](const auto& a) { return has(a, "scancel") && has(a, "1501"); }, Cluster::ok());
+  auto rc = launch_up(w.env, one_strategy(), "");
+  CHECK_FALSE(rc);
+  CHECK(w.cluster.done());
+  CHECK(w.record()["state"] == "failed");
 }
 
 // An interactive `rv up` shell starts in a snapshot only when rv runs inside a project: never the
