@@ -190,14 +190,9 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
 {
   const auto t0 = env.clock.now();
   RV_TRY(rec, pick_request(env, opts.key));
-  (void)env.cluster.user(); // connect: the record's host is compared with where rv is
-  const auto here = env.cluster.where();
+  const auto here = current_host(env); // connects: the record's host is compared with where rv is
   const int trips0 = env.cluster.round_trips();
-  if (!rec.host.empty() && rec.host != here) {
-    return fail(ErrorCode::usage,
-                fmt::format("request {} was submitted on {}, but rv is connected to {}", rec.id, rec.host, here),
-                "run rv with the host it was submitted on (--host, RV_HOST or the config)");
-  }
+  RV_TRY_VOID(require_same_host(rec, here));
   WhyReport rep;
   rep.request_id = rec.id;
   rep.name = rec.name;

@@ -208,5 +208,9 @@ TEST_CASE("why flow: a request submitted elsewhere is refused, naming both hosts
   auto rep = explain_request(env, opts);
   REQUIRE_FALSE(rep);
   CHECK(rep.error().message.find("ssh bob@other:22") != std::string::npos);
+  // The one same-host rule of app/request/lookup, its message and hint those of rv stop and rv logs.
+  CHECK(rep.error().message ==
+        "request " + rec.id + " was submitted on ssh bob@other:22, but rv is connected to scripted");
+  CHECK(rep.error().hint.find("someone else's job") != std::string::npos);
   CHECK(login.batches == 0);
 }
