@@ -82,6 +82,8 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
                 "use 1s to 1h (the default is 1m)");
   }
   s.watchdog_interval_s = interval;
+  RV_TRY(keep, config.get_seconds("request_keep"));
+  s.request_keep_s = keep;
   return s;
 }
 

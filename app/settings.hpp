@@ -33,7 +33,8 @@ struct Settings {
   std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
   int refanout_max = 2;                 // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
   SyncSettings sync;
-  std::int64_t watchdog_interval_s = 60; // GPU samples in the job script (docs/gpu.md)
+  std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
+  std::int64_t request_keep_s = 30 * 86400; // finished requests' remote state and logs; 0 = kept
 };
 
 // The sync part alone (rv sync checks nothing else). `home` expands `~/` in local paths.

@@ -28,20 +28,15 @@ struct CommandSpec {
 // Reads `app` (subcommands in definition order; help flags left out; hidden commands left out).
 CommandSpec spec_of(const CLI::App& app);
 
+// "rv sync push [OPTIONS] [PATH] [REMOTE]": `path` and what `c` takes.
+std::string usage_line(const CommandSpec& c, const std::string& path);
+
 // A completion script for `shell` ("bash", "zsh" or "fish"); "" for another shell.
 std::string completion_script(const CommandSpec& rv, const std::string& shell);
 
 // The rv(1) man page in roff, with `examples` (command, what it does) and `version`.
 std::string man_page(const CommandSpec& rv, const std::vector<std::pair<std::string, std::string>>& examples,
                      const std::string& version);
-
-// The footer every subcommand's --help ends with: rv's global options (accepted before or after
-// the command's name), from the same definition as `rv --help`.
-std::string global_options_help(const CommandSpec& rv);
-
-// Appends global_options_help(spec_of(app)) to the footer of every subcommand of `app`, nested
-// ones included.
-void add_global_options_footer(CLI::App& app);
 
 // The examples shown by `rv --help` and in the man page (the README's first block).
 const std::vector<std::pair<std::string, std::string>>& usage_examples();

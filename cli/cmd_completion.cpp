@@ -17,8 +17,6 @@ void setup_completion(CLI::App& app, Context& ctx)
   completion->add_option("shell", *shell, "bash, zsh or fish")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  completion->footer("install: rv completion bash > ~/.local/share/bash-completion/completions/rv\n"
-                     "         rv completion fish > ~/.config/fish/completions/rv.fish");
   completion->callback([&app, &ctx, shell] {
     ctx.action = [&app, shell]() -> Result<int> {
       std::fputs(completion_script(spec_of(app), *shell).c_str(), stdout);

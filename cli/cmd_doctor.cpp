@@ -29,10 +29,12 @@ void setup_doctor(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("doctor", "check the connection, Slurm, your account, the workspace and a GPU job");
   cmd->add_flag("--quick", opts->quick, "skip the test GPU job (login-node checks only)");
   cmd->add_option("-p,--partition", opts->partition,
-                  "partition of the test GPU job (default: the cheapest with a free GPU)");
+                  "partition of the test GPU job (default: the cheapest with a free GPU)")
+      ->type_name("PARTITION");
   cmd->add_option("--image", opts->container_image,
                   "container image to test GPU visibility in (apptainer/singularity --nv; default: the site "
-                  "profile's container_image)");
+                  "profile's container_image)")
+      ->type_name("IMAGE");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_doctor_command(*opts, ctx); }; });
 }
 

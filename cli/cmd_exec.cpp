@@ -71,7 +71,7 @@ void setup_exec(CLI::App& app, Context& ctx)
   auto* cmd = app.add_subcommand("exec", "run a command on the login node and return its exit status");
   cmd->footer("One argument is a shell command line (`rv exec 'squeue -u $USER | wc -l'`); several\n"
               "arguments are passed as an exact argv. Use -- before commands that take flags.");
-  cmd->add_option("--timeout", opts->timeout, "kill the command after this long (30s, 5m)");
+  cmd->add_option("--timeout", opts->timeout, "kill the command after this long (30s, 5m)")->type_name("DURATION");
   // main.cpp splits the command off (cli/command_words.hpp): its flags never reach CLI11.
   cmd->callback([&ctx, opts] {
     ctx.action = [&ctx, opts] {

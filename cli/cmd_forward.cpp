@@ -3,6 +3,7 @@
 
 #include "app/node/forward.hpp"
 #include "cli/commands.hpp"
+#include "core/printable.hpp"
 #include "core/process/daemon.hpp"
 #include "core/process/stream.hpp"
 
@@ -34,17 +35,18 @@ store::RecordStore forward_store()
 
 void say(const std::string& text)
 {
-  std::fputs(text.c_str(), stdout);
+  std::fputs(printable(text).c_str(), stdout); // node names come from the cluster
   std::fflush(stdout);
 }
 
-// The forwards whose rv still runs; the records of dead ones are removed.
+// The forwards whose rv still runs (it holds its lock: a pid alone may be another process's by
+// now); the records of dead ones are removed, and nothing is ever signalled for them.
 Result<std::vector<ForwardRecord>> live_forwards(store::RecordStore& store)
 {
   RV_TRY(all, load_forwards(store));
   std::vector<ForwardRecord> live;
   for (auto& f : all) {
-    if (proc::process_alive(static_cast<pid_t>(f.pid))) {
+    if (forward_alive(store, f)) {
       live.push_back(std::move(f));
     } else {
       (void)store.remove(forward_id(f.local_port));
@@ -165,6 +167,7 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
   };
   if (opts.foreground) {
     f.pid = ::getpid();
+    RV_TRY(lock, hold_forward_lock(store, local)); // held until this process ends
     RV_TRY_VOID(save_forward(store, f));
     started(f);
     return hold_forward(*real, store, target, fd, f);
@@ -176,11 +179,15 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
   RV_TRY(d, proc::detach(f.log, &child_ready));
   if (d.child == 0) { // the background rv: it owns the SSH session and the socket from here on
     f.pid = ::getpid();
+    auto lock = hold_forward_lock(store, local); // held until this process ends
+    if (!lock) {
+      return std::unexpected(lock.error());
+    }
     if (auto saved = save_forward(store, f); !saved) {
       return std::unexpected(saved.error());
     }
     proc::ready(d);
-    std::fputs(fmt::format("rv: forwarding {}\n", forward_text(f)).c_str(), stderr);
+    std::fputs(printable(fmt::format("rv: forwarding {}\n", forward_text(f))).c_str(), stderr);
     return hold_forward(*real, store, target, fd, f);
   }
   if (!child_ready) {
@@ -217,14 +224,14 @@ void setup_forward(CLI::App& app, Context& ctx)
       ->check(CLI::Range(1, 65535));
   fwd->add_option("request", opts->key, "request id (or prefix), job id, or job name; default the newest running");
   fwd->add_option("--local-port", opts->local_port, "listen on this local port (default PORT)")
+      ->type_name("PORT")
       ->check(CLI::Range(1, 65535));
-  fwd->add_option("--node", opts->node, "node K of a multi-node job (0 = the first)")->check(CLI::NonNegativeNumber);
+  fwd->add_option("--node", opts->node, "node K of a multi-node job (0 = the first)")
+      ->type_name("K")
+      ->check(CLI::NonNegativeNumber);
   fwd->add_flag("--list", opts->list, "the forwards running in the background");
   fwd->add_flag("--stop", opts->stop, "stop the forward on local port PORT (every forward without PORT)");
   fwd->add_flag("--foreground", opts->foreground, "stay in the foreground (Ctrl-C stops it)");
-  fwd->footer("  rv forward 8888               Jupyter on the newest running request: http://127.0.0.1:8888\n"
-              "  rv forward 6006 3f9c02ab --local-port 16006\n"
-              "  rv forward --list;  rv forward --stop 8888");
   fwd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_forward_cmd(*opts, ctx); }; });
 }
 

@@ -36,7 +36,7 @@ void setup_gpu(CLI::App& app, Context& ctx)
   auto flags = std::make_shared<GpuFlags>();
   auto* cmd = app.add_subcommand("gpu", "nvidia-smi on every node of a running request (default: the newest)");
   cmd->add_option("request", flags->key, "request id (or prefix), job id, or job name");
-  cmd->add_option("--node", flags->node, "only node K of the job (0 = the first)");
+  cmd->add_option("--node", flags->node, "only node K of the job (0 = the first)")->type_name("K");
   auto* watch = cmd->add_flag("--watch{2}", flags->watch, "refresh every 2 s (--watch=N: every N s) until Ctrl-C");
   cmd->callback([&ctx, flags, watch] {
     if (watch->count() == 0) {

@@ -3,6 +3,8 @@
 #include "app/init/init.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal_input.hpp"
+#include "core/printable.hpp"
+#include "core/secure_memory.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 #include "core/text.hpp"
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -35,8 +38,9 @@ class TerminalPrompter final : public app::Prompter {
 public:
   Result<std::string> ask(std::string_view question, const std::string& default_answer, std::string_view) override
   {
-    std::fputs(fmt::format("{}{}: ", question, default_answer.empty() ? "" : " [" + default_answer + "]").c_str(),
-               stderr);
+    std::fputs(
+        printable(fmt::format("{}{}: ", question, default_answer.empty() ? "" : " [" + default_answer + "]")).c_str(),
+        stderr);
     std::string line;
     if (!std::getline(std::cin, line)) {
       return fail(ErrorCode::interrupted, "rv init: no answer (end of input)", "run rv init again to resume");
@@ -61,13 +65,48 @@ public:
     }
     return pw;
   }
-  void say(std::string_view line) override { std::fputs(fmt::format("rv init: {}\n", line).c_str(), stderr); }
+  void say(std::string_view line) override
+  {
+    std::fputs(printable(fmt::format("rv init: {}\n", line)).c_str(), stderr);
+  }
 };
+
+// One line of stdin (--password-stdin) read with read(2), byte by byte: no stdio or iostream
+// buffer keeps a copy of the password; the line's end ("\n", "\r\n") is dropped.
+std::string read_stdin_line()
+{
+  std::string line;
+  line.reserve(256); // on the heap from the start: moving it copies no byte, no regrowth leaves one
+  char c = 0;
+  while (true) {
+    const auto n = ::read(0, &c, 1);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0 || c == '\n') {
+      break;
+    }
+    line.push_back(c);
+  }
+  c = 0;
+  if (line.ends_with('\r')) {
+    line.pop_back();
+  }
+  return line;
+}
 
 // --non-interactive: the flags answer everything; a missing answer names its flag.
 class FlagPrompter final : public app::Prompter {
 public:
   FlagPrompter(std::optional<std::string> password, bool quiet) : m_password(std::move(password)), m_quiet(quiet) {}
+  FlagPrompter(const FlagPrompter&) = delete;
+  FlagPrompter& operator=(const FlagPrompter&) = delete;
+  ~FlagPrompter() override
+  {
+    if (m_password) {
+      wipe(*m_password);
+    }
+  }
   Result<std::string> ask(std::string_view question, const std::string& default_answer, std::string_view flag) override
   {
     if (!default_answer.empty()) {
@@ -92,7 +131,7 @@ public:
   void say(std::string_view line) override
   {
     if (!m_quiet) {
-      std::fputs(fmt::format("rv init: {}\n", line).c_str(), stderr);
+      std::fputs(printable(fmt::format("rv init: {}\n", line)).c_str(), stderr);
     }
   }
 
@@ -178,18 +217,18 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
     return fail(ErrorCode::usage, "rv init asks questions, but stdin is not a terminal",
                 "pass --non-interactive with the answers as flags (rv init --help)");
   }
+  // A password may be held from here on: no core dump may hold it, and no other process of the
+  // user may read it through /proc (N9).
+  if (!forbid_core_dumps()) {
+    spdlog::debug("rv init: could not turn core dumps off");
+  }
   std::optional<std::string> password;
   if (flags.password_stdin) {
-    std::string line;
-    std::getline(std::cin, line);
-    if (line.ends_with('\r')) {
-      line.pop_back();
-    }
-    password = line;
+    password = read_stdin_line();
   } else if (const char* env = std::getenv("RV_INIT_PASSWORD"); env && flags.non_interactive) {
     password = env;
   }
-  ::unsetenv("RV_INIT_PASSWORD"); // nothing rv starts inherits it
+  scrub_env("RV_INIT_PASSWORD"); // overwritten, then unset: nothing rv starts inherits it
 
   app::InitOptions o;
   o.host = given(config, "host") ? config.get("host") : "";
@@ -197,6 +236,7 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   o.port = flags.port;
   o.identity = given(config, "identity_file") ? expand_home(config.get("identity_file")) : "";
   o.ssh_config = expand_home(config.get("ssh_config"));
+  o.ssh_config_given = given(config, "ssh_config");
   o.known_hosts = expand_home(config.get("known_hosts"));
   const auto home = local_home();
   if (home.empty()) {
@@ -223,7 +263,7 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   app::Prompter& prompter = o.interactive ? static_cast<app::Prompter&>(terminal) : flagged;
   auto report = app::run_init(o, remembered(state_file, config), prompter, world);
   if (password) {
-    std::fill(password->begin(), password->end(), '\0');
+    wipe(*password);
   }
   if (!report) {
     return std::unexpected(report.error());
@@ -243,12 +283,13 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
         detail += fmt::format("{}{}={}", detail.empty() ? "" : " ", field, step[field].get<std::string>());
       }
     }
-    std::fputs(fmt::format("  {:<12} {:<10} {}\n", step.value("step", ""), step.value("status", ""), detail).c_str(),
+    std::fputs(printable(fmt::format("  {:<12} {:<10} {}\n", step.value("step", ""), step.value("status", ""), detail))
+                   .c_str(),
                stdout);
   }
-  std::fputs(fmt::format("config written to {}:\n", ctx.config_file).c_str(), stdout);
+  std::fputs(printable(fmt::format("config written to {}:\n", ctx.config_file)).c_str(), stdout);
   for (const auto& [k, v] : report->config) {
-    std::fputs(fmt::format("  {} = {}\n", k, v.empty() ? "(default)" : v).c_str(), stdout);
+    std::fputs(printable(fmt::format("  {} = {}\n", k, v.empty() ? "(default)" : v)).c_str(), stdout);
   }
   std::fputs("next: rv exec sinfo, rv up --dry-run, rv config show\n", stdout);
   return 0;
@@ -265,14 +306,16 @@ void setup_init(CLI::App& app, Context& ctx)
               "from -i (used, or generated there), the account from -A. A password is used once to\n"
               "install the key and never stored: with --non-interactive give it on stdin\n"
               "(--password-stdin) or in RV_INIT_PASSWORD, never as an argument. docs/init.md.");
-  cmd->add_option("--user", flags->user, "user name on the cluster");
-  cmd->add_option("--port", flags->port, "SSH port of the login node")->check(CLI::Range(1, 65535));
+  cmd->add_option("--user", flags->user, "user name on the cluster")->type_name("NAME");
+  cmd->add_option("--port", flags->port, "SSH port of the login node")->type_name("PORT")->check(CLI::Range(1, 65535));
   cmd->add_flag("--non-interactive", flags->non_interactive, "ask nothing: every answer comes from a flag");
   cmd->add_flag("--password-stdin", flags->password_stdin, "read the password (first line) from stdin");
   cmd->add_flag("-y,--yes", flags->yes, "accept the host key the server offers (see --host-key-fingerprint)");
   cmd->add_option("--host-key-fingerprint", flags->host_key_fingerprint,
-                  "accept only this host key (SHA256:... as ssh-keygen -lf prints it)");
-  cmd->add_option("--scratch", flags->scratch, "scratch directory for the caches, or 'none' (default: detected)");
+                  "accept only this host key (SHA256:... as ssh-keygen -lf prints it)")
+      ->type_name("FINGERPRINT");
+  cmd->add_option("--scratch", flags->scratch, "scratch directory for the caches, or 'none' (default: detected)")
+      ->type_name("DIR");
   cmd->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_init_command(*flags, ctx); }; });
 }
 

@@ -22,8 +22,8 @@ void setup_logs(CLI::App& app, Context& ctx)
   logs->add_option("request", logs_opts->key, "request id (or prefix), job id, or job name");
   logs->add_flag("-f,--follow", logs_opts->follow, "follow until the job ends; exit with its status");
   logs->add_flag("--err", logs_opts->err, "the stderr log");
-  logs->add_option("--node", logs_opts->node, "the per-node log of node K (multi-node jobs)");
-  logs->add_option("--tail", logs_opts->tail, "only the last N lines");
+  logs->add_option("--node", logs_opts->node, "the per-node log of node K (multi-node jobs)")->type_name("K");
+  logs->add_option("--tail", logs_opts->tail, "only the last N lines")->type_name("N");
   logs->callback([&ctx, logs_opts] { ctx.action = [&ctx, logs_opts] { return run_logs(*logs_opts, ctx); }; });
 }
 

@@ -67,6 +67,14 @@ templates::WatchdogOptions watchdog_options(std::int64_t idle_timeout_s, const S
   return w;
 }
 
+// The flags' own errors (-t 2h, --gpu 0, --time 0h), found before connecting.
+Result<void> check_request_flags(const PlanFlags& flags, const Context& ctx)
+{
+  RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
+  (void)request;
+  return {};
+}
+
 Result<PlanRun> plan_request(const PlanFlags& flags, const Context& ctx, Env& env)
 {
   RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
@@ -82,6 +90,7 @@ Result<int> run_up(const UpOptions& opts, Context& ctx)
                 "use --run CMD to run a command there instead (or --dry-run to see the plan)");
   }
   RV_TRY(env_vars, parse_env_flags(opts.env));
+  RV_TRY_VOID(check_request_flags(opts.plan, ctx));
   RV_TRY_VOID(apply_no_cache(opts.plan, ctx));
   RV_TRY(idle_timeout, idle_timeout_seconds(opts.idle_timeout));
   RV_TRY(real, ctx.make_env());
@@ -111,7 +120,9 @@ Result<int> run_run(const RunOptions& opts, Context& ctx)
   if (ctx.trailing.empty()) {
     return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
   }
-  for (const auto& o : opts.smart.outputs) { // before any round trip
+  warn_misplaced_flags(ctx.trailing, opts.smart.rv_flags); // --dry-run included
+  RV_TRY_VOID(check_request_flags(opts.plan, ctx));        // before any round trip
+  for (const auto& o : opts.smart.outputs) {               // before any round trip
     RV_TRY(ok, templates::check_output_path(o));
     (void)ok;
   }
@@ -144,14 +155,17 @@ void add_job_flags(CLI::App* cmd, SmartRunFlags& smart, std::vector<std::string>
                 "skip the in-job GPU check that runs on every node before the command (docs/preflight.md)");
   cmd->add_option("--idle-timeout", idle_timeout,
                   "end the job after this long (30m, 2h) with every GPU at 0 %: exit 95; a multi-node batch job "
-                  "whose log and GPUs stay unchanged that long ends with 94 (docs/gpu.md)");
+                  "whose log and GPUs stay unchanged that long ends with 94 (docs/gpu.md)")
+      ->type_name("DURATION");
   cmd->add_option("--env", env,
                   "KEY=VALUE: a variable for the job, exported byte for byte after rv's own; repeat for more "
                   "(not for secrets: they go through `rv env set`)")
+      ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--workdir", smart.workdir,
                   "remote directory the command runs in, without syncing (default: the project's snapshot when "
-                  "the command names a local file, else your home)");
+                  "the command names a local file, else your home)")
+      ->type_name("DIR");
   cmd->add_flag("--no-sync", smart.no_sync, "do not sync the project even if the command names local files");
 }
 
@@ -164,7 +178,8 @@ void setup_up(CLI::App& app, Context& ctx)
   add_plan_flags(cmd, opts->plan, true);
   cmd->add_option("--run", opts->run,
                   "run this command line on the winning node instead of a shell, as `rv run` would (synced "
-                  "project, job environment)");
+                  "project, job environment)")
+      ->type_name("CMDLINE");
   add_job_flags(cmd, opts->smart, opts->env, opts->notify, opts->no_preflight, opts->idle_timeout);
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 }
@@ -179,6 +194,7 @@ void setup_run(CLI::App& app, Context& ctx)
   cmd->add_option("-o,--output", opts->smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")
+      ->type_name("PATH")
       ->allow_extra_args(false)
       ->delimiter(',');
   for (const auto* opt : cmd->get_options()) {

@@ -1,6 +1,8 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
+#include "app/manage/manage.hpp"
 #include "app/request/lookup.hpp"
+#include "app/request/record_view.hpp"
 #include "app/run/refanout.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
@@ -21,16 +23,6 @@ namespace {
 void out(const std::string& s)
 {
   std::fputs(printable(s).c_str(), stdout);
-}
-
-// "  [main@3f9c02a*]" from the request's sync record ("*": uncommitted changes), or "".
-std::string git_label(const RequestRecord& r)
-{
-  if (!r.sync.is_object() || !r.sync.contains("git")) {
-    return {};
-  }
-  const auto& g = r.sync["git"];
-  return fmt::format("  [{}@{}{}]", g.value("branch", "?"), g.value("commit", "?"), g.value("dirty", false) ? "*" : "");
 }
 
 // Where a job is: its node(s) and run time once it has started; else its pending reason in plain

@@ -8,6 +8,9 @@
 
 namespace rv::cli {
 
+// rv's global options and every command on `app` (an App named "rv"); actions go into ctx.action.
+void define_app(CLI::App& app, Context& ctx);
+
 void setup_exec(CLI::App& app, Context& ctx);
 void setup_config(CLI::App& app, Context& ctx);
 void setup_up(CLI::App& app, Context& ctx);
@@ -27,6 +30,8 @@ void setup_status(CLI::App& app, Context& ctx);
 void setup_completion(CLI::App& app, Context& ctx);
 void setup_init(CLI::App& app, Context& ctx);
 void setup_doctor(CLI::App& app, Context& ctx);
+void setup_help(CLI::App& app, Context& ctx); // `rv help` and `rv version`
+void setup_connect(CLI::App& app, Context& ctx);
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
 std::string version_text();

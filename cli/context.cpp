@@ -85,20 +85,28 @@ Result<std::unique_ptr<proc::Runner>> Context::make_runner()
   if (host.empty()) {
     if (!proc::on_path("sinfo")) {
       return fail(ErrorCode::usage, "no cluster to talk to: no --host given and Slurm's commands are not on PATH",
-                  "pass --host [user@]login-node, set RV_HOST, or put \"host\" in " + Config::default_path());
+                  "run `rv init` to set up your cluster (or pass --host [user@]login-node, or set RV_HOST)");
     }
     spdlog::debug("runner: local (Slurm commands on PATH)");
     return std::make_unique<proc::LocalRunner>();
   }
+  RV_TRY(options, ssh_options());
+  spdlog::debug("runner: ssh {}", host);
+  return std::make_unique<proc::SshRunner>(std::move(options));
+}
+
+Result<proc::SshOptions> Context::ssh_options(const std::string& host)
+{
   RV_TRY(timeout, config.get_seconds("connect_timeout"));
+  RV_TRY(persist, config.get_seconds("connection_persist"));
   proc::SshOptions options;
-  options.destination = host;
+  options.destination = host.empty() ? config.get("host") : host;
   options.ssh_config = expand_home(config.get("ssh_config"));
   options.identity_file = expand_home(config.get("identity_file"));
   options.known_hosts = expand_home(config.get("known_hosts"));
   options.connect_timeout = std::chrono::seconds(timeout);
-  spdlog::debug("runner: ssh {}", host);
-  return std::make_unique<proc::SshRunner>(std::move(options));
+  options.persist = std::chrono::seconds(persist);
+  return options;
 }
 
 store::RecordStore request_store()

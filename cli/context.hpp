@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+namespace rv::proc {
+struct SshOptions;
+}
+
 namespace rv::cli {
 
 // $HOME, or "" when unset.
@@ -109,6 +113,8 @@ struct Context {
   Result<void> load_config();
   // Creates the runner the config asks for: SSH when a host is set, else local Slurm.
   Result<std::unique_ptr<proc::Runner>> make_runner();
+  // The SSH settings of `host` (the configured one when empty): the session make_runner() opens.
+  Result<proc::SshOptions> ssh_options(const std::string& host = {});
   // make_runner() and everything else the application core needs (app/env.hpp).
   Result<std::unique_ptr<RealEnv>> make_env();
 };

@@ -1,6 +1,8 @@
 #include "cli/parse_errors.hpp"
 
+#include "cli/help.hpp"
 #include "core/config.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -151,6 +153,37 @@ Error usage_error(const CLI::App& app, const CLI::ParseError& e, const std::vect
     }
     return Error{ErrorCode::usage, fmt::format("{} needs one of: {}", path_of(leaf), fmt::join(subs, ", ")),
                  fmt::format("`{} --help` shows what each does", path_of(leaf))};
+  }
+  const auto example = [&]() -> std::string {
+    const auto path = path_of(leaf);
+    const auto examples = examples_of(path.size() > 3 ? path.substr(3) : "");
+    return examples.empty() ? fmt::format("`{} --help` shows its usage", path)
+                            : fmt::format("e.g. {} (`{} --help` shows its usage)", examples.front().first, path);
+  };
+  if (name == "RequiredError") {
+    // `rv sync pull`, `rv completion`: a positional the command needs ("remote is required").
+    for (const auto* o : leaf->get_options()) {
+      if (o->get_positional() && o->get_required() && o->count() == 0) {
+        return Error{
+            ErrorCode::usage,
+            fmt::format("{} needs {}: {}", path_of(leaf), text::upper(o->get_name(true, false)), o->get_description()),
+            example()};
+      }
+    }
+  }
+  if (name == "ConversionError" && what.starts_with("Could not convert: ")) {
+    // "Could not convert: --gpu = abc"
+    const auto rest = what.substr(std::string("Could not convert: ").size());
+    const auto eq = rest.find(" = ");
+    if (eq != std::string::npos) {
+      const auto flag = rest.substr(0, eq);
+      const auto value = rest.substr(eq + 3);
+      const auto* o = leaf->get_option_no_throw(flag);
+      const auto type = o == nullptr ? std::string() : o->get_type_name();
+      const bool whole = type.starts_with("INT") || type.starts_with("UINT") || type.empty();
+      return Error{ErrorCode::usage,
+                   fmt::format("{} takes {}, not '{}'", flag, whole ? "a whole number" : "a number", value), example()};
+    }
   }
   std::string message = what;
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 
 namespace rv::cli {
@@ -13,9 +14,12 @@ namespace rv::cli {
 void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
 {
   cmd->add_option("-g,--gpu", f.gpus, "GPUs in total (default 1)");
-  cmd->add_option("-t,--type", f.type, "GPU type or alias (a100, h200, ...); default: any");
-  cmd->add_option("--time", f.time, "work time: 30m, 2h, 1.5h, 3d, 2:59:00, 1-12:00:00 (default 1h)");
-  cmd->add_option("--mem", f.mem, "memory per node: 200G, 512M (default: the GPU share of the node)");
+  cmd->add_option("-t,--type", f.type, "GPU type or alias (a100, h200, ...); default: any")->type_name("TYPE");
+  cmd->add_option("--time", f.time,
+                  "work time: 30m, 2h, 1.5h, 1h30m, 3d, 2:59:00, 1-12:00:00, or a bare number of minutes (default 1h)")
+      ->type_name("DURATION");
+  cmd->add_option("--mem", f.mem, "memory per node: 200G, 512M (default: the GPU share of the node)")
+      ->type_name("SIZE");
   cmd->add_option("--cpus", f.cpus, "CPUs per node (default: the GPU share of the node)");
   cmd->add_option("--vram", f.vram, "minimum GPU memory in GB (needs VRAM in the site profile)");
   cmd->add_flag("--single-node", f.single_node, "never split the GPUs over several nodes");
@@ -25,9 +29,9 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
                 "the program saves its state in $RV_CHECKPOINT_DIR and resumes from it: allow checkpoint-segment "
                 "strategies (needed for --time beyond MaxTime; config `checkpoint`)");
   cmd->add_flag("--no-checkpoint", f.no_checkpoint, "no checkpoint-segment strategies, whatever the config says");
-  cmd->add_option("--qos", f.qos, "Slurm QOS");
-  cmd->add_option("--exclude", f.exclude, "nodes never to use (comma list)");
-  cmd->add_option("--name", f.name, "job name (default rv-<request id>)");
+  cmd->add_option("--qos", f.qos, "Slurm QOS")->type_name("NAME");
+  cmd->add_option("--exclude", f.exclude, "nodes never to use (comma list)")->type_name("NODES");
+  cmd->add_option("--name", f.name, "job name (default rv-<request id>)")->type_name("NAME");
   cmd->add_option("--max-strategies", f.max_strategies, "most strategies to fan out to (config max_strategies)");
   cmd->add_flag("--no-cache", f.no_cache,
                 "read every cluster fact now, not the cached static ones (config discovery_cache 0)");
@@ -55,6 +59,11 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& 
     return fail(ErrorCode::usage, fmt::format("--gpu must be at most {}, not {}", model::max_request_gpus, f.gpus));
   }
   r.gpus = f.gpus;
+  if (!f.type.empty() && std::isdigit(static_cast<unsigned char>(f.type.front())) && parse_duration(f.type)) {
+    // sbatch's -t is the time limit; rv's is the GPU type.
+    return fail(ErrorCode::usage, fmt::format("-t/--type is the GPU type, and '{}' is a time", f.type),
+                fmt::format("did you mean --time {}? (sbatch's -t is rv's --time)", f.type));
+  }
   if (!f.type.empty()) {
     r.gpu_type = f.type;
   }

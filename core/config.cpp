@@ -42,6 +42,15 @@ const std::vector<ConfigKey>& config_keys()
       {"identity_file", "", "private key to try before the agent and the defaults"},
       {"known_hosts", "", "known_hosts file (default: ~/.ssh/known_hosts, or UserKnownHostsFile)"},
       {"connect_timeout", "15s", "how long to wait for the SSH connection", ValueKind::duration},
+      {"connection_persist",
+       "30m",
+       "keep the authenticated SSH connection in a background rv this long after its last use, for every "
+       "later command (a second factor is typed once); 0 = a new connection per command",
+       ValueKind::duration,
+       {},
+       0,
+       0,
+       true},
       {"account", "", "Slurm account (-A); empty = your default account"},
       {"qos", "", "Slurm QOS (--qos); empty = the partition's"},
       {"profile", "", "site profile file (aliases, VRAM, SU conversion, caps)"},
@@ -58,6 +67,9 @@ const std::vector<ConfigKey>& config_keys()
        ValueKind::size},
       {"snapshot_keep", "7d", "snapshots older than this are pruned (never one whose job is queued or running)",
        ValueKind::duration},
+      {"request_keep", "30d",
+       "rv ps removes a finished request's directory and logs on the cluster once it is this old; 0 = never",
+       ValueKind::duration},
       {"deps_install",
        "login",
        "install requirements.txt/pyproject.toml: login (before submitting), job, off",
@@ -67,8 +79,10 @@ const std::vector<ConfigKey>& config_keys()
        "how often each node of a GPU job samples its GPUs for `rv ps`/`rv gpu` and --idle-timeout (1s to 1h)",
        ValueKind::duration},
       {"max_strategies", "8", "most strategies one request fans out to", ValueKind::count, {}, 1, 64},
-      {"notify_email", "", "--notify: Slurm mails job start, end, failure and requeue to this address"},
-      {"notify_webhook", "", "--notify: the job POSTs signed JSON events here (secret: rv env set RV_WEBHOOK_SECRET)"},
+      {"notify_email", "", "--notify: Slurm mails job start, end, failure and requeue to this address",
+       ValueKind::email},
+      {"notify_webhook", "", "--notify: the job POSTs signed JSON events here (secret: rv env set RV_WEBHOOK_SECRET)",
+       ValueKind::url},
       {"probe_concurrency",
        "4",
        "backfill probe shapes sbatch --test-only runs at once on the login node (slurmctld is shared)",
@@ -166,6 +180,11 @@ std::optional<std::int64_t> whole_number(const std::string& text)
 
 } // namespace
 
+bool is_http_url(std::string_view url)
+{
+  return (url.starts_with("https://") || url.starts_with("http://")) && url.find_first_of("\n\r\"\\ ") == url.npos;
+}
+
 Result<void> check_config_value(const ConfigKey& key, const std::string& value)
 {
   auto bad = [&](const std::string& what, const std::string& hint) -> Result<void> {
@@ -179,6 +198,10 @@ Result<void> check_config_value(const ConfigKey& key, const std::string& value)
       return {};
     }
     if (auto d = parse_duration(value); !d) {
+      if (d.error().message.ends_with("must be positive")) { // "0s" is a duration, just not one to wait
+        return fail(ErrorCode::config, fmt::format("{} '{}' must be longer than 0", key.name, value),
+                    key.zero_is_off ? "e.g. 30s, or 0 for off" : "e.g. 30s, 15m, 2h");
+      }
       return bad("a duration", "e.g. 30s, 15m, 2h, 7d");
     }
     return {};
@@ -200,6 +223,17 @@ Result<void> check_config_value(const ConfigKey& key, const std::string& value)
   case ValueKind::choice:
     if (std::find(key.choices.begin(), key.choices.end(), value) == key.choices.end()) {
       return bad(one_of(key.choices), key.description);
+    }
+    return {};
+  case ValueKind::url:
+    if (!value.empty() && !is_http_url(value)) {
+      return bad("an http(s) URL", fmt::format("e.g. rv config set {} https://hooks.example.org/rv", key.name));
+    }
+    return {};
+  case ValueKind::email:
+    if (auto at = value.find('@'); !value.empty() && (at == 0 || at == std::string::npos || at + 1 == value.size() ||
+                                                      value.find_first_of(" \t\n\r,;<>\"'") != std::string::npos)) {
+      return bad("an e-mail address", fmt::format("e.g. rv config set {} you@example.org", key.name));
     }
     return {};
   }
@@ -296,8 +330,17 @@ Result<void> Config::load_file(const std::string& path)
   }
   for (const auto& [key, value] : doc.items()) {
     std::string text_value;
+    const auto known = find_config_key(key);
+    const auto kind = known ? (*known)->kind : ValueKind::count;
     if (value.is_string()) {
       text_value = value.get<std::string>();
+    } else if ((value.is_number() || value.is_boolean()) && (kind == ValueKind::text || kind == ValueKind::choice ||
+                                                             kind == ValueKind::url || kind == ValueKind::email)) {
+      // {"host": 5} is no host name: the README promises every value is checked in every layer.
+      const auto& example = (*known)->default_value;
+      return fail(ErrorCode::config,
+                  fmt::format("config file {}: '{}' must be a string, not {}", path, key, value.dump()),
+                  fmt::format("e.g. {{\"{}\": \"{}\"}}", key, example.empty() ? "..." : example));
     } else if (value.is_number() || value.is_boolean()) {
       text_value = value.dump();
     } else {

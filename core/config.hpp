@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv {
@@ -19,7 +20,10 @@ enum class Origin { default_value, file, environment, flag };
 const char* to_string(Origin origin);
 
 // What a key's values must look like.
-enum class ValueKind { text, duration, size, count, boolean, choice };
+enum class ValueKind { text, duration, size, count, boolean, choice, url, email };
+
+// An http:// or https:// URL without spaces, quotes, backslashes or line breaks.
+bool is_http_url(std::string_view url);
 
 // One known key: its name, default, what it means, and its type.
 struct ConfigKey {

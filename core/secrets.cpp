@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -261,8 +262,17 @@ Result<void> Store::remove(const std::vector<std::string>& names)
     }
     for (const auto& n : names) {
       if (std::find(known.begin(), known.end(), n) == known.end()) {
+        // All or nothing: say so, and which names were kept (#24 item 12: it was silent).
+        std::vector<std::string> kept;
+        for (const auto& other : names) {
+          if (other != n && std::find(known.begin(), known.end(), other) != known.end()) {
+            kept.push_back(other);
+          }
+        }
         auto guess = did_you_mean(n, known);
-        return fail(ErrorCode::usage, fmt::format("no secret named {}", n),
+        return fail(ErrorCode::usage,
+                    fmt::format("no secret named {}, so nothing was removed{}", n,
+                                kept.empty() ? "" : fmt::format(" ({} kept)", fmt::join(kept, ", "))),
                     guess.empty() ? "`rv env list` shows the names" : fmt::format("did you mean {}?", guess));
       }
     }

@@ -1,6 +1,9 @@
 // Request records as stored: lossless JSON bytes, then the request record read from them.
-// What parses dumps back and parses to the same document.
+// What parses dumps back and parses to the same document; the readers of its nested fields
+// (git_label, refanout_lines, planned_su) never throw.
+#include "app/request/record_view.hpp"
 #include "app/request/requests.hpp"
+#include "app/run/refanout.hpp"
 #include "core/store/json_bytes.hpp"
 #include "fuzz/fuzz.hpp"
 
@@ -17,6 +20,12 @@ RV_FUZZ_TARGET
   (void)rv::store::dump_for_display(*doc);
   if (auto r = rv::app::request_from_json(*doc)) {
     (void)rv::app::to_json(*r);
+    // The readers of the free-form nested fields (`rv ps -a`, `rv why`): never a type_error (N5).
+    (void)rv::app::git_label(*r);
+    (void)rv::app::refanout_lines(r->refanout);
+    for (const auto& j : r->jobs) {
+      (void)rv::app::planned_su(*r, j.strategy_id);
+    }
   }
   return 0;
 }

@@ -73,8 +73,28 @@ rv_testbed_up() {
   bash "$RV_ROOT/testbed/up.sh"
 }
 
-# Stop the testbed only if rv_testbed_up started it (someone else's testbed stays up).
+# The second cluster (Slurm 24.11, testbed/up2.sh) for the integration24.* tests, unless it
+# already runs; builds its Debian 13 root the first time (cached in /var/cache/rv-testbed).
+# RV_CLUSTERS=1 leaves it out (the integration24.* tests then skip, or fail under CI=true).
+RV_STARTED_TESTBED2=0
+rv_testbed2_up() {
+  [[ ${RV_CLUSTERS:-2} == 2 ]] || return 0
+  # shellcheck source=testbed/lib2.sh
+  . "$RV_ROOT/testbed/lib2.sh"
+  if tb2_is_up; then
+    rv_log "testbed cluster 2 already up in $TB2_DIR: using it as is"
+    return 0
+  fi
+  RV_STARTED_TESTBED2=1
+  bash "$RV_ROOT/testbed/up2.sh"
+}
+
+# Stop the testbed only if rv_testbed_up started it (someone else's testbed stays up); the same
+# for cluster 2.
 rv_testbed_down_if_started() {
+  if ((RV_STARTED_TESTBED2 == 1)); then
+    bash "$RV_ROOT/testbed/down2.sh"
+  fi
   if ((RV_STARTED_TESTBED == 1)); then
     bash "$RV_ROOT/testbed/down.sh"
   fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Build rv if needed, make sure the testbed runs, run every test (unit + integration) with ctest
-# and print the counts. A testbed this script started is stopped at the end; one that was already
-# running is left alone.
+# Build rv if needed, make sure the testbed's two clusters run (22.05; 24.11 unless RV_CLUSTERS=1),
+# run every test (unit + integration) with ctest and print the counts. A cluster this script
+# started is stopped at the end; one that was already running is left alone.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -12,6 +12,7 @@ rv_install_deps_if_needed
 rv_build
 trap rv_testbed_down_if_started EXIT
 rv_testbed_up
+rv_testbed2_up
 
 junit=$(mktemp /tmp/rv-ctest-XXXXXX.xml)
 rc=0

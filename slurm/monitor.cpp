@@ -66,7 +66,7 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
                 fmt::format("scancel {} failed (exit {}): {}", text::join(job_ids, " "), outcome.status(), outcome.err),
                 fmt::format("cancel them by hand: scancel {}", text::join(job_ids, " ")));
   }
-  spdlog::info("cancelled {}", text::join(job_ids, " "));
+  spdlog::debug("cancelled {}", text::join(job_ids, " "));
   return {};
 }
 
@@ -234,11 +234,12 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     std::string claimant;
     const bool claim_mode = !options.claim_argv.empty();
     bool waiting_for_claim = false;
-    if (claim_mode && race.needs_claimant(*views, 1)) {
+    const bool started = race.needs_claimant(*views, 1);
+    if (claim_mode && (started || race.cancelled_by_a_claim(*views))) {
       if (auto c = runner.run(command(options.claim_argv)); c && c->ok()) {
         claimant = c->out.substr(0, c->out.find_first_of(" \n"));
       }
-      if (claimant.empty()) {
+      if (claimant.empty() && started) {
         // Started, not yet claimed: the guard is settling a tie or has not run yet.
         if (!first_unclaimed_start) {
           first_unclaimed_start = clock.now();
@@ -247,6 +248,9 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       }
     }
     auto decision = race.observe(*views, claimant, !waiting_for_claim);
+    if (!decision.adopted.empty()) {
+      ids.push_back(decision.adopted); // polled from now on
+    }
     if (!decision.cancel.empty()) {
       if (options.on_cancel) {
         options.on_cancel(decision.cancel);

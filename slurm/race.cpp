@@ -23,6 +23,25 @@ bool Race::needs_claimant(const std::map<std::string, JobView>& views, int min_c
   return candidates >= min_candidates;
 }
 
+bool Race::cancelled_by_a_claim(const std::map<std::string, JobView>& views) const
+{
+  if (m_winner) {
+    return false;
+  }
+  auto state_of = [&](const RaceEntry& e) {
+    auto it = views.find(e.job_id);
+    return it != views.end() ? it->second : e.last;
+  };
+  // Only on the poll that would end the race without a winner: every sibling over (or hopeless).
+  const bool all_over = std::all_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) {
+    return is_terminal(state_of(e).state) || !e.hopeless_reason.empty();
+  });
+  return all_over && std::any_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) {
+           const auto v = state_of(e);
+           return !e.cancel_sent && v.state == JobState::cancelled && v.start_epoch == 0;
+         });
+}
+
 RaceDecision Race::observe(const std::map<std::string, JobView>& views, const std::string& claimant,
                            bool decide_without_claimant)
 {
@@ -33,6 +52,20 @@ RaceDecision Race::observe(const std::map<std::string, JobView>& views, const st
       continue; // no news (accounting lag): the job is kept alive as it was
     }
     e.last = it->second;
+  }
+
+  // A claimant rv does not track: a job of the request whose sbatch answer was lost (N3). It runs
+  // the command, so it is the request's winner; adopted, never left to run unseen.
+  const bool digits = !claimant.empty() && claimant.size() <= 20 &&
+                      std::all_of(claimant.begin(), claimant.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!m_winner && digits &&
+      std::none_of(m_entries.begin(), m_entries.end(), [&](const RaceEntry& e) { return e.job_id == claimant; })) {
+    RaceEntry adopted{"orphan-" + claimant, claimant, {}, false, {}};
+    if (auto it = views.find(claimant); it != views.end()) {
+      adopted.last = it->second;
+    }
+    m_entries.push_back(std::move(adopted));
+    decision.adopted = claimant;
   }
 
   if (!m_winner) {

@@ -38,6 +38,9 @@ struct RaceDecision {
   std::vector<std::string> cancel;         // job ids to scancel now
   std::vector<std::size_t> newly_hopeless; // entries found hopeless on this poll
   bool all_failed = false;                 // every sibling ended (or is hopeless) without a winner
+  // A job that holds the claim but was no sibling (its sbatch's answer was lost, N3): added to the
+  // entries as strategy "orphan-<job id>" on this poll; "" when none.
+  std::string adopted;
 };
 
 class Race {
@@ -47,7 +50,8 @@ public:
   explicit Race(std::vector<RaceEntry> entries);
 
   // Feeds one poll's views (job id -> view; missing ids mean "no news", kept alive).
-  // `claimant` is the job id that holds the in-job claim, when known: that sibling is the winner.
+  // `claimant` is the job id that holds the in-job claim, when known: that sibling is the winner;
+  // a claimant that is no sibling is adopted as a new entry (RaceDecision::adopted) and wins.
   // Without one, a winner is picked among the started siblings (earliest start, then rank)
   // only when `decide_without_claimant`; else the decision waits for a later poll.
   RaceDecision observe(const std::map<std::string, JobView>& views, const std::string& claimant = {},
@@ -64,6 +68,11 @@ public:
   // True when at least `min_candidates` siblings have started this poll and no winner is known
   // (the caller may read the claim).
   bool needs_claimant(const std::map<std::string, JobView>& views, int min_candidates = 2) const;
+  // True on the poll that would end the race without a winner (every sibling over or hopeless)
+  // when a sibling that rv did not cancel shows CANCELLED without having started: what the guard
+  // of a claiming job does to its siblings. The claimant may be a job rv does not track (N3), so
+  // the caller reads the claim once before it gives up.
+  bool cancelled_by_a_claim(const std::map<std::string, JobView>& views) const;
 
 private:
   std::vector<RaceEntry> m_entries;

@@ -76,7 +76,13 @@ Result<std::vector<JobInfo>> parse_scontrol_jobs(std::string_view text)
     j.time_min_s = tmin;
     RV_TRY(run, duration_of(r, "RunTime"));
     j.run_time_s = run < 0 ? 0 : run;
+    // 22.05 prints TRES= (allocated, or requested while pending); 23.02+ print ReqTRES= and
+    // AllocTRES= instead, AllocTRES=(null) while pending (docs/slurm-quirks.md).
     j.tres = r.value("TRES");
+    if (j.tres.empty()) {
+      const auto alloc = r.value("AllocTRES");
+      j.tres = text::is_null(alloc) ? r.value("ReqTRES") : alloc;
+    }
     RV_TRY(gpus, parse_tres_gpus(j.tres));
     if (gpus.empty()) {
       // TRES lacks gres/gpu when accounting does not track it: fall back to per-node GRES.

@@ -25,6 +25,17 @@ std::string reason_of(const proc::Outcome& o)
   return last.empty() ? fmt::format("sbatch exited {}", o.status()) : last;
 }
 
+// Whether a failed sbatch may have created its job all the same: killed by its timeout
+// (`timeout` exits 124, or 137 after its -k) or by a signal, or Slurm's own RPC timeout, after
+// which slurmctld may still have queued the job (docs/slurm-quirks.md).
+bool may_have_created(const proc::Outcome& o)
+{
+  if (o.timed_out || o.signal != 0 || o.exit_code < 0 || o.exit_code == 124 || o.exit_code >= 128) {
+    return true;
+  }
+  return (o.err + o.out).find("timed out") != std::string::npos;
+}
+
 } // namespace
 
 std::vector<proc::Command> submit_commands(const std::vector<Submission>& submissions)
@@ -46,15 +57,18 @@ std::vector<SubmitResult> parse_submit_outcomes(const std::vector<Submission>& s
 {
   std::vector<SubmitResult> results;
   for (std::size_t i = 0; i < submissions.size(); ++i) {
-    SubmitResult r{submissions[i].strategy_id, "", ""};
+    SubmitResult r{submissions[i].strategy_id, "", "", false};
     if (i >= outcomes.size()) {
       r.error = "no answer from sbatch";
+      r.uncertain = true;
     } else if (!outcomes[i].ok()) {
       r.error = reason_of(outcomes[i]);
+      r.uncertain = may_have_created(outcomes[i]);
     } else if (auto parsed = parse_sbatch_parsable(outcomes[i].out)) {
       r.job_id = parsed->job_id;
     } else {
       r.error = "cannot read sbatch's answer: " + parsed.error().message;
+      r.uncertain = true;
     }
     results.push_back(std::move(r));
   }

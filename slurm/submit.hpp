@@ -20,6 +20,10 @@ struct SubmitResult {
   std::string strategy_id;
   std::string job_id; // "" when refused
   std::string error;  // Slurm's message when refused
+  // No job id, yet the job may exist: sbatch timed out or was killed (slurmctld may have created
+  // the job before the answer came back), its answer could not be read, or none came. The caller
+  // searches by the request's comment before it calls the strategy refused (N3).
+  bool uncertain = false;
 };
 
 // The commands: `sbatch --parsable` reading each script from stdin.

@@ -175,6 +175,24 @@ std::string effective_account(const model::Cluster& cluster, const Profile& prof
   return cluster.limits.default_account;
 }
 
+std::vector<std::string> association_warnings(const model::Cluster& cluster, const model::JobRequest& request)
+{
+  std::vector<std::string> out;
+  const auto& l = cluster.limits;
+  auto listed = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return text::iequals(n, name); });
+  };
+  if (!request.qos.empty() && !l.qos.empty() && !listed(l.qos, request.qos)) {
+    out.push_back(fmt::format("QOS {} is not one your associations allow ({}): Slurm may refuse or hold the job",
+                              request.qos, text::join(l.qos, ", ")));
+  }
+  if (!request.account.empty() && !l.accounts.empty() && !listed(l.accounts, request.account)) {
+    out.push_back(fmt::format("account {} is not one of yours ({}): Slurm may refuse the job", request.account,
+                              text::join(l.accounts, ", ")));
+  }
+  return out;
+}
+
 Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Profile& profile,
                                         const model::JobRequest& req, const PlanOptions& opts)
 {

@@ -52,6 +52,10 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
                                         const model::JobRequest& request, const PlanOptions& opts);
 
 // The account rv submits under: the request's, else the profile's, else the cluster default.
+// Warnings for a --qos or -A none of the user's associations names (discovery lists them), said
+// before anything is queued; nothing when discovery found no associations.
+std::vector<std::string> association_warnings(const model::Cluster& cluster, const model::JobRequest& request);
+
 std::string effective_account(const model::Cluster& cluster, const Profile& profile, const model::JobRequest& request);
 
 } // namespace rv::strategy

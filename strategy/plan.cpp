@@ -5,11 +5,13 @@
 #include "strategy/queue_plan.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 namespace rv::strategy {
 
@@ -81,8 +83,19 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   if (out.strategies.empty()) {
     out.notes.push_back("no viable strategy: see rejected");
     if (!request.allow_checkpoint && !cluster.partitions.empty()) {
+      // Only partitions with GPU nodes count: a CPU partition's longer MaxTime (7 days on the
+      // 24.11 testbed's `compute`) is no way to run a GPU request.
+      std::set<std::string_view> gpu_partitions;
+      for (const auto& n : cluster.nodes) {
+        if (n.gpus_total() > 0) {
+          gpu_partitions.insert(n.partitions.begin(), n.partitions.end());
+        }
+      }
       std::int64_t longest = 0;
       for (const auto& p : cluster.partitions) {
+        if (!gpu_partitions.contains(p.name)) {
+          continue;
+        }
         longest = p.max_time_s < 0 ? -1 : longest < 0 ? -1 : std::max(longest, p.max_time_s);
       }
       if (longest > 0 && request.time_s > longest) {
@@ -97,20 +110,57 @@ Error no_viable_strategy(const Plan& plan)
 {
   if (plan.longest_max_time_s > 0) {
     const auto longest = format_slurm_time(plan.longest_max_time_s);
-    return Error{ErrorCode::no_strategy,
-                 fmt::format("--time is longer than every partition's MaxTime (the longest is {}) and checkpointing "
-                             "is off",
-                             longest),
-                 fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
-                             "it (it then runs as segments of at most {}), or ask for --time {} or less",
-                             longest, longest)};
+    return Error{
+        ErrorCode::no_strategy,
+        fmt::format("--time is longer than every GPU partition's MaxTime (the longest is {}) and checkpointing "
+                    "is off",
+                    longest),
+        fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
+                    "it (it then runs as segments of at most {}), or ask for --time {} or less",
+                    longest, longest)};
   }
   std::string why;
   for (const auto& r : plan.rejected) {
     why += fmt::format("; {} on {}: {}", r.gpu_type.empty() ? "untyped" : r.gpu_type, r.partition, r.reason);
   }
-  return Error{ErrorCode::no_strategy, "no viable strategy for this request" + why,
-               "`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit"};
+  return Error{ErrorCode::no_strategy, "no viable strategy for this request" + why, no_fit_hint(plan)};
+}
+
+std::string no_fit_hint(const Plan& plan)
+{
+  // One hint per kind of cause, in the order of the rejections; a shape that does not fit is the
+  // usual one.
+  std::vector<std::string> hints;
+  auto add = [&](std::string h) {
+    if (std::find(hints.begin(), hints.end(), h) == hints.end()) {
+      hints.push_back(std::move(h));
+    }
+  };
+  for (const auto& r : plan.rejected) {
+    const auto& why = r.reason;
+    if (why.starts_with("not selected by --type")) {
+      continue;
+    }
+    if (why.find("Invalid node name") != std::string::npos) {
+      add("--exclude names a node Slurm does not know (`rv exec sinfo -N` lists them)");
+    } else if (why.find("Invalid qos") != std::string::npos || why.starts_with("QOS ")) {
+      add("check --qos (`rv status` lists yours)");
+    } else if (why.find("Invalid account") != std::string::npos || why.starts_with("account ")) {
+      add("check -A/--account (`rv status` lists yours)");
+    } else if (why.starts_with("Slurm refuses it:")) {
+      add("Slurm refuses the request itself (its words are above): check --exclude, --qos, -A and --mem");
+    } else if (why.starts_with("VRAM of")) {
+      add("leave --vram out, or add the types' vram_gb to the site profile");
+    } else if (why.find("GB VRAM <") != std::string::npos) {
+      add("no GPU type has that much memory: a smaller --vram");
+    } else {
+      add("`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit");
+    }
+  }
+  if (hints.empty()) {
+    add("`--dry-run -v` shows every shape tried; fewer GPUs, a shorter --time or --checkpoint may fit");
+  }
+  return text::join(hints, "; ");
 }
 
 } // namespace rv::strategy

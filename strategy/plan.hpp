@@ -51,4 +51,8 @@ nlohmann::json to_json(const QueueWindow& w);
 // dropped type, and where to read more. The same for a dry run and a real one.
 Error no_viable_strategy(const Plan& plan);
 
+// The hint for a plan without strategies, from the causes of its rejections (a bad node name
+// is not helped by fewer GPUs).
+std::string no_fit_hint(const Plan& plan);
+
 } // namespace rv::strategy

@@ -1,6 +1,7 @@
 #include "sync/rsync.hpp"
 
 #include "core/process/shell.hpp"
+#include "core/process/ssh_hold.hpp"
 #include "core/process/ssh_runner.hpp"
 
 #include <fmt/format.h>
@@ -76,6 +77,20 @@ bool is_local(const SshTarget& t)
 Result<std::string> rsync_ssh_command(const SshTarget& t)
 {
   RV_TRY(dest, proc::parse_destination(t.destination));
+  // Through the held connection when there is one: no second login, the host key as checked
+  // by rv's own session (docs/ssh.md, "rsync through the held connection").
+  proc::SshOptions held;
+  held.destination = t.destination;
+  held.ssh_config = t.ssh_config;
+  held.identity_file = t.identity_file;
+  held.known_hosts = t.known_hosts;
+  if (auto live = proc::hold::find_live(held)) {
+    std::string relay;
+    for (const auto& w : proc::hold::relay_command(live->path())) {
+      relay += (relay.empty() ? "" : " ") + proc::rsync_quote(w);
+    }
+    return relay;
+  }
   std::vector<std::string> argv = {"ssh",
                                    "-F",
                                    t.ssh_config.empty() ? "none" : t.ssh_config,

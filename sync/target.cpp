@@ -7,9 +7,10 @@
 namespace rv::sync {
 namespace {
 
-// Prints, NUL-separated: four flags (symlink, exists, directory, marked), the target's physical
-// path, $HOME, its physical path, the physical path the target will have once `mkdir -p` makes it
-// (its deepest existing ancestor's, plus the rest), the marker's first 512 bytes, then the physical
+// Prints, NUL-separated: five flags (symlink, exists, directory, marked, shared: a directory that
+// its group or others may write, or that the user does not own), the target's physical path,
+// $HOME, its physical path, the physical path the target will have once `mkdir -p` makes it (its
+// deepest existing ancestor's, plus the rest), the marker's first 512 bytes, then the physical
 // path of each further argument.
 constexpr const char* k_facts = R"sh(unset CDPATH
 t=$1; shift
@@ -18,15 +19,23 @@ l=0; [ -L "$t" ] && l=1
 e=0; [ -e "$t" ] && e=1
 d=0; [ -d "$t" ] && d=1
 m=0; [ -f "$t/.rv-workspace" ] && [ ! -L "$t/.rv-workspace" ] && m=1
+w=0; [ "$d" = 1 ] && [ -n "$(find "$t/" -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ] && w=1
 r=$t; rest=
 while [ ! -d "$r" ] && [ "$r" != / ] && [ "$r" != . ]; do rest=/$(basename -- "$r")$rest; r=$(dirname -- "$r"); done
 mk=; [ "$m" = 1 ] && mk=$(head -c 512 -- "$t/.rv-workspace" | tr -d '\000'; echo x) && mk=${mk%x}
-printf '%s\0' "$l$e$d$m" "$(phys "$t")" "$HOME" "$(phys "$HOME")" "$(phys "$r")$rest" "$mk"
+printf '%s\0' "$l$e$d$m$w" "$(phys "$t")" "$HOME" "$(phys "$HOME")" "$(phys "$r")$rest" "$mk"
 for q in "$@"; do printf '%s\0' "$(phys "$q")"; done)sh";
 
 constexpr std::string_view k_proof = "proof ";
 
 } // namespace
+
+std::vector<std::string> protected_paths(const TargetPolicy& policy)
+{
+  auto all = policy.protect;
+  all.insert(all.end(), policy.protect_inside.begin(), policy.protect_inside.end());
+  return all;
+}
 
 proc::Command target_facts_command(const std::string& dir, const std::vector<std::string>& protect)
 {
@@ -54,7 +63,7 @@ Result<std::vector<std::string_view>> split_nul_fields(std::string_view out)
 Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect_count)
 {
   RV_TRY(fields, split_nul_fields(out));
-  if (fields.size() != 6 + protect_count || fields[0].size() != 4 ||
+  if (fields.size() != 6 + protect_count || fields[0].size() != 5 ||
       fields[0].find_first_not_of("01") != std::string::npos) {
     return fail(ErrorCode::parse, "unexpected answer about the sync target");
   }
@@ -63,6 +72,7 @@ Result<TargetFacts> parse_target_facts(std::string_view out, std::size_t protect
   f.exists = fields[0][1] == '1';
   f.is_dir = fields[0][2] == '1';
   f.marked = fields[0][3] == '1';
+  f.shared = fields[0][4] == '1';
   f.physical = fields[1];
   f.home = fields[2];
   f.home_physical = fields[3];
@@ -138,21 +148,37 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
   guard("/", "the file system's root");
   guard(facts.home, "your home directory");
   guard(facts.home_physical, "your home directory");
-  for (std::size_t i = 0; i < policy.protect.size(); ++i) {
-    const auto what = fmt::format("rv's own directory {}", policy.protect[i]);
-    guard(policy.protect[i], what);
+  const auto all = protected_paths(policy);
+  std::vector<Guarded> inside; // nothing below these either
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto what = fmt::format("rv's own directory {}", all[i]);
+    const bool below_too = i >= policy.protect.size();
+    guard(all[i], what);
     if (i < facts.protect_physical.size()) {
       guard(facts.protect_physical[i], what);
     }
+    if (below_too) {
+      for (const auto& p : {all[i], i < facts.protect_physical.size() ? facts.protect_physical[i] : std::string()}) {
+        if (!p.empty() && p.starts_with('/')) {
+          inside.push_back({normal_remote_path(p), what});
+        }
+      }
+    }
   }
+  const auto refuse = [&](const std::string& how, const Guarded& g) -> Result<TargetDecision> {
+    return fail(ErrorCode::usage, fmt::format("rv will not push to {}: it is {}{}", dir, how, g.what),
+                "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
+                "project's workspace");
+  };
   for (const auto& n : names) {
     for (const auto& g : guarded) {
       if (same_or_ancestor(n, g.path)) {
-        return fail(
-            ErrorCode::usage,
-            fmt::format("rv will not push to {}: it is {}{}", dir, n == g.path ? "" : "an ancestor of ", g.what),
-            "push to a directory of its own (e.g. ~/projects/NAME), or give no REMOTE_DIR to use the "
-            "project's workspace");
+        return refuse(n == g.path ? "" : "an ancestor of ", g);
+      }
+    }
+    for (const auto& g : inside) {
+      if (same_or_ancestor(g.path, n)) {
+        return refuse("inside ", g);
       }
     }
   }
@@ -163,6 +189,17 @@ Result<TargetDecision> decide_target(const std::string& dir, const TargetFacts& 
   TargetDecision d;
   if (!policy.marker_key.empty() && !facts.resolved.empty()) {
     d.marker_text = marker_text(policy.marker_key, facts.resolved); // what proves rv's ownership here
+  }
+  if (facts.shared) { // a co-user could swap what rv listed for a link between the listing and the rm (N4)
+    if (policy.allow_delete) {
+      return fail(ErrorCode::usage,
+                  fmt::format("rv will not mirror deletions into {}: others can write there, or it is not yours", dir),
+                  "push without --delete (files are added, nothing is deleted), or push to a directory only you "
+                  "can write");
+    }
+    d.note =
+        fmt::format("{} can be written by others (or is not yours): rv copies into it but deletes nothing there", dir);
+    return d;
   }
   if (facts.is_symlink) {
     d.note = fmt::format("{} is a symbolic link: rv copies into it but deletes nothing there", dir);

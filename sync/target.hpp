@@ -7,6 +7,8 @@
 // workspace. Any other non-empty directory receives the files and keeps everything
 // else. The file-system root, the home directory, rv's remote root, the sync root and every
 // ancestor of them are refused outright, and a symlinked target is never followed for deletion.
+// A directory that its group or others can write (or that is not the user's) is never mirrored
+// into: a co-user could swap a listed entry for a symlink before the deletions run (N4).
 
 #include "core/process/runner.hpp"
 #include "core/result.hpp"
@@ -35,7 +37,15 @@ struct TargetPolicy {
   // Absolute paths that must never be the target or below it (rv's remote root, the sync root).
   // The root directory and $HOME are always added.
   std::vector<std::string> protect;
+  // Absolute paths that must never be the target, an ancestor of it or anything inside it: rv's
+  // own state (the remote root with its requests, logs and checkpoints; the cache root), where a
+  // push could delete a live request's claim or secrets file (N8). Not for the project's own
+  // workspace, which lives inside the remote root.
+  std::vector<std::string> protect_inside;
 };
+
+// protect then protect_inside: the paths whose physical form the facts command reports.
+std::vector<std::string> protected_paths(const TargetPolicy& policy);
 
 // What the cluster says about the target, in the listing's round trip.
 struct TargetFacts {
@@ -45,10 +55,11 @@ struct TargetFacts {
   bool marked = false;                       // holds a regular `.rv-workspace` file (proof unchecked)
   std::string marker;                        // its first 512 bytes
   std::string resolved;                      // the physical path the target has, or will have once created (mkdir -p)
+  bool shared = false;                       // a directory its group or others may write, or not the user's
   std::string physical;                      // `pwd -P` of the target; "" when it does not exist
   std::string home;                          // $HOME as the shell has it
   std::string home_physical;                 // `pwd -P` of $HOME
-  std::vector<std::string> protect_physical; // `pwd -P` of each TargetPolicy::protect ("" = missing)
+  std::vector<std::string> protect_physical; // `pwd -P` of each of protected_paths() ("" = missing)
 };
 
 // The command that gathers TargetFacts for `dir` with `protect` (run by the remote runner).

@@ -41,20 +41,27 @@ double seconds_since(Clock::time_point t0)
 // W<content> marks the directory as rv's (writes .rv-workspace), R<path> rm -f, X<path> rm -rf,
 // D<path> rmdir (when empty), M<path> mkdir -p. It deletes nothing unless the directory is
 // marked with exactly $2 (the marker that proves rv wrote it for this directory) or by a W record,
-// and is not reached through a symlink, whatever the records say (docs/sync.md).
-constexpr const char* k_apply = R"sh(mkdir -p -- "$1" && cd -- "$1" || exit 1
+// is not reached through a symlink and only the user can write it (N4), whatever the records say
+// (docs/sync.md).
+// $3 = private: the project's own workspace, made and kept 0700 (new parents too), so that a
+// custom sync_root outside the 0700 remote_root does not expose the code and a `.env` (N7).
+constexpr const char* k_apply = R"sh(if [ "$3" = private ]; then
+  (umask 077 && mkdir -p -- "$1") && chmod 700 -- "$1" || exit 1
+fi
+mkdir -p -- "$1" && cd -- "$1" || exit 1
 own=0
 if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ] && [ -n "$2" ] &&
   [ "$(cat .rv-workspace; echo x)" = "${2}x" ]; then own=1; fi
+if [ -n "$(find . -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ]; then own=2; fi
 status=0
 while IFS= read -r -d '' rec; do
   p=${rec#?}
   case $rec in
     W*) rm -f -- .rv-workspace
         printf '%s' "$p" >.rv-workspace || exit 1
-        [ -L "$1" ] || own=1 ;;
+        [ -L "$1" ] || [ "$own" = 2 ] || own=1 ;;
     R*|X*|D*) if [ "$own" != 1 ]; then
-        printf 'refusing to delete in %s: it is not an rv workspace\n' "$1" >&2
+        printf 'refusing to delete in %s: it is not an rv workspace, or others can write there\n' "$1" >&2
         exit 3
       fi ;;
   esac
@@ -107,7 +114,7 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
   probe.timeout = std::chrono::seconds(30);
   std::vector<proc::Command> batch = {manifest_command(dir), probe};
   if (policy) {
-    batch.push_back(target_facts_command(dir, policy->protect));
+    batch.push_back(target_facts_command(dir, protected_paths(*policy)));
   }
   RV_TRY(outs, remote.run_batch(batch));
   if (outs.size() != batch.size()) {
@@ -127,7 +134,7 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
     if (!outs[2].ok()) {
       return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), outs[2].err));
     }
-    RV_TRY(facts, parse_target_facts(outs[2].out, policy->protect.size()));
+    RV_TRY(facts, parse_target_facts(outs[2].out, protected_paths(*policy).size()));
     listing.target = std::move(facts);
   }
   return listing;
@@ -137,11 +144,11 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
 // refused target (the home directory, `/`) must not cost a listing of the whole tree.
 Result<TargetFacts> inspect_target(proc::Runner& remote, const std::string& dir, const TargetPolicy& policy)
 {
-  RV_TRY(out, remote.run(target_facts_command(dir, policy.protect)));
+  RV_TRY(out, remote.run(target_facts_command(dir, protected_paths(policy))));
   if (!out.ok()) {
     return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), out.err));
   }
-  return parse_target_facts(out.out, policy.protect.size());
+  return parse_target_facts(out.out, protected_paths(policy).size());
 }
 
 // Drops the plan's deletions into `report.kept`; fails when a kept path blocks a file to send.
@@ -312,7 +319,8 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     add('M', p);
   }
   proc::Command apply;
-  apply.argv = {"bash", "-c", k_apply, "rv-apply", remote_dir, decision.marker_text};
+  apply.argv = {
+      "bash", "-c", k_apply, "rv-apply", remote_dir, decision.marker_text, options.target.owned ? "private" : "shared"};
   apply.stdin_data = records;
   apply.timeout = std::chrono::seconds(300);
   RV_TRY(applied, remote.run(apply));

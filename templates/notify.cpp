@@ -36,11 +36,15 @@ _rv_json_str() {
   printf '"%s"' "$s"
 }
 # _rv_notify EVENT STATE [EXIT_CODE]: POSTs the event, signed; a failure is logged, never fatal.
+# The body names its request (the receiver derives the key from it, and requires X-Rv-Request to
+# match) and carries a random event_id for receivers to drop replays and duplicates.
 _rv_notify() {
   [ -n "${_rv_notify_url:-}" ] && [ -n "${_rv_notify_key:-}" ] || return 0
-  local body sig file url code
-  body=$(printf '{"event":%s,"request_id":%s,"job_id":%s,"job_name":%s,"state":%s,"exit_code":%s,"node":%s,"segment":%s,"time":%s}' \
-    "$(_rv_json_str "$1")" "$(_rv_json_str "${RV_REQUEST_ID:-}")" "$(_rv_json_str "${SLURM_JOB_ID:-}")" \
+  local body sig file url code id
+  id=$(od -An -N8 -tx1 /dev/urandom 2>/dev/null | tr -d ' \n')
+  [ -n "$id" ] || id="$(date +%s%N)$$"
+  body=$(printf '{"event":%s,"event_id":%s,"request_id":%s,"job_id":%s,"job_name":%s,"state":%s,"exit_code":%s,"node":%s,"segment":%s,"time":%s}' \
+    "$(_rv_json_str "$1")" "$(_rv_json_str "$id")" "$(_rv_json_str "${RV_REQUEST_ID:-}")" "$(_rv_json_str "${SLURM_JOB_ID:-}")" \
     "$(_rv_json_str "${RV_JOB_NAME:-}")" "$(_rv_json_str "$2")" "${3:-null}" \
     "$(_rv_json_str "${SLURMD_NODENAME:-$(hostname)}")" "${RV_SEGMENT:-null}" "$(date +%s)")
   sig=$(printf '%s' "$body" | _rv_hmac_sha256 "$_rv_notify_key")
@@ -51,14 +55,14 @@ _rv_notify() {
     printf '%s' "$body" >"$file"
     # The URL (a secret for Slack-style hooks) goes in curl's config on stdin, not in argv.
     code=$(printf 'url = "%s"\n' "$url" | curl -sS -m 10 -o /dev/null -w '%{http_code}' -K - -X POST \
-      -H 'Content-Type: application/json' -H "X-Rv-Event: $1" -H "X-Rv-Request: ${RV_REQUEST_ID:-}" \
-      -H "X-Rv-Signature: sha256=$sig" --data-binary @"$file" 2>&1)
+      -H 'Content-Type: application/json' -H "X-Rv-Event: $1" -H "X-Rv-Event-Id: $id" \
+      -H "X-Rv-Request: ${RV_REQUEST_ID:-}" -H "X-Rv-Signature: sha256=$sig" --data-binary @"$file" 2>&1)
     rm -f -- "$file"
   elif command -v python3 >/dev/null 2>&1; then
-    code=$(_RV_URL="$_rv_notify_url" _RV_BODY="$body" _RV_SIG="$sig" _RV_EVENT="$1" python3 -c '
+    code=$(_RV_URL="$_rv_notify_url" _RV_BODY="$body" _RV_SIG="$sig" _RV_EVENT="$1" _RV_EVENT_ID="$id" python3 -c '
 import os, urllib.request
 r = urllib.request.Request(os.environ["_RV_URL"], data=os.environ["_RV_BODY"].encode(), method="POST", headers={
-    "Content-Type": "application/json", "X-Rv-Event": os.environ["_RV_EVENT"],
+    "Content-Type": "application/json", "X-Rv-Event": os.environ["_RV_EVENT"], "X-Rv-Event-Id": os.environ["_RV_EVENT_ID"],
     "X-Rv-Request": os.environ.get("RV_REQUEST_ID", ""), "X-Rv-Signature": "sha256=" + os.environ["_RV_SIG"]})
 try:
     print(urllib.request.urlopen(r, timeout=10).status)

@@ -129,6 +129,11 @@ std::string sbatch_header(const Context& ctx)
   }
   directive(out, "output", o.log_dir + "/%x-%j.out");
   directive(out, "error", o.log_dir + "/%x-%j.err");
+  if (!o.workdir.empty()) {
+    // Slurm's WorkDir (squeue %Z) is then the snapshot the job runs from, which is what keeps
+    // snapshot pruning away from it (sync/snapshot.hpp, #16); the script still cd's there itself.
+    directive(out, "chdir", o.workdir);
+  }
   if (!o.request_id.empty()) {
     directive(out, "comment", "rv:" + o.request_id);
   }

@@ -1,6 +1,8 @@
 // The in-job GPU preflight (docs/preflight.md): after the race guard, before anything of the
 // user's runs, every node checks that its GPUs are usable. A failing node ends the job with exit
-// 96 and one line `rv preflight: FAIL node=... reason=...` on stderr; no user code runs.
+// 96 and one line `rv preflight: FAIL node=... reason=...` on stderr, and the same line in the
+// request's verdict file `preflight.<job id>` (preflight_verdict_path), which only the preflight
+// writes: exit 96 alone is no verdict, since the user's command may exit 96 too (N2).
 
 #include "templates/preflight.hpp"
 
@@ -115,11 +117,25 @@ _rv_pf_fault_text() {
 }
 )sh";
 
+// The verdict file: the FAIL line, written before the job exits 96 (docs/preflight.md). rv
+// re-fans out only when it finds this file; nothing else in the job writes it.
+constexpr std::string_view k_verdict = R"sh(
+RV_PF_VERDICT={{verdict}}
+# shellcheck disable=SC2317
+_rv_pf_verdict() {
+  [ -n "$RV_PF_VERDICT" ] || return 0
+  local f="$RV_PF_VERDICT.$SLURM_JOB_ID"
+  (umask 077 && mkdir -p -- "${f%/*}" && printf '%s\n' "$1" >"$f") ||
+    _rv_log "preflight warning: could not write the verdict file $f; rv will not re-fan out"
+}
+)sh";
+
 constexpr std::string_view k_single = R"sh(
 _rv_pf_line=$(_rv_pf_node)
 _rv_pf_status=$?
 printf '%s\n' "$_rv_pf_line" >&2
 if [ "$_rv_pf_status" -ne 0 ]; then
+  _rv_pf_verdict "$_rv_pf_line"
   _rv_log "preflight failed: the command does not run here; exit 96 (rv re-fans out without this node)"
   exit 96
 fi
@@ -170,6 +186,7 @@ if [ -z "$_rv_pf_failed" ]; then
   [ -z "$_rv_pf_failed" ] || printf '%s\n' "$_rv_pf_failed" >&2
 fi
 if [ -n "$_rv_pf_failed" ]; then
+  _rv_pf_verdict "$_rv_pf_failed"
   _rv_log "preflight failed: the command does not run; exit 96 (rv re-fans out without the node)"
   exit 96
 fi
@@ -188,6 +205,8 @@ std::string preflight(const Context& ctx)
     return {}; // turned off, a step of a running allocation, or a job without GPUs
   }
   std::string out = preflight_node_script(o.preflight_command, o.preflight_required);
+  const auto verdict = o.request_id.empty() ? std::string() : preflight_verdict_path(o.remote_root, o.request_id, "");
+  out += fill(k_verdict, {{"verdict", proc::shell_quote(verdict.substr(0, verdict.size() - 1))}});
   if (ctx.multi_node) {
     out += fill(k_multi, {{"nodes", std::to_string(s.nodes)}});
   } else {
@@ -204,6 +223,12 @@ std::string preflight_node_script(const std::string& site_check, bool required)
 {
   return detail::fill(detail::k_node_check,
                       {{"required", required ? "1" : "0"}, {"site_check", proc::shell_quote(site_check)}});
+}
+
+std::string preflight_verdict_path(const std::string& remote_root, const std::string& request_id,
+                                   const std::string& job_id)
+{
+  return remote_root + "/requests/" + request_id + "/preflight." + job_id;
 }
 
 } // namespace rv::templates

@@ -12,4 +12,10 @@ namespace rv::templates {
 // without nvidia-smi fail instead of being skipped.
 std::string preflight_node_script(const std::string& site_check, bool required);
 
+// Where a job's preflight leaves its verdict, the `rv preflight: FAIL` line, when a node failed:
+// `<remote_root>/requests/<id>/preflight.<job id>`. Only the preflight writes it; rv re-fans out
+// only when it is there (exit 96 alone may be the user's command's own status).
+std::string preflight_verdict_path(const std::string& remote_root, const std::string& request_id,
+                                   const std::string& job_id);
+
 } // namespace rv::templates

@@ -163,6 +163,18 @@ std::vector<DoctorCheck> job_checks(int srun_status, std::string_view out, std::
         break;
       }
     }
+    // "Unable to allocate resources: Requested node configuration is not available" is a
+    // partition without GPUs (#24 item 12: it was blamed on a busy cluster).
+    const bool no_gpus = first.find("Requested node configuration is not available") != std::string::npos;
+    if (no_gpus) {
+      checks.push_back(DoctorCheck{
+          "job.start", CheckStatus::fail,
+          fmt::format("the test job on {} did not run (srun exit {}): {}", partition, srun_status, first),
+          fmt::format("no node of {} has a GPU (or what the job asks for): `rv status` lists the partitions with "
+                      "GPUs; pick one with --partition",
+                      partition)});
+      return checks;
+    }
     const bool busy =
         first.find("mmediate") != std::string::npos || first.find("Unable to allocate") != std::string::npos;
     checks.push_back(DoctorCheck{

@@ -2,12 +2,14 @@
 #include "app/init/init_steps.hpp"
 
 #include "core/process/ssh_failures.hpp"
+#include "core/store/json_fields.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace rv::app {
 namespace {
@@ -15,6 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int k_password_tries = 3;
+constexpr int k_host_tries = 3; // interactive: a host that cannot be reached is asked again
 
 // `[user@]host[:port]` (IPv6 addresses in brackets when a port follows).
 std::string destination_of(const InitAnswers& a)
@@ -74,6 +77,18 @@ Result<json> host_step(const InitOptions& o, InitAnswers& a, Prompter& prompter)
   }
   if (o.port != 0) {
     a.port = o.port;
+  } else if (o.interactive && o.host.empty()) {
+    RV_TRY(port, prompter.ask("SSH port (Enter: from ~/.ssh/config, else 22)",
+                              a.port != 0 ? std::to_string(a.port) : std::string(), "--port"));
+    const auto typed = std::string(text::trim(port));
+    if (!typed.empty()) {
+      int n = 0;
+      auto [end, ec] = std::from_chars(typed.data(), typed.data() + typed.size(), n);
+      if (ec != std::errc{} || end != typed.data() + typed.size() || n < 1 || n > 65535) {
+        return fail(ErrorCode::usage, fmt::format("'{}' is not a port (1-65535)", typed), "run rv init again");
+      }
+      a.port = n;
+    }
   }
   return json{{"step", "host"}, {"status", "done"}, {"destination", destination_of(a)}};
 }
@@ -122,47 +137,13 @@ Result<json> host_key_step(const InitOptions& o, InitAnswers& a, proc::SshBootst
   return step;
 }
 
-// The key: -i (used, or generated there), else a default key, else a new ed25519 key.
-Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
-{
-  std::string path = !o.identity.empty() ? o.identity : a.identity;
-  std::optional<std::string> existing;
-  if (!path.empty()) {
-    if (world.exists(path)) {
-      existing = path;
-    }
-  } else {
-    existing = world.find_key(o.ssh_dir);
-    path = existing.value_or(o.ssh_dir + "/id_ed25519");
-  }
-  if (existing) {
-    RV_TRY(found, world.read_key(*existing));
-    pair = found;
-  } else {
-    RV_TRY(made, world.generate_key(path, o.key_comment));
-    pair = made;
-    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
-  }
-  a.identity = pair.private_path;
-  return json{{"step", "key"},
-              {"status", pair.generated ? "done" : "unchanged"},
-              {"path", pair.private_path},
-              {"type", pair.type},
-              {"fingerprint", pair.fingerprint},
-              {"generated", pair.generated}};
-}
-
-// Logs in with the key; when the host refuses it, with a password (3 tries), then installs it.
+// Logs in (with the user's keys, else a password: 3 tries), then makes sure the key rv will use
+// is in authorized_keys: a login with another key of the user's proves nothing of this one.
 Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Prompter& prompter)
 {
   json step{{"step", "install_key"}};
-  if (ssh.login_with_keys(pair.private_path)) {
-    step["status"] = "unchanged";
-    step["detail"] = "the host already accepts the key";
-    return step;
-  }
-  Result<void> login = fail(ErrorCode::auth_failed, "no password given");
-  for (int attempt = 1; attempt <= k_password_tries; ++attempt) {
+  Result<void> login = ssh.login_with_keys(pair.private_path);
+  for (int attempt = 1; !login && attempt <= k_password_tries; ++attempt) {
     RV_TRY(password, prompter.password(fmt::format("Password for {}", ssh.label()), attempt));
     login = ssh.login_with_password(password);
     std::fill(password.begin(), password.end(), '\0');
@@ -191,6 +172,44 @@ Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Pr
 
 } // namespace
 
+// The key: -i (used, or generated there), else a default key, else a new ed25519 key.
+Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
+{
+  std::string path = !o.identity.empty() ? o.identity : a.identity;
+  std::optional<std::string> existing;
+  if (!path.empty()) {
+    if (world.exists(path)) {
+      existing = path;
+    } else if (!o.identity.empty() && o.interactive) {
+      // -i naming no file: a typo would otherwise become a new key installed on the cluster (N10).
+      RV_TRY(yes, prompter.confirm(fmt::format("There is no key at {}. Generate a new ed25519 key there?", path), false,
+                                   "-i"));
+      if (!yes) {
+        return fail(ErrorCode::usage, fmt::format("no key at {}", path),
+                    "check the -i path, or leave -i out to use (or generate) your default key");
+      }
+    }
+  } else {
+    existing = world.find_key(o.ssh_dir);
+    path = existing.value_or(o.ssh_dir + "/id_ed25519");
+  }
+  if (existing) {
+    RV_TRY(found, world.read_key(*existing));
+    pair = found;
+  } else {
+    RV_TRY(made, world.generate_key(path, o.key_comment));
+    pair = made;
+    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
+  }
+  a.identity = pair.private_path;
+  return json{{"step", "key"},
+              {"status", pair.generated ? "done" : "unchanged"},
+              {"path", pair.private_path},
+              {"type", pair.type},
+              {"fingerprint", pair.fingerprint},
+              {"generated", pair.generated}};
+}
+
 json to_json(const InitAnswers& a)
 {
   return json{{"host", a.host},         {"user", a.user},       {"port", a.port},      {"identity", a.identity},
@@ -203,13 +222,16 @@ InitAnswers init_answers_from_json(const json& j)
   if (!j.is_object()) {
     return a;
   }
-  a.host = j.value("host", "");
-  a.user = j.value("user", "");
-  a.port = j.value("port", 0);
-  a.identity = j.value("identity", "");
-  a.host_key = j.value("host_key", "");
-  a.account = j.value("account", "");
-  a.scratch = j.value("scratch", "");
+  // Read by type: a hand-edited or damaged init.json ("port": "22") only loses that answer (N10).
+  using store::text_field;
+  a.host = text_field(j, "host");
+  a.user = text_field(j, "user");
+  const double port = store::number_field(j, "port", 0);
+  a.port = port >= 1 && port <= 65535 ? static_cast<int>(port) : 0;
+  a.identity = text_field(j, "identity");
+  a.host_key = text_field(j, "host_key");
+  a.account = text_field(j, "account");
+  a.scratch = text_field(j, "scratch");
   return a;
 }
 
@@ -221,20 +243,49 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
     report.steps.push_back(std::move(step));
     return world.remember(a);
   };
-  RV_TRY(host, host_step(o, a, prompter));
-  RV_TRY_VOID(record(std::move(host)));
+  // The host, asked again after one that cannot be reached (interactive, no --host).
+  std::unique_ptr<proc::SshBootstrap> ssh;
+  std::string known_hosts;
+  for (int attempt = 1;; ++attempt) {
+    RV_TRY(host, host_step(o, a, prompter));
+    RV_TRY_VOID(record(std::move(host)));
+    ssh = world.bootstrap(ssh_options(o, a));
+    auto host_key = host_key_step(o, a, *ssh, prompter);
+    if (host_key) {
+      // Written to the config, so that later commands check the same file whatever libssh's default.
+      known_hosts = host_key->value("known_hosts", "");
+      RV_TRY_VOID(record(std::move(*host_key)));
+      break;
+    }
+    if (!o.interactive || !o.host.empty() || host_key.error().code != ErrorCode::unreachable ||
+        attempt == k_host_tries) {
+      return std::unexpected(host_key.error());
+    }
+    prompter.say(host_key.error().message);
+    if (!host_key.error().hint.empty()) {
+      prompter.say(host_key.error().hint);
+    }
+    prompter.say("try again: another name, or host:port");
+    report.steps.pop_back(); // that host's step
+    a.host.clear();
+  }
 
-  auto ssh = world.bootstrap(ssh_options(o, a));
-  RV_TRY(host_key, host_key_step(o, a, *ssh, prompter));
-  // Written to the config, so that later commands check the same file whatever libssh's default.
-  const std::string known_hosts = host_key.value("known_hosts", "");
-  RV_TRY_VOID(record(std::move(host_key)));
-
-  proc::KeyPair pair;
-  RV_TRY(key, key_step(o, a, world, prompter, pair));
-  RV_TRY_VOID(record(std::move(key)));
-  RV_TRY(install, install_step(*ssh, pair, prompter));
-  RV_TRY_VOID(record(std::move(install)));
+  // A key the host already accepts (ssh-agent, the ssh config's IdentityFile, a default key)
+  // is the one to use: nothing is generated or installed, and the config names no key, so that
+  // rv finds it as OpenSSH does (#24 item 8).
+  if (o.identity.empty() && a.identity.empty() && ssh->login_with_keys("")) {
+    RV_TRY_VOID(
+        record(json{{"step", "key"},
+                    {"status", "unchanged"},
+                    {"detail", "the host accepts a key of yours (ssh-agent or the ssh config's IdentityFile)"}}));
+    RV_TRY_VOID(record(json{{"step", "install_key"}, {"status", "unchanged"}, {"detail", "nothing to install"}}));
+  } else {
+    proc::KeyPair pair;
+    RV_TRY(key, key_step(o, a, world, prompter, pair));
+    RV_TRY_VOID(record(std::move(key)));
+    RV_TRY(install, install_step(*ssh, pair, prompter));
+    RV_TRY_VOID(record(std::move(install)));
+  }
   const std::string remote_user = ssh->user();
   ssh.reset(); // the password session ends here: everything after it uses the key alone
 
@@ -245,7 +296,8 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
   auto verified = runner->run(check);
   if (!verified || !verified->ok()) {
     return fail(ErrorCode::auth_failed,
-                fmt::format("the key {} was installed, but logging in with it failed: {}", pair.private_path,
+                fmt::format("the key {} was installed, but logging in with it failed: {}",
+                            a.identity.empty() ? std::string("of yours") : a.identity,
                             verified ? verified->err : verified.error().message),
                 "sshd refuses keys when the cluster home, ~/.ssh or authorized_keys are writable by others "
                 "(StrictModes): chmod go-w ~ ~/.ssh there");
@@ -259,6 +311,9 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
   RV_TRY_VOID(record(std::move(storage)));
 
   report.config = {{"host", destination_of(a)}, {"identity_file", a.identity}};
+  if (o.ssh_config_given) { // the file that resolves the alias and its key, for every later command
+    report.config.emplace_back("ssh_config", o.ssh_config);
+  }
   if (!known_hosts.empty()) {
     report.config.emplace_back("known_hosts", known_hosts);
   }

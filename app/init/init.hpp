@@ -38,10 +38,11 @@ InitAnswers init_answers_from_json(const nlohmann::json& j);
 struct InitOptions {
   std::string host, user;
   int port = 0;
-  std::string identity;    // -i: use (or generate) this key
-  std::string ssh_config;  // honoured for the host (UserKnownHostsFile, User, Port...)
-  std::string known_hosts; // --known-hosts; "" = the ssh config's, else <ssh_dir>/known_hosts
-  std::string ssh_dir;     // ~/.ssh of $HOME
+  std::string identity;          // -i: use (or generate) this key
+  std::string ssh_config;        // honoured for the host (UserKnownHostsFile, User, Port...)
+  bool ssh_config_given = false; // --ssh-config or RV_SSH_CONFIG: written to the config too
+  std::string known_hosts;       // --known-hosts; "" = the ssh config's, else <ssh_dir>/known_hosts
+  std::string ssh_dir;           // ~/.ssh of $HOME
   std::chrono::seconds connect_timeout{15};
   bool interactive = true;
   bool accept_host_key = false;     // --yes
@@ -93,6 +94,12 @@ struct InitReport {
 // Runs every step with `remembered` answers as defaults. Fails at the first step that cannot be
 // done, with that step's error (unreachable 255, a changed host key 252, a refused login 254...).
 Result<InitReport> run_init(const InitOptions& options, InitAnswers remembered, Prompter& prompter, InitWorld& world);
+
+// The key step (tests/unit/app/init/test_init.cpp): -i (used; when it names no file, generated there
+// once the user confirms: a typo must not install a new key), else a default key, else a new
+// ed25519 key at ~/.ssh/id_ed25519. Fills `pair`.
+Result<nlohmann::json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter,
+                                proc::KeyPair& pair);
 
 // --- the remote commands, pure (tests/unit/app/init/test_init.cpp) ---
 

@@ -183,6 +183,8 @@ Result<ClusterStatus> parse_status(const std::vector<proc::Outcome>& outcomes,
   s.su_per_billing_hour = su_per_billing_hour;
   RV_TRY(cluster, slurm::parse_discovery({outcomes.begin(), outcomes.begin() + static_cast<std::ptrdiff_t>(n)}));
   availability(cluster, s);
+  s.cluster = cluster.config.cluster_name;
+  s.slurm_version = cluster.config.slurm_version;
   s.warnings = cluster.warnings;
   const auto& at = [&](Extra e) -> const proc::Outcome& { return outcomes[n + e]; };
   if (at(squeue_at).ok()) {
@@ -318,6 +320,8 @@ nlohmann::json to_json(const ClusterStatus& s)
   }
   return {{"host", s.host},
           {"user", s.user},
+          {"cluster", s.cluster},
+          {"slurm_version", s.slurm_version},
           {"gpus", {{"by_partition", gpus_json(s.by_partition)}, {"by_type", gpus_json(s.by_type)}}},
           {"requests", jobs},
           {"fairshare", fair},
@@ -331,7 +335,9 @@ nlohmann::json to_json(const ClusterStatus& s)
 std::vector<std::string> status_lines(const ClusterStatus& s)
 {
   std::vector<std::string> out;
-  out.push_back(fmt::format("rv status: {} on {}", printable(s.user.empty() ? "?" : s.user), s.host));
+  out.push_back(fmt::format("rv status: {} on {} (cluster {}, Slurm {})", printable(s.user.empty() ? "?" : s.user),
+                            s.host, printable(s.cluster.empty() ? "?" : s.cluster),
+                            s.slurm_version.empty() ? "version unknown" : printable(s.slurm_version)));
   out.emplace_back();
   out.push_back(fmt::format("GPUs: idle/total per type and partition (each node once in 'all')"));
   for (const auto& a : s.by_partition) {
@@ -353,10 +359,17 @@ std::vector<std::string> status_lines(const ClusterStatus& s)
   }
   out.emplace_back();
   for (const auto& r : s.fairshare) {
-    out.push_back(fmt::format("Fair-share ({}): {} (effective usage {}, normalised shares {})", printable(r.account),
-                              r.fair_share ? fmt::format("{:.3f}", *r.fair_share) : "?",
-                              r.effective_usage ? fmt::format("{:.3f}", *r.effective_usage) : "?",
-                              r.norm_shares ? fmt::format("{:.3f}", *r.norm_shares) : "?"));
+    // What sshare left empty is left out, not shown as "?" (#24 item 12).
+    std::vector<std::string> parts;
+    if (r.effective_usage) {
+      parts.push_back(fmt::format("effective usage {:.3f}", *r.effective_usage));
+    }
+    if (r.norm_shares) {
+      parts.push_back(fmt::format("normalised shares {:.3f}", *r.norm_shares));
+    }
+    out.push_back(fmt::format("Fair-share ({}): {}{}", printable(r.account),
+                              r.fair_share ? fmt::format("{:.3f}", *r.fair_share) : "not known",
+                              parts.empty() ? "" : fmt::format(" ({})", text::join(parts, ", "))));
   }
   if (s.limits.empty()) {
     out.emplace_back("Limits: no group limits on your associations");

@@ -48,6 +48,8 @@ struct LimitUsage {
 struct ClusterStatus {
   std::string host;
   std::string user;
+  std::string cluster;       // ClusterName, from discovery's `scontrol show config`
+  std::string slurm_version; // its SLURM_VERSION (same probe: no extra round trip); "" = unknown
   std::vector<GpuAvailability> by_partition;
   std::vector<GpuAvailability> by_type;
   std::vector<ActiveJob> jobs;

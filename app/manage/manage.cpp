@@ -6,6 +6,7 @@
 #include "app/run/live_status.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
+#include "core/text.hpp"
 #include "slurm/backoff.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/job_state.hpp"
@@ -79,6 +80,30 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
   return outcomes;
 }
 
+namespace {
+
+constexpr int k_failure_lines = 20; // of a failed job's stderr, shown before its stdout
+
+// The job of a request without a winner that ran the command: one that ended other than
+// cancelled or refused (a job that failed within a poll interval is never seen running).
+const JobRecord* job_that_ran(const RequestRecord& r)
+{
+  const JobRecord* found = nullptr;
+  for (const auto& j : r.jobs) {
+    const auto s = slurm::parse_job_state(j.state);
+    if (j.job_id.empty() || s == slurm::JobState::cancelled || s == slurm::JobState::pending ||
+        s == slurm::JobState::unknown) {
+      continue;
+    }
+    if (found == nullptr || j.started_at > found->started_at) {
+      found = &j;
+    }
+  }
+  return found;
+}
+
+} // namespace
+
 Result<int> show_logs(Env& env, const LogsRequest& req)
 {
   RequestRecord r;
@@ -96,6 +121,9 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
   const JobRecord* job = nullptr;
   auto pick = [&] {
     job = r.winner_job();
+    if (job == nullptr) {
+      job = job_that_ran(r); // a job that failed before any poll saw it running is named no winner
+    }
     for (const auto& j : r.jobs) {
       if (!req.key.empty() && j.job_id == req.key) {
         job = &j;
@@ -133,6 +161,13 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     env.clock.sleep_for(backoff.next());
   }
   auto path = log_path(r, *job, req.err);
+  if (req.node >= 0 && req.node >= job->nodes) {
+    return fail(ErrorCode::usage,
+                fmt::format("--node {}: job {} ran on {} node{}{}", req.node, job->job_id, job->nodes,
+                            job->nodes == 1 ? "" : "s", job->node_list.empty() ? "" : " (" + job->node_list + ")"),
+                job->nodes == 1 ? fmt::format("a one-node job has one log: rv logs {}", r.id)
+                                : fmt::format("give --node 0 to {}", job->nodes - 1));
+  }
   if (req.node >= 0) {
     path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, req.node, req.err ? "err" : "out");
   }
@@ -157,14 +192,51 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     live.event(ended_event(r.id, *status, code));
     return code;
   }
-  auto c = req.tail >= 0 ? proc::remote::last_lines_command(path, req.tail) : proc::remote::read_command(path);
-  c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
-  RV_TRY(o, env.cluster.run(c));
-  if (!o.ok()) {
-    return fail(ErrorCode::io, fmt::format("cannot read {} on {}: {}", path, env.cluster.where(), o.err),
-                "the log appears once the job starts");
+  // A failed job's logs lead with the failure: the end of its stderr (#24 item 7).
+  const auto state = slurm::parse_job_state(job->state);
+  if (!req.err && req.node < 0 && slurm::is_terminal(state) && state != slurm::JobState::completed) {
+    auto tail = proc::remote::last_lines_command(log_path(r, *job, true), k_failure_lines);
+    tail.on_stdout = [&](std::string_view s) { job_output.err(s); };
+    if (!env.json) { // rv's own words; the lines themselves are the job's (events with --json)
+      env.output.err(fmt::format("rv: job {} ended {}; the end of its stderr (rv logs --err {} has all of it):\n",
+                                 job->job_id, job->state, r.id));
+    }
+    RV_TRY(read, env.cluster.run(tail));
+    (void)read; // a missing .err log shows as nothing
+    job_output.flush();
+    if (!env.json) {
+      env.output.err("rv: its stdout:\n");
+    }
   }
-  return 0;
+  const auto cannot_read = [&](const std::string& err) {
+    const bool missing = err.find("No such file") != std::string::npos;
+    return fail(ErrorCode::io,
+                fmt::format("cannot read {} on {}: {}", path, env.cluster.where(),
+                            missing ? "no such file" : text::shorten(text::trim(err), 200)),
+                slurm::is_terminal(state) ? "the job ended without writing it; rv ps -a shows what happened"
+                                          : "the log appears once the job starts");
+  };
+  if (req.tail >= 0) {
+    auto c = proc::remote::last_lines_command(path, req.tail);
+    c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
+    RV_TRY(o, env.cluster.run(c));
+    if (!o.ok()) {
+      return cannot_read(o.err);
+    }
+    return 0;
+  }
+  // The whole log, a chunk at a time (#17): rv holds at most one chunk of a multi-GB log.
+  for (std::size_t offset = 0;;) {
+    RV_TRY(o, env.cluster.run(proc::remote::read_from_command(path, offset)));
+    if (!o.ok()) {
+      return cannot_read(o.err);
+    }
+    job_output.log_text(o.out, req.err);
+    offset += o.out.size();
+    if (o.out.size() < proc::remote::k_log_chunk || interrupt_signal() != 0) {
+      return 0;
+    }
+  }
 }
 
 } // namespace rv::app

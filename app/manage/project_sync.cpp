@@ -39,6 +39,12 @@ Result<std::string> pull_source(Env& env, const std::string& key)
         return fail(ErrorCode::usage, fmt::format("request {} has no winner yet, so no outputs", r->id),
                     "rv ps -a shows its jobs");
       }
+      if (r->sync.is_object() && r->sync.contains("outputs") && r->sync["outputs"].empty()) {
+        // "pulled 0 files" said nothing of why (#24 item 12).
+        return fail(ErrorCode::usage,
+                    fmt::format("request {} ran without -o/--output: it has no outputs to pull", r->id),
+                    fmt::format("rv logs {} shows its log; rv run -o PATH ... copies PATH after the job", r->id));
+      }
       return fmt::format("{}/outputs/{}-{}", r->remote_root, r->name, job->job_id);
     }
   }

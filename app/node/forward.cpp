@@ -1,12 +1,14 @@
 #include "app/node/forward.hpp"
 
 #include "core/process/forward.hpp"
+#include "core/store/lock_probe.hpp"
 #include "slurm/job_state.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace rv::app {
 
@@ -74,6 +76,18 @@ Result<std::vector<ForwardRecord>> load_forwards(const store::RecordStore& store
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.local_port < b.local_port; });
   return out;
+}
+
+Result<store::FileLock> hold_forward_lock(const store::RecordStore& store, int local_port)
+{
+  std::error_code ec;
+  std::filesystem::create_directories(store.dir(), ec);
+  return store::FileLock::acquire(store.dir() / (forward_id(local_port) + ".lock"), true);
+}
+
+bool forward_alive(const store::RecordStore& store, const ForwardRecord& f)
+{
+  return store::lock_held(store.dir() / (forward_id(f.local_port) + ".lock"));
 }
 
 std::string forward_text(const ForwardRecord& f)

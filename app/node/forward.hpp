@@ -42,6 +42,14 @@ Result<void> save_forward(store::RecordStore& store, const ForwardRecord& f);
 // Every readable forward record, by local port.
 Result<std::vector<ForwardRecord>> load_forwards(const store::RecordStore& store);
 
+// The lock the rv process holding a forward keeps for its whole life (`forwards/port-N.lock`,
+// removed as it is released). Only a held lock proves that the record's pid is still that rv and
+// not a stale pid the system has given to another process since (N6).
+Result<store::FileLock> hold_forward_lock(const store::RecordStore& store, int local_port);
+// Whether the forward of `f` still runs: its lock is held. `--list` shows and `--stop` signals only
+// those; the record of any other is stale.
+bool forward_alive(const store::RecordStore& store, const ForwardRecord& f);
+
 // How a forward ended.
 struct ForwardEnd {
   bool job_ended = false;   // the job left RUNNING (the usual end)

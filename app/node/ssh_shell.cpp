@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <string_view>
 
 namespace rv::app {
 namespace {
@@ -93,9 +95,40 @@ std::string proxy_jump(const LoginHop& login)
   return login.port == 22 ? jump : fmt::format("{}:{}", jump, login.port);
 }
 
-std::string ssh_config_block(const NodeTarget& t, const LoginHop& login)
+namespace {
+
+// ssh_config words rv writes from Slurm and the login's destination: nothing that could end the
+// line or start another directive (N13). Host names and addresses: letters, digits, `.`, `_`,
+// `-`, `:` (IPv6) and `[]` (a bracketed IPv6 login host); users: letters, digits, `.`, `_`, `-`.
+bool config_word(std::string_view s, std::string_view extra)
 {
-  std::string b = fmt::format("{}\n# request {}, job {} on {} (rv ssh --config --install rewrites this block)\n",
+  return !s.empty() && s.size() <= 255 && std::all_of(s.begin(), s.end(), [&](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-' || extra.find(c) != std::string_view::npos;
+  });
+}
+
+} // namespace
+
+Result<std::string> ssh_config_block(const NodeTarget& t, const LoginHop& login)
+{
+  const auto bad = [](std::string_view what, std::string_view value) {
+    return fail(ErrorCode::parse, fmt::format("rv will not write {} {:?} into an ssh config", what, value),
+                "it is not a plain host or user name; write the Host block by hand");
+  };
+  if (!config_word(t.address, ":")) {
+    return bad("the node address", t.address);
+  }
+  if (!config_word(t.node, ":")) {
+    return bad("the node name", t.node);
+  }
+  if (!login.user.empty() && !config_word(login.user, "")) {
+    return bad("the user", login.user);
+  }
+  if (!login.host.empty() && !config_word(proxy_jump(login), ":[]@")) {
+    return bad("the login host", proxy_jump(login));
+  }
+  std::string b = fmt::format("{}\n# request {}, job {} on {} (rv ssh --print-config --install rewrites this block)\n",
                               begin_marker, t.request_id, t.job_id, t.node);
   b += fmt::format("Host rv-{}\n  HostName {}\n", t.request_id, t.address);
   if (!login.user.empty()) {

@@ -37,8 +37,9 @@ LoginHop login_hop(const std::string& where, const std::string& given);
 
 // The ssh_config block for `t`: `Host rv-<request>`, `HostName <node address>`, `User`,
 // `ProxyJump` (none when `login.host` is empty: rv runs on the login node), framed by
-// `# BEGIN rv` / `# END rv`.
-std::string ssh_config_block(const NodeTarget& t, const LoginHop& login);
+// `# BEGIN rv` / `# END rv`. An error when the node's address or name, the user or the login host
+// is not a plain host or user name (N13: nothing may inject a directive).
+Result<std::string> ssh_config_block(const NodeTarget& t, const LoginHop& login);
 
 // `existing` (an ssh config file's text) with its managed block replaced by `block`, or with
 // `block` appended when it has none; every other byte is kept. A `# BEGIN rv` without its

@@ -1,5 +1,6 @@
 #include "app/request/lookup.hpp"
 
+#include "app/request/prune_requests.hpp"
 #include "app/request/reap.hpp"
 
 #include <fmt/format.h>
@@ -48,6 +49,16 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<std::string, Activity>* activity)
 {
   RV_TRY(requests, load_requests(env.requests));
+  {
+    // Finished requests of this host leave the cluster once request_keep has passed (N15).
+    std::vector<RequestRecord*> here;
+    for (auto& r : requests) {
+      if (same_host(r, current_host(env))) {
+        here.push_back(&r);
+      }
+    }
+    prune_remote_state(env.cluster, env.clock, env.requests, here, env.settings.request_keep_s);
+  }
   std::vector<RequestRecord> shown;
   for (auto& r : requests) {
     if (all || !request_finished(r)) {

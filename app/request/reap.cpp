@@ -36,13 +36,20 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
       continue;
     }
     JobRecord& orphan = r.jobs.emplace_back();
-    orphan.strategy_id = "orphan";
+    orphan.strategy_id = orphan_strategy_id(r, j.job_id);
     orphan.label = "found by its comment rv:" + r.id + " after rv died or was interrupted";
     orphan.job_id = j.job_id;
     orphan.state = j.state;
     added.push_back(j.job_id);
   }
   return added;
+}
+
+std::string orphan_strategy_id(const RequestRecord& rec, const std::string& job_id)
+{
+  const bool taken =
+      std::any_of(rec.jobs.begin(), rec.jobs.end(), [](const JobRecord& j) { return j.strategy_id == "orphan"; });
+  return taken ? "orphan-" + job_id : "orphan";
 }
 
 std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::RecordStore& store, RequestRecord& rec,

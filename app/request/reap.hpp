@@ -25,8 +25,12 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
 
 // Finds the jobs of a request that its record lacks (rv died or was interrupted while submitting):
 // the user's own jobs with the request's job name and comment `rv:<id>`, added to `r.jobs` as
-// strategy "orphan". Returns their ids.
+// strategy "orphan" (orphan_strategy_id). Returns their ids.
 Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestRecord& r);
+
+// The strategy id for a job that rv tracks without having submitted it knowingly: "orphan", or
+// "orphan-<job id>" when the record already has an "orphan" (strategy ids are unique per record).
+std::string orphan_strategy_id(const RequestRecord& rec, const std::string& job_id);
 
 // After a submission failed part-way (Ctrl-C, SIGHUP, a dropped connection, a timeout): finds the
 // jobs sbatch had already created (adopt_orphans), cancels them and records the request as

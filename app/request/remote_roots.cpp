@@ -71,8 +71,10 @@ proc::Command prepare_command(const std::string& root, const std::string& scratc
                   std::to_string(k_no_workdir) +
                   "; "
                   "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
-                  "mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" && "
-                  "chmod 700 \"$r\" && "
+                  // Private from the start (N7): the caches hold models, tokens and wheels. A
+                  // cache root rv cannot chmod (another's) is used as it is.
+                  "( umask 077 && mkdir -p \"$r/logs\" \"$r/checkpoints\" \"$r/outputs\" \"$r/requests\" \"$c\" ) && "
+                  "chmod 700 \"$r\" && { chmod 700 \"$c\" 2>/dev/null || :; } && "
                   "{ [ -z \"$3\" ] || ( umask 077 && d=\"$r/requests/$3\" && mkdir -p \"$d\" && "
                   "cat >\"$d/env.tmp\" && mv -f \"$d/env.tmp\" \"$d/env\" ); } && "
                   "{ [ -z \"$5\" ] || ( umask 077 && mkdir -p \"$r/requests/$5\" && : >\"$m\" ); } && "

@@ -95,6 +95,9 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.refanout.is_null()) {
     doc["refanout"] = r.refanout; // optional: records without it read as before
   }
+  if (!r.pruned_at.empty()) {
+    doc["pruned_at"] = r.pruned_at; // optional, as refanout
+  }
   return doc;
 }
 
@@ -124,6 +127,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.refanout = j.value("refanout", nlohmann::json());
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
+    r.pruned_at = j.value("pruned_at", "");
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");

@@ -74,6 +74,7 @@ struct RequestRecord {
   std::vector<JobRecord> jobs;
   std::vector<std::string> secrets; // names of the `rv env` secrets the jobs get (never values)
   std::string secrets_file;         // remote file holding them; "" when none, or once removed
+  std::string pruned_at;            // when `rv ps` removed its remote directory and logs (UTC ISO); "" = not
   nlohmann::json plan;              // the plan's JSON, as --dry-run --json shows it
   nlohmann::json options;           // the request as asked (request_options_json); null in older records
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,

@@ -74,16 +74,26 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
 {
   JobRecord job = first;
   std::size_t out_off = out_offset, err_off = err_offset;
+  // New bytes of both logs, a chunk at a time (#17: never a whole multi-GB log at once, in the
+  // login node's batch files or here), until a read comes back short.
   auto flush = [&]() -> Result<void> {
-    RV_TRY(outs, runner.run_batch({proc::remote::read_from_command(log_path(r, job, false), out_off),
-                                   proc::remote::read_from_command(log_path(r, job, true), err_off)}));
-    if (outs[0].ok()) {
-      output.out(outs[0].out);
-      out_off += outs[0].out.size();
-    }
-    if (outs[1].ok()) {
-      output.err(outs[1].out);
-      err_off += outs[1].out.size();
+    for (bool more = true; more;) {
+      RV_TRY(outs, runner.run_batch({proc::remote::read_from_command(log_path(r, job, false), out_off),
+                                     proc::remote::read_from_command(log_path(r, job, true), err_off)}));
+      more = false;
+      if (outs[0].ok()) {
+        output.out(outs[0].out);
+        out_off += outs[0].out.size();
+        more = outs[0].out.size() >= proc::remote::k_log_chunk;
+      }
+      if (outs[1].ok()) {
+        output.err(outs[1].out);
+        err_off += outs[1].out.size();
+        more = more || outs[1].out.size() >= proc::remote::k_log_chunk;
+      }
+      if (more && interrupt_signal() != 0) {
+        break; // the caller's loop says why it stops
+      }
     }
     return {};
   };

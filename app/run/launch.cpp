@@ -67,7 +67,7 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
   std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
   for (int attempt = 0;; ++attempt) {
     LiveStatus live(env, follow);
-    live.phase(submitting_text(current.plan.strategies.size(), runner.where()));
+    live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true); // plain: said once submitted
     RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
     if (!follow) {
       launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
@@ -102,9 +102,12 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
     // Re-fan-out: the winner failed the preflight (exit 96) or died of a GPU fault within minutes
     // of its start: race again without the node, as a new request (new id, new claim) that runs
     // from the same snapshot and carries the history.
-    EndedWinner ended{status->state, status->exit_status, status->run_time_s, winner.node_list, {}};
+    EndedWinner ended{status->state, status->exit_status, status->run_time_s, winner.node_list, {}, {}};
     if (status->state == "FAILED") {
       ended.log_tail = winner_log_tail(runner, rec, winner);
+      if (status->exit_status == slurm::k_preflight_exit) {
+        ended.preflight = winner_preflight_verdict(runner, rec, winner);
+      }
     }
     auto decision = decide_refanout(ended, current.request.exclude_nodes, attempt, env.settings.refanout_max);
     std::string next_id;
@@ -184,7 +187,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap and
   // gets the job's environment there (the holder itself needs no venv or set-up).
   LiveStatus live(env, false); // `rv up --json` prints one document, not events
-  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()));
+  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()), true);
   RunExtras holder = extras;
   holder.setup.clear();
   holder.venv.clear();
@@ -232,7 +235,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   // Release the allocation whatever happened to the shell or the command.
   clear_interrupt();
   if (status && *status != 0) { // the allocation may have ended in its preflight (exit 96)
-    if (auto f = slurm::find_preflight_failure(winner_log_tail(runner, launched.rec, winner))) {
+    if (auto f = slurm::find_preflight_failure(winner_preflight_verdict(runner, launched.rec, winner))) {
       spdlog::error("node {} failed the preflight ({}): the allocation ended before the {} started; run rv up "
                     "again with --exclude {} (docs/preflight.md)",
                     f->node, f->reason, command.empty() ? "shell" : "command", f->node);
@@ -246,6 +249,7 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
     launched.release();
     return status;
   }
+  spdlog::info("released allocation {}", winner.job_id);
   for (auto& j : launched.rec.jobs) {
     if (j.job_id == winner.job_id) {
       j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it

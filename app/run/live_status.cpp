@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace rv::app {
 
 ProgressMode progress_mode(const Env& env)
@@ -70,6 +72,9 @@ void LiveStatus::waiting(const RequestRecord& rec)
 {
   begin_wait(rec);
   draw();
+  if (m_mode == ProgressMode::plain) {
+    m_env.output.err("rv: " + m_view.title + "\n"); // the wait in one line; -v adds each change of each job
+  }
 }
 
 void LiveStatus::jobs(const RequestRecord& rec)
@@ -93,7 +98,7 @@ void LiveStatus::jobs(const RequestRecord& rec)
       continue;
     }
     seen = std::move(key);
-    if (m_mode == ProgressMode::plain) {
+    if (m_mode == ProgressMode::plain && m_env.verbosity > 0) {
       m_env.output.err(job_status_line(j, elapsed));
     } else if (m_mode == ProgressMode::json) {
       event(state_event(rec.id, j, elapsed));
@@ -139,7 +144,75 @@ void JobOutput::out(std::string_view text)
 
 void JobOutput::err(std::string_view text)
 {
-  write(text, true, true);
+  const auto shown = m_env.verbosity > 0 ? std::string(text) : sift_err(text);
+  if (!shown.empty()) {
+    write(shown, true, true);
+  }
+}
+
+std::string JobOutput::sift_err(std::string_view text)
+{
+  std::string shown;
+  for (char c : text) {
+    if (m_line_start) {
+      m_line_start = false;
+      m_held.clear();
+      m_held += c;
+    } else if (!m_held.empty()) {
+      m_held += c;
+    } else {
+      shown += c;
+      m_line_start = c == '\n';
+      continue;
+    }
+    if (c == '\n') {
+      m_line_start = true;
+      if (!is_job_side_line(m_held) || job_side_line_matters(m_held)) {
+        shown += m_held;
+      }
+      m_held.clear();
+    } else if (!may_be_job_side_line(m_held)) {
+      shown += m_held; // the program's own line: on at once, byte for byte
+      m_held.clear();
+    }
+  }
+  return shown;
+}
+
+namespace {
+constexpr std::string_view k_job_prefixes[] = {"rv: ", "rv preflight: "};
+} // namespace
+
+bool may_be_job_side_line(std::string_view partial)
+{
+  for (auto p : k_job_prefixes) {
+    if (partial.starts_with(p) || p.starts_with(partial)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_job_side_line(std::string_view line)
+{
+  for (auto p : k_job_prefixes) {
+    if (line.starts_with(p)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool job_side_line_matters(std::string_view line)
+{
+  for (auto word : {"FAIL", "fail", "warning", "watchdog", "error", "cannot"}) {
+    if (line.find(word) != std::string_view::npos) {
+      return true;
+    }
+  }
+  constexpr std::string_view exited = "exited with status ";
+  const auto at = line.find(exited);
+  return at != std::string_view::npos && line.substr(at + exited.size()).find_first_not_of("0\n") == 0;
 }
 
 void JobOutput::log_text(std::string_view text, bool err_log)
@@ -184,6 +257,9 @@ void JobOutput::emit(std::string_view line, bool err)
 
 void JobOutput::flush()
 {
+  if (!m_held.empty()) { // a last line without a newline
+    write(std::exchange(m_held, {}), true, true);
+  }
   for (int s = 0; s < 2; ++s) {
     if (!m_partial[s].empty()) {
       emit(m_partial[s], s == 1);

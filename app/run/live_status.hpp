@@ -78,12 +78,24 @@ public:
 private:
   void write(std::string_view text, bool err, bool to_err);
   void emit(std::string_view line, bool err);
+  std::string sift_err(std::string_view text); // the stderr text shown, job-side lines held back
 
   Env& m_env;
   LiveStatus& m_status;
   std::string m_request, m_job, m_node;
   std::string m_partial[2]; // stdout, stderr: an unfinished line (--json)
   bool m_started = false;
+  std::string m_held;       // the start of a stderr line that may be one of the job script's
+  bool m_line_start = true; // stderr is at the start of a line
 };
+
+// The job script's own lines on the job's stderr ("rv: job 45 won request ...", "rv preflight:
+// ok ..."): a possible beginning of one (`partial`), or a whole one.
+bool may_be_job_side_line(std::string_view partial);
+bool is_job_side_line(std::string_view line);
+
+// Whether a job-side line is shown without -v: a failure, a warning, the watchdog, or a command
+// that exited with a status other than 0 (#24 item 9: the rest is chatter around the output).
+bool job_side_line_matters(std::string_view line);
 
 } // namespace rv::app

@@ -1,12 +1,25 @@
 #include "app/run/notify.hpp"
 
+#include "core/config.hpp"
+#include "core/printable.hpp"
 #include "core/process/shell.hpp"
 #include "core/secrets.hpp"
 #include "sync/hash.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace rv::app {
+
+bool loopback_url(std::string_view url)
+{
+  for (std::string_view host : {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
+    if (url.starts_with(host) && (url.size() == host.size() || url[host.size()] == ':' || url[host.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webhook_secret,
                                const std::string& request_id)
@@ -21,9 +34,14 @@ Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webh
   if (url.empty()) {
     return plan;
   }
-  if (!(url.starts_with("https://") || url.starts_with("http://")) || url.find_first_of("\n\r\"\\ ") != url.npos) {
+  if (!is_http_url(url)) { // config set refuses it too; Settings may come from elsewhere
     return fail(ErrorCode::config, fmt::format("notify_webhook '{}' is not an http(s) URL", url),
                 "rv config set notify_webhook https://hooks.example.org/rv");
+  }
+  if (url.starts_with("http://") && !loopback_url(url)) {
+    spdlog::warn("notify_webhook {} is plain http: the events (and a hook URL that is itself a secret) travel "
+                 "unencrypted; use https://",
+                 printable(url));
   }
   if (webhook_secret.empty()) {
     return fail(ErrorCode::config, "--notify: the webhook needs a signing secret",

@@ -12,6 +12,9 @@
 
 namespace rv::app {
 
+// Whether `url` is http:// to this machine (127.0.0.1, localhost, [::1]): no warning for those.
+bool loopback_url(std::string_view url);
+
 struct NotifyPlan {
   std::string mail_user;     // #SBATCH --mail-user; "" = no mail
   bool webhook = false;      // the job POSTs events
@@ -20,7 +23,7 @@ struct NotifyPlan {
 
 // What --notify asks of request `request_id`, from the config and the webhook secret ("" = not
 // set). A config error when neither notify_email nor notify_webhook is set, when the URL is not
-// http(s), or when a webhook has no secret.
+// http(s), or when a webhook has no secret. A plain http:// URL to another host is warned about.
 Result<NotifyPlan> plan_notify(const Settings& settings, const std::string& webhook_secret,
                                const std::string& request_id);
 

@@ -93,6 +93,9 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.times = found.times;
   run.roots = found.roots;
   run.times.connect_s = connect_s;
+  for (const auto& w : strategy::association_warnings(run.cluster, request)) {
+    spdlog::warn("{}", w); // before anything is queued (#24 item 12)
+  }
   const auto plan_start = env.clock.now();
   auto ranked_options = options; // this host's prediction history corrects biased estimates
   ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
@@ -132,6 +135,8 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
   const auto& plan = run.plan;
   if (json) {
     auto doc = strategy::to_json(plan);
+    doc["cluster"] = run.cluster.config.cluster_name;
+    doc["slurm_version"] = run.cluster.config.slurm_version; // from discovery's scontrol show config
     doc["round_trips"] = run.round_trips;
     doc["probes"] = run.probes;
     doc["seconds"] = run.seconds;

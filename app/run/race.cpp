@@ -74,7 +74,16 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   slurm::MonitorOptions mo;
   mo.job_name = rec.name; // scancel --name: a job id Slurm has reused is left alone
   mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/owner"};
-  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision&) {
+  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision& d) {
+    if (!d.adopted.empty()) { // it claimed the request, yet rv never learnt its id (N3)
+      JobRecord& j = rec.jobs.emplace_back();
+      j.strategy_id = rc.entries().back().strategy_id;
+      j.job_id = d.adopted;
+      j.label = "claimed the request; found by its claim after sbatch's answer was lost";
+      j.submitted_at = env.clock.epoch_seconds();
+      spdlog::warn("job {} claimed request {} though rv never learnt its id (sbatch's answer was lost): adopted",
+                   d.adopted, rec.id);
+    }
     for (const auto& e : rc.entries()) {
       for (auto& j : rec.jobs) {
         if (j.job_id == e.job_id) {
@@ -155,7 +164,9 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   if (!stats->cancelled.empty()) {
     siblings = fmt::format("; cancelled {}", fmt::join(stats->cancelled, " "));
   } else if (rec.jobs.size() > 1) {
-    siblings = "; its siblings had already ended (the winner's guard cancels them as it starts)";
+    // The winner's guard cancels them as it starts: they may not have ended yet (#24 item 9).
+    siblings = fmt::format("; the winner's job cancels its {} {}", rec.jobs.size() - 1,
+                           rec.jobs.size() == 2 ? "sibling" : "siblings");
   }
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);

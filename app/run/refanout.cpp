@@ -1,7 +1,11 @@
 #include "app/run/refanout.hpp"
 
+#include "core/process/remote_files.hpp"
+#include "core/store/json_fields.hpp"
+#include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
+#include "templates/preflight.hpp"
 
 #include <fmt/format.h>
 
@@ -22,13 +26,16 @@ RefanoutDecision decide_refanout(const EndedWinner& winner, const std::vector<st
     nodes = std::move(*expanded);
   }
   if (winner.exit_status == slurm::k_preflight_exit) {
+    if (text::trim(winner.preflight).empty()) {
+      return d; // no verdict: the command ran and exited 96 itself; never run it again (N2)
+    }
     d.step.kind = "preflight";
-    if (auto f = slurm::find_preflight_failure(winner.log_tail)) {
+    if (auto f = slurm::find_preflight_failure(winner.preflight)) {
       d.exclude = {f->node};
       d.step.reason = f->reason;
     } else {
-      d.exclude = nodes; // the log is unreadable: every node of the job is suspect
-      d.step.reason = "exit 96 (the log's reason line could not be read)";
+      d.exclude = nodes; // the verdict is unreadable: every node of the job is suspect
+      d.step.reason = "exit 96 (the preflight's reason line could not be read)";
     }
   } else if (winner.run_time_s >= 0 && winner.run_time_s <= k_hardware_retry_window_s) {
     auto fault = slurm::find_gpu_fault(winner.log_tail);
@@ -74,16 +81,17 @@ std::vector<std::string> refanout_lines(const nlohmann::json& refanout)
   if (!refanout.is_object()) {
     return lines;
   }
-  for (const auto& s : refanout.value("history", nlohmann::json::array())) {
+  using store::text_field;
+  for (const auto& s : store::array_field(refanout, "history")) {
     if (!s.is_object()) {
       continue;
     }
-    const auto kind = s.value("kind", "");
-    lines.push_back(fmt::format("{} failed {} ({}) in request {}, job {}", s.value("node", "?"),
-                                kind == "preflight" ? "the preflight" : "with a GPU fault", s.value("reason", ""),
-                                s.value("request", "?"), s.value("job_id", "?")));
+    const auto kind = text_field(s, "kind");
+    lines.push_back(fmt::format("{} failed {} ({}) in request {}, job {}", text_field(s, "node", "?"),
+                                kind == "preflight" ? "the preflight" : "with a GPU fault", text_field(s, "reason"),
+                                text_field(s, "request", "?"), text_field(s, "job_id", "?")));
   }
-  if (auto next = refanout.value("next_request", ""); !next.empty()) {
+  if (auto next = text_field(refanout, "next_request"); !next.empty()) {
     lines.push_back("re-fanned out as request " + next);
   }
   return lines;
@@ -101,6 +109,16 @@ std::string winner_log_tail(proc::Runner& runner, const RequestRecord& rec, cons
   c.timeout = std::chrono::seconds(30);
   auto o = runner.run(c);
   return o ? o->out : std::string();
+}
+
+std::string winner_preflight_verdict(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job)
+{
+  if (rec.remote_root.empty() || job.job_id.empty()) {
+    return {};
+  }
+  auto o =
+      runner.run(proc::remote::read_command(templates::preflight_verdict_path(rec.remote_root, rec.id, job.job_id)));
+  return o && o->ok() ? o->out.substr(0, 4096) : std::string();
 }
 
 } // namespace rv::app

@@ -1,6 +1,6 @@
 #pragma once
 // Re-fan-out around bad nodes (docs/preflight.md): when the winner of `rv run -f` fails the in-job
-// preflight (exit 96 and its `rv preflight: FAIL` line) or dies early of a known GPU fault, rv
+// preflight (exit 96 and the preflight's verdict file, which only the preflight writes) or dies early of a known GPU fault, rv
 // plans the request again without the node and races again, at most `refanout_max` times. The
 // decision is pure; each round is a new request record that carries the history.
 
@@ -25,6 +25,7 @@ struct EndedWinner {
   std::int64_t run_time_s = -1; // -1 = unknown
   std::string node_list;        // where it ran (Slurm hostlist)
   std::string log_tail;         // the tail of its stderr logs ("" when unread)
+  std::string preflight;        // the preflight's verdict file (the FAIL line), "" when absent
 };
 
 // One node that failed a request, and what rv did about it.
@@ -43,7 +44,8 @@ struct RefanoutDecision {
   std::string why_not;              // a node failure that is not retried: why ("" otherwise)
 };
 
-// Whether to race again without the failed node(s): a preflight failure (exit 96), or a FAILED
+// Whether to race again without the failed node(s): a preflight failure (exit 96 and a verdict
+// file: exit 96 alone is a command that ran and exited 96, never rerun), or a FAILED
 // job within k_hardware_retry_window_s of its start with a GPU-fault signature in its log; not
 // after `rounds_done` >= `max_rounds`, nor when the node is already excluded.
 RefanoutDecision decide_refanout(const EndedWinner& winner, const std::vector<std::string>& excluded, int rounds_done,
@@ -60,5 +62,9 @@ std::vector<std::string> refanout_lines(const nlohmann::json& refanout);
 
 // The tail of the winner's stderr logs (per-node logs too), or "" when they cannot be read.
 std::string winner_log_tail(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job);
+
+// The winner's preflight verdict file (templates::preflight_verdict_path), or "" when there is none
+// or it cannot be read.
+std::string winner_preflight_verdict(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job);
 
 } // namespace rv::app

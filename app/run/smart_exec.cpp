@@ -1,6 +1,7 @@
 #include "app/run/smart_exec.hpp"
 
 #include "app/run/live_status.hpp"
+#include "core/command/grammar.hpp"
 #include "core/command/words.hpp"
 #include "core/config.hpp"
 #include "core/duration.hpp"
@@ -45,10 +46,11 @@ void log_push(const ProjectPush& p, const std::string& where)
                  p.remote_dir, where);
     return;
   }
-  spdlog::info(
-      "sync: sent {} of {} files ({}; {} on the wire), deleted {}, unchanged {}, via {} in {:.2f} s to {} ({})",
-      plan.send.size(), p.selection.entries.size(), sync::human_bytes(plan.send_bytes), sync::human_bytes(r.wire_bytes),
-      deleted, plan.unchanged, sync::to_string(r.transport), r.seconds, p.remote_dir, where);
+  // One short line by default (#24 item 9); the transport, the paths and the counts with -v.
+  spdlog::info("sync: sent {} of {} files ({}) in {:.2f} s", plan.send.size(), p.selection.entries.size(),
+               sync::human_bytes(plan.send_bytes), r.seconds);
+  spdlog::debug("sync: {} on the wire, deleted {}, unchanged {}, via {} to {} ({})", sync::human_bytes(r.wire_bytes),
+                deleted, plan.unchanged, sync::to_string(r.transport), p.remote_dir, where);
 }
 
 } // namespace
@@ -94,14 +96,19 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   } else {
     // A directory the user names: rv deletes there only when it is marked as rv's or --delete
     // is given, and never pushes to $HOME, /, rv's remote root or their ancestors.
-    RV_TRY(dir, resolve_remote_path(remote, remote_dir));
-    RV_TRY(remote_root, resolve_remote_path(remote, env.settings.remote_root));
-    p.remote_dir = dir;
-    options.target.protect.push_back(remote_root);
+    // Nor anywhere inside rv's own state: the remote root (requests with their claims and secrets,
+    // logs, checkpoints, other projects' workspaces) and the cache root (N8).
+    std::vector<std::string> paths = {remote_dir, env.settings.remote_root};
+    if (!env.settings.scratch_root.empty()) {
+      paths.push_back(env.settings.scratch_root);
+    }
+    RV_TRY(resolved, proc::remote::resolve(remote, paths));
+    p.remote_dir = resolved[0];
+    options.target.protect_inside.assign(resolved.begin() + 1, resolved.end());
     options.target.allow_delete = allow_delete;
   }
-  spdlog::info("sync: project {} ({}, {} files, {})", root.string(), git_label(p.git), p.selection.entries.size(),
-               sync::human_bytes(p.selection.total_bytes));
+  spdlog::debug("sync: project {} ({}, {} files, {})", root.string(), git_label(p.git), p.selection.entries.size(),
+                sync::human_bytes(p.selection.total_bytes));
   if (spdlog::should_log(spdlog::level::debug)) {
     options.progress = [](std::string_view f) { spdlog::debug("sync: sent {}", f); };
   }
@@ -148,16 +155,26 @@ Result<void> check_entry_exists(const std::vector<std::string>& command, const s
                                 const std::filesystem::path& cwd)
 {
   namespace fs = std::filesystem;
-  const auto& entry = analysis.entry;
-  const auto& launcher = analysis.launcher;
-  const bool known = analysis.known_launcher;
+  const auto words = command.size() == 1 ? command::split_words(command.front()) : command;
+  std::string entry = analysis.entry;
+  std::string launcher = analysis.launcher;
+  bool known = analysis.known_launcher;
+  if (entry.empty() && !analysis.names_local_file()) {
+    // `./train.sh` names a program in the project, which the analysis finds only when it exists.
+    const auto inv = command::invocation(words);
+    if (inv.program != command::Invocation::npos && inv.kind == command::ProgramKind::other &&
+        words[inv.program].starts_with("./")) {
+      entry = words[inv.program];
+      launcher = "run";
+      known = true;
+    }
+  }
   const bool script = entry.ends_with(".py") || entry.ends_with(".sh") || entry.starts_with("./");
   if (entry.empty() || analysis.entry_is_module || !analysis.entry_file.empty() || !known || !script ||
       entry.starts_with('/') || entry.starts_with('~') || entry.find('$') != std::string::npos) {
     return {};
   }
   // A command line that changes directory first names a path on the cluster: not checked here.
-  const auto words = command.size() == 1 ? command::split_words(command.front()) : command;
   if (std::find(words.begin(), words.end(), "cd") != words.end()) {
     return {};
   }
@@ -213,7 +230,7 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   run.extras.request_id = store::new_request_id();
   RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
                                        sync::snapshot_name(now, run.extras.request_id)));
-  spdlog::info("snapshot: {}", snapshot);
+  spdlog::debug("snapshot: {}", snapshot);
   run.workdir = sync::remote_join(snapshot, rel_dir);
   run.extras.project_key = sync::project_id(root);
   nlohmann::json record = {{"project_root", root.string()},
@@ -259,17 +276,21 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
 
 } // namespace
 
+void warn_misplaced_flags(const std::vector<std::string>& command, const std::vector<std::string>& rv_flags)
+{
+  for (const auto& f : sync::misplaced_rv_flags(command, rv_flags)) {
+    spdlog::warn("{} comes after the command, so it belongs to the command, not to rv; put rv's options before "
+                 "the command (rv run {} ... CMD)",
+                 f, f);
+  }
+}
+
 Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
 {
   namespace fs = std::filesystem;
   SmartRun run;
   run.workdir = flags.workdir;
   run.extras.outputs = flags.outputs;
-  for (const auto& f : sync::misplaced_rv_flags(command, flags.rv_flags)) {
-    spdlog::warn("{} comes after the command, so it belongs to the command, not to rv; put rv's options before "
-                 "the command (rv run {} ... CMD)",
-                 f, f);
-  }
   const auto& cwd = env.cwd;
   if (cwd.empty()) {
     return fail(ErrorCode::io, "cannot read the current directory");

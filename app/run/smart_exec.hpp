@@ -59,6 +59,10 @@ struct SmartRunFlags {
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
 };
 
+// Warns about each of rv's own options (`rv_flags`) written after the command's first word: they
+// go to the command. Called before anything else, so that `--dry-run` warns too.
+void warn_misplaced_flags(const std::vector<std::string>& command, const std::vector<std::string>& rv_flags);
+
 // Analyses `command` (`rv run`, `rv up --run`); when it names a local file (and neither --workdir nor --no-sync is
 // given), pushes the project, snapshots it, makes its venv current and returns where the job
 // runs and what the request records. Without a sync: `workdir` is --workdir, extras hold only

@@ -2,6 +2,7 @@
 
 #include "app/request/reap.hpp"
 #include "app/run/notify.hpp"
+#include "app/run/uncertain_submit.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
 #include "slurm/submit.hpp"
@@ -227,12 +228,22 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
                 submitted.error().hint);
   }
+  std::vector<std::size_t> uncertain; // no job id, yet the job may exist (N3)
   for (std::size_t k = 0; k < submitted->size(); ++k) {
     auto& job = rec.jobs[sub_index[k]];
     job.job_id = (*submitted)[k].job_id;
     job.error = (*submitted)[k].error;
     job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
     job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
+    if ((*submitted)[k].uncertain) {
+      uncertain.push_back(sub_index[k]);
+    }
+  }
+  if (!uncertain.empty()) {
+    if (auto settled = settle_uncertain_submissions(runner, env.clock, store, rec, uncertain); !settled) {
+      owner.close();
+      return std::unexpected(settled.error());
+    }
   }
   rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
   save(store, rec);

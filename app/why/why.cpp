@@ -2,6 +2,7 @@
 
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
+#include "app/request/record_view.hpp"
 #include "app/run/planning.hpp"
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
@@ -51,16 +52,6 @@ Result<RequestRecord> pick_request(Env& env, const std::string& key)
     }
   }
   return all.back();
-}
-
-double plan_su(const RequestRecord& rec, const std::string& strategy_id)
-{
-  for (const auto& s : rec.plan.value("strategies", nlohmann::json::array())) {
-    if (s.value("id", "") == strategy_id) {
-      return s.value("est_su", 0.0);
-    }
-  }
-  return 0;
 }
 
 std::string wait_words(std::int64_t s)
@@ -284,7 +275,7 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
     w.strategy_id = jr.strategy_id;
     w.label = jr.label;
     w.job_id = jr.job_id;
-    w.est_su = plan_su(rec, jr.strategy_id);
+    w.est_su = planned_su(rec, jr.strategy_id);
     const slurm::SqueueJob* row = nullptr;
     for (const auto& m : mine) {
       if (m.job_id == jr.job_id && (m.name == rec.name || rec.name.empty())) {

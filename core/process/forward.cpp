@@ -154,6 +154,13 @@ Result<ForwardStats> run_forward(int listen_fd, const ForwardHooks& hooks)
           break;
         }
         ++stats.connections;
+        if (conns.size() >= hooks.max_connections) {
+          ++stats.turned_away;
+          note(fmt::format("connection {}: refused: {} connections are open already (the most at once)",
+                           stats.connections, conns.size()));
+          ::close(client);
+          continue;
+        }
         auto far = hooks.open();
         if (!far) {
           ++stats.failed;

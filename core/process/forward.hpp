@@ -7,6 +7,7 @@
 #include "core/process/stream.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,11 +23,15 @@ struct ForwardHooks {
   std::chrono::milliseconds check_every{5000};
   // Told what happened to each connection (opened, closed with byte counts, refused), for the log.
   std::function<void(std::string_view)> note;
+  // At most this many connections at once (each costs two 128 KiB buffers and a channel); more are
+  // accepted and closed at once, never queued (N14: any local user can connect).
+  std::size_t max_connections = 64;
 };
 
 struct ForwardStats {
   long connections = 0; // accepted
   long failed = 0;      // the far end could not be opened
+  long turned_away = 0; // closed at once: max_connections were open
   long long bytes_in = 0, bytes_out = 0;
   bool interrupted = false; // ended by SIGINT/SIGTERM rather than by keep_going
 };

@@ -2,6 +2,7 @@
 
 #include "core/interrupt.hpp"
 #include "core/process/shell.hpp"
+#include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -304,23 +305,55 @@ Result<int> LocalRunner::run_interactive(const std::vector<std::string>& argv)
 namespace {
 
 // Copies `from` to a temporary file beside `to`, sets its mode and mtime, renames it over `to`.
+// The temp file has a random name and is created exclusively, never through a symlink, and its
+// mode and times are set on the open descriptor: a co-user who can write the directory can
+// neither make rv truncate another file nor chmod one (N4).
 Result<std::uint64_t> copy_atomically(const std::string& from, const std::string& to, const FileMeta& meta)
 {
-  std::error_code ec;
-  const std::string tmp = to + ".rv-tmp." + std::to_string(::getpid());
-  std::filesystem::copy_file(from, tmp, std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return fail(ErrorCode::io, fmt::format("cannot copy {} to {}: {}", from, to, ec.message()));
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    return fail(ErrorCode::io, fmt::format("cannot read {}: {}", from, std::strerror(errno)));
   }
+  auto created = store::create_temp_beside(to);
+  if (!created) {
+    ::close(in);
+    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", to, created.error().message));
+  }
+  const int out = created->fd;
+  const std::string tmp = created->path.string();
+  std::uint64_t copied = 0;
+  bool ok = true;
+  char buf[65536];
+  while (ok) {
+    auto n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      ok = n == 0;
+      break;
+    }
+    for (ssize_t done = 0; ok && done < n;) {
+      auto w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) {
+        continue;
+      }
+      ok = w > 0;
+      done += w > 0 ? w : 0;
+    }
+    copied += static_cast<std::uint64_t>(n);
+  }
+  ::close(in);
   const timespec times[2] = {{meta.mtime_s, 0}, {meta.mtime_s, 0}};
-  if (::chmod(tmp.c_str(), static_cast<mode_t>(meta.mode & 07777)) != 0 ||
-      ::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0 || ::rename(tmp.c_str(), to.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::filesystem::remove(tmp, ec);
-    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", to, why));
+  ok = ok && ::fchmod(out, static_cast<mode_t>(meta.mode & 07777)) == 0 && ::futimens(out, times) == 0;
+  const std::string why = ok ? std::string() : std::strerror(errno);
+  ok = ::close(out) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), to.c_str()) != 0) {
+    const std::string reason = why.empty() ? std::strerror(errno) : why;
+    ::unlink(tmp.c_str());
+    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", to, reason));
   }
-  return static_cast<std::uint64_t>(std::filesystem::file_size(to, ec));
+  return copied;
 }
 
 } // namespace

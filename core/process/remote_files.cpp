@@ -86,9 +86,14 @@ Command read_command(const std::string& path)
   return with_timeout({"cat", "--", path});
 }
 
-Command read_from_command(const std::string& path, std::size_t offset)
+Command read_from_command(const std::string& path, std::size_t offset, std::size_t max_bytes)
 {
-  return with_timeout({"tail", "-c", fmt::format("+{}", offset + 1), "--", path});
+  // $0 is "tail": what its errors are named after.
+  return with_timeout({"sh", "-c",
+                       "[ -e \"$1\" ] || { echo \"$0: $1: No such file or directory\" >&2; exit 1; }; "
+                       "[ -r \"$1\" ] || { echo \"$0: cannot read $1\" >&2; exit 1; }; "
+                       "tail -c \"+$2\" -- \"$1\" | head -c \"$3\"",
+                       "tail", path, std::to_string(offset + 1), std::to_string(max_bytes)});
 }
 
 Command last_lines_command(const std::string& path, int lines)

@@ -27,9 +27,14 @@ Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::
 Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vector<std::string>& paths,
                                                const std::string& where);
 
-// `cat -- PATH`; `tail -c +N` (bytes from `offset`); `tail -n N` (the last `lines`).
+// The most bytes one read of a log takes (#17): a multi-GB log is read in pieces, so neither the
+// login node's batch temp files nor rv's memory ever hold more than this per stream.
+inline constexpr std::size_t k_log_chunk = 4u << 20;
+
+// `cat -- PATH`; `tail -c +N` (bytes from `offset`, at most `max_bytes`: `| head -c`; a file that
+// cannot be read is exit 1); `tail -n N` (the last `lines`).
 Command read_command(const std::string& path);
-Command read_from_command(const std::string& path, std::size_t offset);
+Command read_from_command(const std::string& path, std::size_t offset, std::size_t max_bytes = k_log_chunk);
 Command last_lines_command(const std::string& path, int lines);
 
 // Writes `content` (on stdin, never in argv) to PATH with mode 0600, its directory created 0700,

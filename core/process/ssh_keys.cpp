@@ -140,14 +140,20 @@ Result<KeyPair> generate_ed25519(const std::string& private_path, const std::str
   if (!body.ends_with("\n")) {
     body += "\n";
   }
-  RV_TRY_VOID(write_new_file(private_path, body, 0600));
   KeyPair pair;
   pair.private_path = private_path;
   pair.public_line = public_words(key.get()) + (comment.empty() ? "" : " " + comment);
   pair.type = "ssh-ed25519";
   pair.fingerprint = fingerprint_of(key.get());
   pair.generated = true;
+  // The .pub first (N10): a stale .pub stops everything before a private key is written, so no
+  // run ever leaves a private key beside a .pub of another key; a private key that cannot be
+  // written takes its new .pub away again.
   RV_TRY_VOID(write_new_file(private_path + ".pub", pair.public_line + "\n", 0644));
+  if (auto written = write_new_file(private_path, body, 0600); !written) {
+    std::filesystem::remove(private_path + ".pub", ec);
+    return std::unexpected(written.error());
+  }
   return pair;
 }
 

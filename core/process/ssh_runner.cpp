@@ -4,6 +4,7 @@
 #include "core/process/ssh_exec.hpp"
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_forward.hpp"
+#include "core/process/ssh_hold.hpp"
 #include "core/process/ssh_session.hpp"
 #include "core/process/ssh_sftp.hpp"
 
@@ -16,9 +17,32 @@ struct SshRunner::Impl {
   // Declared in this order so that the SFTP session is freed before the SSH session under it.
   ssh::Session session;
   ssh::SftpFiles files{session};
+  // Set when the commands go through a held connection (docs/ssh.md, "One held connection").
+  std::optional<hold::Client> held;
+  std::string held_label;
+  std::string held_user;
 
   explicit Impl(SshOptions options) : session(std::move(options)) {}
 };
+
+// Runs `f` on the held connection; when the holder was gone before the request started (killed,
+// or its network dropped while idle), starts a new one and asks once more.
+template <class F>
+auto SshRunner::through_holder(F&& f)
+{
+  auto result = f(*m_impl->held);
+  if (!result && hold::gone_before_start(result.error())) {
+    spdlog::debug("ssh: {}; starting a new held connection", result.error().message);
+    m_impl->held.reset();
+    if (auto again = connect(); !again) {
+      return decltype(result)(std::unexpected(again.error()));
+    }
+    if (m_impl->held) {
+      result = f(*m_impl->held);
+    }
+  }
+  return result;
+}
 
 SshRunner::SshRunner(SshOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
 
@@ -26,7 +50,34 @@ SshRunner::~SshRunner() = default;
 
 Result<void> SshRunner::connect()
 {
-  return m_impl->session.connect();
+  auto& i = *m_impl;
+  if (i.held) {
+    return {};
+  }
+  const auto& options = i.session.options();
+  if (options.persist.count() > 0 && !i.session.get()) {
+    auto client = hold::held_connection(i.session, options);
+    if (client) {
+      auto hello = client->hello();
+      if (hello) {
+        i.held_label = hello->value("label", "");
+        i.held_user = hello->value("user", "");
+        i.held = std::move(*client);
+        return {};
+      }
+      return std::unexpected(hello.error());
+    }
+    if (client.error().code != ErrorCode::io) {
+      return std::unexpected(client.error()); // the server's answer (auth, host key, unreachable)
+    }
+    spdlog::warn("{}; connecting directly", client.error().message);
+  }
+  return i.session.connect();
+}
+
+bool SshRunner::held() const
+{
+  return m_impl->held.has_value();
 }
 
 Result<Outcome> SshRunner::run(const Command& cmd)
@@ -38,7 +89,11 @@ Result<Outcome> SshRunner::run(const Command& cmd)
   ++m_round_trips;
   // Whatever the login shell (fish, tcsh...), /bin/sh parses the command (docs/ssh.md, "Quoting").
   spdlog::trace("ssh: run {}", shell_join(cmd.argv));
-  return ssh::exec_line(m_impl->session, login_shell_command(cmd.argv), cmd.stdin_data.value_or(""), cmd);
+  const auto line = login_shell_command(cmd.argv);
+  if (m_impl->held) {
+    return through_holder([&](hold::Client& c) { return c.exec(line, cmd.stdin_data.value_or(""), cmd); });
+  }
+  return ssh::exec_line(m_impl->session, line, cmd.stdin_data.value_or(""), cmd);
 }
 
 Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cmds)
@@ -49,9 +104,13 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
   RV_TRY_VOID(connect());
   ++m_round_trips;
   // The script travels on stdin: no quoting through the login shell, no ARG_MAX, nothing in ps.
-  RV_TRY(outcome, ssh::exec_line(m_impl->session, "exec /bin/sh -s", batch_script(cmds), ssh::batch_envelope(cmds)));
+  const auto script = batch_script(cmds);
+  const auto envelope = ssh::batch_envelope(cmds);
+  RV_TRY(outcome, m_impl->held
+                      ? through_holder([&](hold::Client& c) { return c.exec("exec /bin/sh -s", script, envelope); })
+                      : ssh::exec_line(m_impl->session, "exec /bin/sh -s", script, envelope));
   if (outcome.timed_out) {
-    return std::unexpected(ssh_failure(ErrorCode::timeout, m_impl->session.label(),
+    return std::unexpected(ssh_failure(ErrorCode::timeout, where().substr(4),
                                        fmt::format("a batch of {} commands timed out", cmds.size())));
   }
   auto parsed = parse_batch_output(outcome.out, cmds.size());
@@ -65,7 +124,11 @@ Result<int> SshRunner::run_interactive(const std::vector<std::string>& argv)
 {
   RV_TRY_VOID(connect());
   ++m_round_trips;
-  return ssh::exec_interactive(m_impl->session, login_shell_command(argv));
+  const auto line = login_shell_command(argv);
+  if (m_impl->held) {
+    return through_holder([&](hold::Client& c) { return c.relay(line, true); });
+  }
+  return ssh::exec_interactive(m_impl->session, line);
 }
 
 std::string SshRunner::user()
@@ -73,19 +136,20 @@ std::string SshRunner::user()
   if (!connect()) {
     return {};
   }
-  return m_impl->session.user();
+  return m_impl->held ? m_impl->held_user : m_impl->session.user();
 }
 
 std::string SshRunner::where() const
 {
-  return "ssh " + m_impl->session.label();
+  return "ssh " + (m_impl->held && !m_impl->held_label.empty() ? m_impl->held_label : m_impl->session.label());
 }
 
 Result<std::uint64_t> SshRunner::put_file(const std::string& local_path, const std::string& remote_path,
                                           const FileMeta& meta)
 {
   RV_TRY_VOID(connect());
-  RV_TRY(sent, m_impl->files.put_file(local_path, remote_path, meta));
+  RV_TRY(sent, m_impl->held ? through_holder([&](hold::Client& c) { return c.put_file(local_path, remote_path, meta); })
+                            : m_impl->files.put_file(local_path, remote_path, meta));
   ++m_round_trips;
   return sent;
 }
@@ -93,13 +157,17 @@ Result<std::uint64_t> SshRunner::put_file(const std::string& local_path, const s
 Result<void> SshRunner::put_symlink(const std::string& target, const std::string& remote_path)
 {
   RV_TRY_VOID(connect());
+  if (m_impl->held) {
+    return through_holder([&](hold::Client& c) { return c.put_symlink(target, remote_path); });
+  }
   return m_impl->files.put_symlink(target, remote_path);
 }
 
 Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const std::string& local_path)
 {
   RV_TRY_VOID(connect());
-  RV_TRY(got, m_impl->files.get_file(remote_path, local_path));
+  RV_TRY(got, m_impl->held ? through_holder([&](hold::Client& c) { return c.get_file(remote_path, local_path); })
+                           : m_impl->files.get_file(remote_path, local_path));
   ++m_round_trips;
   return got;
 }
@@ -107,6 +175,9 @@ Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const 
 Result<std::unique_ptr<Stream>> SshRunner::open_stream(const std::string& host, int port)
 {
   RV_TRY_VOID(connect());
+  if (m_impl->held) {
+    return through_holder([&](hold::Client& c) { return c.forward(host, port); });
+  }
   return ssh::open_forward(m_impl->session, host, port);
 }
 

@@ -4,6 +4,7 @@
 // (files), ssh_handles (RAII owners of libssh handles), ssh_failures (the one error shape).
 
 #include "core/process/runner.hpp"
+#include "core/process/ssh_kbdint.hpp"
 #include "core/process/ssh_target.hpp"
 #include "core/process/stream.hpp"
 
@@ -20,6 +21,13 @@ struct SshOptions {
   std::string known_hosts;   // "" = from ssh config, else ~/.ssh/known_hosts
   std::string ssh_dir;       // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
   std::chrono::seconds connect_timeout{15};
+  // Answers a second factor's keyboard-interactive prompts; null = the user (terminal or
+  // SSH_ASKPASS, user_prompter()).
+  std::shared_ptr<SecondFactorPrompter> second_factor;
+  // Hold the authenticated session in a background rv for this long after its last use, and
+  // open every channel through it (docs/ssh.md, "One held connection"); 0 = a session per run.
+  std::chrono::seconds persist{0};
+  std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv or /tmp/rv-UID
 };
 
 class SshRunner final : public Runner, public StreamOpener {
@@ -49,7 +57,13 @@ public:
   // A direct-tcpip channel on the session: the login node connects to `host`:`port`.
   Result<std::unique_ptr<Stream>> open_stream(const std::string& host, int port) override;
 
+  // Whether the commands go through a held connection (after connect()).
+  bool held() const;
+
 private:
+  template <class F>
+  auto through_holder(F&& f);
+
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };

@@ -6,6 +6,7 @@
 #include <libssh/callbacks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace rv::proc::ssh {
@@ -153,16 +154,76 @@ Result<void> Session::authenticate()
                                          "check the path, and that the key has no passphrase or is in ssh-agent"));
     }
     KeyPtr key(raw_key);
-    if (ssh_userauth_publickey(s, nullptr, key.get()) == SSH_AUTH_SUCCESS) {
-      return {};
+    const int rc = ssh_userauth_publickey(s, nullptr, key.get());
+    if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL) {
+      return finish(rc, Error{});
     }
   }
   // Agent, then IdentityFile entries from the ssh config, then the default keys.
   const int rc = ssh_userauth_publickey_auto(s, nullptr, nullptr);
+  return finish(rc, auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
+}
+
+Result<void> Session::finish(int rc, Error refused)
+{
   if (rc == SSH_AUTH_SUCCESS) {
     return {};
   }
-  return std::unexpected(auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
+  if (rc != SSH_AUTH_PARTIAL) {
+    return std::unexpected(std::move(refused));
+  }
+  // The key was accepted and the server wants more: a second factor.
+  const auto methods = static_cast<unsigned>(ssh_userauth_list(m_session.get(), nullptr));
+  if ((methods & SSH_AUTH_METHOD_INTERACTIVE) == 0u) {
+    return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
+                                       "the host accepted the key but asks for another method rv cannot give", {},
+                                       "rv answers keyboard-interactive second factors (docs/ssh.md)"));
+  }
+  spdlog::debug("ssh: {} accepted the key and asks for a second factor", label());
+  return keyboard_interactive(std::nullopt);
+}
+
+Result<void> Session::keyboard_interactive(std::optional<std::string> password)
+{
+  ssh_session s = m_session.get();
+  std::shared_ptr<SecondFactorPrompter> user = m_options.second_factor;
+  if (!user) {
+    user = user_prompter(label());
+  }
+  int rc = ssh_userauth_kbdint(s, nullptr, nullptr);
+  for (int rounds = 0; rc == SSH_AUTH_INFO && rounds < 16; ++rounds) {
+    KbdintRound round;
+    const char* name = ssh_userauth_kbdint_getname(s);
+    const char* instruction = ssh_userauth_kbdint_getinstruction(s);
+    round.name = name ? name : "";
+    round.instruction = instruction ? instruction : "";
+    const int count = ssh_userauth_kbdint_getnprompts(s);
+    for (int i = 0; i < count; ++i) {
+      char echo = 0;
+      const char* text = ssh_userauth_kbdint_getprompt(s, static_cast<unsigned>(i), &echo);
+      round.prompts.push_back({text ? text : "", echo != 0});
+    }
+    auto answers = answer_round(round, password, *user);
+    if (!answers) {
+      if (answers.error().message.find(label()) == std::string::npos) {
+        answers.error().message = fmt::format("ssh {}: {}", label(), answers.error().message);
+      }
+      return std::unexpected(answers.error());
+    }
+    for (std::size_t i = 0; i < answers->size(); ++i) {
+      ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), (*answers)[i].c_str());
+      std::fill((*answers)[i].begin(), (*answers)[i].end(), '\0');
+    }
+    rc = ssh_userauth_kbdint(s, nullptr, nullptr);
+  }
+  if (rc == SSH_AUTH_SUCCESS) {
+    return {};
+  }
+  return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
+                                     rc == SSH_AUTH_PARTIAL ? "the host asks for yet another method after the prompts"
+                                                            : "the answers to the host's prompts were refused",
+                                     rc == SSH_AUTH_ERROR ? ssh_get_error(s) : "",
+                                     "check the code (a TOTP code is valid for 30 s) and try again"));
 }
 
 Result<void> Session::open()
@@ -224,28 +285,18 @@ Result<void> Session::authenticate_password(const std::string& password)
   if (rc == SSH_AUTH_SUCCESS) {
     return {};
   }
+  // The password answers one password prompt at most, never a code's (security review N9).
+  std::optional<std::string> once = password;
   const auto methods = static_cast<unsigned>(ssh_userauth_list(s, nullptr));
   if ((methods & SSH_AUTH_METHOD_PASSWORD) != 0u) {
     rc = ssh_userauth_password(s, nullptr, password.c_str());
-    if (rc == SSH_AUTH_SUCCESS) {
-      return {};
+    once.reset();
+    if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL) {
+      return finish(rc, Error{});
     }
   }
-  if ((methods & SSH_AUTH_METHOD_INTERACTIVE) != 0u) {
-    rc = ssh_userauth_kbdint(s, nullptr, nullptr);
-    for (int rounds = 0; rc == SSH_AUTH_INFO && rounds < 8; ++rounds) {
-      const int prompts = ssh_userauth_kbdint_getnprompts(s);
-      for (int i = 0; i < prompts; ++i) {
-        char echo = 0;
-        ssh_userauth_kbdint_getprompt(s, static_cast<unsigned>(i), &echo);
-        // A hidden prompt asks for the password; a visible one (rare) gets an empty answer.
-        ssh_userauth_kbdint_setanswer(s, static_cast<unsigned>(i), echo ? "" : password.c_str());
-      }
-      rc = ssh_userauth_kbdint(s, nullptr, nullptr);
-    }
-    if (rc == SSH_AUTH_SUCCESS) {
-      return {};
-    }
+  if ((methods & SSH_AUTH_METHOD_INTERACTIVE) != 0u && once) {
+    return keyboard_interactive(std::move(once));
   }
   if ((methods & (SSH_AUTH_METHOD_PASSWORD | SSH_AUTH_METHOD_INTERACTIVE)) == 0u) {
     return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),

@@ -6,6 +6,7 @@
 #include "core/process/ssh_init.hpp"
 #include "core/process/ssh_runner.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,12 @@ public:
   // Password, else keyboard-interactive answered with the password (echo-off prompts only).
   Result<void> authenticate_password(const std::string& password);
 
+  // After a fork that gave the session to the child (the holder): forgets it without a word to
+  // the server (ssh_disconnect would end the child's session too) and without freeing it.
+  void abandon() { [[maybe_unused]] auto* left = m_session.release(); }
+  // The options as given (the held connection's socket is named after them).
+  const SshOptions& options() const { return m_options; }
+
   // The connected session (null before connect() succeeds).
   ssh_session get() const { return m_session.get(); }
   // `user@host:port` once resolved, else the destination as given: how messages name the host.
@@ -51,6 +58,11 @@ private:
   Result<void> configure(const SshDestination& dest);
   Result<void> verify_host_key();
   Result<void> authenticate();
+  // After a partial success (or for a password login): keyboard-interactive rounds, `password`
+  // answering at most one password prompt, the user every other prompt.
+  Result<void> keyboard_interactive(std::optional<std::string> password);
+  // The answer to a publickey or password attempt: success, a second factor, or `refused`.
+  Result<void> finish(int rc, Error refused);
 
   SshOptions m_options;
   SessionPtr m_session;

@@ -2,6 +2,8 @@
 
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_session.hpp"
+#include "core/random.hpp"
+#include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
 
@@ -42,9 +44,12 @@ Result<std::uint64_t> SftpFiles::put_file(const std::string& local_path, const s
   if (!fd) {
     return fail(ErrorCode::io, fmt::format("cannot read {}: {}", local_path, std::strerror(errno)));
   }
-  const std::string tmp = remote_path + ".rv-tmp";
+  // A random temp name, created exclusively (SSH_FXF_EXCL: the server's open(2) gets O_EXCL, which
+  // never follows a symlink and never truncates an existing file), with the file's mode from the
+  // start: a co-user who can write the directory cannot point rv's write at another file (N4).
+  const std::string tmp = remote_path + ".rv-tmp." + random_hex(8);
   const auto mode = static_cast<mode_t>(meta.mode & 07777);
-  SftpFilePtr file(sftp_open(sftp, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode));
+  SftpFilePtr file(sftp_open(sftp, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode));
   if (!file) {
     return std::unexpected(failure(fmt::format("cannot write {}", tmp)));
   }
@@ -67,9 +72,16 @@ Result<std::uint64_t> SftpFiles::put_file(const std::string& local_path, const s
     sent += static_cast<std::uint64_t>(n);
   }
   fd.close();
+  // The mode the server's umask left, read on the handle: a chmod by name (libssh 0.10 has no
+  // fsetstat) is sent only when the umask took bits away.
+  bool mode_ok = false;
+  if (ok) {
+    SftpAttributesPtr got(sftp_fstat(file.get()));
+    mode_ok = got && (got->permissions & 07777) == mode;
+  }
   file.reset();
   timeval times[2] = {{static_cast<time_t>(meta.mtime_s), 0}, {static_cast<time_t>(meta.mtime_s), 0}};
-  if (!ok || sftp_chmod(sftp, tmp.c_str(), mode) != 0 || sftp_utimes(sftp, tmp.c_str(), times) != 0) {
+  if (!ok || (!mode_ok && sftp_chmod(sftp, tmp.c_str(), mode) != 0) || sftp_utimes(sftp, tmp.c_str(), times) != 0) {
     auto error = failure(fmt::format("cannot send {} to {}", local_path, remote_path));
     sftp_unlink(sftp, tmp.c_str());
     return std::unexpected(std::move(error));
@@ -109,11 +121,12 @@ Result<std::uint64_t> SftpFiles::get_file(const std::string& remote_path, const 
   if (!file) {
     return std::unexpected(failure(fmt::format("cannot read {}", remote_path)));
   }
-  const std::string tmp = local_path + ".rv-tmp";
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode | S_IWUSR | S_IRUSR));
-  if (!fd) {
-    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
+  auto created = store::create_temp_beside(local_path);
+  if (!created) {
+    return fail(ErrorCode::io, fmt::format("cannot write {}: {}", local_path, created.error().message));
   }
+  const std::string tmp = created->path.string();
+  UniqueFd fd(created->fd);
   std::uint64_t got = 0;
   char buf[32768];
   bool ok = true;
@@ -130,8 +143,9 @@ Result<std::uint64_t> SftpFiles::get_file(const std::string& remote_path, const 
     got += static_cast<std::uint64_t>(n);
   }
   file.reset();
+  ok = ok && ::fchmod(fd.get(), mode | S_IWUSR | S_IRUSR) == 0 && ::futimens(fd.get(), times) == 0;
   ok = fd.close() && ok;
-  if (!ok || ::utimensat(AT_FDCWD, tmp.c_str(), times, 0) != 0 || ::rename(tmp.c_str(), local_path.c_str()) != 0) {
+  if (!ok || ::rename(tmp.c_str(), local_path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return fail(ErrorCode::io, fmt::format("cannot fetch {} to {}", remote_path, local_path));
   }

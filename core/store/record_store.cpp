@@ -1,6 +1,9 @@
 #include "core/store/record_store.hpp"
 
+#include "core/random.hpp"
 #include "core/store/json_bytes.hpp"
+#include "core/store/lock_probe.hpp"
+#include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +13,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -50,14 +52,25 @@ bool write_all(int fd, std::string_view data)
 
 } // namespace
 
+Result<TempFile> create_temp_beside(const fs::path& path)
+{
+  TempFile t;
+  t.path = path;
+  t.path += ".tmp." + random_hex(8);
+  t.fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (t.fd < 0) {
+    return std::unexpected(io_error("cannot create", t.path));
+  }
+  return t;
+}
+
 Result<void> write_file_atomic(const fs::path& path, std::string_view data)
 {
-  auto tmp = path;
-  tmp += fmt::format(".tmp.{}", ::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return std::unexpected(io_error("cannot create", tmp));
-  }
+  // A random name created exclusively, never through a symlink: the directory may be one others
+  // can write (`rv ssh --config --install --file DIR/x`, N13).
+  RV_TRY(created, create_temp_beside(path));
+  const int fd = created.fd;
+  const auto& tmp = created.path;
   if (!write_all(fd, data) || ::fsync(fd) != 0) {
     auto err = io_error("cannot write", tmp);
     ::close(fd);
@@ -250,8 +263,76 @@ Result<std::vector<nlohmann::json>> RecordStore::list(std::vector<std::string>* 
   return records;
 }
 
-nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs)
+namespace {
+
+// Whether `a` is an array of objects that each carry a distinct string member `key`.
+bool keyed_array(const nlohmann::json& a, std::string_view key)
 {
+  if (!a.is_array() || key.empty()) {
+    return false;
+  }
+  std::vector<std::string> seen;
+  for (const auto& e : a) {
+    auto it = e.is_object() ? e.find(key) : e.end();
+    if (!e.is_object() || it == e.end() || !it->is_string()) {
+      return false;
+    }
+    if (std::find(seen.begin(), seen.end(), it->get<std::string>()) != seen.end()) {
+      return false;
+    }
+    seen.push_back(it->get<std::string>());
+  }
+  return true;
+}
+
+nlohmann::json* find_keyed(nlohmann::json& a, std::string_view key, const nlohmann::json& id)
+{
+  for (auto& e : a) {
+    if (e[key] == id) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+// Element-wise merge of keyed arrays (N16): each element of `mine` that changed since `base` is
+// merged into the element of `theirs` with the same key; elements only `mine` added are appended,
+// elements `mine` removed are removed; the rest of `theirs` (its order, its additions) stays.
+nlohmann::json merge_keyed(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs,
+                           std::string_view key)
+{
+  nlohmann::json base_copy = base;
+  for (const auto& m : mine) {
+    const auto& id = m[key];
+    const auto* b = find_keyed(base_copy, key, id);
+    if (b && *b == m) {
+      continue; // unchanged here: keep theirs
+    }
+    if (auto* t = find_keyed(theirs, key, id)) {
+      *t = b ? three_way_merge(*b, m, *t, key) : m;
+    } else if (!b) {
+      theirs.push_back(m); // added here
+    }                      // else removed there while changed here: theirs wins
+  }
+  for (const auto& b : base) {
+    const auto& id = b[key];
+    const bool kept = std::any_of(mine.begin(), mine.end(), [&](const nlohmann::json& m) { return m[key] == id; });
+    if (!kept) {
+      theirs.erase(std::remove_if(theirs.begin(), theirs.end(), [&](const nlohmann::json& t) { return t[key] == id; }),
+                   theirs.end());
+    }
+  }
+  return theirs;
+}
+
+} // namespace
+
+nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs,
+                               std::string_view element_key)
+{
+  if (keyed_array(base, element_key) && keyed_array(mine, element_key) && keyed_array(theirs, element_key)) {
+    return merge_keyed(base, mine, std::move(theirs), element_key);
+  }
   if (!base.is_object() || !mine.is_object() || !theirs.is_object()) {
     return mine == base ? theirs : mine;
   }
@@ -262,7 +343,7 @@ nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json&
     }
     auto t = theirs.find(key);
     if (b != base.end() && t != theirs.end()) {
-      theirs[key] = three_way_merge(*b, value, *t);
+      theirs[key] = three_way_merge(*b, value, *t, element_key);
     } else {
       theirs[key] = value;
     }
@@ -288,8 +369,7 @@ Result<void> RecordStore::remove(const std::string& id)
 
 std::string new_request_id()
 {
-  std::random_device rd;
-  return fmt::format("{:08x}", rd());
+  return random_hex(4);
 }
 
 Result<FileLock> RecordStore::hold_submission(const std::string& id) const
@@ -300,14 +380,7 @@ Result<FileLock> RecordStore::hold_submission(const std::string& id) const
 
 bool RecordStore::submission_held(const std::string& id) const
 {
-  // No O_CREAT: without the file nobody holds it (its holder removes it as it releases).
-  int fd = ::open((m_dir / ("." + id + ".submitting")).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return false;
-  }
-  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);
-  return held;
+  return lock_held(m_dir / ("." + id + ".submitting"));
 }
 
 } // namespace rv::store

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv::store {
@@ -77,10 +78,13 @@ private:
 };
 
 // `theirs` with the changes from `base` to `mine` applied (pure): object members that `mine`
-// changed, added or removed are set or erased in `theirs`, recursively; any other changed value
-// (arrays included) replaces the one in `theirs`. Members `mine` left as in `base` keep their
-// value from `theirs`.
-nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs);
+// changed, added or removed are set or erased in `theirs`, recursively. Arrays of objects that each
+// carry a distinct string `element_key` member (a request's `jobs`, keyed by `strategy_id`) merge
+// element by element, matched by it (N16: `rv stop` marking one job while `rv run -f` saves another
+// keeps both); any other changed value replaces the one in `theirs`. Members `mine` left as in
+// `base` keep their value from `theirs`.
+nlohmann::json three_way_merge(const nlohmann::json& base, const nlohmann::json& mine, nlohmann::json theirs,
+                               std::string_view element_key = "strategy_id");
 
 // Writes `data` to `path` atomically (0600), creating no partial file on any failure.
 Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view data);

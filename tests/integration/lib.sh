@@ -26,6 +26,9 @@ IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rv-it-$IT_NAME.XXXXXX")
 it_cleanup() {
   local rc=$?
   cd /
+  if compgen -G "$IT_DIR/run/rv/*.sock" >/dev/null; then
+    XDG_RUNTIME_DIR=$IT_DIR/run "$RV" disconnect --all >/dev/null 2>&1 || true
+  fi
   if [[ ${RV_IT_KEEP:-0} == 1 ]] || ((rc != 0 && rc != 125)); then
     printf '%s: files kept in %s\n' "$IT_NAME" "$IT_DIR" >&2
   else
@@ -40,21 +43,50 @@ export XDG_CONFIG_HOME=$IT_DIR/config
 # round trips a test counts).
 export XDG_STATE_HOME=$IT_DIR/state-home
 unset RV_HOST RV_CONFIG RV_ACCOUNT
+# Held connections (docs/ssh.md): each test's own, in its own directory, ended with the test.
+# Off unless the test (or RV_IT_CONNECTION_PERSIST) turns it on: the tests written before it count
+# logins and round trips per run.
+export XDG_RUNTIME_DIR=$IT_DIR/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+export RV_CONNECTION_PERSIST=${RV_IT_CONNECTION_PERSIST:-0}
 export NO_COLOR=1
 
 # --- the testbed ----------------------------------------------------------------------------
-TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+# RV_IT_CLUSTER=2 runs the test against the second cluster (Slurm 24.11, testbed/up2.sh): its env
+# (TB_HOST=rvtb2, its ssh config), its Slurm commands first on PATH (root-only chroot wrappers in
+# $TB_BIN: sbatch, squeue, scancel ... as on the 22.05 cluster) and its own lock. ctest registers
+# the chosen tests a second time as integration24.<name> (tests/CMakeLists.txt).
+if [[ ${RV_IT_CLUSTER:-1} == 2 ]]; then
+  TB_DIR=${TB2_DIR:-/tmp/rv-testbed2}
+  RV_TESTBED_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
+  tb_up_cmd="testbed/up.sh --clusters 2"
+else
+  TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+  tb_up_cmd="testbed/up.sh"
+fi
 if [[ -f $TB_DIR/env ]]; then
   # shellcheck source=/dev/null
   . "$TB_DIR/env"
 elif [[ ${CI:-} == true ]]; then
   it_fail "no testbed: $TB_DIR/env is missing (in CI the testbed must run: scripts/test.sh starts it)"
 else
-  printf '%s: SKIP: no testbed (%s/env missing; start one with testbed/up.sh)\n' "$IT_NAME" "$TB_DIR" >&2
+  printf '%s: SKIP: no testbed (%s/env missing; start one with %s)\n' "$IT_NAME" "$TB_DIR" "$tb_up_cmd" >&2
   exit 125
 fi
+TB_HOST=${TB_HOST:-rvtb} # the login node's Host alias in $TB_SSH_CONFIG
+[[ -z ${TB_BIN:-} ]] || PATH=$TB_BIN:$PATH
+TB_SLURM_VERSION=${TB_SLURM_VERSION:-$(sinfo --version | awk '{print $2}')}
+# tb_as_user CMD...: CMD as the testbed user where the login node runs it (inside cluster 2's root).
+tb_as_user() {
+  if [[ -n ${TB_ROOT:-} ]]; then
+    chroot "$TB_ROOT" /usr/bin/env PATH=/usr/local/bin:/usr/bin:/bin /usr/sbin/runuser -u "$TB_SSH_USER" -- "$@"
+  else
+    runuser -u "$TB_SSH_USER" -- "$@"
+  fi
+}
+printf '%s: cluster %s (Slurm %s), login node %s\n' "$IT_NAME" "${TB_CLUSTER:-?}" "$TB_SLURM_VERSION" "$TB_HOST"
 
-# One integration test at a time per machine: they share one cluster and most of them fill its
+# One integration test at a time per cluster: they share it and most of them fill its
 # partitions. Benchmarks take the same lock (RV_TESTBED_LOCK). Waits at most 40 minutes.
 RV_TESTBED_LOCK=${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}
 exec 9>>"$RV_TESTBED_LOCK"

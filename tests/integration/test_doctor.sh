@@ -6,8 +6,13 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
-fault=$TB_DIR/gpu/v100-1/fault
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
+if [[ $TB_CLUSTER == rvtest2 ]]; then # Slurm 24.11 (integration24.test_doctor)
+  P=ada NODE=l40s-1 QOS="normal, rvlimit"
+else
+  P=gpu-v100 NODE=v100-1 QOS=normal
+fi
+fault=$TB_DIR/gpu/$NODE/fault
 restore() {
   rm -f "$fault" # the testbed has no fault file by default
   ssh_rv exec scancel -u rvtest -n rv-doctor >/dev/null 2>&1 || true
@@ -20,21 +25,22 @@ assert_json '[.checks[].name]' \
   '["ssh.reach","ssh.host_key","ssh.auth","slurm.commands","slurm.version","slurm.associations","slurm.partitions","workspace.writable","workspace.quota","login.python3","login.rsync","containers","job.start","job.gpu","job.devices","job.container"]' \
   "the checks, in order"
 assert_json '[.checks[] | select(.status == "fail")] | length' '0' "nothing fails"
-assert_json '.checks[] | select(.name == "slurm.associations") | .detail' '"rvtest: account rvacct; QOS normal"' \
+assert_json '.checks[] | select(.name == "slurm.version") | .detail' "\"Slurm $TB_SLURM_VERSION\"" "the Slurm version"
+assert_json '.checks[] | select(.name == "slurm.associations") | .detail' "\"rvtest: account rvacct; QOS $QOS\"" \
   "the association"
 assert_json '.checks[] | select(.name == "job.gpu") | .status' '"skip"' "--quick skips the job"
 pass "rv doctor --quick: every login-node check passes"
 
-run ssh_rv --json doctor -p gpu-v100
+run ssh_rv --json doctor -p "$P"
 assert_rc 0 "the GPU job passes on a healthy node"
 assert_json '.checks[] | select(.name == "job.gpu") | .detail' \
-  '"v100-1: 1/1 GPU(s) visible/granted, driver 535.104.05, CUDA_VISIBLE_DEVICES=0"' "what the job saw"
+  "\"$NODE: 1/1 GPU(s) visible/granted, driver 535.104.05, CUDA_VISIBLE_DEVICES=0\"" "what the job saw"
 pass "rv doctor's test job sees its GPU"
 
 echo nodevices >"$fault"
-run ssh_rv doctor -p gpu-v100
+run ssh_rv doctor -p "$P"
 assert_rc 1 "a failed check exits 1"
-assert_contains "$RUN_OUT" "fail  job.gpu             v100-1: nvidia-smi: No devices were found" "the fault is named"
+assert_contains "$RUN_OUT" "fail  job.gpu             $NODE: nvidia-smi: No devices were found" "the fault is named"
 assert_contains "$RUN_OUT" "fix: the job cannot see the GPUs Slurm granted it" "with its fix"
 rm -f "$fault"
 pass "rv doctor names a GPU invisible in the job"

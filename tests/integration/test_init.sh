@@ -158,3 +158,61 @@ HOME=$IT_DIR/home2 XDG_CONFIG_HOME=$IT_DIR/config2 run "$RV" init --non-interact
 assert_rc 253 "an unknown host key without --yes"
 assert_contains "$RUN_ERR" "--yes" "says how to accept it"
 pass "host key: a wrong pin is refused (252), an unconfirmed key is not trusted (253)"
+
+# ---- #24 item 8: an ~/.ssh/config alias whose IdentityFile works: no new key, none written ----
+# A fresh laptop (home3) whose ssh config names the key installed above; rv init used to generate
+# ~/.ssh/id_ed25519, report "the host already accepts the key" (it was the alias's) and write the
+# new key into the config, which the cluster refused (exit 254) without that ssh config.
+home3=$IT_DIR/home3
+mkdir -p "$home3/.ssh"
+cp "$key" "$IT_DIR/alias_key"
+chmod 600 "$IT_DIR/alias_key"
+cat >"$IT_DIR/alias_config" <<CONF
+Host rvinit-alias
+  HostName 127.0.0.1
+  Port $PORT
+  User $USER_NAME
+  IdentityFile $IT_DIR/alias_key
+CONF
+HOME=$home3 XDG_CONFIG_HOME=$IT_DIR/config3 run "$RV" --ssh-config "$IT_DIR/alias_config" init --non-interactive \
+  --host rvinit-alias --yes --scratch none
+assert_rc 0 "rv init with a working alias"
+[[ ! -e $home3/.ssh/id_ed25519 ]] || it_fail "rv init generated a key although the alias's key works"
+assert_match "$RUN_OUT" "  key +unchanged .*the host accepts a key of yours" "the working key is used"
+cfg3=$IT_DIR/config3/rv/config.json
+assert_eq "" "$(jq -r '.identity_file // ""' "$cfg3")" "the config names no key of its own"
+assert_eq "$IT_DIR/alias_config" "$(jq -r .ssh_config "$cfg3")" "--ssh-config is saved"
+HOME=$home3 XDG_CONFIG_HOME=$IT_DIR/config3 run "$RV" exec id -un
+assert_rc 0 "rv exec with the config init wrote (no --ssh-config flag)"
+assert_eq "$USER_NAME" "$RUN_OUT" "rv exec logs in through the alias's key"
+pass "a key the host accepts is used: nothing generated, --ssh-config saved, rv exec works"
+
+# ---- a host that asks for a second factor (the testbed's rvtb-2fa: password, then a TOTP code) ----
+if [[ -n ${TB_2FA_PORT:-} ]] && [[ -e $TB_DIR/sshd-2fa.pid ]] && kill -0 "$(cat "$TB_DIR/sshd-2fa.pid")" 2>/dev/null; then
+  rm -rf "$USER_HOME/.ssh" # no key yet: keyboard-interactive alone, PAM asks the password then the code
+  printf '%s\n' "$PASSWORD" >"$IT_DIR/pw" && chmod 600 "$IT_DIR/pw"
+  cat >"$IT_DIR/askpass" <<ASK
+#!/bin/sh
+printf '%s\n' "\$1" >>"$IT_DIR/askpass.log"
+case \$1 in
+  *One-time*) exec "$TB_TOTP" ;;
+  *) cat "$IT_DIR/pw" ;; # the key's later logins: PAM asks this user's password again
+esac
+ASK
+  chmod 755 "$IT_DIR/askpass"
+  log2=$TB_DIR/log/sshd-2fa.log
+  accepted_before=$(grep -c 'Accepted keyboard-interactive/pam for rvinit' "$log2" || true)
+  failed_before=$(grep -c 'Failed keyboard-interactive/pam for rvinit' "$log2" || true)
+  # `run` reads stdin from /dev/null: the password comes from the environment.
+  HOME=$IT_DIR/home4 XDG_CONFIG_HOME=$IT_DIR/config4 SSH_ASKPASS=$IT_DIR/askpass SSH_ASKPASS_REQUIRE=force \
+    RV_INIT_PASSWORD=$PASSWORD run "$RV" init --non-interactive --host "$USER_NAME@127.0.0.1" \
+    --port "$TB_2FA_PORT" --ssh-config '' --scratch "$SCRATCH_DIR" --yes
+  assert_rc 0 "rv init against the second-factor host"
+  assert_contains "$(head -1 "$IT_DIR/askpass.log")" "One-time password" \
+    "the first prompt asked of the user is the code's: the password answered PAM's password prompt itself"
+  assert_eq "0" "$(($(grep -c 'Failed keyboard-interactive/pam for rvinit' "$log2" || true) - failed_before))" \
+    "no refused keyboard-interactive attempt (the password never went to the code prompt)"
+  accepted=$(($(grep -c 'Accepted keyboard-interactive/pam for rvinit' "$log2" || true) - accepted_before))
+  ((accepted >= 1)) || it_fail "no keyboard-interactive login was accepted"
+  pass "rv init on a second-factor host: the password once (PAM's password prompt), then the code from SSH_ASKPASS; $accepted login(s), none refused"
+fi

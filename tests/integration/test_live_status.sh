@@ -53,9 +53,9 @@ finish_waiting() {
 job='printf "line one\n\tindented  two\n"; printf "no newline"'
 printf 'line one\n\tindented  two\nno newline' >"$IT_DIR/expected"
 
-# ---- no terminal: plain lines on stderr, the job's bytes on stdout ----
+# ---- no terminal: plain lines on stderr (one per change with -v), the job's bytes on stdout ----
 t0=$SECONDS
-start_waiting "$IT_DIR/plain.out" "$IT_DIR/plain.err" run -f -g 1 -t v100 --time 5m --name "$NAME-plain" -- "$job"
+start_waiting "$IT_DIR/plain.out" "$IT_DIR/plain.err" -v run -f -g 1 -t v100 --time 5m --name "$NAME-plain" -- "$job"
 pending_line() { grep -q 'PENDING: waiting for free GPUs (Resources)' "$IT_DIR/plain.err"; }
 wait_for 60 pending_line
 waited=$((SECONDS - t0))
@@ -65,7 +65,7 @@ status_at=$(grep -n 'PENDING: waiting for free GPUs (Resources)' "$IT_DIR/plain.
 won_at=$(grep -n ' won: job ' "$IT_DIR/plain.err" | head -1 | cut -d: -f1)
 [[ -n $won_at && $status_at -lt $won_at ]] || it_fail "the status line does not come before the winner" "$err"
 assert_match "$err" "rv: s[0-9]+ \(job [0-9]+\): PENDING: waiting for free GPUs \(Resources\)" "a plain status line per job"
-assert_match "$err" "rv: submitting [0-9]+ strateg" "the submit phase is said"
+assert_match "$err" "rv: request [0-9a-f]+: waiting for (its job|the first of [0-9]+ strategies) to start" "the wait is said"
 assert_not_contains "$err" $'\e' "no control sequences without a terminal"
 # stdout: the submission listing, then the job's bytes exactly (no status there).
 sed '1{/^request /d}; /^  s[0-9]\{1,\} /d' "$IT_DIR/plain.out" >"$IT_DIR/plain.job"
@@ -79,7 +79,7 @@ run ssh_rv run -g 1 -t v100 --time 5m --name "$NAME-logs" -- "$job"
 assert_rc 0 "rv run without -f"
 rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
 [[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
-ssh_rv logs -f "$rid" </dev/null >"$IT_DIR/logs.out" 2>"$IT_DIR/logs.err" &
+ssh_rv -v logs -f "$rid" </dev/null >"$IT_DIR/logs.out" 2>"$IT_DIR/logs.err" &
 bg_pid=$!
 logs_pending() { grep -q 'PENDING: waiting for free GPUs (Resources)' "$IT_DIR/logs.err"; }
 wait_for 60 logs_pending

@@ -31,10 +31,15 @@ log = open(sys.argv[1], "a", buffering=1)
 class Hook(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        request = self.headers.get("X-Rv-Request", "")
+        # docs/notifications.md's verifier: the key from the signed body's request, which the
+        # header must name too; the event id in body and header.
+        doc = json.loads(body)
+        request = doc.get("request_id", "")
         key = hmac.new(secret, request.encode(), hashlib.sha256).digest()
         want = "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
-        valid = hmac.compare_digest(want, self.headers.get("X-Rv-Signature", ""))
+        valid = (request == self.headers.get("X-Rv-Request") and len(doc.get("event_id", "")) == 16 and
+                 doc.get("event_id") == self.headers.get("X-Rv-Event-Id") and
+                 hmac.compare_digest(want, self.headers.get("X-Rv-Signature", "")))
         log.write(json.dumps({"path": self.path, "valid": valid, "event": self.headers.get("X-Rv-Event"),
                               "body": json.loads(body)}) + "\n")
         self.send_response(204 if valid else 401)

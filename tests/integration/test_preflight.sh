@@ -12,7 +12,7 @@ tag="pf$$$RANDOM"
 fault=$TB_DIR/gpu/a100-1/fault
 restore() {
   rm -f "$fault" # the testbed has no fault file by default
-  ssh_rv exec sh -c "scancel -u rvtest -n rv-$tag-a,rv-$tag-b,rv-$tag-c 2>/dev/null; rm -f ~/.rv-it-$tag-*" \
+  ssh_rv exec sh -c "scancel -u rvtest -n rv-$tag-a,rv-$tag-b,rv-$tag-c,rv-$tag-d 2>/dev/null; rm -f ~/.rv-it-$tag-*" \
     >/dev/null 2>&1 || true
 }
 trap 'restore; it_cleanup' EXIT
@@ -61,6 +61,16 @@ pass "--no-preflight turns the check off"
 
 # A healthy node: the time the preflight adds, from its own line.
 rm -f "$fault"
+
+# A command that exits 96 itself ran: it is never taken for a preflight failure and never rerun (N2).
+# shellcheck disable=SC2016  # expanded in the job
+run ssh_rv run -f -t a100 --time 5m --name "rv-$tag-d" -- 'echo x >> ~/.rv-it-'"$tag"'-ran96; exit 96'
+assert_rc 96 "rv exits with the command's own status"
+assert_not_contains "$RUN_ERR" "failed the preflight" "no preflight failure is reported"
+run ssh_rv exec sh -c "wc -l < ~/.rv-it-$tag-ran96"
+assert_match "$RUN_OUT" "^ *1$" "the command ran exactly once"
+pass "a command that exits 96 runs once and is not retried"
+
 run ssh_rv run -f -t a100 --time 5m --name "rv-$tag-c" -- "$cmd"
 assert_rc 0 "a healthy run"
 run ssh_rv --json ps -a

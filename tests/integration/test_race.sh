@@ -10,7 +10,16 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
+# Each cluster's shape (docs/testbed.md): the MIG-like type, the type the single cases use, what the
+# race fills ("partition gres nodes"), where the free type runs and what fills it last.
+if [[ $TB_CLUSTER == rvtest2 ]]; then # Slurm 24.11 (integration24.test_race): l40s is in ada and debug
+  MIG_T=h100_3g.40gb FREE_T=l40s WIN_RE='^ada$' STRATS=2 # debug: same node as ada, pruned as dominated
+  FULL=("hopper gpu:h100:4 2") LAST="ada gpu:l40s:2"
+else
+  MIG_T=a100_1g.10gb FREE_T=a6000 WIN_RE='^gpu-a6000$' STRATS=4
+  FULL=("gpu-a100 gpu:a100:8 2" "gpu-h200 gpu:h200:4" "gpu-v100 gpu:v100:4") LAST="gpu-a6000 gpu:a6000:8"
+fi
 # Every job this test makes carries this prefix in its name, so the cleanup finds them all.
 NAME=rv-it-race-$$
 jobs_to_cancel=()
@@ -55,14 +64,14 @@ sacct_all_final() {
 # ---- background: a job that runs past its limit ends TIMEOUT (Slurm kills it after ~1-1.5 min) ----
 (trap - EXIT # the subshell must not run the test's cleanup
   rc=0
-  ssh_rv run -f -g 1 --mig -t a100_1g.10gb --time 1m --name "$NAME-timeout" -- 'echo started; sleep 300' \
+  ssh_rv run -f -g 1 --mig -t "$MIG_T" --time 1m --name "$NAME-timeout" -- 'echo started; sleep 300' \
     </dev/null >"$IT_DIR/timeout.out" 2>"$IT_DIR/timeout.err" || rc=$?
   echo "$rc" >"$IT_DIR/timeout.rc") &
 bg_pids+=($!)
 timeout_t0=$SECONDS
 
 # ---- exit status and the two streams ----
-run ssh_rv run -f -g 1 -t a6000 --time 5m --name "$NAME-exit" -- 'echo to-stdout; echo to-stderr >&2; exit 3'
+run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-exit" -- 'echo to-stdout; echo to-stderr >&2; exit 3'
 assert_rc 3 "rv run -f of 'exit 3'"
 assert_eq "to-stdout" "$(job_stdout "$IT_DIR/out")" "the job's stdout arrives on stdout, alone"
 assert_contains "$RUN_ERR" "to-stderr" "the job's stderr arrives on stderr"
@@ -71,7 +80,7 @@ pass "exit 3 -> rv exits 3; the job's stdout on stdout, its stderr on stderr"
 
 # ---- quoting: several words are an argv and arrive exactly ----
 weird='a $HOME "dq" '\''sq'\'' `id` \back $(echo x) ${PATH} ;|&* ~ end'
-run ssh_rv run -f -g 1 -t a6000 --time 5m --name "$NAME-argv" -- printf '<%s>\n' "$weird" 'two  spaces' '' '-n' '%s'
+run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-argv" -- printf '<%s>\n' "$weird" 'two  spaces' '' '-n' '%s'
 assert_rc 0 "printf with nasty arguments"
 expected=$(printf '<%s>\n' "$weird" 'two  spaces' '' '-n' '%s')
 assert_eq "$expected" "$(job_stdout "$IT_DIR/out")" "argv form: every argument arrives exactly as typed"
@@ -79,7 +88,7 @@ pass "argv form: \$, quotes, backticks, empty and option-like arguments arrive e
 
 # One word is a shell command line: the remote shell interprets it just as bash -c would here.
 line='printf "%s|" "$((6*7))" '\''$HOME `id` "dq"'\'' `echo bt` "$(echo cs)" a\ b; echo'
-run ssh_rv run -f -g 1 -t a6000 --time 5m --name "$NAME-line" -- "$line"
+run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-line" -- "$line"
 assert_rc 0 "single-string command line"
 assert_eq "$(bash -c "$line")" "$(job_stdout "$IT_DIR/out")" "single-string form behaves as the shell line it is"
 pass "single-string form: the command line runs as typed (expansions, quotes, backticks)"
@@ -98,18 +107,21 @@ assert_match "$(sacct_rows "$winner")" "^$winner\|COMPLETED\|" "the fast winner 
 assert_eq "" "$(squeue -h -j "$ids" 2>/dev/null)" "no job of the fast request is left in the queue"
 pass "a job that finishes between polls is the winner; rv exits 0 (request $rid, winner $winner)"
 
-# ---- the race: a100 (both nodes), h200 and v100 full, a6000 free: a6000 wins, losers cancelled ----
-occupy gpu-a100 gpu:a100:8 2
-occupy gpu-h200 gpu:h200:4
-occupy gpu-v100 gpu:v100:4
+# ---- the race: every partition but the free type's full (22.05: a100 on both nodes, h200, v100;
+# 24.11: hopper): the free one wins (a6000; ada), losers cancelled ----
+for fill in "${FULL[@]}"; do
+  # shellcheck disable=SC2086  # partition gres nodes
+  occupy $fill
+done
 run ssh_rv run -f -g 1 --time 5m --name "$NAME-race" -- 'echo "won on $SLURM_JOB_PARTITION"'
 assert_rc 0 "the race"
-assert_eq "won on gpu-a6000" "$(job_stdout "$IT_DIR/out")" "the free partition won and ran the command"
+won=$(job_stdout "$IT_DIR/out")
+assert_match "${won#won on }" "$WIN_RE" "the free partition won and ran the command ($won)"
 rid=$(request_id_of "$IT_DIR/out")
 rec=$(record_of "$rid")
-assert_eq "4" "$(jq '[.jobs[] | select(.job_id != "")] | length' "$rec")" "4 strategies submitted (v100, a6000, a100, h200)"
+assert_eq "$STRATS" "$(jq '[.jobs[] | select(.job_id != "")] | length' "$rec")" "$STRATS strategies submitted (one per partition)"
 winner=$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .job_id' "$rec")
-assert_eq "gpu-a6000" "$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .partition' "$rec")" "the record names a6000 the winner"
+assert_eq "${won#won on }" "$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .partition' "$rec")" "the record names the same winner"
 ids=$(job_ids_of "$rid")
 wait_for 30 sacct_all_final "$ids"
 rows=$(sacct_rows "$ids")
@@ -121,12 +133,13 @@ while IFS='|' read -r id state _ end; do
   ((end - win_start <= 5)) || it_fail "loser $id was cancelled $((end - win_start)) s after the winner started (limit 5 s)" "$rows"
 done <<<"$rows"
 assert_eq "" "$(squeue -h -j "$ids" 2>/dev/null)" "no job of the race is left in the queue"
-pass "fan-out: a6000 (the free one) won; the 3 losers ended CANCELLED within 5 s of its start"
+pass "fan-out: ${won#won on } (the free one) won; the $((STRATS - 1)) losers ended CANCELLED within 5 s of its start"
 
-# ---- Ctrl-C mid-race: every strategy pends (all 4 partitions full); SIGINT cancels them all ----
-occupy gpu-a6000 gpu:a6000:8
+# ---- Ctrl-C mid-race: every strategy pends (every partition full); SIGINT cancels them all ----
+# shellcheck disable=SC2086  # partition gres
+occupy $LAST
 # A background job of a non-interactive shell starts with SIGINT ignored: give rv the default.
-env --default-signal=INT "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb run -f -g 1 --time 5m --name "$NAME-int" -- true \
+env --default-signal=INT "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 --time 5m --name "$NAME-int" -- true \
   </dev/null >"$IT_DIR/int.out" 2>"$IT_DIR/int.err" &
 rv_pid=$!
 bg_pids+=("$rv_pid")
@@ -136,7 +149,7 @@ racing() { grep -q 'interrupt\|won' "$IT_DIR/int.err" && return 1; rid=$(request
 wait_for 30 racing
 rid=$(request_id_of "$IT_DIR/int.out")
 ids=$(job_ids_of "$rid")
-assert_eq "4" "$(squeue -h -t PD -j "$ids" | wc -l)" "all 4 strategies pend before the interrupt"
+assert_eq "$STRATS" "$(squeue -h -t PD -j "$ids" | wc -l)" "all $STRATS strategies pend before the interrupt"
 sleep 2 # let the race poll at least once
 kill -INT "$rv_pid"
 int_rc=0

@@ -3,7 +3,7 @@
 # running request's allocation (a job step on its node) with its argv byte for byte and its exit
 # status; the newest running request is the default; `--node 1` reaches the second node of a
 # 2-node job; a shell opens in a PTY (driven by script(1)); without a terminal a shell is refused.
-# `rv ssh --config --install` writes a managed block into an ssh config, keeps every other byte,
+# `rv ssh --print-config --install` writes a managed block into an ssh config, keeps every other byte,
 # replaces the block on the next install, and OpenSSH reads it (ssh -G). About 30 s.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
@@ -71,8 +71,8 @@ assert_contains "$(tr -d '\r' <"$IT_DIR/pty.out")" "tty=/dev/pts node=a6000-1" "
 pass "rv ssh REQ opens a shell in a PTY on the node; its exit status comes back"
 
 # ---- --config and --install ----
-run ssh_rv ssh --config "$one"
-assert_rc 0 "rv ssh --config"
+run ssh_rv ssh --print-config "$one"
+assert_rc 0 "rv ssh --print-config"
 assert_contains "$RUN_OUT" "Host rv-$one" "a Host for the request"
 assert_contains "$RUN_OUT" "ProxyJump rvtb" "through the login node's alias"
 cfg=$IT_DIR/ssh_config
@@ -81,10 +81,10 @@ cfg=$IT_DIR/ssh_config
   cat "$TB_SSH_CONFIG"
 } >"$cfg"
 cp "$cfg" "$IT_DIR/before"
-run ssh_rv ssh --config --install --file "$cfg" "$two"
+run ssh_rv ssh --print-config --install --file "$cfg" "$two"
 assert_rc 0 "--install"
 [[ $(head -c "$(stat -c %s "$IT_DIR/before")" "$cfg") == $(cat "$IT_DIR/before") ]] || it_fail "--install changed the file's own lines"
-run ssh_rv ssh --config --install --file "$cfg" "$one"
+run ssh_rv ssh --print-config --install --file "$cfg" "$one"
 assert_rc 0 "--install again"
 [[ $(grep -c '^# BEGIN rv$' "$cfg") == 1 ]] || it_fail "two managed blocks" "$(cat "$cfg")"
 assert_not_contains "$(cat "$cfg")" "rv-$two" "the old block is replaced"
@@ -92,7 +92,7 @@ assert_eq "$(cat "$IT_DIR/before")" "$(sed '/^# BEGIN rv$/,/^# END rv$/d' "$cfg"
 ssh -G -F "$cfg" "rv-$one" >"$IT_DIR/g" || it_fail "OpenSSH cannot read the installed config"
 assert_contains "$(cat "$IT_DIR/g")" "proxyjump rvtb" "OpenSSH sees the ProxyJump"
 assert_contains "$(cat "$IT_DIR/g")" "hostname 127.0.0.1" "and the node's address"
-pass "--config --install writes one managed block, keeps the rest, OpenSSH reads it"
+pass "--print-config --install writes one managed block, keeps the rest, OpenSSH reads it"
 
 ssh_rv stop "$one" >/dev/null
 ssh_rv stop "$two" >/dev/null

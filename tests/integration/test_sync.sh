@@ -76,7 +76,7 @@ assert_eq "old" "$(remote cat "$ws/src/extra.py")" "a dry run changes nothing"
 run_job v2 -o results python3 hello.py
 assert_rc 0 "second run after the edit"
 assert_eq "hello v2 42" "$(job_stdout "$IT_DIR/out")" "the second job ran the new version"
-assert_match "$RUN_ERR" "sent 1 of 4 files .* deleted 1, unchanged 3" "only the changed file moved; the deleted one went"
+assert_match "$RUN_ERR" "sync: sent 1 of 4 files " "only the changed file moved (the deleted one: checked in the workspace below)"
 rid2=$(request_id_of "$IT_DIR/out")
 snap2=$(jq -r .sync.snapshot "$(record_of "$rid2")")
 assert_contains "$(remote cat "$snap1/src/hello.py")" 'print("hello v1", helper.X)' "the first job's snapshot is unchanged"
@@ -86,7 +86,8 @@ remote test ! -e "$snap2/src/extra.py" || it_fail "the deleted file is in the se
 pass "after an edit the second job ran v2; the first snapshot still holds v1; the deleted file is gone remotely"
 
 # ---- --output: copied to the job's output dir after the job; rv sync pull fetches it ----
-assert_contains "$RUN_ERR" "copied results to" "the job script copied --output"
+run ssh_rv logs --err "$rid2" # rv's own lines from the job show with -v or here, not by default
+assert_contains "$RUN_OUT" "copied results to" "the job script copied --output"
 run ssh_rv sync pull "$rid2" "$IT_DIR/pulled"
 assert_rc 0 "rv sync pull REQUEST"
 out_file=$(find "$IT_DIR/pulled" -name out.txt)

@@ -46,6 +46,9 @@ unset RV_HOST RV_CONFIG
 cmp -s <("$rv" man) "$tmp/root/usr/share/man/man1/rv.1" || fail "rv.1 differs from rv man"
 cmp -s <("$rv" completion bash) "$tmp/root/usr/share/bash-completion/completions/rv" || fail "bash completion differs"
 bash -n "$tmp/root/usr/share/bash-completion/completions/rv" || fail "bash completion: syntax"
+if command -v zsh >/dev/null; then
+  zsh -n "$tmp/root/usr/share/zsh/vendor-completions/_rv" || fail "zsh completion: syntax"
+fi
 if command -v fish >/dev/null; then
   fish -n "$tmp/root/usr/share/fish/vendor_completions.d/rv.fish" || fail "fish completion: syntax"
 fi
@@ -57,7 +60,7 @@ fi
 help=$("$rv" --help)
 while read -r cmd; do
   grep -qE "^  ${cmd}[ ,]" <<<"$help" || fail "example command '$cmd' is not in rv --help"
-done < <(sed -n '/^Examples:/,$p' <<<"$help" | awk 'NR > 1 {print $2}' | sort -u)
+done < <(sed -n '/^Examples:/,/^$/p' <<<"$help" | awk '$1 == "$" {print $3}' | sort -u)
 
 # apt accepts it: every dependency resolves on this Debian release.
 if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then

@@ -14,6 +14,7 @@ TEST_CASE("settings: typed from the layered config, checked once, with the key n
   CHECK(defaults->remote_root == config.get("remote_root"));
   CHECK(defaults->sync.deps_install == rv::sync::DepsInstall::login);
   CHECK(defaults->sync.snapshot_keep_s == 7 * 86400);
+  CHECK(defaults->request_keep_s == 30 * 86400);
 
   REQUIRE(config.set("remote_root", "/scratch/alice/rv", Origin::flag));
   REQUIRE(config.set("sync_max_file_size", "2G", Origin::file));

@@ -93,7 +93,7 @@ TEST_CASE("cli spec: subcommands, options, value placeholders and positionals ar
   const auto& run = rv.subcommands[0];
   REQUIRE(run.options.size() == 3);
   CHECK(run.options[0].names == std::vector<std::string>{"-g", "--gpu"});
-  CHECK(run.options[0].value == "INT");
+  CHECK(run.options[0].value == "N");  // CLI11's INT, made plain
   CHECK(run.options[2].value.empty()); // a flag takes no value
   CHECK(run.positionals == std::vector<std::string>{"CMD..."});
   CHECK_FALSE(run.takes_request);
@@ -147,14 +147,38 @@ TEST_CASE("cli spec: the fish completion loads and completes")
   CHECK(complete("rv logs ").find("3f9c02ab\n") != std::string::npos);
 }
 
-TEST_CASE("cli spec: zsh gets the bash completion through bashcompinit; unknown shells get nothing")
+// #24 item 12: zsh had bash's completion through bashcompinit, without descriptions.
+TEST_CASE("cli spec: the zsh completion is zsh's own, with descriptions and request ids; unknown shells get nothing")
 {
+  if (!have("zsh")) {
+    MESSAGE("SKIP: zsh is not installed");
+    return;
+  }
   Toy t;
+  TempDir dir;
   const auto spec = rv::cli::spec_of(t.app);
   const auto zsh = rv::cli::completion_script(spec, "zsh");
   CHECK(zsh.starts_with("#compdef rv\n"));
-  CHECK(zsh.find("bashcompinit") != std::string::npos);
-  CHECK(zsh.find("complete -o default -F _rv rv") != std::string::npos);
+  CHECK(zsh.find("bashcompinit") == std::string::npos);
+  write(dir.path / "_rv", zsh);
+  write(dir.path / "state/requests/3f9c02ab.json", "{}");
+  const auto f = (dir.path / "_rv").string();
+  CHECK(capture("zsh -n " + f + " && echo ok") == "ok\n");
+  // _describe stubbed: the candidates it is given, one per line.
+  auto complete = [&](const std::string& words) {
+    return capture("RV_STATE_DIR='" + (dir.path / "state").string() + "' zsh -fc 'compdef() { :; }; source " + f +
+                   "; _describe() { print -l -- \"${(@P)4}\"; }; words=(" + words + "); CURRENT=${#words}; _rv'");
+  };
+  const auto top = complete("rv \"\"");
+  CHECK(top.find("run:submit a job\n") != std::string::npos);
+  CHECK(top.find("--host:login host\n") != std::string::npos);
+  CHECK(top.find("secret") == std::string::npos);
+  const auto run = complete("rv run --g");
+  CHECK(run.find("--gpu:GPUs per job\n") != std::string::npos);
+  CHECK(run.find("--host:login host\n") != std::string::npos); // global flags after a command
+  CHECK(complete("rv sync push \"\"").find("--delete:mirror with deletions\n") != std::string::npos);
+  CHECK(complete("rv logs \"\"").find("3f9c02ab:request\n") != std::string::npos);
+  CHECK(complete("rv run \"\"").find("3f9c02ab") == std::string::npos);
   CHECK(rv::cli::completion_script(spec, "powershell").empty());
 }
 
@@ -168,26 +192,11 @@ TEST_CASE("cli spec: the man page lists every command and option, escaped for ro
   CHECK(page.find(".SH NAME\nrv \\- toy launcher\n") != std::string::npos);
   CHECK(page.find(".SS rv run [OPTIONS] CMD...\n") != std::string::npos);
   CHECK(page.find(".SS rv sync push [OPTIONS]\n") != std::string::npos);
-  CHECK(page.find("\\fB\\-g\\fR, \\fB\\-\\-gpu\\fR \\fIINT\\fR") != std::string::npos);
+  CHECK(page.find("\\fB\\-g\\fR, \\fB\\-\\-gpu\\fR \\fIN\\fR") != std::string::npos);
   CHECK(page.find("\n\\&.starts with a dot \\- and a dash\n") != std::string::npos); // no roff request
   CHECK(page.find("\\fBrv run \\-f \\-\\- python x.py\\fR\nrun it\n") != std::string::npos);
   CHECK(page.find("secret") == std::string::npos);
   for (const auto& line : {".SH NAME", ".SH SYNOPSIS", ".SH COMMANDS", ".SH EXAMPLES", ".SH EXIT STATUS"}) {
     CHECK_MESSAGE(page.find(std::string("\n") + line + "\n") != std::string::npos, line);
   }
-}
-
-// #13: `rv run --help` did not show -H, --json, -v: the global flags, accepted after the command too.
-TEST_CASE("cli spec: every subcommand's help ends with the global options, nested ones too")
-{
-  Toy toy;
-  rv::cli::add_global_options_footer(toy.app);
-  const auto* run = toy.app.get_subcommand("run");
-  const auto help = run->help();
-  CHECK(help.find("Global options (before or after the command):") != std::string::npos);
-  CHECK(help.find("-H, --host VALUE  login host") != std::string::npos);
-  CHECK(help.find("--gpu") < help.find("Global options")); // after the command's own options
-  const auto* push = toy.app.get_subcommand("sync")->get_subcommand("push");
-  CHECK(push->help().find("-H, --host VALUE") != std::string::npos);
-  CHECK(toy.app.help().find("Global options") == std::string::npos); // rv --help lists them already
 }

@@ -1,5 +1,6 @@
 // CLI11's parse errors in rv's words (cli/parse_errors.hpp), on an app shaped like rv's.
 
+#include "cli/commands.hpp"
 #include "cli/parse_errors.hpp"
 
 #include <doctest/doctest.h>
@@ -74,7 +75,7 @@ TEST_CASE("parse errors: unknown commands and flags get rv's words, a did-you-me
       {{"ps", "extra"}, "rv ps: unexpected argument 'extra'", "`rv ps --help`"},
       {{"sync"}, "rv sync needs one of: push, pull", "`rv sync --help`"},
       {{"sync", "psh"}, "rv sync has no command 'psh'", "did you mean `rv sync push`?"},
-      {{"run", "-g", "abc"}, "rv run: ", "`rv run --help`"},
+      {{"run", "-g", "abc"}, "--gpu takes a whole number, not 'abc'", "`rv run --help`"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args.empty() ? std::string("(none)") : c.args.front());
@@ -87,4 +88,33 @@ TEST_CASE("parse errors: unknown commands and flags get rv's words, a did-you-me
     CHECK(e->hint.find(c.hint_part) != std::string::npos);
     CHECK(e->message.find("A subcommand is required") == std::string::npos);
   }
+}
+
+// #24 item 12: `rv sync pull` answered CLI11's "remote is required", `--gpu abc` "Could not
+// convert: --gpu = abc".
+TEST_CASE("parse errors: a missing argument is named with an example; a bad number says what it takes")
+{
+  auto error = [](std::vector<std::string> args) -> std::optional<rv::Error> {
+    rv::cli::Context ctx;
+    CLI::App app{"", "rv"};
+    rv::cli::define_app(app, ctx);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+      return rv::cli::usage_error(app, e, args);
+    }
+    return std::nullopt;
+  };
+  auto pull = error({"sync", "pull"});
+  REQUIRE(pull);
+  CHECK(pull->message == "rv sync pull needs REMOTE: request id (its winner's --output files), or a remote path");
+  CHECK(pull->hint == "e.g. rv sync pull 3f9c02ab (`rv sync pull --help` shows its usage)");
+  auto shell = error({"completion"});
+  REQUIRE(shell);
+  CHECK(shell->message == "rv completion needs SHELL: bash, zsh or fish");
+  auto gpu = error({"up", "--gpu", "abc"});
+  REQUIRE(gpu);
+  CHECK(gpu->message == "--gpu takes a whole number, not 'abc'");
+  CHECK(gpu->hint.starts_with("e.g. rv up "));
 }

@@ -102,6 +102,28 @@ TEST_CASE("config: every value is checked against its key's type when set")
   CHECK_FALSE(c.load_file(write_temp("typed.json", R"({"max_strategies": 0})")));
 }
 
+// #24 item 12: {"host": 5}, notify_webhook ftp://x and notify_email notanemail were accepted;
+// connect_timeout 0s was "not a duration".
+TEST_CASE("config: a text key takes no number, and addresses are checked when set")
+{
+  Config c;
+  auto host = c.load_file(write_temp("host5.json", R"({"host": 5})"));
+  REQUIRE_FALSE(host);
+  CHECK(host.error().message.ends_with(": 'host' must be a string, not 5"));
+  CHECK(c.load_file(write_temp("count.json", R"({"max_strategies": 4, "checkpoint": true})")));
+  CHECK(c.set("notify_webhook", "ftp://x", Origin::file).error().message ==
+        "notify_webhook 'ftp://x' is not an http(s) URL");
+  CHECK(c.set("notify_webhook", "https://hooks.example.org/rv", Origin::file));
+  CHECK(c.set("notify_email", "notanemail", Origin::file).error().message ==
+        "notify_email 'notanemail' is not an e-mail address");
+  CHECK_FALSE(c.set("notify_email", "a@b, c@d", Origin::file));
+  CHECK(c.set("notify_email", "ada@example.org", Origin::file));
+  CHECK(c.set("notify_email", "", Origin::file)); // unset
+  auto zero = c.set("connect_timeout", "0s", Origin::flag);
+  REQUIRE_FALSE(zero);
+  CHECK(zero.error().message == "connect_timeout '0s' must be longer than 0");
+}
+
 TEST_CASE("config: rv config show --json gives numbers and booleans their JSON types")
 {
   CHECK(config_value_json(**find_config_key("max_strategies"), "8") == nlohmann::json(8));

@@ -223,3 +223,44 @@ TEST_CASE("connect_tcp: a closed port is refused")
   REQUIRE_FALSE(s.has_value());
   CHECK(s.error().message.find("cannot connect to 127.0.0.1:") == 0);
 }
+
+// N14: any local user can connect to a forward; each connection costs buffers and a channel.
+TEST_CASE("run_forward: connections past max_connections are closed at once, never opened far")
+{
+  EchoServer server;
+  auto listener = listen_local(0);
+  REQUIRE(listener.has_value());
+  const int port = bound_port(*listener);
+  // Two clients hold their connections open; the third is turned away.
+  int a = dial(port);
+  int b = dial(port);
+  REQUIRE(a >= 0);
+  REQUIRE(b >= 0);
+  TcpOpener tcp;
+  int opened = 0;
+  ForwardHooks hooks;
+  hooks.max_connections = 2;
+  hooks.open = [&] {
+    ++opened;
+    return tcp.open_stream("127.0.0.1", server.port);
+  };
+  hooks.check_every = std::chrono::milliseconds(20);
+  std::atomic<bool> done{false};
+  std::string third;
+  std::thread client([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // after the first two are accepted
+    third = send_and_read(port, "ping");
+    done = true;
+  });
+  hooks.keep_going = [&] { return !done; };
+  auto stats = run_forward(*listener, hooks);
+  client.join();
+  ::close(a);
+  ::close(b);
+  ::close(*listener);
+  REQUIRE(stats.has_value());
+  CHECK(stats->connections == 3);
+  CHECK(stats->turned_away == 1);
+  CHECK(opened == 2);
+  CHECK(third.empty());
+}

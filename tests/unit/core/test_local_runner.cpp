@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <unistd.h>
@@ -16,6 +19,17 @@ using namespace std::chrono_literals;
 namespace {
 const std::string k_nasty =
     "a b  'single' \"double\" $HOME `id` $(id) \\ ; | & * ? [x] {a,b} ~ #\nline2\n\tñ 日本 \x01 end";
+
+void write_file(const std::filesystem::path& p, const std::string& text)
+{
+  std::ofstream(p) << text;
+}
+
+std::string read_file(const std::filesystem::path& p)
+{
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 Command cmd(std::vector<std::string> argv)
 {
@@ -243,4 +257,38 @@ TEST_CASE("shell_quote round-trips through sh")
     REQUIRE(o);
     CHECK(o->out == w);
   }
+}
+
+// N4: rv on the login node pushed through `<file>.rv-tmp.<pid>`, copied with copy_file (which
+// truncates through a symlink) and chmodded by name. A co-user who can write the directory could
+// plant that name as a symlink to a file of the victim's and have it overwritten and chmodded.
+TEST_CASE("local runner: put_file never writes or chmods through a temp name planted beside the target")
+{
+  namespace fs = std::filesystem;
+  const auto base = fs::temp_directory_path() / ("rv-put-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base / "shared");
+  write_file(base / "victim", "private\n");
+  fs::permissions(base / "victim", fs::perms(0600));
+  write_file(base / "train.py", "print(1)\n");
+  // Every name the old code could use, planted as a symlink to the victim's file.
+  const auto target = base / "shared" / "train.py";
+  for (const auto& planted : {target.string() + ".rv-tmp", target.string() + ".rv-tmp." + std::to_string(::getpid())}) {
+    fs::create_symlink(base / "victim", planted);
+  }
+  LocalRunner r;
+  auto sent = r.put_file((base / "train.py").string(), target.string(), FileMeta{0644, 1700000000});
+  REQUIRE(sent);
+  CHECK(read_file(base / "victim") == "private\n");
+  CHECK((fs::status(base / "victim").permissions() & fs::perms::all) == fs::perms(0600));
+  CHECK(read_file(target) == "print(1)\n");
+  CHECK((fs::symlink_status(target).permissions() & fs::perms::all) == fs::perms(0644));
+  CHECK(fs::is_regular_file(fs::symlink_status(target)));
+  // No temp file is left behind: only the target and the two planted links.
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(base / "shared")) {
+    ++entries;
+  }
+  CHECK(entries == 3);
+  fs::remove_all(base);
 }

@@ -250,3 +250,53 @@ TEST_CASE("cache store: atomic documents; corrupt, foreign or missing files are 
   CHECK_FALSE(std::filesystem::exists(dir / (key + ".json")));
   std::filesystem::remove_all(dir);
 }
+
+// N13: write_file_atomic wrote through `<file>.tmp.<pid>`, opened with O_CREAT|O_TRUNC: in a directory
+// others can write (`rv ssh --config --install --file SHARED/x`) a planted symlink under that name
+// made rv truncate and overwrite the file it pointed at.
+TEST_CASE("write_file_atomic never writes through a temp name planted beside the target")
+{
+  const auto dir = fs::temp_directory_path() / fmt::format("rv-atomic-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "shared");
+  std::ofstream(dir / "victim") << "private\n";
+  const auto target = dir / "shared" / "config";
+  fs::create_symlink(dir / "victim", target.string() + fmt::format(".tmp.{}", ::getpid()));
+  REQUIRE(write_file_atomic(target, "Host x\n"));
+  std::ifstream victim(dir / "victim");
+  CHECK(std::string(std::istreambuf_iterator<char>(victim), {}) == "private\n");
+  std::ifstream written(target);
+  CHECK(std::string(std::istreambuf_iterator<char>(written), {}) == "Host x\n");
+  CHECK((fs::status(target).permissions() & fs::perms::all) == fs::perms(0600));
+  fs::remove_all(dir);
+}
+
+// N16: `jobs` merged as one value: `rv stop` recorded one job CANCELLED while `rv run -f` saved
+// another job's state change, and the run's save put the stopped job back as it was.
+TEST_CASE("three_way_merge: a request's jobs merge job by job, matched by strategy_id")
+{
+  const nlohmann::json base = {{"jobs",
+                                {{{"strategy_id", "s1"}, {"state", "PENDING"}, {"job_id", "11"}},
+                                 {{"strategy_id", "s2"}, {"state", "PENDING"}, {"job_id", "12"}}}}};
+  auto mine = base; // rv run -f: s1 started
+  mine["jobs"][0]["state"] = "RUNNING";
+  auto theirs = base; // rv stop: s2 cancelled, and rv ps adopted an orphan
+  theirs["jobs"][1]["state"] = "CANCELLED";
+  theirs["jobs"].push_back({{"strategy_id", "orphan"}, {"state", "PENDING"}, {"job_id", "13"}});
+  auto merged = three_way_merge(base, mine, theirs);
+  REQUIRE(merged["jobs"].size() == 3);
+  CHECK(merged["jobs"][0]["state"] == "RUNNING");
+  CHECK(merged["jobs"][1]["state"] == "CANCELLED");
+  CHECK(merged["jobs"][2]["job_id"] == "13");
+  // A job only mine added is appended; one mine removed goes.
+  auto mine2 = base;
+  mine2["jobs"].erase(1);
+  mine2["jobs"].push_back({{"strategy_id", "orphan-14"}, {"state", "PENDING"}, {"job_id", "14"}});
+  auto merged2 = three_way_merge(base, mine2, theirs);
+  REQUIRE(merged2["jobs"].size() == 3);
+  CHECK(merged2["jobs"][0]["strategy_id"] == "s1");
+  CHECK(merged2["jobs"][1]["strategy_id"] == "orphan");
+  CHECK(merged2["jobs"][2]["strategy_id"] == "orphan-14");
+  // Arrays without the key (or with duplicates) are still one value.
+  CHECK(three_way_merge({{"a", {1, 2}}}, {{"a", {1, 3}}}, {{"a", {4}}})["a"] == nlohmann::json{1, 3});
+}

@@ -92,6 +92,18 @@ TEST_CASE("remote files: a private file is written atomically, 0600 in a 0700 di
   auto from = r.run(remote::read_from_command(path, 6));
   REQUIRE(from);
   CHECK(from->out == content.substr(6));
+  // #17: at most max_bytes per read (a multi-GB log never lands whole in the login node's batch
+  // files or in rv's memory); the next read goes on where it stopped; a missing file is an error.
+  auto piece = r.run(remote::read_from_command(path, 6, 3));
+  REQUIRE(piece);
+  CHECK(piece->out == content.substr(6, 3));
+  auto next = r.run(remote::read_from_command(path, 9, 3));
+  REQUIRE(next);
+  CHECK(next->out == content.substr(9, 3));
+  auto missing = r.run(remote::read_from_command((dir / "no-such-log").string(), 0));
+  REQUIRE(missing);
+  CHECK_FALSE(missing->ok());
+  CHECK(missing->err.find("No such file") != std::string::npos); // rv logs says "no such file"
   auto last = r.run(remote::last_lines_command(path, 2));
   REQUIRE(last);
   CHECK(last->out == "$x `y`\n\x01");

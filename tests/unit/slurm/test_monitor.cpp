@@ -293,6 +293,34 @@ TEST_CASE("monitor with a claim: the claimant wins even before squeue shows it s
   CHECK(stats->cancelled == std::vector<std::string>{"62"});
 }
 
+// N3: the siblings were cancelled while pending by the guard of a job rv never learnt of (its
+// sbatch's answer was lost). Before, rv never read the claim (nothing it tracked had started) and
+// ended with "every strategy ended without starting" while that job ran the command.
+TEST_CASE("monitor with a claim: a claimant rv does not track is adopted and wins")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
+  r.expect(is_squeue, FakeRunner::reply(0, row("81", "CANCELLED") + row("82", "CANCELLED")));
+  r.expect_prefix(claim, FakeRunner::reply(0, "83\n"));
+  auto race = race_of({"81", "82"});
+  MonitorOptions opts;
+  opts.claim_argv = claim;
+  std::string adopted;
+  opts.on_update = [&](const Race&, const RaceDecision& d) {
+    if (!d.adopted.empty()) {
+      adopted = d.adopted;
+    }
+  };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(adopted == "83");
+  REQUIRE(race.winner());
+  CHECK(race.entries()[*race.winner()].job_id == "83");
+  CHECK(stats->cancelled.empty());
+}
+
 TEST_CASE("monitor with a claim: no claim within claim_wait falls back to start time and rank")
 {
   FakeRunner r;

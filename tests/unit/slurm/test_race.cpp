@@ -145,3 +145,24 @@ TEST_CASE("job states parse in every spelling")
   CHECK_FALSE(is_hopeless_reason("Resources"));
   CHECK_FALSE(is_hopeless_reason("QOSMaxGRESPerUser"));
 }
+
+// N3: an sbatch whose answer was lost (killed by its timeout) may still have created its job; when
+// that job starts first, its guard claims the request and cancels the tracked siblings while they
+// pend. rv must follow that job, not report "every strategy ended without starting".
+TEST_CASE("race: a claim owner that is no sibling is adopted and wins")
+{
+  auto race = make_race(2);
+  std::map<std::string, JobView> v = {{"101", view(JobState::cancelled)}, {"102", view(JobState::cancelled)}};
+  CHECK(race.cancelled_by_a_claim(v)); // nobody rv knows started, yet its siblings were cancelled
+  CHECK_FALSE(race.needs_claimant(v, 1));
+  auto d = race.observe(v, "107");
+  CHECK(d.adopted == "107");
+  REQUIRE(d.new_winner);
+  REQUIRE(race.entries().size() == 3);
+  CHECK(race.entries()[*d.new_winner].job_id == "107");
+  CHECK(race.entries()[*d.new_winner].strategy_id == "orphan-107");
+  CHECK_FALSE(d.all_failed);
+  // A claim that is no job id is not adopted.
+  auto other = make_race(2);
+  CHECK(other.observe(v, "../etc").adopted.empty());
+}

@@ -31,3 +31,33 @@ TEST_CASE("submit: job ids and refusals, one result per strategy")
   CHECK(results[2].job_id.empty());
   CHECK_FALSE(results[2].error.empty());
 }
+
+TEST_CASE("submit: an sbatch killed by its timeout, by a signal, or with an unreadable answer may have created its "
+          "job (N3)")
+{
+  std::vector<Submission> subs = {{"s1", "a"}, {"s2", "b"}, {"s3", "c"}, {"s4", "d"}, {"s5", "e"}, {"s6", "f"}};
+  proc::Outcome killed; // `timeout -k 5 60 sbatch`: 124, or 137 once the -k fired
+  killed.exit_code = 124;
+  proc::Outcome signalled;
+  signalled.signal = 9;
+  proc::Outcome rpc;
+  rpc.exit_code = 1;
+  rpc.err = "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation\n";
+  proc::Outcome garbled;
+  garbled.exit_code = 0;
+  garbled.out = "hello\n";
+  proc::Outcome refused;
+  refused.exit_code = 1;
+  refused.err = "sbatch: error: Batch job submission failed: Requested node configuration is not available\n";
+  auto r = parse_submit_outcomes(subs, {killed, signalled, rpc, garbled, refused}); // s6: no answer at all
+  REQUIRE(r.size() == 6);
+  CHECK(r[0].uncertain);
+  CHECK(r[1].uncertain);
+  CHECK(r[2].uncertain);
+  CHECK(r[3].uncertain);
+  CHECK_FALSE(r[4].uncertain); // Slurm said no: no job
+  CHECK(r[5].uncertain);
+  for (const auto& x : r) {
+    CHECK(x.job_id.empty());
+  }
+}

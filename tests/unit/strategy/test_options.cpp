@@ -81,3 +81,19 @@ TEST_CASE("to_request: the config's account, qos and checkpoint are the defaults
   CHECK_FALSE(r->allow_checkpoint);
   CHECK(rv::cli::to_request(rv::cli::PlanFlags{})->qos.empty()); // no config: the partition's QOS
 }
+
+// #24 item 12: `-t 2h` (sbatch's time flag) was "unknown GPU type '2h'" after a round trip.
+TEST_CASE("to_request: -t with a time says --time")
+{
+  rv::cli::PlanFlags f;
+  f.type = "2h";
+  auto r = rv::cli::to_request(f, {});
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == rv::ErrorCode::usage);
+  CHECK(r.error().message == "-t/--type is the GPU type, and '2h' is a time");
+  CHECK(r.error().hint == "did you mean --time 2h? (sbatch's -t is rv's --time)");
+  f.type = "a100";
+  CHECK(rv::cli::to_request(f, {}));
+  f.type = "3g.40gb"; // a MIG profile is a type
+  CHECK(rv::cli::to_request(f, {}));
+}

@@ -1,3 +1,4 @@
+#include "strategy/enumerate.hpp"
 #include "strategy/plan.hpp"
 
 #include "fixtures.hpp"
@@ -254,10 +255,17 @@ TEST_CASE("plan: checkpoint segments are opt-in; beyond every MaxTime the error 
   CHECK(p.longest_max_time_s == 3 * 86400);
   auto e = no_viable_strategy(p);
   CHECK(e.code == ErrorCode::no_strategy);
-  CHECK(e.message == "--time is longer than every partition's MaxTime (the longest is 3-00:00:00) and "
+  CHECK(e.message == "--time is longer than every GPU partition's MaxTime (the longest is 3-00:00:00) and "
                      "checkpointing is off");
   CHECK(e.hint.find("--checkpoint") != std::string::npos);
   CHECK(e.hint.find("--time 3-00:00:00 or less") != std::string::npos);
+  // A CPU-only partition's longer MaxTime is not offered (the 24.11 testbed's `compute`, 7 days).
+  auto with_cpu = test::campus();
+  with_cpu.partitions.push_back(test::partition("cpu-long", 30 * 86400));
+  auto cpu_node = test::gpu_node("c0", "cpu-long", "", 0, 64, 256'000);
+  cpu_node.gpus.clear();
+  with_cpu.nodes.push_back(cpu_node);
+  CHECK(plan_with_window(with_cpu, req, 6 * 3600).longest_max_time_s == 3 * 86400);
 
   // Within MaxTime no checkpoint strategy appears unless asked for, and nothing is flagged.
   req.time_s = 2 * 86400;
@@ -270,6 +278,23 @@ TEST_CASE("plan: checkpoint segments are opt-in; beyond every MaxTime the error 
   auto on = plan_with_window(test::campus(), req, 6 * 3600);
   CHECK(std::any_of(on.strategies.begin(), on.strategies.end(),
                     [](const auto& s) { return s.kind == model::StrategyKind::checkpoint; }));
+}
+
+// #24 item 10: every empty plan got "fewer GPUs, a shorter --time or --checkpoint may fit".
+TEST_CASE("plan: the no-fit hint follows the cause of the rejections")
+{
+  Plan p;
+  p.rejected = {{"a100", "gpu-a100", "Slurm refuses it: Invalid node name specified", {}},
+                {"v100", "gpu-v100", "Slurm refuses it: Invalid node name specified", {}}};
+  CHECK(no_fit_hint(p) == "--exclude names a node Slurm does not know (`rv exec sinfo -N` lists them)");
+  CHECK(no_viable_strategy(p).hint == no_fit_hint(p));
+  p.rejected = {{"a100", "gpu-a100", "VRAM of 'a100' unknown (add types.a100.vram_gb to the site profile)", {}},
+                {"v100", "gpu-v100", "not selected by --type a100", {}}};
+  CHECK(no_fit_hint(p) == "leave --vram out, or add the types' vram_gb to the site profile");
+  p.rejected = {{"a100", "gpu-a100", "QOS gold is not in AllowQos of gpu-a100", {}}};
+  CHECK(no_fit_hint(p).find("--qos") != std::string::npos);
+  p.rejected = {{"a100", "gpu-a100", "no topology fits: 1x1000: nodes have at most 8 a100 GPUs", {}}};
+  CHECK(no_fit_hint(p).find("fewer GPUs") != std::string::npos);
 }
 
 TEST_CASE("plan: time-min only when the request allows it")
@@ -486,4 +511,24 @@ TEST_CASE("plan: a GPU count no type can hold says each type's capacity in one s
   auto q = plan(test::campus(), test::campus_profile(), one_node, {}, {});
   REQUIRE(q);
   CHECK(has_reason(*q, "v100", "at most 4 v100 GPUs in one job (1 node x 4); asked for 12"));
+}
+
+// #24 item 12: an unknown --qos or -A went to the queue without a word, though discovery knows the
+// user's associations (`rv doctor` prints them).
+TEST_CASE("plan: a --qos or -A none of the associations names is warned about")
+{
+  model::Cluster c;
+  c.limits.accounts = {"rvacct"};
+  c.limits.qos = {"normal"};
+  model::JobRequest req;
+  req.qos = "nosuchqos";
+  req.account = "nosuchacct";
+  const auto w = association_warnings(c, req);
+  REQUIRE(w.size() == 2);
+  CHECK(w[0] == "QOS nosuchqos is not one your associations allow (normal): Slurm may refuse or hold the job");
+  CHECK(w[1] == "account nosuchacct is not one of yours (rvacct): Slurm may refuse the job");
+  req.qos = "Normal";
+  req.account = "rvacct";
+  CHECK(association_warnings(c, req).empty());
+  CHECK(association_warnings(model::Cluster{}, model::JobRequest{}).empty()); // nothing discovered: no warning
 }

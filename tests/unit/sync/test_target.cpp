@@ -153,7 +153,7 @@ TEST_CASE("sync target: deletions only in marked, new, empty or rv-owned directo
 TEST_CASE("sync target: the facts command's answer parses, and a short answer is an error")
 {
   using namespace std::string_literals;
-  auto f = parse_target_facts("0111\0"s
+  auto f = parse_target_facts("01110\0"s
                               "/s/ana/ws\0"s
                               "/home/ana\0"s
                               "/s/ana\0"s
@@ -167,16 +167,22 @@ TEST_CASE("sync target: the facts command's answer parses, and a short answer is
   CHECK(f->exists);
   CHECK(f->is_dir);
   CHECK(f->marked);
+  CHECK_FALSE(f->shared);
   CHECK(f->physical == "/s/ana/ws");
   CHECK(f->home == "/home/ana");
   CHECK(f->home_physical == "/s/ana");
   CHECK(f->resolved == "/s/ana/ws");
   CHECK(f->marker == "rv workspace\nproof 00\n");
   CHECK(f->protect_physical == std::vector<std::string>{"/s/ana/.rv", ""});
-  CHECK_FALSE(parse_target_facts("0111\0"s
+  CHECK_FALSE(parse_target_facts("01110\0"s
                                  "/x\0"s,
                                  0));
-  CHECK_FALSE(parse_target_facts("01x1\0"s
+  CHECK_FALSE(parse_target_facts("0111\0"s // four flags: an older answer
+                                 "\0"s
+                                 "/h\0"s
+                                 "/h\0"s,
+                                 0));
+  CHECK_FALSE(parse_target_facts("01x10\0"s
                                  "\0"s
                                  "/h\0"s
                                  "/h\0"s,
@@ -320,6 +326,85 @@ TEST_CASE("sync target: a new directory is created, marked and mirrored (real pu
   CHECK(second->plan.remove == std::vector<std::string>{"requirements.txt"});
   CHECK_FALSE(fs::exists(ws / "requirements.txt"));
   CHECK(h.home_intact());
+}
+
+// N4: between the listing and the deletions, a co-user who can write the target could swap a listed
+// subdirectory for a symlink and have `rm -f -- sub/x` delete a file of the victim's elsewhere.
+TEST_CASE("sync target: a directory others can write is never mirrored into, marked or not (real push)")
+{
+  FakeHome h;
+  const auto shared = h.home / "data";
+  REQUIRE(h.push(shared, true)); // mirrored and marked while private
+  std::ofstream(shared / "stale.txt") << "x\n";
+  fs::permissions(shared, fs::perms::group_write, fs::perm_options::add);
+  auto kept = h.push(shared);
+  REQUIRE(kept);
+  CHECK_FALSE(kept->mirrored);
+  CHECK(fs::exists(shared / "stale.txt"));
+  CHECK(fs::exists(shared / "train.py"));
+  auto refused = h.push(shared, true); // --delete does not lift it
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("others can write there") != std::string::npos);
+  CHECK(fs::exists(shared / "stale.txt"));
+  fs::permissions(shared, fs::perms::group_write, fs::perm_options::remove);
+  auto mirrored = h.push(shared); // private again: mirrored
+  REQUIRE(mirrored);
+  CHECK(mirrored->mirrored);
+  CHECK_FALSE(fs::exists(shared / "stale.txt"));
+}
+
+// N7: a custom sync_root outside the 0700 remote_root got 0755 workspaces (code, and a non-git
+// project's .env, readable by others).
+TEST_CASE("sync target: the project's own workspace is made and kept private (real push)")
+{
+  FakeHome h;
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  PushOptions o;
+  o.target.owned = true;
+  const auto ws = h.base / "sync-root" / "proj" / "main";
+  auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  REQUIRE(rv::sync::push(h.local, h.local, h.project, *sel, ws.string(), o));
+  CHECK(mode(ws) == fs::perms(0700));
+  CHECK(mode(ws.parent_path()) == fs::perms(0700)); // parents rv made
+  CHECK(fs::exists(ws / "train.py"));
+  fs::permissions(ws, fs::perms(0755)); // made by an older rv
+  REQUIRE(rv::sync::push(h.local, h.local, h.project, *sel, ws.string(), o));
+  CHECK(mode(ws) == fs::perms(0700));
+}
+
+// N8: only the remote root and its ancestors were refused; its descendants were not, so
+// `rv sync push --delete . '~/.rv/requests'` deleted a live request's secrets file and claim (a
+// late sibling could then claim the request again: a duplicate run). The cache root was not
+// protected at all.
+TEST_CASE("sync target: nothing inside rv's remote root or cache root is a push target (real push)")
+{
+  FakeHome h;
+  fs::create_directories(h.base / "cache" / "huggingface");
+  std::ofstream(h.base / "cache" / "huggingface" / "token") << "hf_x\n";
+  auto sel = list_project_files(h.project, h.local, SelectOptions{});
+  REQUIRE(sel);
+  auto push = [&](const fs::path& dir, bool allow_delete) {
+    PushOptions o;
+    o.target.allow_delete = allow_delete;
+    o.target.protect = {(h.home / ".rv/workspaces").string()};
+    o.target.protect_inside = {(h.home / ".rv").string(), (h.base / "cache").string()};
+    return rv::sync::push(h.local, h.local, h.project, *sel, dir.string(), o);
+  };
+  for (const auto& dir : {h.home / ".rv/requests", h.home / ".rv/requests/abcd1234", h.home / ".rv/logs/new",
+                          h.base / "cache", h.base / "cache/huggingface", h.home / "scratch/../.rv/requests"}) {
+    for (bool allow_delete : {false, true}) {
+      CAPTURE(dir.string());
+      CAPTURE(allow_delete);
+      auto r = push(dir, allow_delete);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().message.find("rv will not push to") == 0);
+    }
+  }
+  CHECK(fs::exists(h.home / ".rv/requests/abcd1234/env"));
+  CHECK(fs::exists(h.base / "cache/huggingface/token"));
+  CHECK_FALSE(fs::exists(h.home / ".rv/requests/train.py"));
+  CHECK(push(h.home / "data", false)); // elsewhere: as before
 }
 
 // N1 (security review 2, HIGH): a project holding `.rv-workspace` (a copy of a workspace or a

@@ -4,6 +4,10 @@
 #include "exec_fixture.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <vector>
 
 using namespace rv::templates;
 using namespace rv::templates::testing;
@@ -120,4 +124,55 @@ TEST_CASE("notify: the script's HMAC-SHA256 in bash matches RFC 4231")
                             v.key_hex + " '" + data + "' '" + out + "'") == 0);
     CHECK(rv::testing::read_text(out) == v.mac + "\n");
   }
+}
+
+// N11: the documented verifier derived the key from the unsigned X-Rv-Request header and never
+// compared it with the body's request_id, and nothing told two deliveries of the same event from a
+// replay. Each event now carries a random event_id, in the signed body and in X-Rv-Event-Id.
+TEST_CASE("notify: each event is signed with its request and a fresh event id, also in the headers")
+{
+  ExecFixture fx;
+  auto script = render(base_strategy(), base_request(), notifying(base_options()));
+  REQUIRE(script.has_value());
+  const auto begin = script->find("# ---- notifications");
+  const auto end = script->find("_rv_notify_end() {");
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  rv::testing::write_text(fx.path("notify.sh"),
+                          "_rv_log() { printf 'rv: %s\\n' \"$*\" >&2; }\n" + script->substr(begin, end - begin));
+  // A stand-in curl: records its arguments and the body file, answers 204.
+  std::filesystem::create_directories(fx.dir / "bin");
+  rv::testing::write_text(fx.path("bin/curl"), "#!/bin/bash\n"
+                                               "n=$(ls '" +
+                                                   fx.path("") +
+                                                   "' | grep -c '^args')\n"
+                                                   "printf '%s\\n' \"$@\" >'" +
+                                                   fx.path("") +
+                                                   "args'$n\n"
+                                                   "for a in \"$@\"; do case $a in @*) cat \"${a#@}\" >'" +
+                                                   fx.path("") +
+                                                   "body'$n ;; esac; done\n"
+                                                   "cat >/dev/null; printf 204\n");
+  std::filesystem::permissions(fx.dir / "bin" / "curl", std::filesystem::perms::owner_all);
+  const std::string key(64, 'a');
+  REQUIRE(ExecFixture::sh("env -i PATH='" + fx.path("bin") +
+                          ":/usr/bin:/bin' RV_REQUEST_ID=r1 SLURM_JOB_ID=42 bash -c "
+                          "'. \"$0\"; _rv_notify_url=https://hooks.example.org/x; _rv_notify_key=" +
+                          key + "; _rv_notify start RUNNING; _rv_notify start RUNNING' '" + fx.path("notify.sh") +
+                          "' 2>'" + fx.path("err") + "'") == 0);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    const auto body = nlohmann::json::parse(rv::testing::read_text(fx.path("body" + std::to_string(i))));
+    const auto args = rv::testing::read_text(fx.path("args" + std::to_string(i)));
+    const std::string id = body.value("event_id", "");
+    CAPTURE(args);
+    CHECK(id.size() == 16);
+    CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(body["request_id"] == "r1");
+    CHECK(has(args, "X-Rv-Event-Id: " + id + "\n"));
+    CHECK(has(args, "X-Rv-Request: r1\n"));
+    ids.push_back(id);
+  }
+  CHECK(ids[0] != ids[1]); // a replay of the first is told from the second
+  CHECK(has(rv::testing::read_text(fx.path("err")), "notification 'start' sent"));
 }

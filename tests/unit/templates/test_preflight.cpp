@@ -138,6 +138,9 @@ TEST_CASE("preflight: a failing node ends the job with exit 96 before anything o
   CHECK_FALSE(fs::exists(node.path("setup-ran")));
   CHECK(node.read("e").find("rv preflight: FAIL node=n1 reason=nvidia-smi: No devices were found\n") !=
         std::string::npos);
+  // The verdict file, which only the preflight writes, names the node and the reason (N2).
+  const auto verdict = preflight_verdict_path(o.remote_root, o.request_id, "501");
+  CHECK(rv::testing::read_text(verdict) == "rv preflight: FAIL node=n1 reason=nvidia-smi: No devices were found\n");
 
   // The same job on a healthy node runs the command; --no-preflight renders no check at all.
   node.set("fault", "");
@@ -150,4 +153,19 @@ TEST_CASE("preflight: a failing node ends the job with exit 96 before anything o
   cpu.gpus_per_node = 0;
   o.preflight = true;
   CHECK(render(cpu, base_request(), o)->find("_rv_pf_node") == std::string::npos);
+}
+
+TEST_CASE("preflight: a command that exits 96 itself leaves no verdict file, so rv never reruns it (N2)")
+{
+  FakeNode node(k_two_a100);
+  auto o = node.options();
+  o.command = "touch '" + node.path("marker") + "'; exit 96";
+  auto script = render(base_strategy(), base_request(), o);
+  REQUIRE(script.has_value());
+  node.write_script("job", *script);
+  const auto env = node.job_env("502", "TB_DIR='" + node.dir.string() + "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=0,1");
+  const auto with_smi = "PATH='" + node.path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' ";
+  CHECK(ExecFixture::sh(env + with_smi + "bash '" + node.path("job.sbatch") + "' >/dev/null 2>&1") == 96);
+  CHECK(fs::exists(node.path("marker")));
+  CHECK_FALSE(fs::exists(preflight_verdict_path(o.remote_root, o.request_id, "502")));
 }

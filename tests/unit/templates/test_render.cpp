@@ -124,6 +124,10 @@ void check_script_properties(const rv::templates::testing::Case& c, const std::s
   }
   CHECK(d["output"] == o.log_dir + "/%x-%j.out");
   CHECK(d["error"] == o.log_dir + "/%x-%j.err");
+  if (!o.workdir.empty()) {
+    expected.insert("chdir");
+    CHECK(d["chdir"] == o.workdir); // Slurm's WorkDir: what snapshot pruning reads (#16)
+  }
   if (s.kind == rv::model::StrategyKind::checkpoint) {
     expected.insert({"signal", "open-mode"});
     auto sig = normalize_signal(o.signal);
@@ -177,6 +181,22 @@ TEST_CASE("templates: #SBATCH lines come from the strategy and request")
   // torchrun with 2 GPUs per node: 16 CPUs shared by 2 ranks.
   CHECK(script.find("export OMP_NUM_THREADS=8 ") != std::string::npos);
   CHECK(script.find("--master_port=\"$MASTER_PORT\"") != std::string::npos);
+}
+
+// #16: snapshot pruning keeps a snapshot that a queued or running job's WorkDir (squeue %Z) points
+// into. Without --chdir, WorkDir was the login shell's directory ($HOME over ssh) and never matched,
+// so a re-fan-out round (a new request id running from the first round's snapshot) was unprotected.
+TEST_CASE("templates: a job with a working directory is submitted with --chdir, so Slurm's WorkDir names it")
+{
+  auto c = golden_cases().front();
+  c.options.workdir = "/home/u/.rv/workspaces/p-1/main/snapshots/1700000000-abcd1234/src dir";
+  auto script = render(c.strategy, c.request, c.options).value();
+  CHECK(script.find("#SBATCH --chdir=\"/home/u/.rv/workspaces/p-1/main/snapshots/1700000000-abcd1234/src dir\"\n") !=
+        std::string::npos);
+  CHECK(script.find("\ncd -- '/home/u/.rv/workspaces/p-1/main/snapshots/1700000000-abcd1234/src dir'") !=
+        std::string::npos); // and the script still goes there itself
+  c.options.workdir.clear();
+  CHECK(render(c.strategy, c.request, c.options).value().find("#SBATCH --chdir") == std::string::npos);
 }
 
 TEST_CASE("templates: untyped strategies ask for GPUs per node")

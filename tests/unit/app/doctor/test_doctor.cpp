@@ -124,10 +124,18 @@ TEST_CASE("doctor: the test job's answer, healthy and with an injected fault")
   CHECK(find(bad, "job.gpu").detail == "v100-1: nvidia-smi: No devices were found");
   CHECK(find(bad, "job.gpu").fix.find("cannot see the GPUs Slurm granted") != std::string::npos);
 
-  auto refused = job_checks(1, "", read("job_refused.err"), "gpu-v100", false);
+  // #24 item 12: "Requested node configuration is not available" (rv doctor -p cpu) is a partition
+  // without GPUs, not "no GPU was free within 2 minutes".
+  auto refused = job_checks(1, "", read("job_refused.err"), "cpu", false);
   REQUIRE(refused.size() == 1);
-  CHECK(refused[0].status == CheckStatus::warn);
+  CHECK(refused[0].status == CheckStatus::fail);
   CHECK(refused[0].detail.find("Unable to allocate resources") != std::string::npos);
+  CHECK(refused[0].fix.starts_with("no node of cpu has a GPU"));
+  auto busy = job_checks(1, "", "srun: error: Unable to allocate resources: Immediate execution impossible\n",
+                         "gpu-v100", false);
+  REQUIRE(busy.size() == 1);
+  CHECK(busy[0].status == CheckStatus::warn);
+  CHECK(busy[0].fix.starts_with("no GPU was free"));
 
   auto container =
       job_checks(0, read("job_v100_ok.txt") + "runtime=apptainer\ncontainer_rc=0\ncontainer_gpus=0\ncontainer_error=\n",

@@ -156,7 +156,17 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(has("532 / 60000 (0.9%)"));
   CHECK(has("SU spent in the last 30 days: 11 (2 job(s))"));
   CHECK(has("  scratch 3T/10T"));
+  CHECK(lines[0].ends_with("(cluster c, Slurm 22.05.8)")); // read by discovery's scontrol show config
+  // #24 item 12: what sshare leaves empty is left out ("normalised shares ?" was shown).
+  s->fairshare[0].norm_shares.reset();
+  s->fairshare[0].effective_usage = 0.25;
+  lines = status_lines(*s);
+  CHECK(has("Fair-share ("));
+  CHECK(has("0.750 (effective usage 0.250)"));
+  CHECK_FALSE(has("shares ?"));
   auto j = to_json(*s);
+  CHECK(j["slurm_version"] == "22.05.8");
+  CHECK(j["cluster"] == "c");
   CHECK(j["requests"][0]["reason_text"] == "waiting for free GPUs");
   CHECK(j["limits"][0]["max"] == 60000);
   CHECK(j["gpus"]["by_type"][0]["total"] == 8);

@@ -33,7 +33,7 @@ TEST_CASE("rv ssh: the step joins the job on its node; one word is a shell line,
   CHECK(step_argv(t, {"echo", "a b", "$HOME"}).size() == 9);
 }
 
-TEST_CASE("rv ssh --config: the login hop from where() and ProxyJump")
+TEST_CASE("rv ssh --print-config: the login hop from where() and ProxyJump")
 {
   auto hop = login_hop("ssh rvtest@127.0.0.1:2222", "rvtb");
   CHECK(hop.user == "rvtest");
@@ -50,22 +50,45 @@ TEST_CASE("rv ssh --config: the login hop from where() and ProxyJump")
   CHECK(local.host.empty());
 }
 
-TEST_CASE("rv ssh --config: the block")
+TEST_CASE("rv ssh --print-config: the block")
 {
   auto block = ssh_config_block(target(), login_hop("ssh rvtest@127.0.0.1:2222", "rvtb"));
-  CHECK(block == "# BEGIN rv\n"
-                 "# request 3f9c02ab, job 812 on a100-2 (rv ssh --config --install rewrites this block)\n"
-                 "Host rv-3f9c02ab\n"
-                 "  HostName 10.0.0.12\n"
-                 "  User rvtest\n"
-                 "  ProxyJump rvtb\n"
-                 "# END rv\n");
+  REQUIRE(block);
+  CHECK(*block == "# BEGIN rv\n"
+                  "# request 3f9c02ab, job 812 on a100-2 (rv ssh --print-config --install rewrites this block)\n"
+                  "Host rv-3f9c02ab\n"
+                  "  HostName 10.0.0.12\n"
+                  "  User rvtest\n"
+                  "  ProxyJump rvtb\n"
+                  "# END rv\n");
   // rv on the login node: no hop
   auto here = ssh_config_block(target(), login_hop("local", ""));
-  CHECK(here.find("ProxyJump") == std::string::npos);
+  REQUIRE(here);
+  CHECK(here->find("ProxyJump") == std::string::npos);
+  CHECK(ssh_config_block(target(), login_hop("ssh me@[::1]:2200", "me@[::1]:2200")));
 }
 
-TEST_CASE("rv ssh --config --install: the managed block is replaced, every other byte kept")
+// N13: NodeAddr, the node name and the user were written into ~/.ssh/config unchecked; a line break
+// or a blank in one of them would have added a directive (ProxyCommand runs a command).
+TEST_CASE("rv ssh --print-config: a node address, node, user or login host that is no plain name is refused")
+{
+  auto t = target();
+  t.address = "10.0.0.12\n  ProxyCommand sh -c 'id'";
+  auto bad = ssh_config_block(t, login_hop("ssh rvtest@127.0.0.1:2222", "rvtb"));
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("the node address") != std::string::npos);
+  CHECK(bad.error().message.find('\n') == std::string::npos); // shown escaped
+  t = target();
+  t.node = "a100 2";
+  CHECK_FALSE(ssh_config_block(t, login_hop("local", "")));
+  CHECK_FALSE(ssh_config_block(target(), login_hop("ssh rv test@127.0.0.1:2222", "")));
+  CHECK_FALSE(ssh_config_block(target(), login_hop("ssh rvtest@host\tx", "")));
+  t = target();
+  t.address = "fe80::1"; // IPv6 NodeAddr
+  CHECK(ssh_config_block(t, login_hop("local", "")));
+}
+
+TEST_CASE("rv ssh --print-config --install: the managed block is replaced, every other byte kept")
 {
   const std::string block = "# BEGIN rv\nHost rv-1\n# END rv\n";
   CHECK(*with_managed_block("", block) == block);

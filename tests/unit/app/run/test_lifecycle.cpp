@@ -182,6 +182,64 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
   CHECK(found);
 }
 
+// N3: an sbatch killed by its 60 s timeout (an overloaded slurmctld) may have created its job. In a
+// batch where another sbatch answered, that job was recorded REFUSED and never looked for; it then
+// claimed the request and ran untracked.
+TEST_CASE("lifecycle: an sbatch killed by its timeout in a good batch: its job is found by comment and tracked")
+{
+  World w("sbatch-timeout");
+  RunExtras extras;
+  extras.request_id = "c0ffee02";
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "201");
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  for (int i = 0; i < 2; ++i) { // the second search, after the settle gap, finds nothing new
+    w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+                 Cluster::ok("201|PENDING|rv:c0ffee02|train\n202|PENDING|rv:c0ffee02|train\n"));
+  }
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  const auto& rec = launched->rec;
+  CHECK(rec.state == RequestState::submitted);
+  CHECK(rec.job_ids() == std::vector<std::string>{"201", "202"});
+  REQUIRE(rec.jobs.size() == 2); // the job went to the strategy whose answer was lost
+  CHECK(rec.jobs[1].state == "PENDING");
+  CHECK(rec.jobs[1].error.empty());
+  CHECK(w.record()["jobs"][1]["job_id"] == "202");
+}
+
+TEST_CASE("lifecycle: every sbatch timed out: the jobs they created anyway are found and cancelled, request failed")
+{
+  World w("sbatch-timeout-all");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  RunExtras extras;
+  extras.request_id = "c0ffee03";
+  expect_prepare(w.cluster);
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(137));
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|PENDING|rv:c0ffee03|train\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|CANCELLED|rv:c0ffee03|train\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee03/env"); }, Cluster::ok());
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(exit_code_for(launched.error().code) == 3);
+  CHECK(launched.error().message.find("cancelled 301 that sbatch had already created") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+}
+
 TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancelled, the output streams, exit 0")
 {
   World w("winner");
@@ -216,8 +274,8 @@ TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancell
   CHECK(w.cluster.done());
   CHECK(w.cluster.unexpected.empty());
   CHECK(w.output.stdout_text.find("epoch 1\ndone\n") != std::string::npos);
-  // rv's status lines (no terminal: one per change, docs/events.md), then the job's stderr.
-  CHECK(w.output.stderr_text.ends_with("rv: s2 (job 302): RUNNING on v100-1 [0:00]\nwarn\n"));
+  // rv's status line (no terminal: the wait in one line, docs/events.md), then the job's stderr.
+  CHECK(w.output.stderr_text.ends_with("waiting for the first of 2 strategies to start\nwarn\n"));
   auto saved = w.record();
   CHECK(saved["winner"] == "s2");
   CHECK(saved["state"] == "done");
@@ -330,6 +388,9 @@ TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reas
   expect_sbatch(w.cluster, "702");
   w.cluster.on([](const auto& a) { return has(a, "squeue"); },
                Cluster::ok(squeue_row("701", "CANCELLED", "", "0:00") + squeue_row("702", "FAILED", "", "0:00")));
+  // 701 was cancelled unstarted, not by rv: the race reads the claim once before it gives up (N3).
+  w.cluster.on([](const auto& a) { return mentions(a, "/claim/owner"); },
+               Cluster::reply(1, "", "cat: owner: No such file or directory\n"));
   w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/env"); }, Cluster::ok());
   auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
   REQUIRE_FALSE(rc);

@@ -105,19 +105,62 @@ std::vector<nlohmann::json> events(const std::string& text)
 
 } // namespace
 
-TEST_CASE("live status: without a terminal, one plain line per change of the pending job, before the winner")
+TEST_CASE("live status: without a terminal and with -v, one plain line per change of the pending job")
 {
   World w("plain");
+  w.env.verbosity = 1;
   auto l = one_pending_job(w);
   LiveStatus live(w.env, true);
   race(w, l, live);
   CHECK(w.output.stderr_text ==
+        "rv: request 3f9c02ab: waiting for its job to start\n"
         "rv: s1 (job 301): PENDING: other jobs are ahead in the queue (Priority) [0:00]\n"
         "rv: s1 (job 301): PENDING: waiting for free GPUs (Resources), est. start 2026-11-22T14:05:00 [0:01]\n"
         "rv: s1 (job 301): RUNNING on a100-1 [0:03]\n");
   CHECK(w.output.stderr_text.find('\x1b') == std::string::npos); // no control sequences
   CHECK(w.output.frames.empty());
   CHECK(w.output.stdout_text.empty());
+}
+
+// #24 item 9: ~22 rv lines around 4 of the program's; the wait is one line by default.
+TEST_CASE("live status: without a terminal, the wait is one line; the job script's chatter is held back")
+{
+  World w("plain-default");
+  auto l = one_pending_job(w);
+  LiveStatus live(w.env, true);
+  race(w, l, live);
+  CHECK(w.output.stderr_text == "rv: request 3f9c02ab: waiting for its job to start\n");
+  JobOutput job(w.env, live, l.rec.id, "301", "a100-1");
+  job.err("rv: job 301 won request 3f9c02ab\nrv: cancelling sib");
+  job.err("ling job 302 of request 3f9c02ab\nrv preflight: ok node=a100-1 gpus=1/1\n");
+  job.out("epoch 1\n");
+  job.err("Traceback (most recent call last):\nrv is fine\nr");
+  job.err("untime: 3 s\nrv: command exited with status 0\n");
+  job.err("rv: preflight warning: node0 does not resolve on a100-1; rendezvous port not checked\n");
+  job.err("rv: command exited with status 1\npartial");
+  job.flush();
+  CHECK(w.output.stderr_text == "rv: request 3f9c02ab: waiting for its job to start\n"
+                                "Traceback (most recent call last):\nrv is fine\nruntime: 3 s\n"
+                                "rv: preflight warning: node0 does not resolve on a100-1; rendezvous port not checked\n"
+                                "rv: command exited with status 1\npartial");
+  CHECK(w.output.stdout_text == "epoch 1\n");
+}
+
+TEST_CASE("live status: -v shows the job script's own lines as they come")
+{
+  World w("verbose-job");
+  w.env.verbosity = 1;
+  auto l = one_pending_job(w);
+  LiveStatus live(w.env, true);
+  JobOutput job(w.env, live, l.rec.id, "301", "a100-1");
+  job.err("rv: job 301 won request 3f9c02ab\n");
+  CHECK(w.output.stderr_text.ends_with("rv: job 301 won request 3f9c02ab\n"));
+  CHECK(is_job_side_line("rv preflight: ok node=x"));
+  CHECK_FALSE(is_job_side_line("rvx: no"));
+  CHECK(job_side_line_matters("rv preflight: FAIL node=x reason=y"));
+  CHECK(job_side_line_matters("rv: command exited with status 10"));
+  CHECK_FALSE(job_side_line_matters("rv: command exited with status 0\n"));
+  CHECK_FALSE(job_side_line_matters("rv: job 301 on a100-1: running the command"));
 }
 
 TEST_CASE("live status: on a terminal, the block is redrawn each poll and removed before the output")

@@ -44,3 +44,15 @@ TEST_CASE("plan_notify: mail and webhook; the job gets the URL and a per-request
     CHECK(plan_notify(s, "sec", "r1").error().code == ErrorCode::config);
   }
 }
+
+// N11: http:// URLs were accepted silently.
+TEST_CASE("plan_notify: plain http to another host is allowed but warned about; loopback is not")
+{
+  CHECK(loopback_url("http://127.0.0.1:8080/hook"));
+  CHECK(loopback_url("http://localhost/hook"));
+  CHECK(loopback_url("http://[::1]:9/x"));
+  CHECK_FALSE(loopback_url("http://127.0.0.1.evil.example/hook"));
+  CHECK_FALSE(loopback_url("http://localhost.example.org/"));
+  CHECK_FALSE(loopback_url("http://hooks.example.org/x"));
+  CHECK_FALSE(loopback_url("https://hooks.example.org/x"));
+}

@@ -77,5 +77,14 @@ TEST_CASE("app: a launcher naming a script that is not here is refused before th
   CHECK(check({"mytool", "missing.py"}));
   CHECK(check({"cd /scratch/me && python missing.py"}));
   CHECK(check({"sleep", "300"}));
+  // #24 item 10: a program named by its relative path was queued and failed with 127 after the race.
+  std::ofstream(base / "run.sh") << "x";
+  auto dot = check({"./rnu.sh", "--fast"});
+  REQUIRE_FALSE(dot);
+  CHECK(dot.error().message.starts_with("run ./rnu.sh: no such file in " + base.string()));
+  CHECK(dot.error().hint.find("did you mean ./run.sh?") != std::string::npos);
+  CHECK_FALSE(check({"./nosuch.sh"}));
+  CHECK_FALSE(check({"FOO=1 ./nosuch.sh x"}));
+  CHECK(check({"./run.sh"}));
   fs::remove_all(base);
 }

@@ -101,3 +101,32 @@ TEST_CASE("prepare_command + guarded: the sbatch of a batch runs only after rv's
   }
   fs::remove_all(dir);
 }
+
+// N7: the cache root (scratch_root, default <scratch>/.cache/rv from rv init) was made with the
+// login umask and never chmodded: the HF cache, a job's HF token and private wheels were readable
+// by whoever can traverse the scratch directory.
+TEST_CASE("prepare_command: the cache root and the directories it creates are private")
+{
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / fmt::format("rv-submit-private-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "scratch");
+  fs::permissions(dir / "scratch", fs::perms(0755));
+  fs::create_directories(dir / "old-cache");
+  fs::permissions(dir / "old-cache", fs::perms(0755)); // made by an older rv
+  proc::LocalRunner local;
+  const std::string root = (dir / "rv").string();
+  auto mode = [](const fs::path& p) { return fs::status(p).permissions() & fs::perms::all; };
+  for (const auto& cache : {dir / "scratch" / ".cache" / "rv", dir / "old-cache"}) {
+    CAPTURE(cache.string());
+    auto out = local.run(prepare_command(root, cache.string(), Preparation{}));
+    REQUIRE(out);
+    REQUIRE_MESSAGE(out->ok(), out->err);
+    CHECK(mode(cache) == fs::perms(0700));
+    CHECK(mode(dir / "rv") == fs::perms(0700));
+    CHECK(mode(dir / "rv" / "logs") == fs::perms(0700));
+  }
+  CHECK(mode(dir / "scratch" / ".cache") == fs::perms(0700)); // a parent rv made
+  CHECK(mode(dir / "scratch") == fs::perms(0755));            // one it did not make is left alone
+  fs::remove_all(dir);
+}

@@ -1,0 +1,238 @@
+#include "core/process/ssh_hold.hpp"
+
+#include "core/process/daemon.hpp"
+#include "core/process/ssh_hold_server.hpp"
+#include "core/process/ssh_session.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace rv::proc::hold {
+namespace {
+
+Error infra(std::string what)
+{
+  return Error{ErrorCode::io, "held connection: " + std::move(what), "set connection_persist 0 to connect directly"};
+}
+
+// A listening socket at `path`, only for this user (0600 inside the 0700 directory).
+Result<int> listen_at(const std::string& path)
+{
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return std::unexpected(infra(fmt::format("socket path too long: {}", path)));
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return std::unexpected(infra(fmt::format("socket: {}", std::strerror(errno))));
+  }
+  const auto old = ::umask(077);
+  const int bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::umask(old);
+  if (bound != 0 || ::listen(fd, 64) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return std::unexpected(infra(fmt::format("cannot listen on {}: {}", path, std::strerror(err))));
+  }
+  return fd;
+}
+
+// In the holder: every descriptor but the ones it needs is closed, so that it holds no caller's
+// lock file or pipe for the next 30 minutes.
+void close_others(std::initializer_list<int> keep)
+{
+  std::vector<int> fds;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (auto* e = ::readdir(d)) {
+      if (e->d_name[0] != '.') {
+        fds.push_back(std::atoi(e->d_name));
+      }
+    }
+    ::closedir(d);
+  }
+  for (int fd : fds) {
+    if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
+      ::close(fd);
+    }
+  }
+}
+
+class FileLock {
+public:
+  explicit FileLock(const std::string& path) : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600))
+  {
+    if (m_fd >= 0) {
+      while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
+      }
+    }
+  }
+  ~FileLock()
+  {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+private:
+  int m_fd;
+};
+
+} // namespace
+
+Result<std::string> private_dir(const SshOptions& options, bool create)
+{
+  std::string dir = options.runtime_dir;
+  if (dir.empty()) {
+    const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+    dir = runtime_dir(xdg ? xdg : "", ::getuid());
+  }
+  if (!create && ::access(dir.c_str(), F_OK) != 0) {
+    return std::unexpected(infra(fmt::format("{} does not exist", dir)));
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return std::unexpected(infra(fmt::format("cannot create {}: {}", dir, std::strerror(errno))));
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+    return std::unexpected(infra(fmt::format("{} is not a private directory of this user (0700)", dir)));
+  }
+  return dir;
+}
+
+Result<std::string> socket_path(const SshOptions& options, bool create)
+{
+  RV_TRY(dir, private_dir(options, create));
+  return dir + "/" + socket_name(options);
+}
+
+std::optional<Client> find_live(const SshOptions& options)
+{
+  auto path = socket_path(options, false);
+  if (!path) {
+    return std::nullopt;
+  }
+  Client client(*path);
+  if (!client.hello()) {
+    return std::nullopt;
+  }
+  return client;
+}
+
+Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
+{
+  RV_TRY(path, socket_path(options));
+  Client client(path);
+  if (client.hello()) {
+    return client;
+  }
+  FileLock lock(path + ".lock");
+  if (client.hello()) {
+    return client; // another rv started it while this one waited
+  }
+  ::unlink(path.c_str()); // stale: its process is gone or does not answer
+  RV_TRY_VOID(session.connect());
+  RV_TRY(listen_fd, listen_at(path));
+  bool ready = false;
+  const auto log = path.substr(0, path.size() - 5) + ".log";
+  auto detached = detach(log, &ready);
+  if (!detached) {
+    ::close(listen_fd);
+    ::unlink(path.c_str());
+    return std::unexpected(detached.error());
+  }
+  if (detached->child == 0) {
+    const int session_fd = ssh_get_fd(session.get());
+    close_others({session_fd, listen_fd, detached->ready_fd});
+    spdlog::info("held connection to {}: pid {}, socket {}", session.label(), ::getpid(), path);
+    proc::ready(*detached);
+    ssh::serve_held_session(session, listen_fd, path, options.persist);
+    std::_Exit(0);
+  }
+  ::close(listen_fd);
+  session.abandon(); // the holder owns it now
+  if (!ready) {
+    return std::unexpected(infra(fmt::format("the background holder did not start (see {})", log)));
+  }
+  spdlog::debug("ssh: holding the connection to {} in pid {} ({})", session.label(), detached->child, path);
+  return client;
+}
+
+std::vector<nlohmann::json> list_holders(const std::string& dir)
+{
+  std::vector<nlohmann::json> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    return out;
+  }
+  std::vector<std::string> sockets;
+  while (auto* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.ends_with(".sock")) {
+      sockets.push_back(dir + "/" + name);
+    }
+  }
+  ::closedir(d);
+  std::sort(sockets.begin(), sockets.end());
+  for (const auto& s : sockets) {
+    auto status = Client(s).hello("status");
+    nlohmann::json j = status ? *status : nlohmann::json{{"stale", true}};
+    j["socket"] = s;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+bool quit_holder(const std::string& socket)
+{
+  return Client(socket).hello("quit").has_value();
+}
+
+int relay_main(const std::vector<std::string>& args)
+{
+  // args: SOCKET [-l USER] [-p PORT] HOST WORD... (rsync adds -l for a user@host spec; the held
+  // session already has its user and port).
+  std::size_t at = 1;
+  while (at < args.size() && args[at].starts_with("-")) {
+    at += (args[at] == "-l" || args[at] == "-p") ? 2u : 1u;
+  }
+  if (args.empty() || at + 1 >= args.size()) {
+    std::fputs("rv: error: --internal-ssh-relay SOCKET HOST COMMAND...\n", stderr);
+    return 255;
+  }
+  std::string line;
+  for (std::size_t i = at + 1; i < args.size(); ++i) {
+    line += (line.empty() ? "" : " ") + args[i];
+  }
+  auto status = Client(args[0]).relay(line, false);
+  if (!status) {
+    std::fputs(fmt::format("rv: error: {}\n", status.error().message).c_str(), stderr);
+    return 255;
+  }
+  return *status;
+}
+
+std::vector<std::string> relay_command(const std::string& socket)
+{
+  char exe[4096];
+  auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::string self = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "rv";
+  return {self, "--internal-ssh-relay", socket};
+}
+
+} // namespace rv::proc::hold

@@ -1,0 +1,52 @@
+#pragma once
+// A client of the holder (ssh_hold_server): each call dials the holder's Unix socket and asks
+// for one channel (exec, PTY, forward) or one file operation. Internal to core/process.
+
+#include "core/process/runner.hpp"
+#include "core/process/ssh_hold_protocol.hpp"
+#include "core/process/stream.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+
+namespace rv::proc::hold {
+
+// The holder was gone before the request started (no channel was opened for it): safe to start
+// a new holder and ask again. Every other failure is final.
+bool gone_before_start(const Error& e);
+
+class Client {
+public:
+  explicit Client(std::string socket_path) : m_path(std::move(socket_path)) {}
+
+  // Asks the holder who it is ({"label", "user", "pid", ...}); fails fast (2 s) on a stale
+  // socket or a hung holder.
+  Result<nlohmann::json> hello(const std::string& op = "hello");
+  // Runs the command line `line` with `input` on its stdin, as ssh::exec_line does.
+  Result<Outcome> exec(const std::string& line, const std::string& input, const Command& cmd);
+  // Runs `line` with this process's stdin, stdout and stderr relayed, in a PTY (the terminal in
+  // raw mode) when `pty`; its exit status (255 when the server sent none).
+  Result<int> relay(const std::string& line, bool pty);
+  // A direct-tcpip channel through the holder.
+  Result<std::unique_ptr<Stream>> forward(const std::string& host, int port);
+  // SFTP through the holder's session; local paths are made absolute (the holder reads and
+  // writes them itself: it runs as the same user on the same machine).
+  Result<std::uint64_t> put_file(const std::string& local_path, const std::string& remote_path, const FileMeta& meta);
+  Result<void> put_symlink(const std::string& target, const std::string& remote_path);
+  Result<std::uint64_t> get_file(const std::string& remote_path, const std::string& local_path);
+
+  const std::string& path() const { return m_path; }
+
+private:
+  Result<int> dial();
+  Result<nlohmann::json> file_op(const nlohmann::json& request);
+
+  std::string m_path;
+};
+
+// Dials the Unix socket at `path` (connect only); the fd, or why not (ENOENT, ECONNREFUSED...).
+Result<int> dial_unix(const std::string& path);
+
+} // namespace rv::proc::hold

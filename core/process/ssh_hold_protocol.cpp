@@ -1,0 +1,102 @@
+#include "core/process/ssh_hold_protocol.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <sys/socket.h>
+
+namespace rv::proc::hold {
+
+std::string encode(Frame type, std::string_view payload)
+{
+  std::string frame;
+  frame.reserve(5 + payload.size());
+  frame.push_back(static_cast<char>(type));
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    frame.push_back(static_cast<char>((n >> shift) & 0xffu));
+  }
+  frame.append(payload);
+  return frame;
+}
+
+bool send_frame(int fd, Frame type, std::string_view payload)
+{
+  const auto frame = encode(type, payload);
+  std::string_view rest = frame;
+  while (!rest.empty()) {
+    auto n = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+Result<std::optional<Decoded>> decode(std::string& buffer)
+{
+  if (buffer.size() < 5) {
+    return std::optional<Decoded>{};
+  }
+  std::uint32_t n = 0;
+  for (int i = 1; i < 5; ++i) {
+    n = (n << 8) | static_cast<unsigned char>(buffer[static_cast<std::size_t>(i)]);
+  }
+  if (n > k_max_frame) {
+    return fail(ErrorCode::io, fmt::format("held connection: a frame of {} bytes (the limit is {})", n, k_max_frame));
+  }
+  if (buffer.size() < 5 + static_cast<std::size_t>(n)) {
+    return std::optional<Decoded>{};
+  }
+  Decoded d{static_cast<Frame>(buffer[0]), buffer.substr(5, n)};
+  buffer.erase(0, 5 + static_cast<std::size_t>(n));
+  return std::optional<Decoded>{std::move(d)};
+}
+
+std::string error_payload(const Error& e)
+{
+  return nlohmann::json{{"code", static_cast<int>(e.code)}, {"message", e.message}, {"hint", e.hint}}.dump();
+}
+
+Error error_from_payload(std::string_view payload)
+{
+  auto j = nlohmann::json::parse(payload, nullptr, false);
+  if (!j.is_object()) {
+    return Error{ErrorCode::io, "held connection: an unreadable error frame", ""};
+  }
+  return Error{static_cast<ErrorCode>(j.value("code", static_cast<int>(ErrorCode::io))), j.value("message", ""),
+               j.value("hint", "")};
+}
+
+std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid)
+{
+  if (!xdg_runtime_dir.empty()) {
+    return std::string(xdg_runtime_dir) + "/rv";
+  }
+  return fmt::format("/tmp/rv-{}", uid);
+}
+
+std::string socket_name(const SshOptions& o)
+{
+  // FNV-1a: stable across builds and runs, unlike std::hash.
+  std::uint64_t h = 1469598103934665603ull;
+  for (const auto* part : {&o.destination, &o.ssh_config, &o.identity_file, &o.known_hosts, &o.ssh_dir}) {
+    for (char c : *part + '\n') {
+      h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    }
+  }
+  std::string safe;
+  for (char c : o.destination.substr(0, 40)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '-' || c == '_' || c == '@';
+    safe.push_back(ok ? c : '_');
+  }
+  return fmt::format("{}-{:016x}.sock", safe, h);
+}
+
+} // namespace rv::proc::hold

@@ -1,0 +1,65 @@
+#pragma once
+// The held connection's wire format and where its socket lives (docs/ssh.md, "One held
+// connection"). Pure parts, unit-tested; the holder (ssh_hold_server) and its clients
+// (ssh_hold_client) speak it over a Unix socket, one socket connection per channel.
+//
+// Every message is a frame: one type byte, a 4-byte big-endian length, the payload. A client
+// sends `request` first (JSON: {"op": ...}), then `input` frames and `input_end`, or `winsize`
+// ("COLS ROWS") for a PTY. The holder answers `started` once the channel is open, then `out` /
+// `err` frames, and ends with `end` (JSON: exit, signal, bytes) or `error` (JSON: code,
+// message, hint). Closing the socket early abandons the channel (the holder sends it SIGTERM).
+
+#include "core/process/ssh_runner.hpp"
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rv::proc::hold {
+
+enum class Frame : char {
+  request = 'R',
+  input = 'i',
+  input_end = 'I',
+  winsize = 'w',
+  started = 'S',
+  out = 'o',
+  err = 'e',
+  end = 'x',
+  error = 'E',
+  reply = 'r',
+};
+
+// Largest payload accepted: a frame longer than this is a protocol error, not an allocation.
+constexpr std::uint32_t k_max_frame = 16u << 20;
+
+// One frame on the wire.
+std::string encode(Frame type, std::string_view payload);
+
+// Writes one frame to the socket `fd` (blocking, no SIGPIPE); false once the peer is gone.
+bool send_frame(int fd, Frame type, std::string_view payload);
+
+struct Decoded {
+  Frame type;
+  std::string payload;
+};
+
+// Takes the first complete frame off the front of `buffer` (nullopt while it is incomplete); an
+// oversized frame is an error.
+Result<std::optional<Decoded>> decode(std::string& buffer);
+
+// An Error as the `error` frame's payload, and back.
+std::string error_payload(const Error& e);
+Error error_from_payload(std::string_view payload);
+
+// The private directory of this user's held connections: $XDG_RUNTIME_DIR/rv when that is set,
+// else /tmp/rv-UID (both 0700, created when missing).
+std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid);
+
+// The socket of the connection that `options` would open: the destination (made safe for a
+// file name) and a stable hash of every option that changes the session.
+std::string socket_name(const SshOptions& options);
+
+} // namespace rv::proc::hold

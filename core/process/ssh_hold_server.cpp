@@ -1,0 +1,437 @@
+#include "core/process/ssh_hold_server.hpp"
+
+#include "core/process/ssh_failures.hpp"
+#include "core/process/ssh_forward.hpp"
+#include "core/process/ssh_hold_protocol.hpp"
+#include "core/process/ssh_session.hpp"
+#include "core/process/ssh_sftp.hpp"
+
+#include <fmt/format.h>
+#include <libssh/callbacks.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <list>
+#include <memory>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+namespace rv::proc::ssh {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+using hold::Frame;
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_stop(int)
+{
+  g_stop = 1;
+}
+
+void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*, void* userdata)
+{
+  *static_cast<std::string*>(userdata) = signal ? signal : "";
+}
+
+// One client connection: its request, and the channel (or stream) it asked for.
+struct Job {
+  int fd = -1;
+  std::string inbox; // bytes from the client not yet decoded
+  std::string input; // stdin for the channel not yet written
+  bool input_end = false;
+  bool eof_sent = false;
+  bool queued = false; // waiting for a channel slot (MaxSessions)
+  json request;
+  ChannelPtr channel;
+  std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
+  std::string exit_signal;
+  ssh_channel_callbacks_struct callbacks{};
+  bool done = false;
+
+  ~Job()
+  {
+    if (fd >= 0) {
+      ::close(fd);
+    }
+  }
+  void send(Frame type, std::string_view payload)
+  {
+    if (fd >= 0 && !hold::send_frame(fd, type, payload)) {
+      done = true; // the client went away
+    }
+  }
+  void finish_with(const Error& e)
+  {
+    send(Frame::error, hold::error_payload(e));
+    done = true;
+  }
+};
+
+class Holder {
+public:
+  Holder(Session& session, int listen_fd, std::string path, std::chrono::seconds idle)
+      : m_session(session), m_files(session), m_listen(listen_fd), m_path(std::move(path)), m_idle(idle)
+  {}
+
+  void run()
+  {
+    std::signal(SIGTERM, on_stop);
+    std::signal(SIGINT, on_stop);
+    std::signal(SIGHUP, SIG_IGN);
+    std::signal(SIGPIPE, SIG_IGN);
+    auto last_busy = Clock::now();
+    auto last_keepalive = Clock::now();
+    while (!g_stop && !m_quit) {
+      std::vector<pollfd> fds{{m_listen, POLLIN, 0}, {ssh_get_fd(m_session.get()), POLLIN, 0}};
+      for (auto& job : m_jobs) {
+        fds.push_back({job->fd, static_cast<short>(backlogged(*job) ? 0 : POLLIN), 0});
+      }
+      const bool busy =
+          std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream; });
+      ::poll(fds.data(), fds.size(), busy ? 10 : 500);
+      if (fds[0].revents & POLLIN) {
+        accept_client();
+      }
+      for (auto& job : m_jobs) {
+        read_client(*job);
+      }
+      for (auto& job : m_jobs) {
+        if (!job->done) {
+          step(*job);
+        }
+      }
+      const auto before = m_jobs.size();
+      m_jobs.remove_if([](const auto& j) { return j->done; });
+      if (m_jobs.size() != before) {
+        retry_queued();
+      }
+      if (!m_jobs.empty()) {
+        last_busy = Clock::now();
+      }
+      if (ssh_is_connected(m_session.get()) == 0) {
+        spdlog::warn("held connection to {}: the session ended (network drop or server)", m_session.label());
+        break;
+      }
+      if (m_jobs.empty() && Clock::now() - last_keepalive > std::chrono::seconds(30)) {
+        // Notices a dead network while idle: the write fails once TCP gives up.
+        if (ssh_send_ignore(m_session.get(), "") != SSH_OK) {
+          break;
+        }
+        last_keepalive = Clock::now();
+      }
+      if (m_jobs.empty() && Clock::now() - last_busy >= m_idle) {
+        spdlog::info("held connection to {}: idle for {} s, ending", m_session.label(), m_idle.count());
+        break;
+      }
+    }
+    ::unlink(m_path.c_str());
+    for (auto& job : m_jobs) {
+      job->finish_with(ssh_failure(ErrorCode::unreachable, m_session.label(), "the held connection ended"));
+    }
+  }
+
+private:
+  void accept_client()
+  {
+    int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      return;
+    }
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {
+      spdlog::warn("held connection: refused a client of uid {} (only uid {} may use it)", cred.uid, ::getuid());
+      ::close(fd);
+      return;
+    }
+    auto job = std::make_unique<Job>();
+    job->fd = fd;
+    m_jobs.push_back(std::move(job));
+    ++m_served;
+  }
+
+  // A client whose stdin the channel has not taken yet is not read further (rsync may send
+  // faster than the server's window allows): the socket's buffer holds the rest.
+  static bool backlogged(const Job& job) { return job.input.size() > (4u << 20); }
+
+  void read_client(Job& job)
+  {
+    char buf[65536];
+    while (!job.done && !backlogged(job)) {
+      auto n = ::recv(job.fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) {
+        job.inbox.append(buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        abandon(job); // the client is gone (done, interrupted or timed out): stop its command
+      }
+      break;
+    }
+    while (!job.done) {
+      auto frame = hold::decode(job.inbox);
+      if (!frame) {
+        job.finish_with(frame.error());
+        return;
+      }
+      if (!*frame) {
+        return;
+      }
+      handle(job, **frame);
+    }
+  }
+
+  void abandon(Job& job)
+  {
+    if (job.channel && ssh_channel_is_open(job.channel.get())) {
+      ssh_channel_request_send_signal(job.channel.get(), "TERM");
+    }
+    job.done = true;
+  }
+
+  void handle(Job& job, const hold::Decoded& frame)
+  {
+    switch (frame.type) {
+    case Frame::request: {
+      job.request = json::parse(frame.payload, nullptr, false);
+      if (!job.request.is_object()) {
+        job.finish_with(Error{ErrorCode::io, "held connection: an unreadable request", ""});
+        return;
+      }
+      start(job);
+      return;
+    }
+    case Frame::input:
+      job.input.append(frame.payload);
+      return;
+    case Frame::input_end:
+      job.input_end = true;
+      return;
+    case Frame::winsize: {
+      int cols = 0;
+      int rows = 0;
+      if (std::sscanf(frame.payload.c_str(), "%d %d", &cols, &rows) == 2 && job.channel) {
+        ssh_channel_change_pty_size(job.channel.get(), cols, rows);
+      }
+      return;
+    }
+    default:
+      job.finish_with(Error{ErrorCode::io, "held connection: an unexpected frame", ""});
+    }
+  }
+
+  int open_channels() const
+  {
+    return static_cast<int>(
+        std::count_if(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream; }));
+  }
+
+  void start(Job& job)
+  {
+    const auto op = job.request.value("op", "");
+    if (op == "hello" || op == "status") {
+      json r{{"label", m_session.label()},  {"user", m_session.user()},
+             {"pid", ::getpid()},           {"started", static_cast<long long>(m_started)},
+             {"channels", open_channels()}, {"clients", static_cast<int>(m_jobs.size()) - 1},
+             {"served", m_served},          {"idle_limit_s", m_idle.count()}};
+      job.send(Frame::reply, r.dump());
+      job.done = true;
+      return;
+    }
+    if (op == "quit") {
+      job.send(Frame::reply, "{}");
+      job.done = true;
+      m_quit = true;
+      return;
+    }
+    if (op == "put" || op == "get" || op == "link") {
+      files(job, op);
+      return;
+    }
+    if (op == "exec" || op == "pty" || op == "forward") {
+      open(job);
+      return;
+    }
+    job.finish_with(Error{ErrorCode::usage, fmt::format("held connection: unknown request '{}'", op), ""});
+  }
+
+  void files(Job& job, const std::string& op)
+  {
+    const auto& r = job.request;
+    Result<std::uint64_t> bytes = 0;
+    if (op == "put") {
+      FileMeta meta{r.value("mode", 0644u), r.value("mtime", std::int64_t{0})};
+      bytes = m_files.put_file(r.value("local", ""), r.value("remote", ""), meta);
+    } else if (op == "get") {
+      bytes = m_files.get_file(r.value("remote", ""), r.value("local", ""));
+    } else {
+      auto linked = m_files.put_symlink(r.value("target", ""), r.value("remote", ""));
+      bytes = linked ? Result<std::uint64_t>(0) : std::unexpected(linked.error());
+    }
+    if (!bytes) {
+      job.finish_with(bytes.error());
+      return;
+    }
+    job.send(Frame::end, json{{"bytes", *bytes}}.dump());
+    job.done = true;
+  }
+
+  // Opens the job's channel; when the server refuses one while others are open (MaxSessions),
+  // the job waits for one of them to close.
+  void open(Job& job)
+  {
+    const auto op = job.request.value("op", "");
+    if (op == "forward") {
+      auto stream = open_forward(m_session, job.request.value("host", ""), job.request.value("port", 0));
+      if (!stream) {
+        return refused(job, stream.error());
+      }
+      job.stream = std::move(*stream);
+      job.queued = false;
+      job.send(Frame::started, "");
+      return;
+    }
+    ChannelPtr channel(ssh_channel_new(m_session.get()));
+    if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
+      return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
+    }
+    job.callbacks.userdata = &job.exit_signal;
+    job.callbacks.channel_exit_signal_function = on_exit_signal;
+    ssh_callbacks_init(&job.callbacks);
+    ssh_set_channel_callbacks(channel.get(), &job.callbacks);
+    const auto line = job.request.value("line", "");
+    bool ok = true;
+    if (op == "pty") {
+      ok = ssh_channel_request_pty_size(channel.get(), job.request.value("term", "xterm").c_str(),
+                                        job.request.value("cols", 80), job.request.value("rows", 24)) == SSH_OK;
+    }
+    if (!ok || ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
+      job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
+      return;
+    }
+    job.channel = std::move(channel);
+    job.queued = false;
+    job.send(Frame::started, "");
+  }
+
+  void refused(Job& job, const Error& e)
+  {
+    if (open_channels() > 0 && ssh_is_connected(m_session.get()) != 0) {
+      if (!job.queued) {
+        spdlog::debug("held connection: channel refused with {} open; queued", open_channels());
+      }
+      job.queued = true;
+      return;
+    }
+    job.finish_with(e);
+  }
+
+  void retry_queued()
+  {
+    for (auto& job : m_jobs) {
+      if (job->queued && !job->done) {
+        open(*job);
+        if (job->queued) {
+          return; // still full
+        }
+      }
+    }
+  }
+
+  void step(Job& job)
+  {
+    if (job.stream) {
+      return step_stream(job);
+    }
+    if (!job.channel) {
+      return;
+    }
+    ssh_channel ch = job.channel.get();
+    if (!job.input.empty()) {
+      auto chunk = std::min<std::size_t>({job.input.size(), ssh_channel_window_size(ch), 65536});
+      if (chunk > 0) {
+        int n = ssh_channel_write(ch, job.input.data(), static_cast<std::uint32_t>(chunk));
+        if (n > 0) {
+          job.input.erase(0, static_cast<std::size_t>(n));
+        }
+      } else {
+        ssh_channel_poll(ch, 0);
+      }
+    }
+    if (job.input_end && job.input.empty() && !job.eof_sent) {
+      ssh_channel_send_eof(ch);
+      job.eof_sent = true;
+    }
+    char buf[65536];
+    bool got = false;
+    for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
+      int n = ssh_channel_read_nonblocking(ch, buf, sizeof buf, is_stderr);
+      if (n > 0) {
+        got = true;
+        job.send(is_stderr ? Frame::err : Frame::out, std::string_view(buf, static_cast<std::size_t>(n)));
+      } else if (n == SSH_ERROR) {
+        job.finish_with(m_session.failure(ErrorCode::unreachable, "connection lost"));
+        return;
+      }
+    }
+    if (!got && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))) {
+      const int status = ssh_channel_get_exit_status(ch);
+      job.send(Frame::end, json{{"exit", status}, {"signal", job.exit_signal}}.dump());
+      job.channel.reset();
+      job.done = true;
+    }
+  }
+
+  void step_stream(Job& job)
+  {
+    if (!job.input.empty()) {
+      auto n = job.stream->write_some(job.input.data(), job.input.size());
+      if (n < 0) {
+        job.send(Frame::end, "{}");
+        job.stream.reset();
+        job.done = true;
+        return;
+      }
+      job.input.erase(0, static_cast<std::size_t>(n));
+    }
+    if (job.input_end && job.input.empty() && !job.eof_sent) {
+      job.stream->close_write();
+      job.eof_sent = true;
+    }
+    char buf[65536];
+    auto n = job.stream->read_some(buf, sizeof buf);
+    if (n > 0) {
+      job.send(Frame::out, std::string_view(buf, static_cast<std::size_t>(n)));
+    } else if (n < 0) {
+      job.send(Frame::end, "{}");
+      job.stream.reset();
+      job.done = true;
+    }
+  }
+
+  Session& m_session;
+  SftpFiles m_files;
+  int m_listen;
+  std::string m_path;
+  std::chrono::seconds m_idle;
+  std::list<std::unique_ptr<Job>> m_jobs;
+  std::time_t m_started = std::time(nullptr);
+  long m_served = 0;
+  bool m_quit = false;
+};
+
+} // namespace
+
+void serve_held_session(Session& session, int listen_fd, const std::string& socket_path, std::chrono::seconds idle)
+{
+  Holder(session, listen_fd, socket_path, idle).run();
+}
+
+} // namespace rv::proc::ssh
