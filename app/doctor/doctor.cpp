@@ -7,6 +7,8 @@
 #include "app/run/planning.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"
+#include "core/text.hpp"
+#include "slurm/jobs.hpp"
 #include "templates/preflight.hpp"
 
 #include <fmt/format.h>
@@ -18,9 +20,10 @@ namespace rv::app {
 
 std::string login_script()
 {
-  return std::string(proc::remote::abs_path_function()) + R"sh(
-echo @@commands
-for c in sbatch squeue scontrol scancel sinfo srun sacct sacctmgr; do
+  auto commands = slurm::required_commands();
+  commands.insert(commands.end(), slurm::accounting_commands().begin(), slurm::accounting_commands().end());
+  return std::string(proc::remote::abs_path_function()) + "\necho @@commands\nfor c in " + text::join(commands, " ") +
+         R"sh(; do
   printf '%s=%s\n' "$c" "$(command -v "$c" 2>/dev/null)"
 done
 echo @@version
@@ -170,17 +173,9 @@ Result<DoctorReport> run_doctor(Env& env, const DoctorOptions& options)
   } else {
     const auto image = !options.container_image.empty() ? options.container_image : profile.container_image;
     proc::Command job;
-    job.argv = {"srun",
-                "--partition=" + partition,
-                "--nodes=1",
-                "--ntasks=1",
-                "--gres=gpu:1",
-                "--time=2",
-                "--immediate=120",
-                "--job-name=rv-doctor",
-                "bash",
-                "-c",
-                job_script(profile.preflight_command, profile.preflight_required, image)};
+    job.argv =
+        slurm::test_job_argv({partition, "rv-doctor", 2, 120},
+                             {"bash", "-c", job_script(profile.preflight_command, profile.preflight_required, image)});
     job.timeout = std::chrono::seconds(300);
     RV_TRY(o, env.cluster.run(job));
     for (auto& c : job_checks(o.status(), o.out, o.err, partition, !image.empty())) {

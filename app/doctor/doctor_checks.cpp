@@ -5,6 +5,7 @@
 #include "core/enum_names.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
+#include "slurm/jobs.hpp"
 
 #include <fmt/format.h>
 
@@ -156,12 +157,12 @@ std::vector<DoctorCheck> login_checks(const std::map<std::string, std::string>& 
   // Slurm's commands: rv needs these on the login node's PATH.
   auto cmds = key_values(section(s, "commands"));
   std::vector<std::string> missing, optional_missing;
-  for (const char* c : {"sbatch", "squeue", "scontrol", "scancel", "sinfo", "srun"}) {
+  for (const auto& c : slurm::required_commands()) {
     if (cmds[c].empty()) {
       missing.push_back(c);
     }
   }
-  for (const char* c : {"sacct", "sacctmgr"}) {
+  for (const auto& c : slurm::accounting_commands()) {
     if (cmds[c].empty()) {
       optional_missing.push_back(c);
     }
@@ -175,9 +176,9 @@ std::vector<DoctorCheck> login_checks(const std::map<std::string, std::string>& 
     out.push_back(check("slurm.commands", CheckStatus::warn, "missing: " + text::join(optional_missing, ", "),
                         "without accounting rv cannot read final states late or your associations; ask the admins"));
   } else {
-    out.push_back(check("slurm.commands", CheckStatus::ok,
-                        "sbatch, squeue, scontrol, scancel, sinfo, srun, sacct, "
-                        "sacctmgr"));
+    out.push_back(
+        check("slurm.commands", CheckStatus::ok,
+              text::join(slurm::required_commands(), ", ") + ", " + text::join(slurm::accounting_commands(), ", ")));
   }
   auto version = trimmed(section(s, "version"));
   auto v = version.substr(version.rfind(' ') == std::string::npos ? 0 : version.rfind(' ') + 1);

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/gres.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/pending_reason.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/squeue.hpp"
@@ -23,14 +24,6 @@ namespace {
 
 // Where each extra probe sits after discovery's.
 enum Extra : std::size_t { squeue_at, sshare_at, assoc_at, sacct_at, quota_at };
-
-proc::Command command(std::vector<std::string> argv)
-{
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = std::chrono::seconds(60);
-  return c;
-}
 
 // "sshare: exit 1: <first line of stderr>", for the warnings.
 std::string failure(std::string_view what, const proc::Outcome& o)
@@ -148,23 +141,12 @@ void spent(const std::vector<slurm::SacctJob>& jobs, ClusterStatus& s)
 std::vector<proc::Command> status_commands(const std::string& user, const std::string& quota_command)
 {
   auto cmds = slurm::discovery_commands({user, {}});
-  const std::vector<std::string> who =
-      user.empty() ? std::vector<std::string>{"--me"} : std::vector<std::string>{"-u", user};
-  std::vector<std::string> squeue = {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h"};
-  squeue.insert(squeue.end(), who.begin(), who.end());
-  squeue.insert(squeue.end(), {"-o", std::string(slurm::squeue_format)});
-  cmds.push_back(command(squeue));
-  cmds.push_back(command(slurm::sshare_argv()));
-  cmds.push_back(command(slurm::assoc_mgr_argv(user)));
-  std::vector<std::string> sacct = {
-      "env", "SLURM_TIME_FORMAT=standard", "sacct", "--parsable2", "--noheader", "-X", "-S", "now-30days", "-E", "now"};
-  if (!user.empty()) {
-    sacct.insert(sacct.end(), {"-u", user});
-  }
-  sacct.insert(sacct.end(), {"-o", std::string(slurm::sacct_fields)});
-  cmds.push_back(command(sacct));
+  cmds.push_back(slurm::patient_command(slurm::user_jobs_argv(user)));
+  cmds.push_back(slurm::patient_command(slurm::sshare_argv()));
+  cmds.push_back(slurm::patient_command(slurm::assoc_mgr_argv(user)));
+  cmds.push_back(slurm::patient_command(slurm::recent_jobs_argv(user)));
   if (!quota_command.empty()) {
-    cmds.push_back(command({"sh", "-c", quota_command}));
+    cmds.push_back(slurm::patient_command({"sh", "-c", quota_command}));
   }
   return cmds;
 }

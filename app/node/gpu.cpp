@@ -9,6 +9,7 @@
 #include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/job_state.hpp"
+#include "slurm/jobs.hpp"
 #include "templates/watchdog.hpp"
 
 #include <fmt/format.h>
@@ -108,13 +109,15 @@ proc::Command gpu_command(const std::string& job_id, const std::vector<std::stri
       fmt::format("o=$({} --query-compute-apps={} --format=csv,noheader,nounits 2>&1); ", smi,
                   slurm::k_smi_app_fields) +
       "printf '@rv-apps %s\\n' \"$?\"; [ -z \"$o\" ] || printf '%s\\n' \"$o\"";
-  proc::Command c;
-  c.argv = {"srun",          "--overlap",           "--jobid=" + job_id, "--nodes=" + n,
-            "--ntasks=" + n, "--ntasks-per-node=1", "--label",           "--quiet"};
+  slurm::StepOptions step;
+  step.job_id = job_id;
+  step.nodes = nodes.size();
+  step.labelled = true;
   if (!all_nodes) {
-    c.argv.push_back("--nodelist=" + text::join(nodes, ","));
+    step.nodelist = nodes;
   }
-  c.argv.insert(c.argv.end(), {"bash", "-c", task});
+  proc::Command c;
+  c.argv = slurm::step_argv(step, {"bash", "-c", task});
   c.timeout = std::chrono::seconds(k_smi_timeout_s * 2 + 30);
   return c;
 }

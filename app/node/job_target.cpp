@@ -4,6 +4,7 @@
 #include "app/request/reap.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/job_state.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/monitor.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/text.hpp"
@@ -122,7 +123,7 @@ Result<NodeTarget> running_target(Env& env, const std::string& key, int node_ind
   t.nodes = hosts;
   t.node = hosts[static_cast<std::size_t>(node_index)];
   proc::Command show;
-  show.argv = {"scontrol", "-o", "show", "node", t.node};
+  show.argv = slurm::show_node_argv(t.node);
   show.timeout = std::chrono::seconds(30);
   RV_TRY(shown, env.cluster.run(show));
   t.address = shown.ok() ? node_address(shown.out) : std::string();

@@ -1,4 +1,5 @@
 #include "app/node/ssh_shell.hpp"
+#include "slurm/jobs.hpp"
 
 #include <fmt/format.h>
 
@@ -30,16 +31,17 @@ std::size_t find_line(const std::string& text, std::string_view marker, std::siz
 
 std::vector<std::string> step_argv(const NodeTarget& t, const std::vector<std::string>& command)
 {
-  std::vector<std::string> argv = {"srun",      "--jobid=" + t.job_id, "--overlap",
-                                   "--nodes=1", "--ntasks=1",          "--nodelist=" + t.node};
+  slurm::StepOptions step;
+  step.job_id = t.job_id;
+  step.nodelist = {t.node};
+  step.pty = command.empty();
   if (command.empty()) {
-    argv.insert(argv.end(), {"--pty", "bash", "-l"});
-  } else if (command.size() == 1) {
-    argv.insert(argv.end(), {"bash", "-c", command.front()});
-  } else {
-    argv.insert(argv.end(), command.begin(), command.end());
+    return slurm::step_argv(step, {"bash", "-l"});
   }
-  return argv;
+  if (command.size() == 1) {
+    return slurm::step_argv(step, {"bash", "-c", command.front()});
+  }
+  return slurm::step_argv(step, command);
 }
 
 Result<int> open_on_node(Env& env, const NodeTarget& t, const std::vector<std::string>& command)

@@ -36,36 +36,8 @@ std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std
 
 Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
 {
-  for (int attempt = 0; attempt < 15; ++attempt) {
-    proc::Command sc;
-    sc.argv = {"scontrol", "show", "job", job_id};
-    proc::Command sa;
-    sa.argv = slurm::sacct_argv({job_id});
-    RV_TRY(outs, runner.run_batch({sc, sa}));
-    if (outs[0].ok()) {
-      if (auto jobs = slurm::parse_scontrol_jobs(outs[0].out); jobs && !jobs->empty()) {
-        const auto& j = jobs->front();
-        auto st = slurm::parse_job_state(j.state);
-        if (slurm::is_terminal(st)) {
-          return FinalStatus{slurm::to_string(st), j.exit_status, j.exit_signal, j.run_time_s, job_id};
-        }
-      }
-    }
-    if (outs[1].ok()) {
-      if (auto rows = slurm::parse_sacct(outs[1].out, slurm::sacct_fields); rows) {
-        for (const auto& row : *rows) {
-          auto st = slurm::parse_job_state(row.state);
-          if (row.job_id == job_id && slurm::is_terminal(st)) {
-            return FinalStatus{slurm::to_string(st), row.exit_status, row.exit_signal, row.elapsed_s, job_id};
-          }
-        }
-      }
-    }
-    clock.sleep_for(std::chrono::seconds(1));
-  }
-  return fail(ErrorCode::timeout,
-              fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
-              "check `sacct -j ID` on the cluster");
+  RV_TRY(v, slurm::final_state(runner, clock, job_id));
+  return FinalStatus{slurm::to_string(v.state), v.exit_status, v.exit_signal, v.elapsed_s, job_id};
 }
 
 Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,

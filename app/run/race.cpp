@@ -3,6 +3,7 @@
 #include "app/request/reap.hpp"
 #include "core/interrupt.hpp"
 #include "slurm/hostlist.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/monitor.hpp"
 #include "slurm/scontrol.hpp"
 
@@ -32,7 +33,7 @@ void check_allocation(proc::Runner& runner, const JobRecord& winner)
     return;
   }
   proc::Command c;
-  c.argv = {"scontrol", "-o", "show", "node", hosts->front()};
+  c.argv = slurm::show_node_argv(hosts->front());
   c.timeout = std::chrono::seconds(30);
   auto o = runner.run(c);
   if (!o || !o->ok()) {

@@ -50,6 +50,24 @@ check() {
     fi
   done
   check_app "$root" || bad=1
+  check_slurm_words "$root" || bad=1
+  return "$bad"
+}
+
+# Slurm's vocabulary lives in slurm/: no argv naming a Slurm command is built in app/ or cli/
+# (slurm/jobs.hpp, squeue.hpp, sacct.hpp ... build them).
+check_slurm_words() {
+  local root=$1 bad=0 file line text dir
+  local words='srun|sbatch|squeue|scontrol|scancel|sinfo|sacct|sacctmgr|sshare|sprio'
+  for dir in app cli; do
+    [[ -d $root/$dir ]] || continue
+    while IFS=: read -r file line text; do
+      printf '%s:%s: a Slurm command line is built outside slurm/ (build it in slurm/): %s\n' "${file#"$root"/}" \
+        "$line" "$(sed -E 's/^[[:space:]]+//' <<<"$text")"
+      bad=1
+    done < <(grep -rnE --include='*.cpp' --include='*.hpp' \
+      "(\\{|push_back\\(|SLURM_TIME_FORMAT=standard\",)[[:space:]]*\"($words)\"" "$root/$dir" || true)
+  done
   return "$bad"
 }
 
@@ -101,6 +119,7 @@ if [[ ${1:-} == --self-test ]]; then
   printf '#include <spdlog/spdlog.h>\n' >"$tmp/templates/zz_log.cpp"
   printf '#include "app/why/why.hpp"\n' >"$tmp/app/doctor/zz_feature.cpp"
   printf '#include "app/run/launch.hpp"\n' >"$tmp/app/request/zz_up.cpp"
+  printf 'auto a = std::vector<std::string>{"scontrol", "show", "job"};\n' >"$tmp/app/zz_argv.cpp"
   if out=$(check "$tmp"); then
     echo "self-test: a planted wrong include was not caught"
     exit 1
@@ -112,6 +131,10 @@ if [[ ${1:-} == --self-test ]]; then
     exit 1
   }
   grep -q 'app/request/zz_up.cpp:1: app/request/ may not include app/run/' <<<"$out" || {
+    echo "self-test: $out"
+    exit 1
+  }
+  grep -q 'app/zz_argv.cpp:1: a Slurm command line is built outside slurm/' <<<"$out" || {
     echo "self-test: $out"
     exit 1
   }
