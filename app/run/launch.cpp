@@ -14,6 +14,7 @@
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 #include "slurm/hostlist.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/monitor.hpp"
 
 #include <fmt/format.h>
@@ -43,9 +44,7 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
   }
   std::string out;
   if (best) {
-    const auto wait = !best->est_wait_s        ? std::string("an unknown time")
-                      : *best->est_wait_s <= 0 ? std::string("now")
-                                               : "in ~" + format_human_duration(*best->est_wait_s);
+    const auto wait = wait_in_words(best->est_wait_s);
     out += fmt::format("best estimate: {} ({}) starts {}, {:.1f} SU\n", best->id, best->label, wait, best->est_su);
   }
   out += fmt::format("next: rv logs -f {}   (wait for the winner and follow it)\n"
@@ -201,15 +200,15 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
   }
   // The step starts from srun's environment on the login node; the program sets the job's up.
   auto program = step_program(planned, launched, winner, command, workdir, extras);
-  std::vector<std::string> srun = {"srun", "--jobid=" + winner.job_id, "--overlap", "--nodes=1", "--ntasks=1"};
+  slurm::StepOptions step;
+  step.job_id = winner.job_id;
   Result<int> status = 0;
   std::string out, err;
   if (!program) {
     status = std::unexpected(program.error());
   } else if (!command.empty()) {
     proc::Command c;
-    c.argv = srun;
-    c.argv.insert(c.argv.end(), {"bash", "-c", *program});
+    c.argv = slurm::step_argv(step, {"bash", "-c", *program});
     c.timeout = std::chrono::milliseconds(0);
     if (!env.json) { // with --json the output comes back in the one document
       c.on_stdout = [&](std::string_view s) { env.output.out(s); };
@@ -222,8 +221,8 @@ Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& comma
       err = std::move(o->err);
     }
   } else {
-    srun.insert(srun.end(), {"--pty", "bash", "-c", *program});
-    status = runner.run_interactive(srun);
+    step.pty = true;
+    status = runner.run_interactive(slurm::step_argv(step, {"bash", "-c", *program}));
   }
   // --idle-timeout: the watchdog may have ended the allocation under the shell; say so.
   if (extras.watchdog.idle_timeout_s > 0) {

@@ -18,14 +18,6 @@
 #include <sstream>
 
 namespace rv::app {
-namespace {
-
-std::string wait_text(const std::optional<std::int64_t>& s)
-{
-  return s ? (*s <= 0 ? "now" : "~" + format_human_duration(*s)) : "unknown";
-}
-
-} // namespace
 
 Result<strategy::Profile> load_profile(const std::string& path)
 {
@@ -162,7 +154,7 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
   for (const auto& w : plan.windows) {
     out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
                     w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
-                    wait_text(w.full_start_in_s)));
+                    wait_in_words(w.full_start_in_s, 0, true)));
   }
   if (auto lines = strategy::describe_queue_windows(plan, verbose); !lines.empty()) {
     out("\nqueue windows (rv's model of the scheduler's queue: GPUs idle now, for how long):\n");
@@ -177,7 +169,7 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
     out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10.1f}\n", s.id, model::to_string(s.kind),
                     s.gpu_type, s.partition, fmt::format("{}x{}", s.nodes, s.gpus_per_node),
                     format_slurm_time(s.walltime_s), s.time_min_s ? format_slurm_time(s.time_min_s) : "-",
-                    wait_text(s.est_wait_s), s.est_su));
+                    wait_in_words(s.est_wait_s, 0, true), s.est_su));
     if (verbose) {
       for (const auto& r : s.reasons) {
         out(fmt::format("         {}\n", r));

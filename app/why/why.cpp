@@ -7,6 +7,7 @@
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/job_state.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/text.hpp"
@@ -28,14 +29,6 @@ constexpr std::string_view why_sacct_fields =
 // The fixed part of the batch; scontrol per job and the discovery follow.
 enum Slot : std::size_t { date_s, request_s, pending_s, running_s, sacct_s, fixed_slots };
 
-proc::Command command(std::vector<std::string> argv)
-{
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = std::chrono::seconds(30);
-  return c;
-}
-
 // The request `key` names, or the latest pending one (else the latest of all).
 Result<RequestRecord> pick_request(Env& env, const std::string& key)
 {
@@ -52,11 +45,6 @@ Result<RequestRecord> pick_request(Env& env, const std::string& key)
     }
   }
   return all.back();
-}
-
-std::string wait_words(std::int64_t s)
-{
-  return s <= 300 ? std::string("now") : "in ~" + format_human_duration(s);
 }
 
 // The one line for a request none of whose jobs waits any longer.
@@ -185,6 +173,7 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
   const int trips0 = env.cluster.round_trips();
   RV_TRY_VOID(require_same_host(rec, here));
   WhyReport rep;
+  rep.now_threshold_s = opts.plan_options.now_threshold_s;
   rep.request_id = rec.id;
   rep.name = rec.name;
   rep.host = rec.host;
@@ -205,13 +194,13 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
     }
   }
   std::vector<proc::Command> cmds(fixed_slots);
-  cmds[date_s] = command({"date", "+%s %z"});
-  cmds[request_s] = command(slurm::squeue_query_argv("all", {}, ids, why_queue_format));
-  cmds[pending_s] = command(slurm::squeue_query_argv("PD", partitions, {}, why_queue_format));
-  cmds[running_s] = command(slurm::squeue_query_argv("R,CG", {}, {}, why_queue_format));
-  cmds[sacct_s] = command(slurm::sacct_argv(ids, why_sacct_fields));
+  cmds[date_s] = slurm::command({"date", "+%s %z"});
+  cmds[request_s] = slurm::command(slurm::squeue_query_argv("all", {}, ids, why_queue_format));
+  cmds[pending_s] = slurm::command(slurm::squeue_query_argv("PD", partitions, {}, why_queue_format));
+  cmds[running_s] = slurm::command(slurm::squeue_query_argv("R,CG", {}, {}, why_queue_format));
+  cmds[sacct_s] = slurm::command(slurm::sacct_argv(ids, why_sacct_fields));
   for (const auto& id : ids) {
-    cmds.push_back(command({"scontrol", "-o", "show", "job", id}));
+    cmds.push_back(slurm::command(slurm::show_job_argv(id, true)));
   }
   const bool final = is_final_state(rec.state);
   const std::size_t discovery_at = cmds.size();
@@ -354,7 +343,7 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
     }
     rep.summary = rep.best_start_in_s
                       ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
-                                    waiting, wait_words(*rep.best_start_in_s), rep.best_start)
+                                    waiting, wait_in_words(rep.best_start_in_s, rep.now_threshold_s), rep.best_start)
                       : fmt::format("request {} is pending: {} job(s) waiting; Slurm gives no start estimate yet",
                                     rec.id, waiting);
     if (opts.replan && cluster) {

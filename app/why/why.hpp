@@ -73,6 +73,7 @@ struct Alternative {
 
 // The whole answer.
 struct WhyReport {
+  std::int64_t now_threshold_s = 300; // a start this close is said "now" (the plan's now_threshold_s)
   std::string request_id;
   std::string name;
   std::string host;

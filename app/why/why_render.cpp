@@ -39,11 +39,6 @@ nlohmann::json to_json(const Ahead& a)
           {"first_end", a.first_end ? to_json(*a.first_end) : nlohmann::json(nullptr)}};
 }
 
-std::string wait_text(std::int64_t s)
-{
-  return s <= 300 ? std::string("now") : "in ~" + format_human_duration(s);
-}
-
 std::string gpus_text(int n, const std::string& type)
 {
   return fmt::format("{} {}GPU{}", n, type.empty() ? "" : type + " ", n == 1 ? "" : "s");
@@ -146,9 +141,9 @@ std::string render_why(const WhyReport& r)
       out += fmt::format("       depends on {}\n", printable(j.dependency));
     }
     if (!j.start_estimate.empty()) {
-      out +=
-          fmt::format("       est. start {} ({}){}\n", printable(j.start_estimate), wait_text(j.start_in_s.value_or(0)),
-                      j.nodes.empty() ? "" : ", planned on " + printable(j.nodes));
+      out += fmt::format("       est. start {} ({}){}\n", printable(j.start_estimate),
+                         wait_in_words(j.start_in_s.value_or(0), r.now_threshold_s),
+                         j.nodes.empty() ? "" : ", planned on " + printable(j.nodes));
     } else {
       out += "       no start estimate from Slurm yet\n";
     }
@@ -169,8 +164,8 @@ std::string render_why(const WhyReport& r)
         flags += (flags.empty() ? "" : " ") + f;
       }
       out += fmt::format("  {:<40} starts {:<9} SU {:>9.1f}  {}\n    {}\n", printable(a.strategy.label),
-                         wait_text(*a.strategy.est_wait_s), a.strategy.est_su, flags.empty() ? "" : printable(flags),
-                         printable(a.change));
+                         wait_in_words(a.strategy.est_wait_s, r.now_threshold_s), a.strategy.est_su,
+                         flags.empty() ? "" : printable(flags), printable(a.change));
     }
   }
   for (const auto& n : r.notes) {
