@@ -5,6 +5,7 @@
 #include "core/store/cache_store.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -15,17 +16,10 @@
 #include <unistd.h>
 
 using namespace rv;
+using rv::test::FakeRunner;
 using namespace rv::app;
 
 namespace {
-
-proc::Outcome ok(std::string out)
-{
-  proc::Outcome o;
-  o.exit_code = 0;
-  o.out = std::move(out);
-  return o;
-}
 
 // A two-node a100 cluster; one round trip per run or batch. Probes: every shape starts now.
 class FakeCluster final : public proc::Runner {
@@ -62,12 +56,13 @@ private:
           cpus, cpus);
     };
     if (a[0] == "sinfo") {
-      return ok(node(1) + node(2));
+      return FakeRunner::reply(0, node(1) + node(2));
     }
     if (a == std::vector<std::string>{"scontrol", "-o", "show", "partition"}) {
-      return ok(fmt::format("PartitionName=gpu-a100 AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A MaxNodes=2 "
-                            "MaxTime={} Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8\n",
-                            partition_max_time));
+      return FakeRunner::reply(
+          0, fmt::format("PartitionName=gpu-a100 AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A MaxNodes=2 "
+                         "MaxTime={} Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8\n",
+                         partition_max_time));
     }
     if (a[0] == "scontrol" && a[1] == "-d") {
       std::string out;
@@ -76,22 +71,22 @@ private:
                            "AllocMem=0 State=IDLE Partitions=gpu-a100 AvailableFeatures=a100\n",
                            i, cpus);
       }
-      return ok(out);
+      return FakeRunner::reply(0, out);
     }
     if (a[0] == "scontrol") {
-      return ok("ClusterName = rvtest\nSLURM_VERSION = 22.05.8\n");
+      return FakeRunner::reply(0, "ClusterName = rvtest\nSLURM_VERSION = 22.05.8\n");
     }
     if (a[0] == "date") {
-      return ok("+0000 UTC\n");
+      return FakeRunner::reply(0, "+0000 UTC\n");
     }
     if (a[0] == "readlink") {
-      return ok("/usr/share/zoneinfo/UTC\n");
+      return FakeRunner::reply(0, "/usr/share/zoneinfo/UTC\n");
     }
     if (a[0] == "sh" && a[1] == "-c" && a.size() == 5 && a[3] == "rv-resolve") {
-      return ok(std::string("/home/test/") + a[4].substr(2) + '\0'); // rv's root, `~/.rv` by default
+      return FakeRunner::reply(0, std::string("/home/test/") + a[4].substr(2) + '\0'); // rv's root, `~/.rv` by default
     }
     if (a[0] == "sh" && a[1] == "-c") {
-      return ok("1795000000 3242 42\n"); // the config stamp
+      return FakeRunner::reply(0, "1795000000 3242 42\n"); // the config stamp
     }
     if (a == std::vector<std::string>{"sh", "-s"}) {
       ++probe_scripts;
@@ -105,7 +100,7 @@ private:
         out += fmt::format("NOW 1795323300 +0000\nPROBE {} {} {}\n{}\nDONE {}\n", (*it)[1].str(), (*it)[2].str(),
                            answer.size(), answer, (*it)[1].str());
       }
-      return ok(out);
+      return FakeRunner::reply(0, out);
     }
     proc::Outcome o;
     o.exit_code = 127;
