@@ -627,23 +627,26 @@ def main():
     ap.add_argument("--hindsight-groups", type=int, default=2)
     ap.add_argument("--complete-upto", type=float, default=30, help="run work of at most this many real s to the end")
     ap.add_argument("--contenders", default="rv,naive,serial,hindsight")
-    ap.add_argument("--from-json", help="re-summarise the rows of an earlier results.json (no cluster needed)")
+    ap.add_argument("--from-json", help="re-summarise the rows of earlier results.json files, comma separated "
+                                        "(runs of one benchmark in parts; no cluster needed)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     if a.from_json:
-        with open(a.from_json) as fh:
-            old = json.load(fh)
-        rows = old["rows"]
-        # rv's plans: in the rows, or else in the request records rv left in the run's state dir.
-        plans = {}
-        rdir = os.path.join(os.path.dirname(os.path.abspath(a.from_json)), "state", "requests")
-        for f in (os.listdir(rdir) if os.path.isdir(rdir) else []):
-            if not f.endswith(".json"):
-                continue
-            with open(os.path.join(rdir, f)) as fh:
-                rec = json.load(fh)
-            for j in rec.get("jobs", []):
-                plans[j.get("job_id")] = rec.get("plan")
+        rows, plans, wall = [], {}, 0
+        for path in a.from_json.split(","):
+            with open(path) as fh:
+                old = json.load(fh)
+            rows += old["rows"]
+            wall += (old.get("summary") or {}).get("wall_s", 0)
+            # rv's plans: in the rows, or else in the request records rv left in the run's state dir.
+            rdir = os.path.join(os.path.dirname(os.path.abspath(path)), "state", "requests")
+            for f in (os.listdir(rdir) if os.path.isdir(rdir) else []):
+                if not f.endswith(".json"):
+                    continue
+                with open(os.path.join(rdir, f)) as fh:
+                    rec = json.load(fh)
+                for j in rec.get("jobs", []):
+                    plans[j.get("job_id")] = rec.get("plan")
         for r in rows:
             rvr = r.get("rv") or {}
             if not rvr.get("plan"):
@@ -653,7 +656,6 @@ def main():
                 rvr.update(completed=True, completed_how="projected: checkpoint segments")
         keys = list(dict.fromkeys(r["scenario"] for r in rows))
         scenarios = [dict(key=k, gpus=int(parse_scenario(k)[0]), work=parse_scenario(k)[1]) for k in keys]
-        wall = (old.get("summary") or {}).get("wall_s", 0)
         report(rows, scenarios, a, wall)
         return
     env = Env(a.rv, a.out)
