@@ -547,7 +547,8 @@ def run_verdict(r, cap, resolution):
     elif t is None:
         tg["vs_hindsight"] = "MISS"
     else:
-        out["ratio_hindsight"] = round(t / h, 2) if h > 0 else None
+        if h > 0:
+            out["ratio_hindsight"] = round(t / h, 2)
         tg["vs_hindsight"] = "PASS" if t <= 1.2 * h else "PASS(res)" if t <= h + resolution else "MISS"
     for k in ("naive", "serial"):
         o = r.get(k) or {}
