@@ -42,6 +42,17 @@ OpenSshView parse_openssh_view(std::string_view output, std::string_view home)
   return view;
 }
 
+bool config_needs_openssh(std::string_view config_text)
+{
+  const auto lower = text::lower(config_text);
+  for (const char* word : {"proxyjump", "certificatefile", "identitiesonly", "include", "match"}) {
+    if (lower.contains(word)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<std::vector<std::string>> proxy_jump_argv(const JumpSpec& spec)
 {
   std::string_view jump = spec.jump;

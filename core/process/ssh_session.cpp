@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 namespace rv::proc::ssh {
@@ -145,7 +146,12 @@ Result<void> Session::configure(const SshDestination& dest)
 void Session::read_openssh_view(const SshDestination& dest)
 {
   m_view = {};
-  if (m_options.ssh_config.empty() || !on_path("ssh")) {
+  if (m_options.ssh_config.empty()) {
+    return;
+  }
+  std::ifstream in(m_options.ssh_config);
+  const std::string config_text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!config_needs_openssh(config_text) || !on_path("ssh")) {
     return;
   }
   Command cmd;

@@ -29,6 +29,18 @@ TEST_CASE("parse_openssh_view keeps what libssh 0.10 does not read from ssh -G")
   CHECK(view.identity_files.empty());
 }
 
+TEST_CASE("config_needs_openssh: only a config that names what libssh 0.10 skips costs an ssh -G")
+{
+  CHECK_FALSE(
+      config_needs_openssh("Host hpc\n  HostName login.hpc.edu\n  User ana\n  IdentityFile ~/.ssh/id_ed25519\n"));
+  CHECK_FALSE(config_needs_openssh(""));
+  CHECK(config_needs_openssh("Host hpc\n  ProxyJump bastion\n"));
+  CHECK(config_needs_openssh("Host *\n  IDENTITIESONLY yes\n"));
+  CHECK(config_needs_openssh("Host hpc\n  certificatefile ~/.ssh/hpc-cert.pub\n"));
+  CHECK(config_needs_openssh("Include ~/.ssh/config.d/*\n"));
+  CHECK(config_needs_openssh("Match host *.edu\n  User ana\n"));
+}
+
 TEST_CASE("proxy_jump_argv builds the jump as OpenSSH does: the last hop direct, the others through -J")
 {
   JumpSpec spec{"b1,ana@b2:2200", "/cfg/config", "", "/tmp/rv-jump-1", "10.0.0.5", 22, std::chrono::seconds(15)};
