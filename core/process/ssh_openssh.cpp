@@ -45,7 +45,7 @@ OpenSshView parse_openssh_view(std::string_view output, std::string_view home)
 bool config_needs_openssh(std::string_view config_text)
 {
   const auto lower = text::lower(config_text);
-  for (const char* word : {"proxyjump", "certificatefile", "identitiesonly", "include", "match"}) {
+  for (const char* word : {"proxyjump", "certificatefile", "identitiesonly", "identityfile", "include", "match"}) {
     if (lower.contains(word)) {
       return true;
     }

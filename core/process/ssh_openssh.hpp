@@ -26,8 +26,9 @@ struct OpenSshView {
 OpenSshView parse_openssh_view(std::string_view output, std::string_view home);
 
 // Whether `ssh -G` can tell rv more than libssh for this config text: it names ProxyJump,
-// CertificateFile or IdentitiesOnly, or Includes or Matches what might (case-insensitive, comments
-// too: a false yes costs one `ssh -G`, ~10 ms). Certificates beside a key need no config.
+// CertificateFile, IdentitiesOnly or IdentityFile (whose `-cert.pub` may lie beside it; libssh
+// lists only the first), or Includes or Matches what might (case-insensitive, comments too: a
+// false yes costs one `ssh -G`, ~10 ms). Certificates beside the default keys need no config.
 bool config_needs_openssh(std::string_view config_text);
 
 // What the jump's ssh needs besides the hops.

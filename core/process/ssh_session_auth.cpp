@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -91,9 +92,13 @@ std::optional<Result<void>> Session::authenticate_files(KeyAttempts& attempts)
     keys.push_back(m_options.identity_file);
   }
   keys.insert(keys.end(), m_view.identity_files.begin(), m_view.identity_files.end());
-  if (m_view.identity_files.empty() && !m_options.ssh_dir.empty()) {
+  if (m_view.identity_files.empty()) { // the default keys, for a certificate beside one
+    const char* home = std::getenv("HOME");
+    const std::string dir = !m_options.ssh_dir.empty() ? m_options.ssh_dir : home ? std::string(home) + "/.ssh" : "";
     for (const char* name : {"id_rsa", "id_ecdsa", "id_ed25519"}) {
-      keys.push_back(m_options.ssh_dir + "/" + name);
+      if (!dir.empty()) {
+        keys.push_back(dir + "/" + name);
+      }
     }
   }
   // Certificates first: a site that signs keys may not list them in authorized_keys at all.
