@@ -4,7 +4,8 @@ a round trip in each direction before passing it on, in front of the login node'
 
     wan_proxy.py LISTEN_PORT TARGET_PORT STATE_DIR PIDFILE
 
-The round trip in milliseconds is read from STATE_DIR/rtt_ms (default 40; checked every 100 ms, so
+A new connection waits one round trip before anything passes (TCP's handshake, which the local
+kernel does at once). The round trip in milliseconds is read from STATE_DIR/rtt_ms (default 40; checked every 100 ms, so
 `echo 80 > rtt_ms` changes it for new bytes of open connections too). SIGUSR1 drops every open
 connection at once (both sides see a reset), as a VPN or Wi-Fi change does; new connections are
 accepted again right after. Loopback only; no netem needed."""
@@ -74,6 +75,9 @@ async def main():
     async def handle(client_reader, client_writer):
         nonlocal served
         served += 1
+        # TCP's own handshake: the kernel accepted at once, a real network takes a round trip
+        # before either side's first byte can travel (the client's bytes wait in the socket).
+        await asyncio.sleep(2 * rtt.one_way())
         try:
             server_reader, server_writer = await asyncio.open_connection("127.0.0.1", target_port)
         except OSError as e:
