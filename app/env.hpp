@@ -23,7 +23,7 @@ namespace rv::app {
 // What the user's stderr is, as cli/ found it (isatty, NO_COLOR, the window size): app/ never
 // asks the terminal itself.
 struct Terminal {
-  bool tty = false;   // a terminal: the live status refreshes in place (app/live_status.hpp)
+  bool tty = false;   // a terminal: the live status refreshes in place (app/run/live_status.hpp)
   bool color = false; // a terminal and NO_COLOR unset
   int width = 0;      // columns; 0 = unknown
 };
@@ -35,7 +35,7 @@ public:
   virtual ~Output() = default;
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
-  // Shows `lines` (app/status_view.hpp made them) as the live status block on stderr, replacing
+  // Shows `lines` (app/run/status_view.hpp made them) as the live status block on stderr, replacing
   // the block shown before; no lines removes it. Anything else written (out, err, a log line)
   // erases the block first; only the next status() draws it again. Called only on a terminal.
   virtual void status(const std::vector<std::string>& lines) { (void)lines; }

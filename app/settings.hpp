@@ -31,7 +31,7 @@ struct Settings {
   std::string notify_webhook;           // --notify: signed POSTs from the job to this URL; "" = none
   int probe_concurrency = 4;            // backfill probe shapes run at once (slurm/probe.hpp)
   std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
-  int refanout_max = 2;                 // re-fan-out rounds around failed nodes (app/refanout.hpp)
+  int refanout_max = 2;                 // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
   SyncSettings sync;
   std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
   std::int64_t request_keep_s = 30 * 86400; // finished requests' remote state and logs; 0 = kept

@@ -1,6 +1,6 @@
 // `rv cost -g N [-t TYPE] --time T`: what the request costs on each GPU type.
 
-#include "app/planning.hpp"
+#include "app/run/planning.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
 #include "core/duration.hpp"

@@ -1,6 +1,6 @@
-// `rv doctor`: the checks of app/doctor.hpp, printed as a list or as one JSON document.
+// `rv doctor`: the checks of app/doctor/doctor.hpp, printed as a list or as one JSON document.
 
-#include "app/doctor.hpp"
+#include "app/doctor/doctor.hpp"
 #include "cli/commands.hpp"
 
 #include <cstdio>

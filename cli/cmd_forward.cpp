@@ -1,7 +1,7 @@
 // `rv forward PORT [REQUEST]`: 127.0.0.1:PORT (or --local-port) carried to PORT on a running
 // request's node, in a background rv until the job ends; `--list` and `--stop` manage them.
 
-#include "app/forward.hpp"
+#include "app/node/forward.hpp"
 #include "cli/commands.hpp"
 #include "core/printable.hpp"
 #include "core/process/daemon.hpp"

@@ -1,6 +1,6 @@
-// `rv gpu`: nvidia-smi on every node of a running request's job (app/gpu.hpp, docs/gpu.md).
+// `rv gpu`: nvidia-smi on every node of a running request's job (app/node/gpu.hpp, docs/gpu.md).
 
-#include "app/gpu.hpp"
+#include "app/node/gpu.hpp"
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
-// `rv init`: the guided first run (app/init.hpp, docs/init.md).
+// `rv init`: the guided first run (app/init/init.hpp, docs/init.md).
 
-#include "app/init.hpp"
+#include "app/init/init.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal_input.hpp"
 #include "core/printable.hpp"

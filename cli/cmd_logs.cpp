@@ -1,6 +1,6 @@
 // `rv logs`: the winner's log of a request, or follow it to the end.
 
-#include "app/manage.hpp"
+#include "app/manage/manage.hpp"
 #include "cli/commands.hpp"
 
 namespace rv::cli {

@@ -1,8 +1,9 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
-#include "app/manage.hpp"
-#include "app/record_view.hpp"
-#include "app/refanout.hpp"
+#include "app/manage/manage.hpp"
+#include "app/request/lookup.hpp"
+#include "app/request/record_view.hpp"
+#include "app/run/refanout.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"

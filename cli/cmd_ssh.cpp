@@ -1,7 +1,7 @@
 // `rv ssh [REQUEST] [-- CMD...]`: a shell (or CMD) on a running request's node, inside its
 // allocation; `rv ssh --print-config [--install]`: the ssh_config block for editors.
 
-#include "app/ssh_shell.hpp"
+#include "app/node/ssh_shell.hpp"
 #include "cli/commands.hpp"
 #include "core/printable.hpp"
 #include "core/store/record_store.hpp"

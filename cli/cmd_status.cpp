@@ -1,7 +1,7 @@
 // `rv status`: GPUs free per type and partition, the user's active requests, fair-share, usage
 // against the association's limits, SU of the last 30 days, the storage quota. One round trip.
 
-#include "app/cluster_status.hpp"
+#include "app/manage/cluster_status.hpp"
 #include "cli/commands.hpp"
 
 #include <cstdio>

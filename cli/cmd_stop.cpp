@@ -1,6 +1,6 @@
 // `rv stop`: cancel a request's jobs (siblings included), or every active request's.
 
-#include "app/manage.hpp"
+#include "app/manage/manage.hpp"
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // `rv sync push|pull|watch`: move files between this machine and the cluster, with the same
 // selection, plan and transport as `rv run` (docs/sync.md).
 
-#include "app/project_sync.hpp"
+#include "app/manage/project_sync.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 

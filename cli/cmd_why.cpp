@@ -1,6 +1,6 @@
 // `rv why [REQUEST]`: why a request waits, what is ahead of it, and what would start sooner.
 
-#include "app/why.hpp"
+#include "app/why/why.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
 

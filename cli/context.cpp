@@ -1,6 +1,6 @@
 #include "cli/context.hpp"
 
-#include "app/status_view.hpp"
+#include "app/run/status_view.hpp"
 #include "core/log.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/ssh_runner.hpp"

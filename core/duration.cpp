@@ -206,6 +206,17 @@ std::string format_human_duration(std::int64_t seconds)
   return h ? fmt::format("{}d{}h", seconds / 86400, h) : fmt::format("{}d", seconds / 86400);
 }
 
+std::string wait_in_words(std::optional<std::int64_t> seconds, std::int64_t now_s, bool cell)
+{
+  if (!seconds) {
+    return cell ? "unknown" : "at an unknown time";
+  }
+  if (*seconds <= now_s) {
+    return "now";
+  }
+  return (cell ? "~" : "in ~") + format_human_duration(*seconds);
+}
+
 Result<std::int64_t> parse_memory_mb(std::string_view text)
 {
   const std::string shown(text);

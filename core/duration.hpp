@@ -4,6 +4,7 @@
 #include "core/result.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,12 @@ std::string format_slurm_time(std::int64_t seconds);
 
 // Formats seconds for people: `45s`, `12m`, `2h30m`, `3d4h`.
 std::string format_human_duration(std::int64_t seconds);
+
+// A wait in words, the one rule of every message (#25): "now" when it is at most `now_s` seconds
+// (0: only a wait that is over; rv why passes the plan's now_threshold_s, within which the probes
+// call a start "now"), else "in ~2h30m"; no estimate is "at an unknown time". `cell` is the form
+// for a table's column: "now", "~2h30m", "unknown".
+std::string wait_in_words(std::optional<std::int64_t> seconds, std::int64_t now_s = 0, bool cell = false);
 
 // Parses a memory size (`200G`, `512M`, `1.5T`, `4096` = MiB) into MiB.
 Result<std::int64_t> parse_memory_mb(std::string_view text);

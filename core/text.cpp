@@ -48,6 +48,11 @@ bool iequals(std::string_view a, std::string_view b)
   return std::ranges::equal(a, b, [](char x, char y) { return to_lower(x) == to_lower(y); });
 }
 
+std::string first_line(std::string_view s)
+{
+  return std::string(trim(s.substr(0, s.find('\n'))));
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep)
 {
   std::string out;

@@ -18,6 +18,9 @@ std::string upper(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);
 
 // The items with `sep` between them.
+// The first line of `s`, trimmed ("" for none).
+std::string first_line(std::string_view s);
+
 std::string join(const std::vector<std::string>& items, std::string_view sep);
 
 // Splits on one delimiter string; keeps empty fields (pipe formats rely on their position).

@@ -1,9 +1,9 @@
 // Request records as stored: lossless JSON bytes, then the request record read from them.
 // What parses dumps back and parses to the same document; the readers of its nested fields
 // (git_label, refanout_lines, planned_su) never throw.
-#include "app/record_view.hpp"
-#include "app/refanout.hpp"
-#include "app/requests.hpp"
+#include "app/request/record_view.hpp"
+#include "app/request/requests.hpp"
+#include "app/run/refanout.hpp"
 #include "core/store/json_bytes.hpp"
 #include "fuzz/fuzz.hpp"
 

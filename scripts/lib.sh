@@ -50,7 +50,7 @@ rv_install_deps_if_needed() {
 
 # Configure (once) and build rv into $RV_BUILD_DIR. Optimised, with line tables only (-g1):
 # backtraces and perf keep file:line, and the 2-core build takes about 30 % less time than with
-# full debug info (-g: app/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
+# full debug info (-g: app/run/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
 rv_build() {
   local t0
   t0=$(tb_now)

@@ -3,6 +3,7 @@
 #include "core/duration.hpp"
 #include "slurm/cluster_time.hpp"
 #include "slurm/gres.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/sinfo.hpp"
 #include "slurm/text.hpp"
@@ -22,23 +23,9 @@ enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_
 constexpr std::size_t base_probes = 6;
 constexpr std::size_t all_probes = 9;
 
-proc::Command command(std::vector<std::string> argv)
-{
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = std::chrono::seconds(30);
-  c.concurrent = true; // independent reads: the round trip costs the slowest, not the sum
-  return c;
-}
-
-std::string first_line(const std::string& s)
-{
-  return std::string(text::trim(std::string_view(s).substr(0, s.find('\n'))));
-}
-
 std::string failure(const char* what, const proc::Outcome& o)
 {
-  return fmt::format("{} failed (exit {}): {}", what, o.status(), first_line(o.err));
+  return fmt::format("{} failed (exit {}): {}", what, o.status(), text::first_line(o.err));
 }
 
 void keep_min(std::optional<int>& slot, std::optional<std::int64_t> v)
@@ -101,7 +88,7 @@ void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const pr
       l.max_wall_s = *wall;
     }
   }
-  l.default_account = first_line(user.out);
+  l.default_account = text::first_line(user.out);
 }
 
 // `+0100 CET` and `/usr/share/zoneinfo/Europe/Berlin`.
@@ -118,7 +105,7 @@ void parse_zone(const proc::Outcome& date, const proc::Outcome& zone, model::Clu
     return;
   }
   c.utc_offset_s = *offset;
-  auto link = first_line(zone.out);
+  auto link = text::first_line(zone.out);
   auto at = link.find("zoneinfo/");
   if (zone.ok() && at != std::string::npos) {
     c.timezone = link.substr(at + 9);
@@ -133,18 +120,18 @@ void parse_zone(const proc::Outcome& date, const proc::Outcome& zone, model::Clu
 std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
 {
   std::vector<proc::Command> cmds;
-  cmds.push_back(command(sinfo_argv(q.partitions)));
-  cmds.push_back(command({"scontrol", "-o", "show", "partition"}));
-  cmds.push_back(command({"scontrol", "-d", "-o", "show", "node"}));
-  cmds.push_back(command({"scontrol", "show", "config"}));
-  cmds.push_back(command({"date", "+%z %Z"}));
-  cmds.push_back(command({"readlink", "/etc/localtime"}));
+  cmds.push_back(concurrent_read(sinfo_argv(q.partitions)));
+  cmds.push_back(concurrent_read({"scontrol", "-o", "show", "partition"}));
+  cmds.push_back(concurrent_read({"scontrol", "-d", "-o", "show", "node"}));
+  cmds.push_back(concurrent_read({"scontrol", "show", "config"}));
+  cmds.push_back(concurrent_read({"date", "+%z %Z"}));
+  cmds.push_back(concurrent_read({"readlink", "/etc/localtime"}));
   if (!q.user.empty()) {
-    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
-                            "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit"}));
-    cmds.push_back(
-        command({"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
-    cmds.push_back(command({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));
+    cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
+                                    "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit"}));
+    cmds.push_back(concurrent_read(
+        {"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
+    cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));
   }
   return cmds;
 }

@@ -1,6 +1,7 @@
 #include "slurm/monitor.hpp"
 
 #include "core/interrupt.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/squeue.hpp"
@@ -14,17 +15,7 @@
 #include <set>
 
 namespace rv::slurm {
-namespace {
-
-proc::Command command(std::vector<std::string> argv)
-{
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = std::chrono::seconds(60);
-  return c;
-}
-
-} // namespace
+namespace {} // namespace
 
 bool only_gone_jobs(std::string_view scancel_stderr)
 {
@@ -52,7 +43,7 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
     argv.push_back("--name=" + job_name);
   }
   argv.insert(argv.end(), job_ids.begin(), job_ids.end());
-  auto cmd = command(std::move(argv));
+  auto cmd = patient_command(std::move(argv));
   cmd.uninterruptible = true;
   RV_TRY(outcome, runner.run(cmd));
   if (!outcome.ok() && !job_name.empty() && only_gone_jobs(outcome.err)) {
@@ -84,7 +75,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       *controller_calls += n;
     }
   };
-  RV_TRY(sq, runner.run(command(squeue_argv(job_ids))));
+  RV_TRY(sq, runner.run(patient_command(squeue_argv(job_ids))));
   count(1);
   // squeue exits 1 with "Invalid job id" when none of the ids is known any more.
   if (sq.ok()) {
@@ -119,15 +110,29 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
   if (vanished.empty()) {
     return views;
   }
+  RV_TRY(ended, look_up_gone(runner, vanished, now_epoch, names));
+  count(static_cast<int>(vanished.size()));
+  views.merge(ended);
+  return views;
+}
+
+Result<std::map<std::string, JobView>> look_up_gone(proc::Runner& runner, const std::vector<std::string>& vanished,
+                                                    std::int64_t now_epoch,
+                                                    const std::map<std::string, std::string>& names)
+{
+  auto ours = [&](const std::string& id, const std::string& name) {
+    auto it = names.find(id);
+    return it == names.end() || it->second.empty() || it->second == name;
+  };
+  std::map<std::string, JobView> views;
   // scontrol first (the controller still knows recently finished jobs), then accounting,
   // which may lag: no record at all leaves the job unknown, i.e. alive.
   std::vector<proc::Command> batch;
   for (const auto& id : vanished) {
-    batch.push_back(command({"scontrol", "show", "job", id}));
+    batch.push_back(patient_command(show_job_argv(id)));
   }
-  batch.push_back(command(sacct_argv(vanished)));
+  batch.push_back(patient_command(sacct_argv(vanished)));
   RV_TRY(outs, runner.run_batch(batch));
-  count(static_cast<int>(vanished.size()));
   for (std::size_t i = 0; i < vanished.size(); ++i) {
     if (!outs[i].ok()) {
       continue;
@@ -146,6 +151,8 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
     v.nodes = text::is_null(j.nodes) ? std::string{} : j.nodes;
     v.source = "scontrol";
     v.elapsed_s = j.run_time_s;
+    v.exit_status = j.exit_status;
+    v.exit_signal = j.exit_signal;
     // A job that failed in its first second has RunTime=0 but had its nodes: it started.
     if (j.run_time_s > 0 || is_started(v.state) || (is_terminal(v.state) && !v.nodes.empty())) {
       v.start_epoch = now_epoch - j.run_time_s;
@@ -168,6 +175,8 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
         v.nodes = row.nodes;
         v.source = "sacct";
         v.elapsed_s = std::max<std::int64_t>(row.elapsed_s, 0);
+        v.exit_status = row.exit_status;
+        v.exit_signal = row.exit_signal;
         if (row.start_time) {
           v.start_epoch = now_epoch - std::max<std::int64_t>(row.elapsed_s, 0) - 1;
         }
@@ -176,6 +185,21 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
     }
   }
   return views;
+}
+
+Result<JobView> final_state(proc::Runner& runner, Clock& clock, const std::string& job_id)
+{
+  Backoff backoff(Backoff::following());
+  for (int attempt = 0; attempt < k_final_state_polls; ++attempt) {
+    RV_TRY(views, look_up_gone(runner, {job_id}, 0));
+    if (auto it = views.find(job_id); it != views.end() && is_terminal(it->second.state)) {
+      return it->second;
+    }
+    clock.sleep_for(backoff.next());
+  }
+  return fail(ErrorCode::timeout,
+              fmt::format("job {} ended but neither scontrol nor sacct has its final state", job_id),
+              "check `sacct -j ID` on the cluster");
 }
 
 Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options)
@@ -236,7 +260,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     bool waiting_for_claim = false;
     const bool started = race.needs_claimant(*views, 1);
     if (claim_mode && (started || race.cancelled_by_a_claim(*views))) {
-      if (auto c = runner.run(command(options.claim_argv)); c && c->ok()) {
+      if (auto c = runner.run(patient_command(options.claim_argv)); c && c->ok()) {
         claimant = c->out.substr(0, c->out.find_first_of(" \n"));
       }
       if (claimant.empty() && started) {

@@ -63,4 +63,18 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
                                                  std::int64_t now_epoch, int* controller_calls = nullptr,
                                                  const std::map<std::string, std::string>& names = {});
 
+// The ids squeue no longer knows: scontrol first (the controller still knows recently finished
+// jobs), then accounting, which may lag; an id neither knows is left out (unknown, i.e. alive).
+// `names` as for poll_jobs.
+Result<std::map<std::string, JobView>> look_up_gone(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                    std::int64_t now_epoch,
+                                                    const std::map<std::string, std::string>& names = {});
+
+// How many times final_state asks before it gives up (about 40 s at the following cadence).
+inline constexpr int k_final_state_polls = 15;
+
+// A job that has ended (its log stopped, its step is gone): its final state and exit code, asked
+// of scontrol and accounting at the following cadence until one of them has it.
+Result<JobView> final_state(proc::Runner& runner, Clock& clock, const std::string& job_id);
+
 } // namespace rv::slurm

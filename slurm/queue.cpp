@@ -3,28 +3,13 @@
 #include "slurm/cluster_time.hpp"
 #include "slurm/gres.hpp"
 #include "slurm/hostlist.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/squeue.hpp"
 #include "slurm/text.hpp"
 
 #include <fmt/format.h>
 
 namespace rv::slurm {
-namespace {
-
-proc::Command command(std::vector<std::string> argv)
-{
-  proc::Command c;
-  c.argv = std::move(argv);
-  c.timeout = std::chrono::seconds(30);
-  return c;
-}
-
-std::string first_line(std::string_view s)
-{
-  return std::string(text::trim(s.substr(0, s.find('\n'))));
-}
-
-} // namespace
 
 std::vector<proc::Command> queue_commands()
 {
@@ -39,7 +24,8 @@ model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squ
   auto now = words.size() >= 2 ? text::to_int(words[0]) : std::nullopt;
   auto offset = words.size() >= 2 ? parse_utc_offset(words[1]) : fail(ErrorCode::parse, "no offset");
   if (!now || !offset) {
-    q.notes.push_back(fmt::format("the cluster's clock was not readable ('{}'): no queue model", first_line(date_out)));
+    q.notes.push_back(
+        fmt::format("the cluster's clock was not readable ('{}'): no queue model", text::first_line(date_out)));
     return q;
   }
   q.now_epoch = *now;
@@ -101,7 +87,7 @@ model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome&
     model::QueueSnapshot q;
     const auto& bad = date.ok() ? squeue : date;
     q.notes.push_back(fmt::format("{} failed (exit {}): {}: no queue model", date.ok() ? "squeue" : "date",
-                                  bad.status(), first_line(bad.err)));
+                                  bad.status(), text::first_line(bad.err)));
     return q;
   }
   return parse_queue(date.out, squeue.out);

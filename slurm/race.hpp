@@ -21,6 +21,8 @@ struct JobView {
   std::string source;           // squeue, scontrol, sacct, or "" when no record was found
   std::string start_estimate;   // pending: Slurm's expected start (cluster-local time), "" if none
   std::int64_t elapsed_s = 0;   // run time so far (squeue %M, scontrol RunTime, sacct Elapsed)
+  int exit_status = 0;          // an ended job's ExitCode=status:signal (scontrol, sacct)
+  int exit_signal = 0;
 };
 
 // One sibling of the request.

@@ -50,6 +50,17 @@ std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids, std
           std::string(fields)};
 }
 
+std::vector<std::string> recent_jobs_argv(const std::string& user)
+{
+  std::vector<std::string> argv = {
+      "env", "SLURM_TIME_FORMAT=standard", "sacct", "--parsable2", "--noheader", "-X", "-S", "now-30days", "-E", "now"};
+  if (!user.empty()) {
+    argv.insert(argv.end(), {"-u", user});
+  }
+  argv.insert(argv.end(), {"-o", std::string(sacct_fields)});
+  return argv;
+}
+
 Result<std::vector<SacctJob>> parse_sacct(std::string_view input)
 {
   return parse_sacct(input, sacct_fields);

@@ -36,6 +36,11 @@ inline constexpr std::string_view sacct_fields =
 // `fields` may ask for others (any that parse_sacct reads, e.g. with Reason).
 std::vector<std::string> sacct_argv(const std::vector<std::string>& job_ids, std::string_view fields = sacct_fields);
 
+// A user's jobs (allocations only) of the last 30 days, for rv status's usage: `env
+// SLURM_TIME_FORMAT=standard sacct --parsable2 --noheader -X -S now-30days -E now [-u USER] -o
+// <sacct_fields>` (without a user, sacct's default: the caller's own).
+std::vector<std::string> recent_jobs_argv(const std::string& user);
+
 // Parses rv's field order, or any `-P` output that starts with a header naming the columns
 // (JobID, State, ExitCode, ...). Rows whose JobID is a step (`123.batch`) are skipped.
 Result<std::vector<SacctJob>> parse_sacct(std::string_view text);

@@ -235,6 +235,18 @@ std::vector<std::string> squeue_query_argv(std::string_view states, const std::v
   return argv;
 }
 
+std::vector<std::string> user_jobs_argv(const std::string& user)
+{
+  std::vector<std::string> argv = {"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h"};
+  if (user.empty()) {
+    argv.push_back("--me");
+  } else {
+    argv.insert(argv.end(), {"-u", user});
+  }
+  argv.insert(argv.end(), {"-o", std::string(squeue_format)});
+  return argv;
+}
+
 std::vector<std::string> request_jobs_argv(std::string_view job_name)
 {
   return {"squeue", "--me", "-h", "-t", "all", "-n", std::string(job_name), "-o", std::string(request_jobs_format)};

@@ -57,6 +57,9 @@ Result<std::vector<SqueueJob>> parse_squeue(std::string_view text, std::string_v
 // user's own jobs (`--me`, Slurm 20.11+) named `job_name`, any state:
 // `squeue --me -h -t all -n NAME -o '%i|%T|%k|%j'`. Read it with request_jobs(), which keeps only
 // the jobs whose comment is rv's `rv:<request id>`: a name alone is shared by the user's other jobs.
+// `env SLURM_TIME_FORMAT=standard squeue -h (--me | -u USER) -o <squeue_format>`: a user's jobs.
+std::vector<std::string> user_jobs_argv(const std::string& user);
+
 std::vector<std::string> request_jobs_argv(std::string_view job_name);
 inline constexpr std::string_view request_jobs_format = "%i|%T|%k|%j";
 Result<std::vector<SqueueJob>> request_jobs(std::string_view text, std::string_view request_id);

@@ -12,6 +12,7 @@
 
 namespace rv::slurm::text {
 
+using rv::text::first_line;
 using rv::text::iequals;
 using rv::text::join;
 using rv::text::lines;

@@ -1,7 +1,7 @@
 #pragma once
 // Backfill probe policy and windows: which walltimes to probe for each candidate (the coarse
 // grid), and what the answers mean (the window that starts now). Running the probes and reading
-// sbatch's answers is slurm/probe.hpp's; app/planning joins the two.
+// sbatch's answers is slurm/probe.hpp's; app/run/planning joins the two.
 
 #include "core/model/queue.hpp"
 #include "core/result.hpp"

@@ -12,11 +12,6 @@
 namespace rv::strategy {
 namespace {
 
-std::string wait_words(const std::optional<std::int64_t>& s)
-{
-  return s ? (*s <= 0 ? "now" : "in ~" + format_human_duration(*s)) : "at an unknown time";
-}
-
 bool same_submission(const model::Strategy& a, const model::Strategy& b)
 {
   return a.walltime_s == b.walltime_s && a.time_min_s == b.time_min_s && a.segments == b.segments;
@@ -34,7 +29,7 @@ std::string probe_words(const Window* probe, std::int64_t now_threshold_s)
     return "no probe answered";
   }
   std::string full = fmt::format("the full {} starts {}", format_human_duration(probe->full_walltime_s),
-                                 wait_words(probe->full_start_in_s));
+                                 wait_in_words(probe->full_start_in_s));
   if (probe->max_now_s > 0) {
     return fmt::format("sbatch --test-only starts up to {} now, {}", format_human_duration(probe->max_now_s), full);
   }
@@ -48,7 +43,7 @@ std::string probe_words(const Window* probe, std::int64_t now_threshold_s)
   }
   (void)now_threshold_s;
   return fmt::format("sbatch --test-only starts nothing now (even {} starts {}), {}",
-                     format_human_duration(shortest_wall), wait_words(shortest), full);
+                     format_human_duration(shortest_wall), wait_in_words(shortest), full);
 }
 
 } // namespace
@@ -113,7 +108,7 @@ std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Win
     }
     // One submission, two verdicts: the queue's wait ranks it; both stay in its reasons.
     b.reasons.push_back(
-        fmt::format("sbatch --test-only said it starts {}; the queue model says now", wait_words(same->est_wait_s)));
+        fmt::format("sbatch --test-only said it starts {}; the queue model says now", wait_in_words(same->est_wait_s)));
     *same = std::move(b);
   }
   return out;

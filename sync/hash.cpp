@@ -4,8 +4,6 @@
 
 #include <array>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
 namespace rv::sync {
 namespace {
@@ -86,17 +84,6 @@ std::string sha256_hex(std::string_view data)
     out += fmt::format("{:08x}", v);
   }
   return out;
-}
-
-Result<std::string> sha256_file(const std::filesystem::path& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(ErrorCode::io, fmt::format("cannot read {}", path.string()));
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return sha256_hex(buf.str());
 }
 
 namespace {

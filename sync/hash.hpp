@@ -2,9 +2,6 @@
 // SHA-256, for content hashes (dependency files) and project identities, and HMAC-SHA256 (RFC 2104)
 // for what rv signs: webhook keys, workspace markers.
 
-#include "core/result.hpp"
-
-#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -15,8 +12,5 @@ std::string sha256_hex(std::string_view data);
 
 // Lower-case hex HMAC-SHA256 (RFC 2104) of `data` with `key`.
 std::string hmac_sha256_hex(std::string_view key, std::string_view data);
-
-// Lower-case hex SHA-256 of a file's content.
-Result<std::string> sha256_file(const std::filesystem::path& path);
 
 } // namespace rv::sync

@@ -98,3 +98,20 @@ TEST_CASE("parse_memory_mb rejects sizes past a pebibyte instead of overflowing"
     CHECK(r.error().message == fmt::format("memory size '{}' is more than 1024T", huge));
   }
 }
+
+// #25: one rule for "a wait in words" (it was written five times, with two thresholds).
+TEST_CASE("wait_in_words: now within the threshold, in ~D after it, unknown without an estimate")
+{
+  CHECK(rv::wait_in_words(0) == "now");
+  CHECK(rv::wait_in_words(-5) == "now"); // an estimate already past
+  CHECK(rv::wait_in_words(1) == "in ~1s");
+  CHECK(rv::wait_in_words(9000) == "in ~2h30m");
+  CHECK(rv::wait_in_words(std::nullopt) == "at an unknown time");
+  // rv why: the plan's now_threshold_s (a start within it is "now", as the probes call it)
+  CHECK(rv::wait_in_words(300, 300) == "now");
+  CHECK(rv::wait_in_words(301, 300) == "in ~5m");
+  // a table's column
+  CHECK(rv::wait_in_words(7200, 0, true) == "~2h");
+  CHECK(rv::wait_in_words(std::nullopt, 0, true) == "unknown");
+  CHECK(rv::wait_in_words(0, 0, true) == "now");
+}

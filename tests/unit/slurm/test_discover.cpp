@@ -1,36 +1,21 @@
+#include "fakes/fake_runner.hpp"
 #include "slurm/discover.hpp"
 
-#include "core/process/dry_run_runner.hpp"
+#include "fakes/recording_runner.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 using namespace rv;
+using rv::test::FakeRunner;
 using namespace rv::slurm;
 
 namespace {
 
-proc::Outcome ok(std::string out)
-{
-  proc::Outcome o;
-  o.exit_code = 0;
-  o.out = std::move(out);
-  return o;
-}
-
-proc::Outcome failed(std::string err)
-{
-  proc::Outcome o;
-  o.exit_code = 1;
-  o.err = std::move(err);
-  return o;
-}
-
-// Counts run_batch calls: DryRunRunner inherits the default run_batch, which counts one round
-// trip per command, so "one round trip" is checked as "one batch".
+// Counts run_batch calls, so that "one round trip" is checked as "one batch".
 class BatchCounter final : public proc::Runner {
 public:
-  explicit BatchCounter(proc::DryRunRunner::Responder r) : m_inner(std::move(r)) {}
+  explicit BatchCounter(rv::test::RecordingRunner::Responder r) : m_inner(std::move(r)) {}
   Result<proc::Outcome> run(const proc::Command& cmd) override { return m_inner.run(cmd); }
   Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override
   {
@@ -42,7 +27,7 @@ public:
   int batches = 0;
 
 private:
-  proc::DryRunRunner m_inner;
+  rv::test::RecordingRunner m_inner;
 };
 
 bool starts(const proc::Command& c, std::initializer_list<const char*> words)
@@ -60,44 +45,47 @@ bool starts(const proc::Command& c, std::initializer_list<const char*> words)
 proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail)
 {
   if (starts(c, {"sinfo"})) {
-    return ok("a100-1|gpu*|mixed|64|8/56/0/64|512000|64000|gpu:a100:4(S:0-1)|gpu:a100:1(IDX:0)|a100|none\n"
-              "a100-2|gpu*|drained|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|bad gpu\n");
+    return FakeRunner::reply(
+        0, "a100-1|gpu*|mixed|64|8/56/0/64|512000|64000|gpu:a100:4(S:0-1)|gpu:a100:1(IDX:0)|a100|none\n"
+           "a100-2|gpu*|drained|64|0/64/0/64|512000|0|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|a100|bad gpu\n");
   }
   if (starts(c, {"scontrol", "-o", "show", "partition"})) {
-    return ok("PartitionName=gpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A DefaultTime=NONE MaxNodes=2 "
-              "MaxTime=2-00:00:00 Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8 "
-              "TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0 DefMemPerGPU=65536\n");
+    return FakeRunner::reply(
+        0, "PartitionName=gpu AllowAccounts=ALL AllowQos=ALL Default=YES QoS=N/A DefaultTime=NONE MaxNodes=2 "
+           "MaxTime=2-00:00:00 Nodes=a100-[1-2] State=UP TRES=cpu=128,gres/gpu=8 "
+           "TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=2.0 DefMemPerGPU=65536\n");
   }
   if (starts(c, {"scontrol", "-d", "-o", "show", "node"})) {
     if (scontrol_nodes_fail) {
-      return failed("slurm_load_node error: Unable to contact slurm controller\n");
+      return FakeRunner::reply(1, "", "slurm_load_node error: Unable to contact slurm controller\n");
     }
     // CfgTRES without gres/gpu and no GresUsed: sinfo must fill in the used GPUs.
-    return ok("NodeName=a100-1 CPUAlloc=8 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=64000 "
-              "State=MIXED Partitions=gpu CfgTRES=cpu=64,mem=500G AllocTRES=cpu=8\n"
-              "NodeName=a100-2 CPUAlloc=0 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=0 "
-              "State=IDLE+DRAIN Partitions=gpu Reason=bad gpu [root@2026-01-01T00:00:00]\n");
+    return FakeRunner::reply(
+        0, "NodeName=a100-1 CPUAlloc=8 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=64000 "
+           "State=MIXED Partitions=gpu CfgTRES=cpu=64,mem=500G AllocTRES=cpu=8\n"
+           "NodeName=a100-2 CPUAlloc=0 CPUTot=64 Gres=gpu:a100:4(S:0-1) RealMemory=512000 AllocMem=0 "
+           "State=IDLE+DRAIN Partitions=gpu Reason=bad gpu [root@2026-01-01T00:00:00]\n");
   }
   if (starts(c, {"scontrol", "show", "config"})) {
-    return ok("ClusterName = rvtest\nSLURM_VERSION = 22.05.8\nPriorityFlags = MAX_TRES\n"
-              "SchedulerParameters = bf_interval=30,bf_max_job_user=5\n");
+    return FakeRunner::reply(0, "ClusterName = rvtest\nSLURM_VERSION = 22.05.8\nPriorityFlags = MAX_TRES\n"
+                                "SchedulerParameters = bf_interval=30,bf_max_job_user=5\n");
   }
   if (starts(c, {"date"})) {
-    return ok("+0100 CET\n");
+    return FakeRunner::reply(0, "+0100 CET\n");
   }
   if (starts(c, {"readlink"})) {
-    return ok("/usr/share/zoneinfo/Europe/Berlin\n");
+    return FakeRunner::reply(0, "/usr/share/zoneinfo/Europe/Berlin\n");
   }
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "assoc"})) {
-    return ok("lab1||normal,gpu_qos|gres/gpu=8|||\nlab1|gpu|gpu_qos|||10|20\n");
+    return FakeRunner::reply(0, "lab1||normal,gpu_qos|gres/gpu=8|||\nlab1|gpu|gpu_qos|||10|20\n");
   }
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "qos"})) {
-    return ok("normal||||\ngpu_qos|gres/gpu=4|8||2-00:00:00\nother|gres/gpu=1|||\n");
+    return FakeRunner::reply(0, "normal||||\ngpu_qos|gres/gpu=4|8||2-00:00:00\nother|gres/gpu=1|||\n");
   }
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "user"})) {
-    return failed("sacctmgr: error: Problem talking to the database\n");
+    return FakeRunner::reply(1, "", "sacctmgr: error: Problem talking to the database\n");
   }
-  return failed("unexpected command");
+  return FakeRunner::reply(1, "", "unexpected command");
 }
 
 } // namespace
@@ -148,7 +136,7 @@ TEST_CASE("discover makes one round trip and builds the cluster")
 
 TEST_CASE("discover falls back to sinfo when scontrol show node fails")
 {
-  proc::DryRunRunner runner([](const proc::Command& c) { return cluster_responder(c, true); });
+  rv::test::RecordingRunner runner([](const proc::Command& c) { return cluster_responder(c, true); });
   auto cluster = discover(runner, {});
   REQUIRE(cluster.has_value());
   CHECK(cluster->nodes.size() == 2);
@@ -158,7 +146,7 @@ TEST_CASE("discover falls back to sinfo when scontrol show node fails")
 
 TEST_CASE("parse_discovery fails when nothing lists the nodes, or on a wrong outcome count")
 {
-  std::vector<proc::Outcome> outcomes(6, failed("boom"));
+  std::vector<proc::Outcome> outcomes(6, FakeRunner::reply(1, "", "boom"));
   auto c = parse_discovery(outcomes);
   REQUIRE_FALSE(c.has_value());
   CHECK(c.error().code == ErrorCode::slurm_rejected);
@@ -171,13 +159,14 @@ TEST_CASE("parse_discovery reads sinfo only for what scontrol did not say")
   // be parsed (a hostlist past max_hosts) does not fail the discovery; without GresUsed it does.
   auto outcomes = [](bool gres_used) {
     std::vector<proc::Outcome> o;
-    o.push_back(ok("n[0-999999]|gpu|idle|64|0/64/0/64|512000|0|gpu:a100:4|gpu:a100:0|(null)|none\n"));
-    o.push_back(ok("PartitionName=gpu Nodes=a100-1 State=UP\n"));
-    o.push_back(ok(fmt::format("NodeName=a100-1 CPUTot=64 Gres=gpu:a100:4(S:0-1) {}State=MIXED Partitions=gpu\n",
-                               gres_used ? "GresUsed=gpu:a100:3(IDX:0-2) " : "")));
-    o.push_back(ok("ClusterName = c\n"));
-    o.push_back(ok("+0000 UTC\n"));
-    o.push_back(ok("/usr/share/zoneinfo/Etc/UTC\n"));
+    o.push_back(FakeRunner::reply(0, "n[0-999999]|gpu|idle|64|0/64/0/64|512000|0|gpu:a100:4|gpu:a100:0|(null)|none\n"));
+    o.push_back(FakeRunner::reply(0, "PartitionName=gpu Nodes=a100-1 State=UP\n"));
+    o.push_back(FakeRunner::reply(
+        0, fmt::format("NodeName=a100-1 CPUTot=64 Gres=gpu:a100:4(S:0-1) {}State=MIXED Partitions=gpu\n",
+                       gres_used ? "GresUsed=gpu:a100:3(IDX:0-2) " : "")));
+    o.push_back(FakeRunner::reply(0, "ClusterName = c\n"));
+    o.push_back(FakeRunner::reply(0, "+0000 UTC\n"));
+    o.push_back(FakeRunner::reply(0, "/usr/share/zoneinfo/Etc/UTC\n"));
     return o;
   };
   auto with = parse_discovery(outcomes(true));

@@ -1,6 +1,7 @@
 // The static half of discovery (slurm/discover_cache.hpp): which commands, the fingerprint, the
 // node checks and the merge of the fresh dynamic half.
 
+#include "fakes/fake_runner.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/discover_cache.hpp"
 
@@ -9,17 +10,10 @@
 #include <algorithm>
 
 using namespace rv;
+using rv::test::FakeRunner;
 using namespace rv::slurm;
 
 namespace {
-
-proc::Outcome ok(std::string out)
-{
-  proc::Outcome o;
-  o.exit_code = 0;
-  o.out = std::move(out);
-  return o;
-}
 
 model::Node node(const std::string& name, int cpus, int gpus, std::vector<std::string> features)
 {
@@ -57,7 +51,8 @@ TEST_CASE("discover cache: the fingerprint ignores partition State, not limits o
   cmds[0].argv = {"sinfo"};
   cmds[1].argv = {"scontrol", "-o", "show", "partition"};
   auto fp = [&](const std::string& part, const std::string& stamp) {
-    return static_fingerprint(cmds, {ok(""), ok(part)}, ok(stamp));
+    return static_fingerprint(cmds, {FakeRunner::reply(0, ""), FakeRunner::reply(0, part)},
+                              FakeRunner::reply(0, stamp));
   };
   const auto base = fp("PartitionName=a MaxTime=1-00:00:00 State=UP\n", "1 2 3\n");
   CHECK(base == fp("PartitionName=a MaxTime=1-00:00:00 State=DOWN\n", "1 2 3\n"));

@@ -1,0 +1,330 @@
+#include "app/init/init.hpp"
+#include "app/init/init_steps.hpp"
+
+#include "core/process/ssh_failures.hpp"
+#include "core/store/json_fields.hpp"
+#include "core/text.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace rv::app {
+namespace {
+
+using nlohmann::json;
+
+constexpr int k_password_tries = 3;
+constexpr int k_host_tries = 3; // interactive: a host that cannot be reached is asked again
+
+// `[user@]host[:port]` (IPv6 addresses in brackets when a port follows).
+std::string destination_of(const InitAnswers& a)
+{
+  std::string host = a.host;
+  if (a.port != 0 && host.find(':') != std::string::npos) {
+    host = "[" + host + "]";
+  }
+  return fmt::format("{}{}{}", a.user.empty() ? "" : a.user + "@", host, a.port != 0 ? fmt::format(":{}", a.port) : "");
+}
+
+proc::SshOptions ssh_options(const InitOptions& o, const InitAnswers& a)
+{
+  proc::SshOptions s;
+  s.destination = destination_of(a);
+  s.ssh_config = o.ssh_config;
+  s.identity_file = a.identity;
+  s.known_hosts = o.known_hosts;
+  s.ssh_dir = o.ssh_dir;
+  s.connect_timeout = o.connect_timeout;
+  return s;
+}
+
+// The host, user and port: flags, else what was remembered, else asked.
+Result<json> host_step(const InitOptions& o, InitAnswers& a, Prompter& prompter)
+{
+  const std::string before = a.host;
+  if (!o.host.empty()) {
+    a.host = o.host;
+  } else {
+    RV_TRY(host, prompter.ask("Login node (host name, address or ~/.ssh/config alias)", a.host, "--host"));
+    a.host = std::string(text::trim(host));
+  }
+  // `user@host:port` typed as the host is split, so that each part is remembered on its own.
+  if (auto dest = proc::parse_destination(a.host); !dest) {
+    return std::unexpected(dest.error());
+  } else {
+    if (dest->host != before) { // what was remembered belonged to another cluster
+      InitAnswers fresh;
+      fresh.identity = a.identity;
+      a = fresh;
+    }
+    a.host = dest->host;
+    if (!dest->user.empty()) {
+      a.user = dest->user;
+    }
+    if (dest->port != 0) {
+      a.port = dest->port;
+    }
+  }
+  if (!o.user.empty()) {
+    a.user = o.user;
+  } else if (o.interactive && o.host.empty()) {
+    RV_TRY(user,
+           prompter.ask("User name on the cluster (Enter: from ~/.ssh/config or your local name)", a.user, "--user"));
+    a.user = std::string(text::trim(user));
+  }
+  if (o.port != 0) {
+    a.port = o.port;
+  } else if (o.interactive && o.host.empty()) {
+    RV_TRY(port, prompter.ask("SSH port (Enter: from ~/.ssh/config, else 22)",
+                              a.port != 0 ? std::to_string(a.port) : std::string(), "--port"));
+    const auto typed = std::string(text::trim(port));
+    if (!typed.empty()) {
+      int n = 0;
+      auto [end, ec] = std::from_chars(typed.data(), typed.data() + typed.size(), n);
+      if (ec != std::errc{} || end != typed.data() + typed.size() || n < 1 || n > 65535) {
+        return fail(ErrorCode::usage, fmt::format("'{}' is not a port (1-65535)", typed), "run rv init again");
+      }
+      a.port = n;
+    }
+  }
+  return json{{"step", "host"}, {"status", "done"}, {"destination", destination_of(a)}};
+}
+
+// Reachability and the host key: shown as OpenSSH shows it, accepted once, then written.
+Result<json> host_key_step(const InitOptions& o, InitAnswers& a, proc::SshBootstrap& ssh, Prompter& prompter)
+{
+  auto opened = ssh.open();
+  if (!opened) {
+    prompter.say(fmt::format("cannot reach {}", destination_of(a)));
+    return std::unexpected(opened.error());
+  }
+  const auto& key = *opened;
+  json step{{"step", "host_key"},
+            {"fingerprint", key.fingerprint},
+            {"type", key.type},
+            {"known_hosts", key.known_hosts_file}};
+  prompter.say(fmt::format("reached {}", ssh.label()));
+  if (!o.host_key_fingerprint.empty() && o.host_key_fingerprint != key.fingerprint) {
+    return fail(ErrorCode::host_key_changed,
+                fmt::format("ssh {}: the host offered {} {}, not the pinned {}", ssh.label(), key.type, key.fingerprint,
+                            o.host_key_fingerprint),
+                "check the fingerprint with the cluster's documentation or admins");
+  }
+  if (key.state == proc::KnownHost::ok) {
+    a.host_key = key.fingerprint;
+    step["status"] = "unchanged";
+    return step;
+  }
+  if (key.state == proc::KnownHost::changed || key.state == proc::KnownHost::other_type) {
+    return std::unexpected(proc::host_key_verdict(key.state, ssh.label(), key.fingerprint, "").error());
+  }
+  if (o.host_key_fingerprint.empty() && !o.accept_host_key) { // a pin has matched above
+    prompter.say(fmt::format("The host's {} key fingerprint is {}.", key.type, key.fingerprint));
+    prompter.say("Compare it with the one your cluster publishes (its documentation or admins).");
+    RV_TRY(yes, prompter.confirm("Is this the right key? Trust it and add it to " + key.known_hosts_file, false,
+                                 "--yes or --host-key-fingerprint"));
+    if (!yes) {
+      return fail(ErrorCode::host_key_unknown, fmt::format("ssh {}: host key not accepted", ssh.label()),
+                  "run rv init again once you have checked the fingerprint");
+    }
+  }
+  RV_TRY_VOID(ssh.trust_host_key());
+  a.host_key = key.fingerprint;
+  step["status"] = "done";
+  return step;
+}
+
+// Logs in (with the user's keys, else a password: 3 tries), then makes sure the key rv will use
+// is in authorized_keys: a login with another key of the user's proves nothing of this one.
+Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Prompter& prompter)
+{
+  json step{{"step", "install_key"}};
+  Result<void> login = ssh.login_with_keys(pair.private_path);
+  for (int attempt = 1; !login && attempt <= k_password_tries; ++attempt) {
+    RV_TRY(password, prompter.password(fmt::format("Password for {}", ssh.label()), attempt));
+    login = ssh.login_with_password(password);
+    std::fill(password.begin(), password.end(), '\0');
+    if (login) {
+      break;
+    }
+    prompter.say(login.error().message);
+    if (login.error().message.find("neither password") != std::string::npos) {
+      break; // no password will do
+    }
+  }
+  if (!login) {
+    return std::unexpected(login.error());
+  }
+  RV_TRY(out, ssh.run(install_key_command(pair.public_line)));
+  if (!out.ok()) {
+    return fail(ErrorCode::io,
+                fmt::format("cannot add the key to ~/.ssh/authorized_keys on {}: {}", ssh.label(), text::trim(out.err)),
+                "check that your home directory on the cluster is writable");
+  }
+  const bool added = text::trim(out.out) == "added";
+  step["status"] = added ? "done" : "unchanged";
+  step["detail"] = added ? "added to ~/.ssh/authorized_keys" : "already in ~/.ssh/authorized_keys";
+  return step;
+}
+
+} // namespace
+
+// The key: -i (used, or generated there), else a default key, else a new ed25519 key.
+Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
+{
+  std::string path = !o.identity.empty() ? o.identity : a.identity;
+  std::optional<std::string> existing;
+  if (!path.empty()) {
+    if (world.exists(path)) {
+      existing = path;
+    } else if (!o.identity.empty() && o.interactive) {
+      // -i naming no file: a typo would otherwise become a new key installed on the cluster (N10).
+      RV_TRY(yes, prompter.confirm(fmt::format("There is no key at {}. Generate a new ed25519 key there?", path), false,
+                                   "-i"));
+      if (!yes) {
+        return fail(ErrorCode::usage, fmt::format("no key at {}", path),
+                    "check the -i path, or leave -i out to use (or generate) your default key");
+      }
+    }
+  } else {
+    existing = world.find_key(o.ssh_dir);
+    path = existing.value_or(o.ssh_dir + "/id_ed25519");
+  }
+  if (existing) {
+    RV_TRY(found, world.read_key(*existing));
+    pair = found;
+  } else {
+    RV_TRY(made, world.generate_key(path, o.key_comment));
+    pair = made;
+    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
+  }
+  a.identity = pair.private_path;
+  return json{{"step", "key"},
+              {"status", pair.generated ? "done" : "unchanged"},
+              {"path", pair.private_path},
+              {"type", pair.type},
+              {"fingerprint", pair.fingerprint},
+              {"generated", pair.generated}};
+}
+
+json to_json(const InitAnswers& a)
+{
+  return json{{"host", a.host},         {"user", a.user},       {"port", a.port},      {"identity", a.identity},
+              {"host_key", a.host_key}, {"account", a.account}, {"scratch", a.scratch}};
+}
+
+InitAnswers init_answers_from_json(const json& j)
+{
+  InitAnswers a;
+  if (!j.is_object()) {
+    return a;
+  }
+  // Read by type: a hand-edited or damaged init.json ("port": "22") only loses that answer (N10).
+  using store::text_field;
+  a.host = text_field(j, "host");
+  a.user = text_field(j, "user");
+  const double port = store::number_field(j, "port", 0);
+  a.port = port >= 1 && port <= 65535 ? static_cast<int>(port) : 0;
+  a.identity = text_field(j, "identity");
+  a.host_key = text_field(j, "host_key");
+  a.account = text_field(j, "account");
+  a.scratch = text_field(j, "scratch");
+  return a;
+}
+
+Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& prompter, InitWorld& world)
+{
+  InitReport report;
+  auto record = [&](json step) -> Result<void> {
+    spdlog::debug("init: {}", step.dump());
+    report.steps.push_back(std::move(step));
+    return world.remember(a);
+  };
+  // The host, asked again after one that cannot be reached (interactive, no --host).
+  std::unique_ptr<proc::SshBootstrap> ssh;
+  std::string known_hosts;
+  for (int attempt = 1;; ++attempt) {
+    RV_TRY(host, host_step(o, a, prompter));
+    RV_TRY_VOID(record(std::move(host)));
+    ssh = world.bootstrap(ssh_options(o, a));
+    auto host_key = host_key_step(o, a, *ssh, prompter);
+    if (host_key) {
+      // Written to the config, so that later commands check the same file whatever libssh's default.
+      known_hosts = host_key->value("known_hosts", "");
+      RV_TRY_VOID(record(std::move(*host_key)));
+      break;
+    }
+    if (!o.interactive || !o.host.empty() || host_key.error().code != ErrorCode::unreachable ||
+        attempt == k_host_tries) {
+      return std::unexpected(host_key.error());
+    }
+    prompter.say(host_key.error().message);
+    if (!host_key.error().hint.empty()) {
+      prompter.say(host_key.error().hint);
+    }
+    prompter.say("try again: another name, or host:port");
+    report.steps.pop_back(); // that host's step
+    a.host.clear();
+  }
+
+  // A key the host already accepts (ssh-agent, the ssh config's IdentityFile, a default key)
+  // is the one to use: nothing is generated or installed, and the config names no key, so that
+  // rv finds it as OpenSSH does (#24 item 8).
+  if (o.identity.empty() && a.identity.empty() && ssh->login_with_keys("")) {
+    RV_TRY_VOID(
+        record(json{{"step", "key"},
+                    {"status", "unchanged"},
+                    {"detail", "the host accepts a key of yours (ssh-agent or the ssh config's IdentityFile)"}}));
+    RV_TRY_VOID(record(json{{"step", "install_key"}, {"status", "unchanged"}, {"detail", "nothing to install"}}));
+  } else {
+    proc::KeyPair pair;
+    RV_TRY(key, key_step(o, a, world, prompter, pair));
+    RV_TRY_VOID(record(std::move(key)));
+    RV_TRY(install, install_step(*ssh, pair, prompter));
+    RV_TRY_VOID(record(std::move(install)));
+  }
+  const std::string remote_user = ssh->user();
+  ssh.reset(); // the password session ends here: everything after it uses the key alone
+
+  auto runner = world.runner(ssh_options(o, a));
+  proc::Command check;
+  check.argv = {"true"};
+  check.timeout = std::chrono::seconds(30);
+  auto verified = runner->run(check);
+  if (!verified || !verified->ok()) {
+    return fail(ErrorCode::auth_failed,
+                fmt::format("the key {} was installed, but logging in with it failed: {}",
+                            a.identity.empty() ? std::string("of yours") : a.identity,
+                            verified ? verified->err : verified.error().message),
+                "sshd refuses keys when the cluster home, ~/.ssh or authorized_keys are writable by others "
+                "(StrictModes): chmod go-w ~ ~/.ssh there");
+  }
+  RV_TRY_VOID(record(json{{"step", "verify"}, {"status", "done"}, {"detail", "key login works"}}));
+
+  RV_TRY(slurm, init_steps::slurm(o, a, *runner, remote_user.empty() ? runner->user() : remote_user, prompter));
+  RV_TRY_VOID(record(std::move(slurm)));
+  std::string cache_root;
+  RV_TRY(storage, init_steps::storage(o, a, *runner, prompter, cache_root));
+  RV_TRY_VOID(record(std::move(storage)));
+
+  report.config = {{"host", destination_of(a)}, {"identity_file", a.identity}};
+  if (o.ssh_config_given) { // the file that resolves the alias and its key, for every later command
+    report.config.emplace_back("ssh_config", o.ssh_config);
+  }
+  if (!known_hosts.empty()) {
+    report.config.emplace_back("known_hosts", known_hosts);
+  }
+  if (!a.account.empty()) {
+    report.config.emplace_back("account", a.account);
+  }
+  report.config.emplace_back("scratch_root", cache_root);
+  for (const auto& [k, v] : report.config) {
+    RV_TRY_VOID(world.set_config(k, v));
+  }
+  return report;
+}
+
+} // namespace rv::app

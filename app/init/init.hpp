@@ -1,0 +1,119 @@
+#pragma once
+// `rv init`: a guided first run that leaves a working setup (docs/init.md). Each step checks the
+// real state first (the host key already known, the key already accepted), so running it again
+// changes nothing, and the answers are remembered between runs (a run cut off part-way resumes
+// with them as defaults). A password is asked for, used once, and never stored or logged.
+
+#include "core/process/runner.hpp"
+#include "core/process/ssh_init.hpp"
+#include "core/process/ssh_keys.hpp"
+#include "core/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rv::app {
+
+// What init learned; saved after every step (never a password).
+struct InitAnswers {
+  std::string host; // as typed: a name, an address or an ~/.ssh/config alias
+  std::string user; // "" = the ssh config's, else the local user's
+  int port = 0;     // 0 = the ssh config's, else 22
+  std::string identity;
+  std::string host_key; // the fingerprint the user accepted
+  std::string account;
+  std::string scratch; // the scratch directory chosen; "none" = caches under remote_root
+};
+nlohmann::json to_json(const InitAnswers& answers);
+InitAnswers init_answers_from_json(const nlohmann::json& j);
+
+// The flags of `rv init` (cli/cmd_init.cpp); an empty value was not given.
+struct InitOptions {
+  std::string host, user;
+  int port = 0;
+  std::string identity;          // -i: use (or generate) this key
+  std::string ssh_config;        // honoured for the host (UserKnownHostsFile, User, Port...)
+  bool ssh_config_given = false; // --ssh-config or RV_SSH_CONFIG: written to the config too
+  std::string known_hosts;       // --known-hosts; "" = the ssh config's, else <ssh_dir>/known_hosts
+  std::string ssh_dir;           // ~/.ssh of $HOME
+  std::chrono::seconds connect_timeout{15};
+  bool interactive = true;
+  bool accept_host_key = false;     // --yes
+  std::string host_key_fingerprint; // --host-key-fingerprint SHA256:...: accept only this key
+  std::string account;
+  std::string scratch; // a directory, or "none"
+  std::string remote_root = "~/.rv";
+  std::string key_comment; // on a generated key's public line
+};
+
+// How init asks. The terminal in interactive mode; with --non-interactive every question that the
+// flags did not answer is a usage error naming the flag.
+class Prompter {
+public:
+  virtual ~Prompter() = default;
+  // An answer, or `default_answer` when the user just presses Enter. `flag` names the option
+  // that answers it in --non-interactive mode.
+  virtual Result<std::string> ask(std::string_view question, const std::string& default_answer,
+                                  std::string_view flag) = 0;
+  virtual Result<bool> confirm(std::string_view question, bool default_yes, std::string_view flag) = 0;
+  // A password, not echoed; `attempt` counts from 1.
+  virtual Result<std::string> password(std::string_view prompt, int attempt) = 0;
+  // A line of progress (stderr; nothing with --json).
+  virtual void say(std::string_view line) = 0;
+};
+
+// The effects init needs (cli builds the real ones; app/ constructs none).
+class InitWorld {
+public:
+  virtual ~InitWorld() = default;
+  virtual std::unique_ptr<proc::SshBootstrap> bootstrap(const proc::SshOptions& options) = 0;
+  virtual std::unique_ptr<proc::Runner> runner(const proc::SshOptions& options) = 0;
+  virtual std::optional<std::string> find_key(const std::string& ssh_dir) = 0;
+  virtual bool exists(const std::string& local_path) = 0;
+  virtual Result<proc::KeyPair> read_key(const std::string& path) = 0;
+  virtual Result<proc::KeyPair> generate_key(const std::string& path, const std::string& comment) = 0;
+  // Remembers the answers so far (init's state file).
+  virtual Result<void> remember(const InitAnswers& answers) = 0;
+  // Writes one key of the config file (rv config set).
+  virtual Result<void> set_config(const std::string& key, const std::string& value) = 0;
+};
+
+// What each step did: `{"step", "status": done|unchanged|skipped, ...details}`, in order.
+struct InitReport {
+  std::vector<nlohmann::json> steps;
+  std::vector<std::pair<std::string, std::string>> config; // the keys written, in order
+};
+
+// Runs every step with `remembered` answers as defaults. Fails at the first step that cannot be
+// done, with that step's error (unreachable 255, a changed host key 252, a refused login 254...).
+Result<InitReport> run_init(const InitOptions& options, InitAnswers remembered, Prompter& prompter, InitWorld& world);
+
+// The key step (tests/unit/app/init/test_init.cpp): -i (used; when it names no file, generated there
+// once the user confirms: a typo must not install a new key), else a default key, else a new
+// ed25519 key at ~/.ssh/id_ed25519. Fills `pair`.
+Result<nlohmann::json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter,
+                                proc::KeyPair& pair);
+
+// --- the remote commands, pure (tests/unit/app/init/test_init.cpp) ---
+
+// Appends `public_line` (sent on stdin) to ~/.ssh/authorized_keys unless a line already holds
+// the same key (type and base64, whatever the options or comment); ~/.ssh 0700, the file 0600.
+// Prints `added` or `present`.
+proc::Command install_key_command(const std::string& public_line);
+
+// Prints the scratch directories that exist and are writable: $SCRATCH, $SCRATCHDIR, then
+// /scratch/$USER and the usual variants, one per line.
+proc::Command scratch_probe_command();
+std::vector<std::string> parse_scratch_candidates(std::string_view out);
+
+// Where the caches go on a scratch directory.
+std::string cache_root_on(const std::string& scratch);
+
+} // namespace rv::app

@@ -1,0 +1,242 @@
+#include "app/manage/manage.hpp"
+
+#include "app/request/lookup.hpp"
+#include "app/request/reap.hpp"
+#include "app/run/follow.hpp"
+#include "app/run/live_status.hpp"
+#include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
+#include "core/text.hpp"
+#include "slurm/backoff.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/monitor.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::app {
+
+Result<std::vector<RequestRecord>> stop_targets(Env& env, const std::string& key, bool all)
+{
+  std::vector<RequestRecord> targets;
+  if (all) {
+    RV_TRY(requests, load_requests(env.requests));
+    for (auto& r : requests) {
+      if (!request_finished(r)) {
+        targets.push_back(std::move(r));
+      }
+    }
+    return targets;
+  }
+  if (key.empty()) {
+    return fail(ErrorCode::usage, "rv stop needs a request id, job id or name", "rv stop 3f9c02ab, or --all --yes");
+  }
+  RV_TRY(r, find_request(env.requests, key));
+  targets.push_back(std::move(r));
+  return targets;
+}
+
+Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestRecord>& targets)
+{
+  std::vector<StopOutcome> outcomes;
+  std::vector<RequestRecord*> with_secrets;
+  const auto here = current_host(env);
+  for (const auto& r : targets) {
+    if (!request_finished(r)) {
+      RV_TRY_VOID(require_same_host(r, here)); // nothing is cancelled on the wrong cluster
+    }
+  }
+  for (auto& r : targets) {
+    if (!same_host(r, here)) {
+      outcomes.push_back({r.id, {}, std::string(to_string(r.state))}); // ended, on another host: nothing to do here
+      continue;
+    }
+    StopOutcome o{r.id, {}, {}};
+    for (auto& j : r.jobs) {
+      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        o.cancelled.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
+      }
+    }
+    if (o.cancelled.empty()) {
+      const auto* w = r.winner_job();
+      o.ended = w && !w->state.empty() ? w->state : std::string(to_string(r.state));
+    } else {
+      RV_TRY_VOID(slurm::cancel_jobs(env.cluster, o.cancelled, r.name));
+      for (auto& j : r.jobs) {
+        if (std::find(o.cancelled.begin(), o.cancelled.end(), j.job_id) != o.cancelled.end()) {
+          mark_cancelled(j, env.clock.epoch_seconds());
+        }
+      }
+      r.state = RequestState::cancelled;
+      save(env.requests, r);
+    }
+    if (!r.secrets_file.empty()) {
+      with_secrets.push_back(&r);
+    }
+    outcomes.push_back(std::move(o));
+  }
+  remove_secrets(env.cluster, env.requests, with_secrets, true);
+  return outcomes;
+}
+
+namespace {
+
+constexpr int k_failure_lines = 20; // of a failed job's stderr, shown before its stdout
+
+// The job of a request without a winner that ran the command: one that ended other than
+// cancelled or refused (a job that failed within a poll interval is never seen running).
+const JobRecord* job_that_ran(const RequestRecord& r)
+{
+  const JobRecord* found = nullptr;
+  for (const auto& j : r.jobs) {
+    const auto s = slurm::parse_job_state(j.state);
+    if (j.job_id.empty() || s == slurm::JobState::cancelled || s == slurm::JobState::pending ||
+        s == slurm::JobState::unknown) {
+      continue;
+    }
+    if (found == nullptr || j.started_at > found->started_at) {
+      found = &j;
+    }
+  }
+  return found;
+}
+
+} // namespace
+
+Result<int> show_logs(Env& env, const LogsRequest& req)
+{
+  RequestRecord r;
+  if (req.key.empty()) {
+    RV_TRY(requests, load_requests(env.requests));
+    if (requests.empty()) {
+      return fail(ErrorCode::usage, "no requests yet", "rv run ... first");
+    }
+    r = requests.back();
+  } else {
+    RV_TRY(found, find_request(env.requests, req.key));
+    r = std::move(found);
+  }
+  RV_TRY_VOID(require_same_host(r, current_host(env)));
+  const JobRecord* job = nullptr;
+  auto pick = [&] {
+    job = r.winner_job();
+    if (job == nullptr) {
+      job = job_that_ran(r); // a job that failed before any poll saw it running is named no winner
+    }
+    for (const auto& j : r.jobs) {
+      if (!req.key.empty() && j.job_id == req.key) {
+        job = &j;
+      }
+    }
+  };
+  pick();
+  // `rv run` returns before the race is decided: refresh (and reap) until a sibling has started,
+  // waiting for it with -f (the live status shows each refresh).
+  LiveStatus live(env, true);
+  slurm::Backoff backoff(slurm::Backoff::waiting());
+  while (!job) {
+    std::vector<RequestRecord> one = {r};
+    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
+    for (const auto& n : report.notes) {
+      spdlog::info("{}", n);
+    }
+    r = std::move(one.front());
+    pick();
+    if (job) {
+      break;
+    }
+    if (req.follow) {
+      live.jobs(r);
+    }
+    if (!req.follow || request_finished(r)) {
+      return fail(
+          ErrorCode::usage,
+          fmt::format("no job of request {} has started{}", r.id, request_finished(r) ? " (it has ended)" : " yet"),
+          request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
+    }
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));
+    }
+    env.clock.sleep_for(backoff.next());
+  }
+  auto path = log_path(r, *job, req.err);
+  if (req.node >= 0 && req.node >= job->nodes) {
+    return fail(ErrorCode::usage,
+                fmt::format("--node {}: job {} ran on {} node{}{}", req.node, job->job_id, job->nodes,
+                            job->nodes == 1 ? "" : "s", job->node_list.empty() ? "" : " (" + job->node_list + ")"),
+                job->nodes == 1 ? fmt::format("a one-node job has one log: rv logs {}", r.id)
+                                : fmt::format("give --node 0 to {}", job->nodes - 1));
+  }
+  if (req.node >= 0) {
+    path = fmt::format("{}/{}-{}.node{}.{}", r.log_dir, r.name, job->job_id, req.node, req.err ? "err" : "out");
+  }
+  live.clear();
+  std::string node = job->node_list; // per-node log K: the K-th host of the allocation
+  if (auto hosts = slurm::expand_hostlist(job->node_list);
+      req.node >= 0 && hosts && req.node < static_cast<int>(hosts->size())) {
+    node = (*hosts)[static_cast<std::size_t>(req.node)];
+  }
+  JobOutput job_output(env, live, r.id, job->job_id, node);
+  if (req.follow && req.node < 0) {
+    auto status = follow_job(env.cluster, env.clock, job_output, r, *job, 0, 0,
+                             [&](const std::string& prev, const std::string& next) {
+                               record_next_segment(env.requests, r, prev, next);
+                               job_output.set_job(next);
+                             });
+    job_output.flush();
+    if (!status) {
+      return std::unexpected(status.error());
+    }
+    const int code = exit_code_of(*status, status->job_id);
+    live.event(ended_event(r.id, *status, code));
+    return code;
+  }
+  // A failed job's logs lead with the failure: the end of its stderr (#24 item 7).
+  const auto state = slurm::parse_job_state(job->state);
+  if (!req.err && req.node < 0 && slurm::is_terminal(state) && state != slurm::JobState::completed) {
+    auto tail = proc::remote::last_lines_command(log_path(r, *job, true), k_failure_lines);
+    tail.on_stdout = [&](std::string_view s) { job_output.err(s); };
+    if (!env.json) { // rv's own words; the lines themselves are the job's (events with --json)
+      env.output.err(fmt::format("rv: job {} ended {}; the end of its stderr (rv logs --err {} has all of it):\n",
+                                 job->job_id, job->state, r.id));
+    }
+    RV_TRY(read, env.cluster.run(tail));
+    (void)read; // a missing .err log shows as nothing
+    job_output.flush();
+    if (!env.json) {
+      env.output.err("rv: its stdout:\n");
+    }
+  }
+  const auto cannot_read = [&](const std::string& err) {
+    const bool missing = err.find("No such file") != std::string::npos;
+    return fail(ErrorCode::io,
+                fmt::format("cannot read {} on {}: {}", path, env.cluster.where(),
+                            missing ? "no such file" : text::shorten(text::trim(err), 200)),
+                slurm::is_terminal(state) ? "the job ended without writing it; rv ps -a shows what happened"
+                                          : "the log appears once the job starts");
+  };
+  if (req.tail >= 0) {
+    auto c = proc::remote::last_lines_command(path, req.tail);
+    c.on_stdout = [&](std::string_view s) { job_output.log_text(s, req.err); };
+    RV_TRY(o, env.cluster.run(c));
+    if (!o.ok()) {
+      return cannot_read(o.err);
+    }
+    return 0;
+  }
+  // The whole log, a chunk at a time (#17): rv holds at most one chunk of a multi-GB log.
+  for (std::size_t offset = 0;;) {
+    RV_TRY(o, env.cluster.run(proc::remote::read_from_command(path, offset)));
+    if (!o.ok()) {
+      return cannot_read(o.err);
+    }
+    job_output.log_text(o.out, req.err);
+    offset += o.out.size();
+    if (o.out.size() < proc::remote::k_log_chunk || interrupt_signal() != 0) {
+      return 0;
+    }
+  }
+}
+
+} // namespace rv::app

@@ -1,0 +1,111 @@
+#include "app/manage/project_sync.hpp"
+
+#include "app/request/requests.hpp"
+#include "core/interrupt.hpp"
+#include "sync/hash.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace rv::app {
+
+namespace fs = std::filesystem;
+
+Result<fs::path> push_root(Env& env, const std::string& path)
+{
+  std::error_code ec;
+  if (!path.empty()) {
+    auto p = fs::weakly_canonical(path.starts_with('/') ? fs::path(path) : env.cwd / path, ec);
+    if (ec || !fs::is_directory(p, ec)) {
+      return fail(ErrorCode::usage, fmt::format("{} is not a directory here", path), "rv sync push [DIR] [REMOTE_DIR]");
+    }
+    return p;
+  }
+  if (env.cwd.empty()) {
+    return fail(ErrorCode::io, "cannot read the current directory");
+  }
+  return project_root_for(env.cwd, "", env.home);
+}
+
+Result<std::string> pull_source(Env& env, const std::string& key)
+{
+  if (key.empty()) {
+    return fail(ErrorCode::usage, "rv sync pull needs what to fetch", "rv sync pull REQUEST|REMOTE_PATH [LOCAL]");
+  }
+  if (key.find('/') == std::string::npos && !key.starts_with("~")) {
+    if (auto r = find_request(env.requests, key)) {
+      const auto* job = r->winner_job();
+      if (!job || job->job_id.empty()) {
+        return fail(ErrorCode::usage, fmt::format("request {} has no winner yet, so no outputs", r->id),
+                    "rv ps -a shows its jobs");
+      }
+      if (r->sync.is_object() && r->sync.contains("outputs") && r->sync["outputs"].empty()) {
+        // "pulled 0 files" said nothing of why (#24 item 12).
+        return fail(ErrorCode::usage,
+                    fmt::format("request {} ran without -o/--output: it has no outputs to pull", r->id),
+                    fmt::format("rv logs {} shows its log; rv run -o PATH ... copies PATH after the job", r->id));
+      }
+      return fmt::format("{}/outputs/{}-{}", r->remote_root, r->name, job->job_id);
+    }
+  }
+  return resolve_remote_path(env.cluster, key);
+}
+
+Result<Pulled> pull(Env& env, const std::string& key, const fs::path& local, const SyncSettings& settings)
+{
+  RV_TRY(source, pull_source(env, key));
+  const auto dest = local.is_absolute() ? local : env.cwd / local;
+  RV_TRY(report, sync::pull(env.cluster, env.local, source, dest, settings.push));
+  return Pulled{std::move(source), std::move(report)};
+}
+
+Result<std::string> project_fingerprint(Env& env, const fs::path& root, const SyncSettings& settings)
+{
+  RV_TRY(sel, sync::list_project_files(root, env.local, settings.select));
+  std::string all;
+  for (const auto& e : sel.entries) {
+    all += fmt::format("{}\t{}\t{}\t{}\t{}\n", e.path, e.size, e.mtime_s, e.mode, e.link_target);
+  }
+  return sync::sha256_hex(all);
+}
+
+Result<void> watch_project(Env& env, const fs::path& root, const std::string& remote_dir, const SyncSettings& settings,
+                           std::chrono::milliseconds interval, bool allow_delete,
+                           const std::function<void(const ProjectPush&)>& on_push)
+{
+  RV_TRY(first, push_project(env, root, remote_dir, settings, false, allow_delete));
+  if (on_push) {
+    on_push(first);
+  }
+  RV_TRY(last, project_fingerprint(env, root, settings));
+  spdlog::info("watching {} (every {} ms; Ctrl-C stops)", root.string(), interval.count());
+  std::string pending;
+  while (true) {
+    env.clock.sleep_for(interval); // wakes early on an interrupt
+    if (interrupt_signal() != 0) {
+      break;
+    }
+    RV_TRY(now, project_fingerprint(env, root, settings));
+    if (now == last) {
+      continue;
+    }
+    if (now != pending) {
+      pending = now; // still changing: wait one more interval
+      continue;
+    }
+    auto p = push_project(env, root, remote_dir, settings, false, allow_delete);
+    if (!p) {
+      spdlog::warn("push failed: {} (retrying on the next change)", p.error().message);
+      continue;
+    }
+    if (on_push) {
+      on_push(*p);
+    }
+    last = now;
+    pending.clear();
+  }
+  spdlog::info("stopped watching");
+  return {};
+}
+
+} // namespace rv::app

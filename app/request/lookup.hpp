@@ -1,0 +1,38 @@
+#pragma once
+// Which stored requests there are, and where they may be acted on: the records read from the
+// store, the active ones refreshed from Slurm (and reaped), and the one rule that a request is
+// acted on only on the host it was submitted on. Every command that names requests uses these.
+
+#include "app/env.hpp"
+#include "app/request/idle.hpp"
+#include "app/request/requests.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// Whether `r` belongs to the host rv is connected to (`here`, as current_host names it); a record
+// with no host predates the field and belongs everywhere.
+bool same_host(const RequestRecord& r, const std::string& here);
+
+// Where rv is connected now, as records name it (connecting first: an SSH runner names its
+// resolved user@host:port only once connected).
+std::string current_host(Env& env);
+
+// A request is acted on only where it was submitted: the same job id on another cluster is
+// someone else's job. Fails naming both hosts otherwise.
+Result<void> require_same_host(const RequestRecord& r, const std::string& here);
+
+// Every readable record of the store, oldest first; unreadable ones are reported by name
+// (logged) and skipped.
+Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store);
+
+// The active requests (every one with `all`), refreshed from Slurm and reaped; each reaper note
+// is logged. With `activity`, the watchdog's verdict on each running request (by id) comes in the
+// same round trip (app/request/idle.hpp).
+Result<std::vector<RequestRecord>> list_requests(Env& env, bool all,
+                                                 std::map<std::string, Activity>* activity = nullptr);
+
+} // namespace rv::app

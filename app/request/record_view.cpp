@@ -1,0 +1,30 @@
+#include "app/request/record_view.hpp"
+
+#include "core/store/json_fields.hpp"
+
+#include <fmt/format.h>
+
+namespace rv::app {
+
+std::string git_label(const RequestRecord& r)
+{
+  using namespace store;
+  const auto& g = object_field(r.sync, "git");
+  if (g.empty()) {
+    return {};
+  }
+  return fmt::format("  [{}@{}{}]", text_field(g, "branch", "?"), text_field(g, "commit", "?"),
+                     bool_field(g, "dirty") ? "*" : "");
+}
+
+double planned_su(const RequestRecord& rec, const std::string& strategy_id)
+{
+  for (const auto& s : store::array_field(rec.plan, "strategies")) {
+    if (store::text_field(s, "id") == strategy_id) {
+      return store::number_field(s, "est_su", 0.0);
+    }
+  }
+  return 0;
+}
+
+} // namespace rv::app

@@ -1,0 +1,18 @@
+#pragma once
+// Read-only views of a request record's free-form nested fields (`sync`, `plan`), read by type: a
+// record whose nested fields have odd shapes reads as defaults and never hides the others (N5).
+// The `refanout` field's lines: app/refanout.hpp.
+
+#include "app/request/requests.hpp"
+
+#include <string>
+
+namespace rv::app {
+
+// "  [main@3f9c02a*]" from the request's sync record ("*": uncommitted changes), or "".
+std::string git_label(const RequestRecord& r);
+
+// The service units the plan estimated for strategy `strategy_id`, 0 when unknown.
+double planned_su(const RequestRecord& rec, const std::string& strategy_id);
+
+} // namespace rv::app

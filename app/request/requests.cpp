@@ -1,0 +1,348 @@
+#include "app/request/requests.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "app/env.hpp"
+#include "core/enum_names.hpp"
+#include "slurm/cluster_time.hpp"
+#include "slurm/job_state.hpp"
+
+#include <cstdlib>
+
+namespace rv::app {
+namespace {
+
+std::string iso_or_empty(std::int64_t epoch)
+{
+  return epoch > 0 ? utc_iso(epoch) : std::string();
+}
+
+} // namespace
+
+std::int64_t epoch_of_iso(const std::string& text)
+{
+  if (!text.ends_with('Z')) {
+    return 0;
+  }
+  auto t = slurm::parse_cluster_time(std::string_view(text).substr(0, text.size() - 1));
+  return t && *t ? slurm::to_unix_seconds(**t, 0) : 0;
+}
+
+const JobRecord* RequestRecord::winner_job() const
+{
+  for (const auto& j : jobs) {
+    if (!winner.empty() && j.strategy_id == winner) {
+      return &j;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> RequestRecord::job_ids() const
+{
+  std::vector<std::string> ids;
+  for (const auto& j : jobs) {
+    if (!j.job_id.empty()) {
+      ids.push_back(j.job_id);
+    }
+  }
+  return ids;
+}
+
+nlohmann::json to_json(const RequestRecord& r)
+{
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& j : r.jobs) {
+    jobs.push_back(
+        {{"predicted_wait_s", j.predicted_wait_s ? nlohmann::json(*j.predicted_wait_s) : nlohmann::json()},
+         {"predicted_start",
+          j.predicted_wait_s && j.submitted_at > 0 ? utc_iso(j.submitted_at + *j.predicted_wait_s) : std::string()},
+         {"submitted_at", iso_or_empty(j.submitted_at)},
+         {"started_at", iso_or_empty(j.started_at)},
+         {"cancelled_pending_at", iso_or_empty(j.cancelled_pending_at)},
+         {"strategy_id", j.strategy_id},
+         {"label", j.label},
+         {"partition", j.partition},
+         {"gpu_type", j.gpu_type},
+         {"nodes", j.nodes},
+         {"job_id", j.job_id},
+         {"error", j.error},
+         {"state", j.state},
+         {"reason", j.reason},
+         {"node_list", j.node_list},
+         {"earlier_segments", j.earlier_segments},
+         {"start_estimate", j.start_estimate},
+         {"elapsed_s", j.elapsed_s}});
+  }
+  nlohmann::json doc = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"host", r.host},
+                        {"name", r.name},
+                        {"kind", r.kind},
+                        {"command", r.command},
+                        {"workdir", r.workdir},
+                        {"remote_root", r.remote_root},
+                        {"log_dir", r.log_dir},
+                        {"state", to_string(r.state)},
+                        {"winner", r.winner},
+                        {"jobs", jobs},
+                        {"plan", r.plan},
+                        {"secrets", r.secrets},
+                        {"secrets_file", r.secrets_file},
+                        {"sync", r.sync}};
+  doc["options"] = r.options;
+  if (!r.refanout.is_null()) {
+    doc["refanout"] = r.refanout; // optional: records without it read as before
+  }
+  if (!r.pruned_at.empty()) {
+    doc["pruned_at"] = r.pruned_at; // optional, as refanout
+  }
+  return doc;
+}
+
+Result<RequestRecord> request_from_json(const nlohmann::json& j)
+{
+  try {
+    RequestRecord r;
+    r.id = j.at("id").get<std::string>();
+    r.created_at = j.value("created_at", "");
+    r.host = j.value("host", "");
+    r.name = j.value("name", "");
+    r.kind = j.value("kind", "run");
+    r.command = j.value("command", "");
+    r.workdir = j.value("workdir", "");
+    r.remote_root = j.value("remote_root", "");
+    r.log_dir = j.value("log_dir", "");
+    const auto state = j.value("state", "submitting");
+    auto parsed = parse_request_state(state);
+    if (!parsed) {
+      return fail(ErrorCode::parse, fmt::format("malformed request record: unknown state '{}'", state));
+    }
+    r.state = *parsed;
+    r.winner = j.value("winner", "");
+    r.plan = j.value("plan", nlohmann::json::object());
+    r.options = j.value("options", nlohmann::json());
+    r.sync = j.value("sync", nlohmann::json());
+    r.refanout = j.value("refanout", nlohmann::json());
+    r.secrets = j.value("secrets", std::vector<std::string>{});
+    r.secrets_file = j.value("secrets_file", "");
+    r.pruned_at = j.value("pruned_at", "");
+    for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
+      JobRecord job;
+      job.strategy_id = jj.value("strategy_id", "");
+      job.label = jj.value("label", "");
+      job.partition = jj.value("partition", "");
+      job.gpu_type = jj.value("gpu_type", "");
+      job.nodes = jj.value("nodes", 1);
+      job.job_id = jj.value("job_id", "");
+      job.error = jj.value("error", "");
+      job.state = jj.value("state", "");
+      job.reason = jj.value("reason", "");
+      job.node_list = jj.value("node_list", "");
+      job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
+      job.start_estimate = jj.value("start_estimate", "");
+      job.elapsed_s = jj.value("elapsed_s", std::int64_t{0});
+      // Schema 2 (absent from older records: nothing predicted, nothing known).
+      if (auto p = jj.find("predicted_wait_s"); p != jj.end() && p->is_number_integer()) {
+        job.predicted_wait_s = p->get<std::int64_t>();
+      }
+      job.submitted_at = epoch_of_iso(jj.value("submitted_at", ""));
+      job.started_at = epoch_of_iso(jj.value("started_at", ""));
+      job.cancelled_pending_at = epoch_of_iso(jj.value("cancelled_pending_at", ""));
+      r.jobs.push_back(std::move(job));
+    }
+    r.base = to_json(r);
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return fail(ErrorCode::parse, fmt::format("malformed request record: {}", e.what()));
+  }
+}
+
+nlohmann::json request_options_json(const model::JobRequest& r)
+{
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"gpus", r.gpus},
+          {"gpu_type", opt(r.gpu_type)},
+          {"time_s", r.time_s},
+          {"mem_mb", opt(r.mem_mb)},
+          {"cpus", opt(r.cpus_per_task)},
+          {"min_vram_gb", opt(r.min_vram_gb)},
+          {"single_node", r.single_node},
+          {"mig", r.allow_mig},
+          {"time_min", r.allow_time_min},
+          {"checkpoint", r.allow_checkpoint},
+          {"account", r.account},
+          {"qos", r.qos},
+          {"exclude", r.exclude_nodes},
+          {"job_name", r.job_name}};
+}
+
+std::optional<model::JobRequest> request_options_from_json(const nlohmann::json& o)
+{
+  if (!o.is_object() || !o.contains("gpus") || !o["gpus"].is_number_integer() || !o.contains("time_s") ||
+      !o["time_s"].is_number_integer()) {
+    return std::nullopt;
+  }
+  try {
+    model::JobRequest r;
+    r.gpus = o["gpus"].get<int>();
+    r.time_s = o["time_s"].get<std::int64_t>();
+    if (o.value("gpu_type", nlohmann::json()).is_string()) {
+      r.gpu_type = o["gpu_type"].get<std::string>();
+    }
+    if (o.value("mem_mb", nlohmann::json()).is_number_integer()) {
+      r.mem_mb = o["mem_mb"].get<std::int64_t>();
+    }
+    if (o.value("cpus", nlohmann::json()).is_number_integer()) {
+      r.cpus_per_task = o["cpus"].get<int>();
+    }
+    if (o.value("min_vram_gb", nlohmann::json()).is_number_integer()) {
+      r.min_vram_gb = o["min_vram_gb"].get<int>();
+    }
+    r.single_node = o.value("single_node", false);
+    r.allow_mig = o.value("mig", false);
+    r.allow_time_min = o.value("time_min", false);
+    r.allow_checkpoint = o.value("checkpoint", false);
+    r.account = o.value("account", "");
+    r.qos = o.value("qos", "");
+    r.exclude_nodes = o.value("exclude", std::vector<std::string>{});
+    r.job_name = o.value("job_name", "");
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt; // a field of the wrong type: re-plan from the plan instead
+  }
+}
+
+Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key)
+{
+  RV_TRY(all, store.list());
+  std::vector<RequestRecord> matches;
+  for (const auto& j : all) {
+    auto r = request_from_json(j);
+    if (!r) {
+      continue;
+    }
+    bool hit = r->id.starts_with(key) || r->name == key;
+    for (const auto& job : r->jobs) {
+      hit = hit || (!job.job_id.empty() && job.job_id == key);
+    }
+    if (hit) {
+      matches.push_back(std::move(*r));
+    }
+  }
+  if (matches.empty()) {
+    return fail(ErrorCode::usage, fmt::format("no request matches '{}'", key), "`rv ps -a` lists requests");
+  }
+  if (matches.size() > 1) {
+    std::string ids;
+    for (const auto& m : matches) {
+      ids += (ids.empty() ? "" : ", ") + m.id;
+    }
+    return fail(ErrorCode::usage, fmt::format("'{}' matches several requests: {}", key, ids), "give more of the id");
+  }
+  return matches.front();
+}
+
+std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
+{
+  return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
+}
+
+void apply_view(JobRecord& job, const slurm::JobView& view)
+{
+  job.state = slurm::to_string(view.state);
+  job.reason = view.reason;
+  if (!view.nodes.empty()) {
+    job.node_list = view.nodes;
+  }
+  job.start_estimate = view.start_estimate;
+  job.elapsed_s = view.elapsed_s;
+  // Started: a poll saw it run (or end after running). A job cancelled while pending has no run
+  // time, but sacct gives it a Start (the cancel time): never a start.
+  const bool ran = slurm::is_started(view.state) || view.elapsed_s > 0 ||
+                   (!view.nodes.empty() && view.state == slurm::JobState::failed);
+  if (job.started_at == 0 && job.cancelled_pending_at == 0 && view.start_epoch > 0 && ran) {
+    job.started_at = view.start_epoch;
+  }
+}
+
+void mark_cancelled(JobRecord& job, std::int64_t now)
+{
+  const bool pending = job.state.empty() || job.state == "PENDING";
+  if (pending && job.started_at == 0 && job.cancelled_pending_at == 0 && !job.job_id.empty()) {
+    job.cancelled_pending_at = now;
+  }
+  job.state = "CANCELLED";
+}
+
+void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)
+{
+  for (auto& j : r.jobs) {
+    if (j.job_id == prev) {
+      j.earlier_segments.push_back(prev);
+      j.job_id = next;
+      j.state = "PENDING";
+      j.node_list.clear();
+    }
+  }
+  save(store, r);
+}
+
+void save(store::RecordStore& store, RequestRecord& r)
+{
+  auto mine = to_json(r);
+  auto written =
+      r.base.is_null() ? store.update(r.id, [&](nlohmann::json& rec) { rec = mine; }) : store.merge(r.id, r.base, mine);
+  if (!written) {
+    spdlog::warn("cannot update request record {}: {}", r.id, written.error().message);
+    return;
+  }
+  if (*written != mine) { // a concurrent rv changed other fields: take them in
+    if (auto merged = request_from_json(*written)) {
+      merged->base = *written;
+      r = std::move(*merged);
+      return;
+    }
+  }
+  r.base = std::move(mine);
+}
+
+namespace {
+constexpr EnumNames<RequestState, 6> k_state_names({{
+    {RequestState::submitting, "submitting"},
+    {RequestState::submitted, "submitted"},
+    {RequestState::won, "won"},
+    {RequestState::done, "done"},
+    {RequestState::failed, "failed"},
+    {RequestState::cancelled, "cancelled"},
+}});
+} // namespace
+
+std::string_view to_string(RequestState s)
+{
+  return k_state_names.name(s);
+}
+
+std::optional<RequestState> parse_request_state(std::string_view s)
+{
+  return k_state_names.parse(s);
+}
+
+RequestState ended_state(const std::string& job_state)
+{
+  if (job_state == "COMPLETED") {
+    return RequestState::done;
+  }
+  if (job_state.starts_with("CANCELLED")) {
+    return RequestState::cancelled;
+  }
+  return RequestState::failed;
+}
+
+bool is_final_state(RequestState state)
+{
+  return state == RequestState::done || state == RequestState::failed || state == RequestState::cancelled;
+}
+
+} // namespace rv::app

@@ -1,0 +1,39 @@
+#pragma once
+// Following a job: stream its logs until it ends, then read its final state.
+
+#include "app/env.hpp"
+#include "app/request/requests.hpp"
+#include "core/clock.hpp"
+#include "core/process/runner.hpp"
+
+#include <functional>
+#include <string>
+
+namespace rv::app {
+
+struct FinalStatus {
+  std::string state; // COMPLETED, FAILED, TIMEOUT, ...
+  int exit_status = 0;
+  int exit_signal = 0;
+  std::int64_t run_time_s = -1; // how long it ran (not queued); -1 = unknown
+  std::string job_id;           // the job that ended: the last checkpoint segment's when resubmitted
+};
+
+// The job's final state and exit code: scontrol first, then accounting (which may lag).
+Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock);
+
+// Called when a checkpoint segment resubmitted itself: (ended job id, next job id).
+using NextSegment = std::function<void(const std::string&, const std::string&)>;
+
+// Streams the job's .out to `output.out` and .err to `output.err` (from `out_offset`/`err_offset` bytes)
+// until it ends; returns its final status. A checkpoint job that resubmitted itself (it leaves
+// the next job id in <remote_root>/requests/<id>/next.<job id>) is followed into its next
+// segment, and `on_next` is told. An interrupt stops following, not the job.
+Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
+                               const JobRecord& job, std::size_t out_offset = 0, std::size_t err_offset = 0,
+                               const NextSegment& on_next = {});
+
+// Maps a final state to rv's exit code (docs/exit-codes.md) and logs what failed.
+int exit_code_of(const FinalStatus& s, const std::string& job_id);
+
+} // namespace rv::app

@@ -1,0 +1,267 @@
+#include "app/run/launch.hpp"
+
+#include "app/request/idle.hpp"
+#include "app/request/reap.hpp"
+#include "app/run/follow.hpp"
+#include "app/run/live_status.hpp"
+#include "app/run/race.hpp"
+#include "app/run/refanout.hpp"
+#include "app/run/submit.hpp"
+#include "core/duration.hpp"
+#include "core/interrupt.hpp"
+#include "core/process/shell.hpp"
+#include "core/store/json_bytes.hpp"
+#include "core/text.hpp"
+#include "slurm/gpu_faults.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/jobs.hpp"
+#include "slurm/monitor.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace rv::app {
+std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& plan)
+{
+  // The best submitted strategy: the plan is in rank order, and so are the record's jobs.
+  const model::Strategy* best = nullptr;
+  for (const auto& j : rec.jobs) {
+    if (j.job_id.empty()) {
+      continue;
+    }
+    for (const auto& s : plan.strategies) {
+      if (s.id == j.strategy_id) {
+        best = &s;
+        break;
+      }
+    }
+    if (best) {
+      break;
+    }
+  }
+  std::string out;
+  if (best) {
+    const auto wait = wait_in_words(best->est_wait_s);
+    out += fmt::format("best estimate: {} ({}) starts {}, {:.1f} SU\n", best->id, best->label, wait, best->est_su);
+  }
+  out += fmt::format("next: rv logs -f {}   (wait for the winner and follow it)\n"
+                     "      rv ps            (where each strategy stands)\n"
+                     "      rv stop {}   (cancel every job of it)\n",
+                     rec.id, rec.id);
+  return out;
+}
+
+Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::string>& command,
+                       const std::string& workdir, bool follow, const RunExtras& extras)
+{
+  auto& runner = env.cluster;
+  auto& store = env.requests;
+  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
+  const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
+  PlanRun current = planned;
+  RunExtras this_try = extras;
+  std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
+  for (int attempt = 0;; ++attempt) {
+    LiveStatus live(env, follow);
+    live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true); // plain: said once submitted
+    RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
+    if (!follow) {
+      launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
+      if (env.json) {
+        env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+      } else if (env.quiet) {
+        env.output.out(launched.rec.id + "\n");
+      } else {
+        env.output.out(submitted_summary(launched.rec, current.plan));
+      }
+      return 0;
+    }
+    live.event(submitted_event(launched.rec));
+    RV_TRY(winner, race_request(env, launched, live));
+    auto& rec = launched.rec;
+    JobOutput job_output(env, live, rec.id, winner.job_id, winner.node_list);
+    auto status = follow_job(runner, env.clock, job_output, rec, winner, 0, 0,
+                             [&](const std::string& prev, const std::string& next) {
+                               record_next_segment(store, rec, prev, next);
+                               winner.job_id = next;
+                               job_output.set_job(next);
+                             });
+    job_output.flush();
+    if (!status) {
+      return std::unexpected(status.error()); // `launched` saves the record and removes the secrets
+    }
+    for (auto& j : rec.jobs) {
+      if (j.strategy_id == rec.winner) {
+        j.state = status->state;
+      }
+    }
+    // Re-fan-out: the winner failed the preflight (exit 96) or died of a GPU fault within minutes
+    // of its start: race again without the node, as a new request (new id, new claim) that runs
+    // from the same snapshot and carries the history.
+    EndedWinner ended{status->state, status->exit_status, status->run_time_s, winner.node_list, {}, {}};
+    if (status->state == "FAILED") {
+      ended.log_tail = winner_log_tail(runner, rec, winner);
+      if (status->exit_status == slurm::k_preflight_exit) {
+        ended.preflight = winner_preflight_verdict(runner, rec, winner);
+      }
+    }
+    auto decision = decide_refanout(ended, current.request.exclude_nodes, attempt, env.settings.refanout_max);
+    std::string next_id;
+    if (!decision.step.kind.empty()) {
+      decision.step.request_id = rec.id;
+      decision.step.job_id = winner.job_id;
+      history.push_back(decision.step);
+      next_id = decision.retry ? store::new_request_id() : std::string();
+      auto excluded = current.request.exclude_nodes;
+      excluded.insert(excluded.end(), decision.exclude.begin(), decision.exclude.end());
+      rec.refanout = refanout_json(history, excluded, next_id);
+    }
+    launched.finish(ended_state(status->state)); // a FAILED winner is a failed request, not "done"
+    if (decision.retry) {
+      const auto& st = decision.step;
+      if (st.kind == "gpu_fault") {
+        spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} (round {}/{}, "
+                     "request {})",
+                     winner.job_id, status->run_time_s, st.reason, st.node, st.node, attempt + 1,
+                     env.settings.refanout_max, next_id);
+      } else {
+        spdlog::warn("job {}: node {} failed the preflight ({}): the command did not run; retrying without {} "
+                     "(round {}/{}, request {})",
+                     winner.job_id, st.node, st.reason, st.node, attempt + 1, env.settings.refanout_max, next_id);
+      }
+      auto request = current.request;
+      request.exclude_nodes.insert(request.exclude_nodes.end(), decision.exclude.begin(), decision.exclude.end());
+      auto replanned = make_plan(env, request, current.options);
+      if (!replanned) { // say why the request got narrower than the user asked
+        auto e = replanned.error();
+        e.message += fmt::format(" (re-fan-out without {}, which failed)", text::join(request.exclude_nodes, ","));
+        return std::unexpected(e);
+      }
+      current = std::move(*replanned);
+      this_try.request_id = next_id;
+      this_try.refanout = refanout_json(history, request.exclude_nodes, "");
+      continue;
+    }
+    if (!decision.why_not.empty()) {
+      spdlog::warn("job {}: {} {} ({}): not retried: {}", winner.job_id, decision.step.node,
+                   decision.step.kind == "preflight" ? "failed the preflight" : "had a GPU fault", decision.step.reason,
+                   decision.why_not);
+    }
+    const int code = exit_code_of(*status, status->job_id);
+    live.event(ended_event(rec.id, *status, code));
+    return code;
+  }
+}
+
+namespace {
+
+// The bash program of `rv up`'s step: the job's environment as the batch script sets it (the
+// secrets file read by its path, fail-closed), then `tail` (the command, or a shell).
+Result<std::string> step_program(const PlanRun& planned, const Launched& launched, const JobRecord& winner,
+                                 const std::string& command, const std::string& workdir, const RunExtras& extras)
+{
+  const auto& strategies = planned.plan.strategies;
+  auto s = std::find_if(strategies.begin(), strategies.end(),
+                        [&](const model::Strategy& x) { return x.id == winner.strategy_id; });
+  if (s == strategies.end()) {
+    return fail(ErrorCode::generic, fmt::format("the winner {} is not in the plan", winner.strategy_id));
+  }
+  auto request = planned.request;
+  request.job_name = launched.rec.name;
+  auto ro = render_options(launched.rec, launched.paths, command, workdir, extras);
+  RV_TRY(environment, templates::render_step_environment(*s, request, ro));
+  // A non-login interactive shell: a login shell's profile would reset PATH (and the venv).
+  return environment + (command.empty() ? "exec bash -i\n" : "bash -c \"$RV_COMMAND\"\n");
+}
+
+} // namespace
+
+Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command, const std::string& workdir,
+                      const RunExtras& extras)
+{
+  auto& runner = env.cluster;
+  // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap and
+  // gets the job's environment there (the holder itself needs no venv or set-up).
+  LiveStatus live(env, false); // `rv up --json` prints one document, not events
+  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()), true);
+  RunExtras holder = extras;
+  holder.setup.clear();
+  holder.venv.clear();
+  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", workdir, "up", holder,
+                                  command.empty() ? "(interactive shell)" : command));
+  RV_TRY(winner, race_request(env, launched, live));
+  if (env.json && command.empty()) {
+    launched.release();
+    env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+    return 0; // an allocation for scripts: `rv stop` releases it
+  }
+  // The step starts from srun's environment on the login node; the program sets the job's up.
+  auto program = step_program(planned, launched, winner, command, workdir, extras);
+  slurm::StepOptions step;
+  step.job_id = winner.job_id;
+  Result<int> status = 0;
+  std::string out, err;
+  if (!program) {
+    status = std::unexpected(program.error());
+  } else if (!command.empty()) {
+    proc::Command c;
+    c.argv = slurm::step_argv(step, {"bash", "-c", *program});
+    c.timeout = std::chrono::milliseconds(0);
+    if (!env.json) { // with --json the output comes back in the one document
+      c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+      c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+    }
+    auto o = runner.run(c);
+    status = o ? Result<int>(o->status()) : Result<int>(std::unexpected(o.error()));
+    if (o) {
+      out = std::move(o->out);
+      err = std::move(o->err);
+    }
+  } else {
+    step.pty = true;
+    status = runner.run_interactive(slurm::step_argv(step, {"bash", "-c", *program}));
+  }
+  // --idle-timeout: the watchdog may have ended the allocation under the shell; say so.
+  if (extras.watchdog.idle_timeout_s > 0) {
+    if (auto ended = read_watchdog_end(runner, launched.rec, winner.job_id)) {
+      spdlog::warn("the watchdog ended allocation {}: {}", winner.job_id, ended->second);
+      status = ended->first;
+    }
+  }
+  // Release the allocation whatever happened to the shell or the command.
+  clear_interrupt();
+  if (status && *status != 0) { // the allocation may have ended in its preflight (exit 96)
+    if (auto f = slurm::find_preflight_failure(winner_preflight_verdict(runner, launched.rec, winner))) {
+      spdlog::error("node {} failed the preflight ({}): the allocation ended before the {} started; run rv up "
+                    "again with --exclude {} (docs/preflight.md)",
+                    f->node, f->reason, command.empty() ? "shell" : "command", f->node);
+    }
+  }
+  if (auto c = slurm::cancel_jobs(runner, {winner.job_id}, launched.rec.name); !c) {
+    // Still held: the record stays live (and keeps its secrets file) so that `rv ps` lists it and
+    // `rv stop` releases it; recorded as released, nothing ever would (#15 campaign).
+    spdlog::warn("could not release allocation {}: {}; `rv stop {}` releases it", winner.job_id, c.error().message,
+                 launched.rec.id);
+    launched.release();
+    return status;
+  }
+  spdlog::info("released allocation {}", winner.job_id);
+  for (auto& j : launched.rec.jobs) {
+    if (j.job_id == winner.job_id) {
+      j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it
+    }
+  }
+  // done: the shell or the command ran (its status is the exit code); failed: rv could not run the step.
+  launched.finish(status ? RequestState::done : RequestState::failed);
+  if (env.json && status) {
+    env.output.out(store::dump_for_display(
+                       {{"request", to_json(launched.rec)}, {"exit_code", *status}, {"stdout", out}, {"stderr", err}}) +
+                   "\n");
+  }
+  return status;
+}
+
+} // namespace rv::app

@@ -1,0 +1,33 @@
+#pragma once
+// `rv run` and `rv up` after planning: submit, race, then follow the winner (with a hardware retry
+// around nodes whose GPUs fail) or attach to the allocation.
+
+#include "app/env.hpp"
+#include "app/run/planning.hpp"
+#include "app/run/submit.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// `rv up` after planning: fan out an allocation and attach a shell (or run `command`) with the
+// job's environment (templates::render_step_environment), in `workdir` and with the smart
+// execution `extras` (app/run/smart_exec.hpp) as `rv run` has them; the allocation is released when
+// the shell or command ends. With --json: the command's output comes back in one document
+// (request, exit_code, stdout, stderr); without a command the allocation stays for `rv stop`.
+Result<int> launch_up(Env& env, const PlanRun& plan, const std::string& command, const std::string& workdir = {},
+                      const RunExtras& extras = {});
+
+// What `rv run` without -f prints after the request table: the best submitted strategy's
+// estimated start and SU, and the commands to follow, list and stop the request.
+std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& plan);
+
+// `rv run` after planning: fan out a batch job running `command` (one word: a shell command line;
+// several: an argv, quoted so it arrives exactly). With `follow`, race, stream the winner's output
+// and return the job's exit code; a winner that fails the preflight or dies of a GPU fault soon
+// after the start is re-fanned out without the node (app/run/refanout.hpp).
+Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
+                       const std::string& workdir, bool follow, const RunExtras& extras = {});
+
+} // namespace rv::app

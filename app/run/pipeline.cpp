@@ -1,0 +1,55 @@
+#include "app/run/pipeline.hpp"
+
+#include "app/run/launch.hpp"
+#include "app/run/planning.hpp"
+#include "templates/watchdog.hpp"
+
+namespace rv::app {
+namespace {
+
+// The job script's watchdog (docs/gpu.md): the config's sampling interval, --idle-timeout, and
+// for `rv up` the warning before the allocation ends.
+templates::WatchdogOptions watchdog_options(std::int64_t idle_timeout_s, const Settings& settings, bool interactive)
+{
+  templates::WatchdogOptions w;
+  w.interval_s = settings.watchdog_interval_s;
+  w.idle_timeout_s = idle_timeout_s;
+  w.interactive = interactive;
+  return w;
+}
+
+void add_order(RunExtras& extras, const JobOrder& order, const Settings& settings, bool interactive)
+{
+  extras.env = order.env;
+  extras.notify = order.notify;
+  extras.preflight = order.preflight;
+  extras.watchdog = watchdog_options(order.idle_timeout_s, settings, interactive);
+}
+
+} // namespace
+
+Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow)
+{
+  RV_TRY(run, make_plan(env, order.request, order.plan_options));
+  if (order.dry_run) {
+    return dry_run(env, run);
+  }
+  // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
+  RV_TRY(smart, prepare_run(env, command, order.smart));
+  add_order(smart.extras, order, env.settings, false);
+  return launch_run(env, run, command, smart.workdir, follow, smart.extras);
+}
+
+Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command_line)
+{
+  RV_TRY(run, make_plan(env, order.request, order.plan_options));
+  if (order.dry_run) {
+    return dry_run(env, run);
+  }
+  // Smart execution as for `rv run`: the command (or the shell) runs in the project's snapshot.
+  RV_TRY(smart, command_line.empty() ? prepare_shell(env, order.smart) : prepare_run(env, {command_line}, order.smart));
+  add_order(smart.extras, order, env.settings, true);
+  return launch_up(env, run, command_line, smart.workdir, smart.extras);
+}
+
+} // namespace rv::app

@@ -1,0 +1,38 @@
+#pragma once
+// The walk of `rv run` and `rv up`, once: plan (discovery, probes, ranking), then --dry-run shows
+// it; else smart execution prepares the command (sync, snapshot, deps), and launch submits the
+// fan-out, races it and (rv up, rv run -f) follows the winner. The CLI parses the flags into a
+// JobOrder before any round trip (cli/cmd_run.cpp, cli/cmd_up.cpp).
+
+#include "app/env.hpp"
+#include "app/run/smart_exec.hpp"
+#include "core/model/plan.hpp"
+#include "strategy/options.hpp"
+#include "templates/render.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// What `rv run` and `rv up` share, every flag already checked.
+struct JobOrder {
+  model::JobRequest request;
+  strategy::PlanOptions plan_options;
+  bool dry_run = false;
+  SmartRunFlags smart;
+  std::vector<templates::EnvVar> env; // --env KEY=VALUE
+  bool notify = false;
+  bool preflight = true;
+  std::int64_t idle_timeout_s = 0; // --idle-timeout; 0 = none
+};
+
+// `rv run CMD...` (-f: `follow`): exits as the job does with -f, else 0 once submitted.
+Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow);
+
+// `rv up` (a shell on the winning node) or `rv up --run CMDLINE`. An allocation is never split
+// into checkpoint segments: the order's request must not ask for them.
+Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command_line);
+
+} // namespace rv::app

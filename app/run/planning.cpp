@@ -1,0 +1,202 @@
+#include "app/run/planning.hpp"
+
+#include "app/run/predictions.hpp"
+#include "core/duration.hpp"
+#include "slurm/discover.hpp"
+#include "slurm/probe.hpp"
+#include "strategy/enumerate.hpp"
+#include "strategy/probe_plan.hpp"
+#include "strategy/queue_plan.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace rv::app {
+
+Result<strategy::Profile> load_profile(const std::string& path)
+{
+  if (path.empty()) {
+    return strategy::Profile{};
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return fail(ErrorCode::config, fmt::format("cannot read site profile {}", path),
+                "fix the `profile` setting (rv config show), or see docs/profile.md");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto profile = strategy::parse_profile(text.str());
+  if (!profile) {
+    profile.error().message = fmt::format("site profile {}: {}", path, profile.error().message);
+  }
+  return profile;
+}
+
+Result<model::Cluster> discover_cluster(proc::Runner& runner)
+{
+  slurm::DiscoveryQuery query;
+  query.user = runner.user();
+  auto cluster = slurm::discover(runner, query);
+  if (cluster) {
+    for (const auto& w : cluster->warnings) {
+      spdlog::debug("discovery: {}", w);
+    }
+  }
+  return cluster;
+}
+
+Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<strategy::Candidate>& candidates,
+                                        const strategy::PlanOptions& options, int concurrency)
+{
+  std::vector<slurm::ProbeJob> jobs;
+  for (const auto& c : candidates) {
+    jobs.push_back(probe_job(c, options));
+  }
+  auto probe = probe_command(jobs, options, concurrency);
+  RV_TRY(outcome, runner.run(probe));
+  RV_TRY(parsed, read_probes(outcome, runner.where()));
+  return windows_of(parsed, jobs, candidates, options);
+}
+
+Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options)
+{
+  auto& runner = env.cluster;
+  const auto start = env.clock.now();
+  PlanRun run;
+  run.request = request;
+  run.options = options;
+  RV_TRY(profile, load_profile(env.settings.profile));
+  run.profile = std::move(profile);
+  const int trips_before = runner.round_trips();
+  const auto connect_start = env.clock.now();
+  const std::string user = runner.user(); // connects first, so that trips count after connecting
+  (void)user;
+  const auto connect_s = std::chrono::duration<double>(env.clock.now() - connect_start).count();
+  RV_TRY(found, discover_and_probe(env, run.profile, request, options));
+  run.cluster = std::move(found.cluster);
+  run.probes = found.probes;
+  run.cache = found.cache;
+  run.times = found.times;
+  run.roots = found.roots;
+  run.times.connect_s = connect_s;
+  for (const auto& w : strategy::association_warnings(run.cluster, request)) {
+    spdlog::warn("{}", w); // before anything is queued (#24 item 12)
+  }
+  const auto plan_start = env.clock.now();
+  auto ranked_options = options; // this host's prediction history corrects biased estimates
+  ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
+  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, ranked_options));
+  run.plan = std::move(plan);
+  run.plan_s = std::chrono::duration<double>(env.clock.now() - plan_start).count();
+  run.round_trips = runner.round_trips() - trips_before;
+  run.seconds = std::chrono::duration<double>(env.clock.now() - start).count();
+  spdlog::debug("plan: {} round trips, {} probes, {:.2f} s: connect {:.3f} s, discovery {:.3f} s{}, probes {:.3f} s, "
+                "plan {:.3f} s; discovery cache {}",
+                run.round_trips, run.probes, run.seconds, run.times.connect_s, run.times.discovery_s,
+                run.times.probes_s == 0 && run.probes > 0 ? " (with the probes)" : "", run.times.probes_s, run.plan_s,
+                run.cache);
+  return run;
+}
+
+Result<int> dry_run(Env& env, const PlanRun& run)
+{
+  const bool json = env.json;
+  print_plan(env.output, run, json, env.verbosity > 0);
+  if (!run.plan.strategies.empty()) {
+    return 0;
+  }
+  if (json) {
+    return exit_code_for(ErrorCode::no_strategy);
+  }
+  auto e = strategy::no_viable_strategy(run.plan);
+  if (run.plan.longest_max_time_s == 0) {
+    e.message = "no viable strategy for this request: every GPU type was dropped (listed above)";
+  }
+  return std::unexpected(e);
+}
+
+void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
+{
+  auto out = [&](const std::string& text) { output.out(text); };
+  const auto& plan = run.plan;
+  if (json) {
+    auto doc = strategy::to_json(plan);
+    doc["cluster"] = run.cluster.config.cluster_name;
+    doc["slurm_version"] = run.cluster.config.slurm_version; // from discovery's scontrol show config
+    doc["round_trips"] = run.round_trips;
+    doc["probes"] = run.probes;
+    doc["seconds"] = run.seconds;
+    doc["cache"] = run.cache;
+    doc["times"] = {{"connect_s", run.times.connect_s},
+                    {"discovery_s", run.times.discovery_s},
+                    {"probes_s", run.times.probes_s},
+                    {"plan_s", run.plan_s}};
+    out(doc.dump(2) + "\n");
+    return;
+  }
+  out(fmt::format("cluster {} (Slurm {}), {} partitions, {} nodes; {} probes in {} round trip{}, {:.2f} s\n",
+                  run.cluster.config.cluster_name, run.cluster.config.slurm_version, run.cluster.partitions.size(),
+                  run.cluster.nodes.size(), run.probes, run.round_trips, run.round_trips == 1 ? "" : "s", run.seconds));
+  if (verbose) {
+    out(fmt::format("time: connect {:.3f} s, discovery {:.3f} s{}, probes {:.3f} s, plan {:.3f} s; discovery cache "
+                    "{}\n",
+                    run.times.connect_s, run.times.discovery_s, run.cache == "warm" ? " (the probes ran with it)" : "",
+                    run.times.probes_s, run.plan_s, run.cache));
+  }
+  out("\n");
+  out("backfill windows (longest walltime that starts now; start of the full request):\n");
+  for (const auto& w : plan.windows) {
+    out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
+                    w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
+                    wait_in_words(w.full_start_in_s, 0, true)));
+  }
+  if (auto lines = strategy::describe_queue_windows(plan, verbose); !lines.empty()) {
+    out("\nqueue windows (rv's model of the scheduler's queue: GPUs idle now, for how long):\n");
+    for (const auto& l : lines) {
+      out(l + "\n");
+    }
+  }
+  out("\nstrategies, best first:\n");
+  out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10}\n", "id", "kind", "type", "partition",
+                  "shape", "walltime", "time-min", "wait", "SU"));
+  for (const auto& s : plan.strategies) {
+    out(fmt::format("  {:<4} {:<11} {:<16} {:<12} {:>5} {:>9} {:>9} {:>10} {:>10.1f}\n", s.id, model::to_string(s.kind),
+                    s.gpu_type, s.partition, fmt::format("{}x{}", s.nodes, s.gpus_per_node),
+                    format_slurm_time(s.walltime_s), s.time_min_s ? format_slurm_time(s.time_min_s) : "-",
+                    wait_in_words(s.est_wait_s, 0, true), s.est_su));
+    if (verbose) {
+      for (const auto& r : s.reasons) {
+        out(fmt::format("         {}\n", r));
+      }
+    }
+  }
+  if (plan.strategies.empty()) {
+    out("  (none)\n");
+  }
+  if (!plan.rejected.empty()) {
+    out("\ndropped:\n");
+    for (const auto& r : plan.rejected) {
+      out(fmt::format("  {:<16} {:<12} {}\n", r.gpu_type, r.partition, r.reason));
+      for (const auto& d : verbose ? r.details : std::vector<std::string>{}) {
+        out(fmt::format("  {:<16} {:<12}   {}\n", "", "", d));
+      }
+    }
+  }
+  if (verbose && !plan.pruned.empty()) {
+    out("\npruned:\n");
+    for (const auto& p : plan.pruned) {
+      out(fmt::format("  {:<40} {}\n", p.strategy.label, p.reason));
+    }
+  }
+  for (const auto& n : plan.notes) {
+    out(fmt::format("note: {}\n", n));
+  }
+}
+
+} // namespace rv::app

@@ -1,0 +1,139 @@
+#include "app/run/predictions.hpp"
+
+#include "core/duration.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+namespace rv::app {
+namespace {
+
+// The records in `window` of `now`, newest first, at most window.last.
+std::vector<const RequestRecord*> recent(const std::vector<RequestRecord>& records, std::int64_t now,
+                                         const HistoryWindow& window)
+{
+  std::vector<const RequestRecord*> out;
+  for (const auto& r : records) {
+    const auto at = epoch_of_iso(r.created_at);
+    if (at > 0 && now - at <= window.days * 86400) {
+      out.push_back(&r);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RequestRecord* a, const RequestRecord* b) {
+    return epoch_of_iso(a->created_at) > epoch_of_iso(b->created_at);
+  });
+  if (out.size() > static_cast<std::size_t>(std::max(window.last, 0))) {
+    out.resize(static_cast<std::size_t>(std::max(window.last, 0)));
+  }
+  return out;
+}
+
+std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestRecord*>& records, const std::string& host)
+{
+  std::vector<strategy::WaitSample> out;
+  for (const auto* r : records) {
+    if (!host.empty() && r->host != host) {
+      continue;
+    }
+    for (const auto& j : r->jobs) {
+      if (!j.predicted_wait_s || j.submitted_at <= 0) {
+        continue;
+      }
+      if (j.started_at > 0) {
+        out.push_back(
+            {j.partition, *j.predicted_wait_s, std::max<std::int64_t>(0, j.started_at - j.submitted_at), false});
+      } else if (j.cancelled_pending_at > 0) {
+        out.push_back({j.partition, *j.predicted_wait_s,
+                       std::max<std::int64_t>(0, j.cancelled_pending_at - j.submitted_at), true});
+      }
+    }
+  }
+  return out;
+}
+
+std::string signed_seconds(std::int64_t s)
+{
+  return fmt::format("{}{}", s < 0 ? "-" : "+", format_human_duration(std::llabs(s)));
+}
+
+} // namespace
+
+std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const std::string& host,
+                                               std::int64_t now, const HistoryWindow& window)
+{
+  return samples_of(recent(records, now, window), host);
+}
+
+std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const std::string& host,
+                                                    std::int64_t now, const HistoryWindow& window)
+{
+  auto docs = store.list();
+  if (!docs) {
+    spdlog::debug("history: cannot read the request records: {}", docs.error().message);
+    return {};
+  }
+  std::vector<RequestRecord> records;
+  for (const auto& d : *docs) {
+    if (auto r = request_from_json(d)) {
+      records.push_back(std::move(*r));
+    }
+  }
+  return strategy::partition_biases(wait_samples(records, host, now, window));
+}
+
+nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
+                                const HistoryWindow& window)
+{
+  const auto chosen = recent(records, now, window);
+  std::set<std::string> hosts;
+  for (const auto* r : chosen) {
+    hosts.insert(r->host);
+  }
+  nlohmann::json host_list = nlohmann::json::array();
+  for (const auto& host : hosts) {
+    const auto samples = samples_of(chosen, host);
+    nlohmann::json parts = nlohmann::json::array();
+    for (const auto& b : strategy::partition_biases(samples)) {
+      parts.push_back({{"partition", b.partition},
+                       {"started", b.started},
+                       {"cancelled_pending", b.censored},
+                       {"median_error_s", b.median_error_s},
+                       {"median_abs_error_s", b.median_abs_error_s},
+                       {"agreement", b.agreement},
+                       {"corrected", b.systematic},
+                       {"why", b.why}});
+    }
+    host_list.push_back({{"host", host}, {"samples", samples.size()}, {"partitions", parts}});
+  }
+  return {
+      {"window", {{"last", window.last}, {"days", window.days}}}, {"requests", chosen.size()}, {"hosts", host_list}};
+}
+
+std::string format_prediction_stats(const nlohmann::json& stats)
+{
+  std::string out = fmt::format("prediction history: {} requests (the newest {} of the last {} days)\n",
+                                stats["requests"].get<std::size_t>(), stats["window"]["last"].get<int>(),
+                                stats["window"]["days"].get<std::int64_t>());
+  out += "error = actual wait - predicted wait (+: started later than predicted); cancelled = still pending when "
+         "cancelled, counted only once past the prediction\n";
+  for (const auto& h : stats["hosts"]) {
+    out += fmt::format("\n{} ({} samples)\n", h["host"].get<std::string>(), h["samples"].get<std::size_t>());
+    out += fmt::format("  {:<14} {:>7} {:>9} {:>12} {:>14}  {}\n", "partition", "started", "cancelled", "median error",
+                       "median |error|", "ranking");
+    for (const auto& p : h["partitions"]) {
+      out += fmt::format("  {:<14} {:>7} {:>9} {:>12} {:>14}  {}\n", p["partition"].get<std::string>(),
+                         p["started"].get<int>(), p["cancelled_pending"].get<int>(),
+                         signed_seconds(p["median_error_s"].get<std::int64_t>()),
+                         format_human_duration(p["median_abs_error_s"].get<std::int64_t>()),
+                         (p["corrected"].get<bool>() ? "corrected: " : "as estimated: ") + p["why"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+} // namespace rv::app

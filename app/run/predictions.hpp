@@ -1,0 +1,42 @@
+#pragma once
+// Predictions that learn: the prediction history of the user's recent requests (what each
+// strategy's plan predicted, and when it started or was cancelled while pending), its median
+// error per partition (`rv stats`), and the biases the planner corrects (strategy/history.hpp).
+
+#include "app/request/requests.hpp"
+#include "core/store/record_store.hpp"
+#include "strategy/history.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// Which requests count: the newest `last`, of the last `days` days.
+struct HistoryWindow {
+  int last = 50;
+  std::int64_t days = 30;
+};
+
+// The samples of `records` submitted on `host` ("" = every host) within `window` of `now`: every
+// job with a prediction that started (actual = started - submitted) or was cancelled while pending
+// (censored: actual = cancelled - submitted, a lower bound).
+std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const std::string& host,
+                                               std::int64_t now, const HistoryWindow& window = {});
+
+// The biases of `host`'s partitions from the store's records (unreadable records skipped).
+std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const std::string& host,
+                                                    std::int64_t now, const HistoryWindow& window = {});
+
+// `rv stats`: per host, per partition, the samples and median errors (docs/requests.md,
+// "Predictions"): {"window": {...}, "requests": N, "hosts": [{"host", "partitions": [...]}]}.
+nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
+                                const HistoryWindow& window);
+
+// The same as a table for people.
+std::string format_prediction_stats(const nlohmann::json& stats);
+
+} // namespace rv::app

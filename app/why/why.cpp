@@ -1,0 +1,359 @@
+#include "app/why/why.hpp"
+
+#include "app/request/lookup.hpp"
+#include "app/request/reap.hpp"
+#include "app/request/record_view.hpp"
+#include "app/run/planning.hpp"
+#include "core/duration.hpp"
+#include "slurm/discover.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/jobs.hpp"
+#include "slurm/sacct.hpp"
+#include "slurm/scontrol.hpp"
+#include "slurm/text.hpp"
+#include "strategy/plan.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rv::app {
+namespace {
+
+constexpr std::string_view why_sacct_fields =
+    "JobID,State,ExitCode,Elapsed,Start,End,NodeList,AllocTRES,Partition,Reason,JobName";
+
+// The fixed part of the batch; scontrol per job and the discovery follow.
+enum Slot : std::size_t { date_s, request_s, pending_s, running_s, sacct_s, fixed_slots };
+
+// The request `key` names, or the latest pending one (else the latest of all).
+Result<RequestRecord> pick_request(Env& env, const std::string& key)
+{
+  if (!key.empty()) {
+    return find_request(env.requests, key);
+  }
+  RV_TRY(all, load_requests(env.requests));
+  if (all.empty()) {
+    return fail(ErrorCode::usage, "no requests to explain", "rv run submits one; rv why ID explains it");
+  }
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (it->state == RequestState::submitted) {
+      return *it;
+    }
+  }
+  return all.back();
+}
+
+// The one line for a request none of whose jobs waits any longer.
+std::string ended_line(const RequestRecord& rec, const std::vector<WhyJob>& jobs,
+                       const std::map<std::string, slurm::SacctJob>& acct)
+{
+  const WhyJob* pick = nullptr;
+  for (const auto& j : jobs) {
+    if (j.strategy_id == rec.winner || (!pick && acct.contains(j.job_id) && acct.at(j.job_id).start_time)) {
+      pick = &j;
+    }
+  }
+  if (pick == nullptr) {
+    const auto state = jobs.empty() ? std::string(to_string(rec.state)) : jobs.front().state;
+    return fmt::format("request {} ended before any of its {} job(s) started ({})", rec.id, jobs.size(),
+                       state.empty() ? std::string(to_string(rec.state)) : state);
+  }
+  std::string line = fmt::format("request {} ended: {} (job {}, {}", rec.id, pick->state, pick->job_id, pick->label);
+  if (auto it = acct.find(pick->job_id); it != acct.end()) {
+    line += fmt::format(", exit {}", it->second.exit_status);
+    if (it->second.exit_signal != 0) {
+      line += fmt::format(", signal {}", it->second.exit_signal);
+    }
+    if (!it->second.nodes.empty()) {
+      line += " on " + it->second.nodes;
+    }
+    if (it->second.elapsed_s > 0) {
+      line += ", ran " + format_human_duration(it->second.elapsed_s);
+    }
+  }
+  line += ")";
+  if (pick->reason.known && pick->reason.code != "None") {
+    line += fmt::format(": {} ({})", pick->reason.plain, pick->reason.code);
+  }
+  return line;
+}
+
+// Fills the report's alternatives: re-plans the variants of the request against `cluster`,
+// probing their shapes in one round trip.
+void find_alternatives(Env& env, const WhyOptions& opts, const RequestRecord& rec, const model::Cluster& cluster,
+                       WhyReport& rep)
+{
+  auto request = recorded_request(rec);
+  if (!request) {
+    rep.notes.push_back("no alternatives: " + request.error().message);
+    return;
+  }
+  auto profile = load_profile(env.settings.profile);
+  if (!profile) {
+    rep.notes.push_back("no alternatives: " + profile.error().message);
+    return;
+  }
+  const auto& options = opts.plan_options;
+  auto variants = probe_variants(*request);
+  std::vector<strategy::Candidate> union_list;
+  for (const auto& v : variants) {
+    auto c = strategy::enumerate_candidates(cluster, *profile, v.request, options);
+    if (!c) {
+      continue;
+    }
+    for (auto& cand : c->list) {
+      auto same = [&](const strategy::Candidate& u) {
+        return u.shape() == cand.shape() && u.cpus_per_task == cand.cpus_per_task &&
+               u.mem_mb_per_node == cand.mem_mb_per_node && u.gres == cand.gres && u.exclude == cand.exclude;
+      };
+      auto it = std::find_if(union_list.begin(), union_list.end(), same);
+      if (it == union_list.end()) {
+        union_list.push_back(std::move(cand));
+      } else {
+        it->probe_full_s = std::max(it->probe_full_s, cand.probe_full_s);
+      }
+    }
+  }
+  for (std::size_t i = 0; i < union_list.size(); ++i) {
+    union_list[i].id = fmt::format("c{}", i + 1);
+  }
+  if (union_list.empty()) {
+    rep.notes.push_back("no alternatives: no GPU type can run the request or its variants");
+    return;
+  }
+  auto windows = probe_windows(env.cluster, union_list, options);
+  if (!windows) {
+    rep.notes.push_back("no alternatives: " + windows.error().message);
+    return;
+  }
+  rep.replanned = true;
+  std::vector<VariantPlan> plans;
+  std::vector<std::int64_t> measured;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    auto p = strategy::plan(cluster, *profile, variants[i].request, *windows, options);
+    if (!p) {
+      continue;
+    }
+    if (i == 0) {
+      for (const auto& w : p->windows) {
+        if (w.max_now_s > 0) {
+          measured.push_back(w.max_now_s);
+        }
+      }
+    }
+    plans.push_back({variants[i], p->strategies});
+  }
+  for (auto& v : derived_variants(*request, measured)) {
+    if (auto p = strategy::plan(cluster, *profile, v.request, *windows, options)) {
+      plans.push_back({std::move(v), p->strategies});
+    }
+  }
+  std::vector<std::string> labels;
+  for (const auto& j : rec.jobs) {
+    labels.push_back(j.label);
+  }
+  rep.alternatives = pick_alternatives(plans, labels, rep.best_start_in_s, options.now_threshold_s,
+                                       std::max<std::int64_t>(60, options.now_threshold_s), opts.max_alternatives);
+  if (rep.alternatives.empty()) {
+    rep.notes.push_back("no change of GPU type, GPU count or time would start sooner than this request");
+  }
+}
+
+} // namespace
+
+Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
+{
+  const auto t0 = env.clock.now();
+  RV_TRY(rec, pick_request(env, opts.key));
+  const auto here = current_host(env); // connects: the record's host is compared with where rv is
+  const int trips0 = env.cluster.round_trips();
+  RV_TRY_VOID(require_same_host(rec, here));
+  WhyReport rep;
+  rep.now_threshold_s = opts.plan_options.now_threshold_s;
+  rep.request_id = rec.id;
+  rep.name = rec.name;
+  rep.host = rec.host;
+  const auto ids = rec.job_ids();
+  if (ids.empty()) {
+    rep.status = rec.state == RequestState::submitting ? "submitting" : "ended";
+    rep.summary =
+        rec.state == RequestState::submitting
+            ? fmt::format("request {} is still being submitted (if rv died meanwhile, rv ps finds its jobs)", rec.id)
+            : fmt::format("request {} ended ({}) without a job: sbatch refused every strategy", rec.id,
+                          to_string(rec.state));
+    return rep;
+  }
+  std::vector<std::string> partitions;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty() && std::find(partitions.begin(), partitions.end(), j.partition) == partitions.end()) {
+      partitions.push_back(j.partition);
+    }
+  }
+  std::vector<proc::Command> cmds(fixed_slots);
+  cmds[date_s] = slurm::command({"date", "+%s %z"});
+  cmds[request_s] = slurm::command(slurm::squeue_query_argv("all", {}, ids, why_queue_format));
+  cmds[pending_s] = slurm::command(slurm::squeue_query_argv("PD", partitions, {}, why_queue_format));
+  cmds[running_s] = slurm::command(slurm::squeue_query_argv("R,CG", {}, {}, why_queue_format));
+  cmds[sacct_s] = slurm::command(slurm::sacct_argv(ids, why_sacct_fields));
+  for (const auto& id : ids) {
+    cmds.push_back(slurm::command(slurm::show_job_argv(id, true)));
+  }
+  const bool final = is_final_state(rec.state);
+  const std::size_t discovery_at = cmds.size();
+  if (!final) {
+    slurm::DiscoveryQuery q;
+    q.user = env.cluster.user();
+    auto d = slurm::discovery_commands(q);
+    cmds.insert(cmds.end(), d.begin(), d.end());
+  }
+  RV_TRY(outs, env.cluster.run_batch(cmds));
+  if (outs.size() != cmds.size()) {
+    return fail(ErrorCode::generic, fmt::format("rv why: {} answers to {} commands", outs.size(), cmds.size()));
+  }
+  // The cluster's clock and offset: start estimates are cluster-local.
+  std::int64_t now = env.clock.epoch_seconds(), offset = 0;
+  if (auto w = slurm::text::split_ws(outs[date_s].out); w.size() == 2) {
+    now = slurm::text::to_int(w[0]).value_or(now);
+    offset = slurm::parse_utc_offset(w[1]).value_or(0);
+  }
+  auto rows = [&](Slot s) {
+    auto r = slurm::parse_squeue(outs[s].out, why_queue_format);
+    if (!r) {
+      rep.notes.push_back("squeue: " + r.error().message);
+    }
+    return r ? *r : std::vector<slurm::SqueueJob>{};
+  };
+  const auto mine = rows(request_s);
+  auto queue = rows(pending_s);
+  auto running = rows(running_s);
+  queue.insert(queue.end(), running.begin(), running.end());
+  std::map<std::string, slurm::SacctJob> acct;
+  if (auto a = slurm::parse_sacct(outs[sacct_s].out, why_sacct_fields)) {
+    for (auto& j : *a) {
+      acct[j.job_id] = std::move(j);
+    }
+  }
+  std::map<std::string, slurm::JobInfo> info;
+  for (std::size_t i = fixed_slots; i < discovery_at; ++i) {
+    if (auto js = slurm::parse_scontrol_jobs(outs[i].out)) {
+      for (auto& j : *js) {
+        info[j.job_id] = std::move(j);
+      }
+    }
+  }
+  std::optional<model::Cluster> cluster;
+  if (!final) {
+    auto c = slurm::parse_discovery({outs.begin() + static_cast<std::ptrdiff_t>(discovery_at), outs.end()});
+    if (c) {
+      cluster = std::move(*c);
+    } else {
+      rep.notes.push_back("discovery: " + c.error().message);
+    }
+  }
+
+  bool any_running = false, all_ended = true;
+  for (const auto& jr : rec.jobs) {
+    if (jr.job_id.empty()) {
+      continue;
+    }
+    WhyJob w;
+    w.strategy_id = jr.strategy_id;
+    w.label = jr.label;
+    w.job_id = jr.job_id;
+    w.est_su = planned_su(rec, jr.strategy_id);
+    const slurm::SqueueJob* row = nullptr;
+    for (const auto& m : mine) {
+      if (m.job_id == jr.job_id && (m.name == rec.name || rec.name.empty())) {
+        row = &m; // a row with another name is a reused id: not this job
+      }
+    }
+    std::optional<slurm::ClusterTime> estimate; // squeue %S, else scontrol StartTime
+    if (row != nullptr) {
+      w.state = row->state;
+      w.raw_reason = row->reason;
+      w.nodes = row->nodes;
+      w.priority = row->priority;
+      estimate = row->start_time;
+    } else if (auto it = acct.find(jr.job_id); it != acct.end()) {
+      w.state = it->second.state;
+      w.raw_reason = it->second.reason;
+      w.nodes = it->second.nodes;
+    } else {
+      w.state = jr.state; // as last recorded: Slurm has forgotten it
+    }
+    if (auto it = info.find(jr.job_id); it != info.end()) {
+      w.dependency = it->second.dependency;
+      if (w.raw_reason.empty()) {
+        w.raw_reason = it->second.reason;
+      }
+      if (!estimate && row != nullptr) {
+        estimate = it->second.start_time;
+      }
+    }
+    if (estimate) {
+      w.start_estimate = slurm::format_cluster_time(*estimate);
+    }
+    w.reason = slurm::explain_reason(w.raw_reason);
+    const auto st = slurm::parse_job_state(w.state);
+    const bool pending = st == slurm::JobState::pending || (w.state.empty() && !final);
+    any_running = any_running || (slurm::is_started(st) && !slurm::is_terminal(st));
+    all_ended = all_ended && (slurm::is_terminal(st) || (final && !pending));
+    if (pending && row != nullptr) {
+      if (estimate) {
+        w.start_in_s = std::max<std::int64_t>(0, slurm::to_unix_seconds(*estimate, offset) - now);
+        if (!rep.best_start_in_s || *w.start_in_s < *rep.best_start_in_s) {
+          rep.best_start_in_s = w.start_in_s;
+          rep.best_start = w.start_estimate;
+        }
+      }
+      std::vector<std::string> part_nodes;
+      if (cluster) {
+        for (const auto& p : slurm::text::comma_list(row->partition)) {
+          if (const auto* part = cluster->find_partition(p)) {
+            part_nodes.insert(part_nodes.end(), part->nodes.begin(), part->nodes.end());
+          }
+        }
+      }
+      w.ahead = whats_ahead(*row, queue, part_nodes);
+    }
+    rep.jobs.push_back(std::move(w));
+  }
+
+  if (any_running) {
+    rep.status = "running";
+    for (const auto& j : rep.jobs) {
+      if (slurm::is_started(slurm::parse_job_state(j.state)) && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        rep.summary = fmt::format("request {} is running: job {} ({}) on {}; nothing to wait for (rv logs -f {})",
+                                  rec.id, j.job_id, j.label, j.nodes.empty() ? "?" : j.nodes, rec.id);
+        break;
+      }
+    }
+  } else if (all_ended) {
+    rep.status = "ended";
+    rep.summary = ended_line(rec, rep.jobs, acct);
+  } else {
+    rep.status = "pending";
+    int waiting = 0;
+    for (const auto& j : rep.jobs) {
+      waiting += slurm::parse_job_state(j.state) == slurm::JobState::pending ? 1 : 0;
+    }
+    rep.summary = rep.best_start_in_s
+                      ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
+                                    waiting, wait_in_words(rep.best_start_in_s, rep.now_threshold_s), rep.best_start)
+                      : fmt::format("request {} is pending: {} job(s) waiting; Slurm gives no start estimate yet",
+                                    rec.id, waiting);
+    if (opts.replan && cluster) {
+      find_alternatives(env, opts, rec, *cluster, rep);
+    }
+  }
+  rep.round_trips = env.cluster.round_trips() - trips0;
+  rep.seconds = std::chrono::duration<double>(env.clock.now() - t0).count();
+  spdlog::debug("why: {} round trips, {:.2f} s", rep.round_trips, rep.seconds);
+  return rep;
+}
+
+} // namespace rv::app

@@ -1,0 +1,57 @@
+// `rv run [options] CMD...`: fan out a batch job running CMD (app/run/pipeline.hpp).
+
+#include "cli/commands.hpp"
+#include "cli/job_flags.hpp"
+#include "templates/render.hpp"
+
+namespace rv::cli {
+namespace {
+
+struct RunOptions {
+  JobFlags job;
+  bool follow = false;
+};
+
+Result<int> run_run(RunOptions& opts, Context& ctx)
+{
+  if (ctx.trailing.empty()) {
+    return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
+  }
+  app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags); // --dry-run included
+  for (const auto& o : opts.job.smart.outputs) {                    // before any round trip
+    RV_TRY(ok, templates::check_output_path(o));
+    (void)ok;
+  }
+  RV_TRY(order, job_order(opts.job, ctx));
+  RV_TRY(real, ctx.make_env());
+  return app::run_command(real->env, order, ctx.trailing, opts.follow);
+}
+
+} // namespace
+
+void setup_run(CLI::App& app, Context& ctx)
+{
+  auto opts = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "fan out a batch job running CMD; return once submitted (-f: follow it)");
+  add_plan_flags(cmd, opts->job.plan, true);
+  cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
+  add_job_flags(cmd, opts->job);
+  cmd->add_option("-o,--output", opts->job.smart.outputs,
+                  "after the job, copy PATH (relative to the job's directory) to its output directory; "
+                  "repeat for more (fetch: rv sync pull REQUEST)")
+      ->type_name("PATH")
+      ->allow_extra_args(false)
+      ->delimiter(',');
+  for (const auto* opt : cmd->get_options()) {
+    for (const auto& n : opt->get_lnames()) {
+      opts->job.smart.rv_flags.push_back("--" + n);
+    }
+    for (const auto& n : opt->get_snames()) {
+      opts->job.smart.rv_flags.push_back("-" + n);
+    }
+  }
+  cmd->footer("Options go before CMD; everything from CMD on belongs to CMD (`--` works too).");
+  cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_run(*opts, ctx); }; });
+}
+
+} // namespace rv::cli

@@ -1,0 +1,67 @@
+// The readers of a request record's free-form nested fields (app/record_view.hpp, refanout_lines):
+// a record whose `sync`, `plan` or `refanout` has an odd shape reads as defaults. Before, one such
+// record made `rv ps -a` and `rv why` fail with "internal error" (json type_error 302/306) and hid
+// every other record (N5).
+
+#include "app/request/record_view.hpp"
+#include "app/run/refanout.hpp"
+#include "core/store/json_fields.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv::app;
+using nlohmann::json;
+
+TEST_CASE("record view: git_label reads the sync record by type")
+{
+  RequestRecord r;
+  r.sync = json{{"git", {{"branch", "main"}, {"commit", "3f9c02a"}, {"dirty", true}}}};
+  CHECK(git_label(r) == "  [main@3f9c02a*]");
+  for (const auto& odd : {json{{"git", "x"}}, json{{"git", 7}}, json("sync"), json::array({1}), json()}) {
+    CAPTURE(odd.dump());
+    r.sync = odd;
+    CHECK(git_label(r).empty());
+  }
+  r.sync = json{{"git", {{"branch", 1}, {"commit", json::array()}, {"dirty", "yes"}}}};
+  CHECK(git_label(r) == "  [?@?]");
+}
+
+TEST_CASE("record view: refanout_lines reads every field by type")
+{
+  CHECK(refanout_lines(json{{"history", json::array({{{"node", 7}}})}}) ==
+        std::vector<std::string>{"? failed with a GPU fault () in request ?, job ?"});
+  CHECK(refanout_lines(json{{"history", "x"}, {"next_request", 5}}).empty());
+  CHECK(refanout_lines(json{{"history", json::array({1, "x", nullptr})}}).empty());
+}
+
+TEST_CASE("record view: planned_su reads the plan by type")
+{
+  RequestRecord r;
+  r.plan = json{{"strategies", json::array({{{"id", "s1"}, {"est_su", 12.5}}, {{"id", "s2"}, {"est_su", "x"}}})}};
+  CHECK(planned_su(r, "s1") == 12.5);
+  CHECK(planned_su(r, "s2") == 0);
+  for (const auto& odd : {json("plan"), json{{"strategies", 3}}, json{{"strategies", json::array({1, "s1"})}},
+                          json{{"strategies", json::array({{{"id", 1}}})}}}) {
+    CAPTURE(odd.dump());
+    r.plan = odd;
+    CHECK(planned_su(r, "s1") == 0);
+  }
+}
+
+TEST_CASE("json fields: the fallback for a missing key, another type or a document that is no object")
+{
+  using namespace rv::store;
+  const json j = {{"s", "x"}, {"b", true}, {"n", 2}, {"a", json::array({1})}, {"o", {{"k", 1}}}};
+  CHECK(text_field(j, "s") == "x");
+  CHECK(text_field(j, "n", "?") == "?");
+  CHECK(text_field(json::array(), "s", "?") == "?");
+  CHECK(bool_field(j, "b"));
+  CHECK_FALSE(bool_field(j, "s"));
+  CHECK(number_field(j, "n") == 2);
+  CHECK(number_field(j, "s", 1) == 1);
+  CHECK(array_field(j, "a").size() == 1);
+  CHECK(array_field(j, "o").empty());
+  CHECK(object_field(j, "o").size() == 1);
+  CHECK(object_field(j, "a").empty());
+  CHECK(object_field(json(), "o").empty());
+}

@@ -1,0 +1,115 @@
+#include "app/run/follow.hpp"
+#include "fakes/argv_match.hpp"
+#include "fakes/capture_output.hpp"
+#include "fakes/captured_job.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+using namespace rv;
+using namespace rv::app;
+using rv::test::CaptureOutput;
+using rv::test::FakeClock;
+using rv::test::FakeRunner;
+using rv::test::has;
+using rv::test::scontrol_job;
+
+namespace {
+// One segment's worth of commands: logs, squeue says ended, logs, final state.
+void expect_segment(FakeRunner& r, const std::string& id, const std::string& state, const std::string& exit_code)
+{
+  const std::string log = "/rv/logs/rv-req-" + id;
+  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".out"); },
+           FakeRunner::reply(0, "out of " + id + "\n"));
+  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".err"); }, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, fmt::format("{}|{}|None|p|n1|1|N/A|N/A|1:00:00|0:05|N/A|rv-req\n", id, state)));
+  r.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
+  r.expect_prefix({"scontrol", "show", "job", id}, FakeRunner::reply(0, scontrol_job(id, state, exit_code)));
+  r.expect([](const auto& a) { return has(a, "sacct"); }, FakeRunner::reply(0));
+}
+
+RequestRecord request()
+{
+  RequestRecord r;
+  r.id = "req";
+  r.name = "rv-req";
+  r.remote_root = "/rv";
+  r.log_dir = "/rv/logs";
+  auto& j = r.jobs.emplace_back();
+  j.strategy_id = "s1";
+  j.partition = "p";
+  j.gpu_type = "a100";
+  j.job_id = "21";
+  j.state = "RUNNING";
+  j.node_list = "n1";
+  r.winner = "s1";
+  return r;
+}
+} // namespace
+
+TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into the next job")
+{
+  FakeRunner r;
+  FakeClock clock;
+  CaptureOutput out;
+  expect_segment(r, "21", "COMPLETED", "0:0");
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.21"}, FakeRunner::reply(0, "22\n"));
+  expect_segment(r, "22", "COMPLETED", "0:0");
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.22"}, FakeRunner::reply(1, "", "No such file or directory"));
+  auto rec = request();
+  std::vector<std::pair<std::string, std::string>> hops;
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0,
+                           [&](const std::string& prev, const std::string& next) { hops.emplace_back(prev, next); });
+  REQUIRE(status);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(status->job_id == "22");
+  CHECK(status->state == "COMPLETED");
+  REQUIRE(hops.size() == 1);
+  CHECK(hops[0] == std::pair<std::string, std::string>{"21", "22"});
+  CHECK(out.stdout_text == "out of 21\nout of 22\n"); // both segments' output, each once
+}
+
+TEST_CASE("follow: a failed job is final, whatever next file exists")
+{
+  FakeRunner r;
+  FakeClock clock;
+  CaptureOutput out;
+  expect_segment(r, "21", "FAILED", "3:0");
+  auto rec = request();
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0]);
+  REQUIRE(status);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(status->job_id == "21");
+  CHECK(status->exit_status == 3);
+  CHECK(exit_code_of(*status, status->job_id) == 3);
+}
+
+TEST_CASE("follow: the record moves on to the next segment and keeps the earlier one")
+{
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("rv-follow-{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  store::RecordStore store(dir);
+  auto rec = request();
+  REQUIRE(store.create(rec.id, to_json(rec)));
+  record_next_segment(store, rec, "21", "22");
+  CHECK(rec.jobs[0].job_id == "22");
+  CHECK(rec.jobs[0].earlier_segments == std::vector<std::string>{"21"});
+  auto saved = store.read(rec.id);
+  REQUIRE(saved);
+  auto back = request_from_json(*saved);
+  REQUIRE(back);
+  CHECK(back->jobs[0].job_id == "22");
+  CHECK(back->jobs[0].earlier_segments == std::vector<std::string>{"21"});
+  CHECK(back->winner_job()->job_id == "22");
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,431 @@
+// The request lifecycle end to end against a scripted cluster (unit/app/lifecycle_world.hpp):
+// submit (with refusals) and the race, and what the record and the secrets file look like on each
+// exit path. Every effect comes through an app::Env built from fakes: no cluster, no clock, no
+// terminal. Following, retries and rv up: test_lifecycle_follow.cpp.
+
+#include "app/manage/manage.hpp"
+#include "app/run/launch.hpp"
+#include "app/run/race.hpp"
+#include "app/run/submit.hpp"
+#include "core/interrupt.hpp"
+#include "unit/app/lifecycle_world.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+using namespace rv;
+using namespace rv::app;
+using namespace rv::test::lifecycle;
+
+TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason; the others are submitted")
+{
+  World w("refused");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "", "Invalid account or account/partition combination specified");
+  expect_sbatch(w.cluster, "102");
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  // Each sbatch got its strategy's script on stdin, never in argv.
+  REQUIRE(w.cluster.stdin_seen.size() == 3);
+  CHECK(w.cluster.stdin_seen[1].find("#SBATCH --partition=\"gpu-a100\"") != std::string::npos);
+  CHECK(w.cluster.stdin_seen[2].find("#SBATCH --partition=\"gpu-v100\"") != std::string::npos);
+  CHECK(w.cluster.stdin_seen[2].find("python train.py") != std::string::npos);
+  const auto& rec = launched->rec;
+  CHECK(rec.state == RequestState::submitted);
+  CHECK(rec.job_ids() == std::vector<std::string>{"102"});
+  CHECK(rec.jobs[0].state == "REFUSED");
+  CHECK(rec.jobs[0].error == "Invalid account or account/partition combination specified");
+  CHECK(rec.created_at == "2027-01-15T08:00:00Z"); // the Env's clock, not the wall clock
+  auto saved = w.record();
+  CHECK(saved["state"] == "submitted");
+  CHECK(saved["jobs"][1]["job_id"] == "102");
+  CHECK(w.output.stdout_text.find("REFUSED: Invalid account") != std::string::npos);
+  CHECK(w.output.stdout_text.find("s2   102") != std::string::npos);
+}
+
+TEST_CASE("lifecycle: every strategy refused: exit 3, record failed, the secrets file removed")
+{
+  World w("all-refused");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "", "Requested node configuration is not available");
+  expect_sbatch(w.cluster, "", "Requested node configuration is not available");
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE_FALSE(launched);
+  CHECK(exit_code_for(launched.error().code) == 3);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  // The secret went to the cluster on stdin (never argv) before the first sbatch...
+  CHECK(w.cluster.stdin_seen[0].find("s3cr3t") != std::string::npos);
+  for (const auto& argv : w.cluster.seen) {
+    CHECK_FALSE(mentions(argv, "s3cr3t"));
+  }
+  // ... and is gone once nothing runs: the record says so.
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+  CHECK(saved["secrets"] == nlohmann::json::array({"WANDB_API_KEY"}));
+}
+
+// #12: with rv's roots resolved in the discovery round trip, submission is ONE round trip: the
+// directories and the secrets first, then every sbatch, each guarded by the marker the first
+// command creates last.
+TEST_CASE("lifecycle: roots known from discovery: directories, secrets and every sbatch in one round trip")
+{
+  World w("one-trip");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/scratch/alice/rv"};
+  expect_prepare(w.cluster, "/home/alice/.rv");
+  expect_sbatch(w.cluster, "101");
+  expect_sbatch(w.cluster, "102");
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.cluster.batch_sizes == std::vector<std::size_t>{3}); // prepare + 2 sbatch, one batch
+  const auto& id = launched->rec.id;
+  const auto& prepare = w.cluster.seen[0];
+  REQUIRE(prepare.size() == 9);
+  CHECK(prepare[3] == "rv-prepare");
+  CHECK(prepare[4] == "/home/alice/.rv");   // the resolved root
+  CHECK(prepare[5] == "/scratch/alice/rv"); // the resolved cache
+  CHECK(prepare[6] == id);                  // the secrets' request
+  CHECK(prepare[8] == id);                  // the marker's request
+  CHECK(w.cluster.stdin_seen[0].find("s3cr3t") != std::string::npos);
+  for (std::size_t i = 1; i <= 2; ++i) {
+    const auto& g = w.cluster.seen[i];
+    REQUIRE(g.size() == 7);
+    CHECK(g[3] == "rv-guard");
+    CHECK(g[4] == "/home/alice/.rv/requests/" + id + "/prepared");
+    CHECK(std::vector<std::string>(g.begin() + 5, g.end()) == std::vector<std::string>{"sbatch", "--parsable"});
+    CHECK(w.cluster.stdin_seen[i].find("#SBATCH --output=\"/home/alice/.rv/logs/") != std::string::npos);
+    CHECK(w.cluster.stdin_seen[i].find("RV_CACHE_ROOT=/scratch/alice/rv\n") != std::string::npos);
+  }
+  auto saved = w.record();
+  CHECK(saved["state"] == "submitted");
+  CHECK(saved["remote_root"] == "/home/alice/.rv");
+  CHECK(saved["secrets_file"] == "/home/alice/.rv/requests/" + id + "/env");
+  CHECK(launched->paths.cache == "/scratch/alice/rv");
+}
+
+TEST_CASE("lifecycle: one round trip whose directories fail: no sbatch ran, record failed, secrets removed")
+{
+  World w("one-trip-fail");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
+  w.cluster.on([](const auto& a) { return has(a, "rv-prepare"); },
+               Cluster::reply(1, "", "mkdir: cannot create directory '/home/alice/.rv': Disk quota exceeded\n"));
+  for (int i = 0; i < 2; ++i) { // the guard refuses both
+    w.cluster.on([](const auto& a) { return has(a, "rv-guard"); },
+                 Cluster::reply(k_not_prepared, "", "rv: not submitted: rv's directories were not prepared\n"));
+  }
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  REQUIRE_FALSE(launched);
+  CHECK(launched.error().code == ErrorCode::io);
+  CHECK(launched.error().message.find("cannot create rv's directories under /home/alice/.rv on scripted: mkdir: "
+                                      "cannot create directory") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+  for (const auto& j : saved["jobs"]) {
+    CHECK(j.value("job_id", "") == "");
+  }
+}
+
+TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are found and cancelled")
+{
+  World w("ctrl-c-submit");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  auto planned = two_strategies();
+  RunExtras extras;
+  extras.request_id = "c0ffee01";
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "201");
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); },
+               Error{ErrorCode::interrupted, "interrupted by signal 2", ""});
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("201|PENDING|rv:c0ffee01|train\n777|RUNNING|(null)|train\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "201"};
+      },
+      Cluster::ok());
+  // The second search, after the settle gap, finds nothing new.
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("201|CANCELLED|rv:c0ffee01|train\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee01/env"); }, Cluster::ok());
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(launched.error().code == ErrorCode::interrupted);
+  CHECK(launched.error().message.find("cancelled 201 that sbatch had already created") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "cancelled");
+  CHECK(saved["secrets_file"] == "");
+  bool found = false;
+  for (const auto& j : saved["jobs"]) {
+    if (j["job_id"] == "201") {
+      found = true;
+      CHECK(j["state"] == "CANCELLED");
+    }
+    CHECK(j["job_id"] != "777"); // the user's unrelated job of the same name
+  }
+  CHECK(found);
+}
+
+// N3: an sbatch killed by its 60 s timeout (an overloaded slurmctld) may have created its job. In a
+// batch where another sbatch answered, that job was recorded REFUSED and never looked for; it then
+// claimed the request and ran untracked.
+TEST_CASE("lifecycle: an sbatch killed by its timeout in a good batch: its job is found by comment and tracked")
+{
+  World w("sbatch-timeout");
+  RunExtras extras;
+  extras.request_id = "c0ffee02";
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "201");
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  for (int i = 0; i < 2; ++i) { // the second search, after the settle gap, finds nothing new
+    w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+                 Cluster::ok("201|PENDING|rv:c0ffee02|train\n202|PENDING|rv:c0ffee02|train\n"));
+  }
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  const auto& rec = launched->rec;
+  CHECK(rec.state == RequestState::submitted);
+  CHECK(rec.job_ids() == std::vector<std::string>{"201", "202"});
+  REQUIRE(rec.jobs.size() == 2); // the job went to the strategy whose answer was lost
+  CHECK(rec.jobs[1].state == "PENDING");
+  CHECK(rec.jobs[1].error.empty());
+  CHECK(w.record()["jobs"][1]["job_id"] == "202");
+}
+
+TEST_CASE("lifecycle: every sbatch timed out: the jobs they created anyway are found and cancelled, request failed")
+{
+  World w("sbatch-timeout-all");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  RunExtras extras;
+  extras.request_id = "c0ffee03";
+  expect_prepare(w.cluster);
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(124));
+  w.cluster.on([](const auto& a) { return has(a, "sbatch"); }, Cluster::reply(137));
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|PENDING|rv:c0ffee03|train\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("301|CANCELLED|rv:c0ffee03|train\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee03/env"); }, Cluster::ok());
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(exit_code_for(launched.error().code) == 3);
+  CHECK(launched.error().message.find("cancelled 301 that sbatch had already created") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+}
+
+TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancelled, the output streams, exit 0")
+{
+  World w("winner");
+  auto planned = two_strategies();
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "301");
+  expect_sbatch(w.cluster, "302");
+  // The race: s2 starts first and holds the in-job claim.
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "301,302"); },
+               Cluster::ok(squeue_row("301", "PENDING", "") + squeue_row("302", "RUNNING", "v100-1")));
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("302\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1)); // type check
+  // Following s2: its output, then squeue says it ended, the last output, the final state.
+  w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, "train-302.out"); }, Cluster::ok("epoch 1\n"));
+  w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, "train-302.err"); }, Cluster::ok("warn\n"));
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "302"); },
+               Cluster::ok(squeue_row("302", "COMPLETED", "v100-1")));
+  w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, ".out"); }, Cluster::ok("done\n"));
+  w.cluster.on([](const auto& a) { return has(a, "tail") && mentions(a, ".err"); }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "302"); },
+               Cluster::ok(scontrol_job("302", "COMPLETED", "0:0")));
+  w.cluster.on([](const auto& a) { return has(a, "sacct"); }, Cluster::ok());
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "next.302"); }, Cluster::reply(1));
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  REQUIRE_MESSAGE(rc, rc.error().message);
+  CHECK(*rc == 0);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.output.stdout_text.find("epoch 1\ndone\n") != std::string::npos);
+  // rv's status line (no terminal: the wait in one line, docs/events.md), then the job's stderr.
+  CHECK(w.output.stderr_text.ends_with("waiting for the first of 2 strategies to start\nwarn\n"));
+  auto saved = w.record();
+  CHECK(saved["winner"] == "s2");
+  CHECK(saved["state"] == "done");
+  CHECK(saved["jobs"][1]["state"] == "COMPLETED");
+  CHECK(saved["jobs"][0]["state"] == "CANCELLED");
+}
+
+TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records the request cancelled")
+{
+  World w("ctrl-c-race");
+  auto planned = two_strategies();
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "401");
+  expect_sbatch(w.cluster, "402");
+  w.cluster.on(
+      [](const auto& a) {
+        if (!has(a, "squeue")) {
+          return false;
+        }
+        rv::raise_interrupt(2); // Ctrl-C while both are pending
+        return true;
+      },
+      Cluster::ok(squeue_row("401", "PENDING", "") + squeue_row("402", "PENDING", "")));
+  w.cluster.on(
+      [](const auto& a) { return has(a, "scancel") && has(a, "--name=train") && has(a, "401") && has(a, "402"); },
+      Cluster::ok());
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  rv::clear_interrupt();
+  REQUIRE_FALSE(rc);
+  CHECK(rc.error().code == ErrorCode::interrupted);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "cancelled");
+}
+
+TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; rv cancels the other")
+{
+  World w("tie");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "501");
+  expect_sbatch(w.cluster, "502");
+  expect_win(w.cluster, "501,502", squeue_row("501", "RUNNING", "a100-1") + squeue_row("502", "RUNNING", "v100-1"),
+             "501");
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "502"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE(launched);
+  auto winner = race_request(w.env, *launched);
+  REQUIRE_MESSAGE(winner, winner.error().message);
+  CHECK(winner->strategy_id == "s1");
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["winner"] == "s1");
+  CHECK(saved["jobs"][1]["state"] == "CANCELLED");
+}
+
+TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sacct; the other wins later")
+{
+  World w("vanished");
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "601");
+  expect_sbatch(w.cluster, "602");
+  // 601 is gone from squeue and from the controller: accounting says it was cancelled (by an
+  // admin) before it ever started. (A sibling that started and failed would be the winner: the
+  // command ran there, once.)
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
+               Cluster::ok(squeue_row("602", "PENDING", "")));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); },
+               Cluster::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
+  w.cluster.on(
+      [](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+      Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  // The next poll asks about 601 again (squeue does not know it; the controller has forgotten it),
+  // and finds 602 running with the claim.
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
+               Cluster::ok(squeue_row("602", "RUNNING", "v100-1")));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); }, Cluster::reply(1));
+  w.cluster.on(
+      [](const auto& a) { return has(a, "sacct") && has(a, "601"); },
+      Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("602\n"));
+  w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
+  auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
+  REQUIRE(launched);
+  auto winner = race_request(w.env, *launched);
+  REQUIRE_MESSAGE(winner, winner.error().message);
+  CHECK(winner->job_id == "602");
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["jobs"][0]["state"] == "CANCELLED");
+  CHECK(saved["winner"] == "s2");
+  for (const auto& argv : w.cluster.seen) {
+    CHECK_FALSE(has(argv, "scancel")); // nothing left to cancel
+  }
+}
+
+TEST_CASE("lifecycle: every sibling ends without starting: exit 3 with each reason, record failed, secrets gone")
+{
+  World w("hopeless");
+  REQUIRE(w.secrets.set({{"TOKEN", "t"}}));
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "701");
+  expect_sbatch(w.cluster, "702");
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); },
+               Cluster::ok(squeue_row("701", "CANCELLED", "", "0:00") + squeue_row("702", "FAILED", "", "0:00")));
+  // 701 was cancelled unstarted, not by rv: the race reads the claim once before it gives up (N3).
+  w.cluster.on([](const auto& a) { return mentions(a, "/claim/owner"); },
+               Cluster::reply(1, "", "cat: owner: No such file or directory\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/env"); }, Cluster::ok());
+  auto rc = launch_run(w.env, two_strategies(), {"python train.py"}, "", true);
+  REQUIRE_FALSE(rc);
+  CHECK(exit_code_for(rc.error().code) == 3);
+  CHECK(rc.error().message.find("s1 (701): CANCELLED") != std::string::npos);
+  CHECK(rc.error().message.find("s2 (702): FAILED") != std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+}
+
+// #15 campaign (seed 1125, run 39): the connection dropped at the race's first poll, so its scancel
+// could not run either; the record said `failed` while four jobs were still queued, and neither
+// `rv ps` nor `rv stop` looked at them again.
+TEST_CASE("lifecycle: a race whose cancel cannot run leaves the request live for rv ps and rv stop")
+{
+  World w("race-lost");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  auto planned = two_strategies();
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "501");
+  expect_sbatch(w.cluster, "502");
+  const Error lost{ErrorCode::unreachable, "connection lost", ""};
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); }, lost);
+  w.cluster.on([](const auto& a) { return has(a, "scancel"); }, lost);
+  auto rc = launch_run(w.env, planned, {"python train.py"}, "", true);
+  REQUIRE_FALSE(rc);
+  CHECK(rc.error().message.find("`rv stop " + w.record()["id"].get<std::string>() + "` cancels them") !=
+        std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  auto saved = w.record();
+  CHECK(saved["state"] == "submitted"); // live: not a final state
+  CHECK(saved["jobs"][0]["state"] == "PENDING");
+  CHECK(saved["secrets_file"] != ""); // a job may still start and need it
+}
