@@ -112,7 +112,8 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     if (requests.empty()) {
       return fail(ErrorCode::usage, "no requests yet", "rv run ... first");
     }
-    r = requests.back();
+    sort_newest_first(requests);
+    r = requests.front();
   } else {
     RV_TRY(found, find_request(env.requests, req.key));
     r = std::move(found);

@@ -64,16 +64,17 @@ Result<GpuTarget> gpu_target(Env& env, const std::string& key)
   RequestRecord r;
   if (key.empty()) {
     RV_TRY(active, list_requests(env, false));
+    sort_newest_first(active);
     const RequestRecord* newest = nullptr;
-    for (auto it = active.rbegin(); it != active.rend(); ++it) {
-      if (running(it->winner_job())) {
-        newest = &*it;
+    for (const auto& a : active) {
+      if (running(a.winner_job())) {
+        newest = &a;
         break;
       }
     }
     if (!newest) {
       if (!active.empty()) {
-        return std::unexpected(not_running(active.back(), active.back().winner_job()));
+        return std::unexpected(not_running(active.front(), active.front().winner_job()));
       }
       return fail(ErrorCode::usage, "no running request", "start one with rv run or rv up; rv ps -a lists them all");
     }

@@ -74,23 +74,12 @@ Result<NodeTarget> running_target(Env& env, const std::string& key, int node_ind
     candidates.push_back(std::move(r));
   } else {
     RV_TRY(all, load_requests(env.requests));
-    for (auto it = all.rbegin(); it != all.rend(); ++it) { // newest first
-      if (!request_finished(*it) && (it->host.empty() || it->host == here)) {
-        candidates.push_back(std::move(*it));
+    for (auto& r : all) {
+      if (!request_finished(r) && same_host(r, here)) {
+        candidates.push_back(std::move(r));
       }
     }
-    // created_at has whole seconds: two requests made in the same second are told apart by their
-    // jobs, whose Slurm ids grow with submission.
-    auto last_job = [](const RequestRecord& r) {
-      std::int64_t most = -1;
-      for (const auto& j : r.jobs) {
-        most = std::max<std::int64_t>(most, slurm::text::to_int(j.job_id).value_or(-1));
-      }
-      return most;
-    };
-    std::stable_sort(candidates.begin(), candidates.end(), [&](const RequestRecord& a, const RequestRecord& b) {
-      return a.created_at != b.created_at ? a.created_at > b.created_at : last_job(a) > last_job(b);
-    });
+    sort_newest_first(candidates);
   }
   std::vector<std::string> ids;
   std::map<std::string, std::string> names;

@@ -7,7 +7,9 @@
 #include "core/enum_names.hpp"
 #include "slurm/cluster_time.hpp"
 #include "slurm/job_state.hpp"
+#include "slurm/text.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace rv::app {
@@ -214,34 +216,71 @@ std::optional<model::JobRequest> request_options_from_json(const nlohmann::json&
   }
 }
 
+void sort_newest_first(std::vector<RequestRecord>& requests)
+{
+  auto last_job = [](const RequestRecord& r) {
+    std::int64_t most = -1;
+    for (const auto& j : r.jobs) {
+      most = std::max<std::int64_t>(most, slurm::text::to_int(j.job_id).value_or(-1));
+    }
+    return most;
+  };
+  std::stable_sort(requests.begin(), requests.end(), [&](const RequestRecord& a, const RequestRecord& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at : last_job(a) > last_job(b);
+  });
+}
+
 Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key)
 {
+  if (key.empty()) {
+    return fail(ErrorCode::usage, "an empty request key", "give a request id, a job id or a name (rv ps -a)");
+  }
   RV_TRY(all, store.list());
-  std::vector<RequestRecord> matches;
+  std::vector<RequestRecord> records;
   for (const auto& j : all) {
-    auto r = request_from_json(j);
-    if (!r) {
-      continue;
-    }
-    bool hit = r->id.starts_with(key) || r->name == key;
-    for (const auto& job : r->jobs) {
-      hit = hit || (!job.job_id.empty() && job.job_id == key);
-    }
-    if (hit) {
-      matches.push_back(std::move(*r));
+    if (auto r = request_from_json(j)) {
+      records.push_back(std::move(*r));
     }
   }
-  if (matches.empty()) {
+  sort_newest_first(records);
+  const auto first = [&](auto&& matches) -> const RequestRecord* {
+    for (const auto& r : records) {
+      if (matches(r)) {
+        return &r;
+      }
+    }
+    return nullptr;
+  };
+  const auto has_job = [&](const RequestRecord& r) {
+    return std::any_of(r.jobs.begin(), r.jobs.end(), [&](const JobRecord& j) {
+      return j.job_id == key ||
+             std::find(j.earlier_segments.begin(), j.earlier_segments.end(), key) != j.earlier_segments.end();
+    });
+  };
+  for (auto* hit : {first([&](const RequestRecord& r) { return r.id == key; }), first(has_job),
+                    first([&](const RequestRecord& r) { return r.name == key; })}) {
+    if (hit) {
+      return *hit;
+    }
+  }
+  std::vector<const RequestRecord*> prefixed;
+  for (const auto& r : records) {
+    if (r.id.starts_with(key)) {
+      prefixed.push_back(&r);
+    }
+  }
+  if (prefixed.size() == 1) {
+    return *prefixed.front();
+  }
+  if (prefixed.empty()) {
     return fail(ErrorCode::usage, fmt::format("no request matches '{}'", key), "`rv ps -a` lists requests");
   }
-  if (matches.size() > 1) {
-    std::string ids;
-    for (const auto& m : matches) {
-      ids += (ids.empty() ? "" : ", ") + m.id;
-    }
-    return fail(ErrorCode::usage, fmt::format("'{}' matches several requests: {}", key, ids), "give more of the id");
+  std::string ids;
+  for (const auto* m : prefixed) {
+    ids += (ids.empty() ? "" : ", ") + m->id;
   }
-  return matches.front();
+  return fail(ErrorCode::usage, fmt::format("'{}' is the start of several request ids: {}", key, ids),
+              "give more of the id");
 }
 
 std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)

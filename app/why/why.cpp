@@ -39,12 +39,13 @@ Result<RequestRecord> pick_request(Env& env, const std::string& key)
   if (all.empty()) {
     return fail(ErrorCode::usage, "no requests to explain", "rv run submits one; rv why ID explains it");
   }
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (it->state == RequestState::submitted) {
-      return *it;
+  sort_newest_first(all);
+  for (const auto& r : all) {
+    if (r.state == RequestState::submitted) {
+      return r;
     }
   }
-  return all.back();
+  return all.front();
 }
 
 // The one line for a request none of whose jobs waits any longer.
