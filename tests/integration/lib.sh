@@ -74,6 +74,9 @@ else
   exit 125
 fi
 TB_HOST=${TB_HOST:-rvtb} # the login node's Host alias in $TB_SSH_CONFIG
+# rv, and OpenSSH, through the testbed's login node ($TB_HOST: rvtb, or rvtb2 on cluster 2).
+ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
+remote() { ssh -F "$TB_SSH_CONFIG" "$TB_HOST" "$@"; }
 [[ -z ${TB_BIN:-} ]] || PATH=$TB_BIN:$PATH
 TB_SLURM_VERSION=${TB_SLURM_VERSION:-$(sinfo --version | awk '{print $2}')}
 # tb_as_user CMD...: CMD as the testbed user where the login node runs it (inside cluster 2's root).

@@ -4,7 +4,6 @@
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 
 # An ssh config alias (HostName, Port, User, IdentityFile, UserKnownHostsFile) is honoured.
 run ssh_rv exec sinfo
@@ -27,7 +26,7 @@ pass "user@host:port with an explicit key and known_hosts"
 
 # RV_HOST and the config file are layered like flags.
 mkdir -p "$XDG_CONFIG_HOME/rv"
-printf '{"host": "rvtb", "ssh_config": "%s"}\n' "$TB_SSH_CONFIG" >"$XDG_CONFIG_HOME/rv/config.json"
+printf '{"host": "%s", "ssh_config": "%s"}\n' "$TB_HOST" "$TB_SSH_CONFIG" >"$XDG_CONFIG_HOME/rv/config.json"
 run "$RV" exec hostname
 assert_rc 0 "host from the config file"
 run "$RV" config show

@@ -9,7 +9,6 @@
 
 export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-fastplan-$$
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 cleanup_jobs() { scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true; }
 trap 'cleanup_jobs; it_cleanup' EXIT
 

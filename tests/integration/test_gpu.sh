@@ -11,7 +11,6 @@
 
 export RV_STATE_DIR=$IT_DIR/state
 export RV_WATCHDOG_INTERVAL=2s
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-gpu-$$
 NODES=(a100-1 a100-2)
 FILES=(util mem_used temp apps)

@@ -6,7 +6,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 marker=".rv-it-hw-$$-$RANDOM"
 cleanup_marker() { ssh_rv exec rm -f "$marker" >/dev/null 2>&1 || true; }
 trap 'cleanup_marker; it_cleanup' EXIT

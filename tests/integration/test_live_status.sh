@@ -10,7 +10,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-live-$$
 occupier=
 bg_pid=
@@ -114,7 +113,7 @@ if ! command -v script >/dev/null; then
   exit 0
 fi
 occupy_v100
-cmd=$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb run -f -g 1 -t v100 --time 5m --name "$NAME-tty" -- "$job")
+cmd=$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 -t v100 --time 5m --name "$NAME-tty" -- "$job")
 TERM=xterm NO_COLOR='' script -q -e -f -c "stty cols 200; $cmd" "$IT_DIR/tty.log" </dev/null >/dev/null 2>&1 &
 bg_pid=$!
 tty_block() { grep -q 'waiting for its job to start\|waiting for the first of' "$IT_DIR/tty.log"; }

@@ -12,7 +12,6 @@ command -v curl >/dev/null || command -v python3 >/dev/null || {
   exit 125
 }
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-notify-$$
 cleanup_jobs() {
   local ids

@@ -10,12 +10,11 @@
 
 [[ $(id -u) == 0 ]] || it_fail "needs root: it restarts slurmctld"
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 # rv itself in the background (not a subshell around it), so that $! is rv's pid.
 bg_rv() { # stdout-file stderr-file rv-args...
   local out=$1 err=$2
   shift 2
-  "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@" </dev/null >"$out" 2>"$err" &
+  "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@" </dev/null >"$out" 2>"$err" &
   rv_pid=$!
   bg_pids+=("$rv_pid")
 }

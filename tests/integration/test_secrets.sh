@@ -8,7 +8,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-secrets-$$
 occupiers=()
 cleanup_jobs() {
@@ -21,7 +20,7 @@ cleanup_jobs() {
 trap 'cleanup_jobs; it_cleanup' EXIT
 request_id_of() { sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$1"; }
 record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
-on_login() { ssh -F "$TB_SSH_CONFIG" rvtb "$@"; }
+on_login() { remote "$@"; }
 
 secret='tok-'\''sq'\'' "dq" $HOME `id` \n ;|& end'
 other='second value with spaces'

@@ -9,7 +9,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-ssh-$$
 cleanup_ssh() {
   local ids
@@ -64,7 +63,7 @@ assert_contains "$RUN_ERR" "rv: hint: give a command: rv ssh [REQUEST] -- CMD...
 # shellcheck disable=SC2016
 printf 'echo "tty=$(tty | cut -c1-8) node=$SLURMD_NODENAME"\nexit 5\n' >"$IT_DIR/typed"
 rc=0
-script -qec "$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb ssh "$one")" /dev/null \
+script -qec "$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" ssh "$one")" /dev/null \
   <"$IT_DIR/typed" >"$IT_DIR/pty.out" 2>&1 || rc=$?
 assert_contains "$(tr -d '\r' <"$IT_DIR/pty.out")" "tty=/dev/pts node=a6000-1" "the shell has a PTY on the node"
 [[ $rc == 5 ]] || it_fail "the shell's exit status 5 came back as $rc" "$(cat "$IT_DIR/pty.out")"
@@ -74,7 +73,7 @@ pass "rv ssh REQ opens a shell in a PTY on the node; its exit status comes back"
 run ssh_rv ssh --print-config "$one"
 assert_rc 0 "rv ssh --print-config"
 assert_contains "$RUN_OUT" "Host rv-$one" "a Host for the request"
-assert_contains "$RUN_OUT" "ProxyJump rvtb" "through the login node's alias"
+assert_contains "$RUN_OUT" "ProxyJump $TB_HOST" "through the login node's alias"
 cfg=$IT_DIR/ssh_config
 {
   printf '# mine\r\nHost other\n  Port 2200\n\n'
@@ -90,7 +89,7 @@ assert_rc 0 "--install again"
 assert_not_contains "$(cat "$cfg")" "rv-$two" "the old block is replaced"
 assert_eq "$(cat "$IT_DIR/before")" "$(sed '/^# BEGIN rv$/,/^# END rv$/d' "$cfg")" "every other byte is kept"
 ssh -G -F "$cfg" "rv-$one" >"$IT_DIR/g" || it_fail "OpenSSH cannot read the installed config"
-assert_contains "$(cat "$IT_DIR/g")" "proxyjump rvtb" "OpenSSH sees the ProxyJump"
+assert_contains "$(cat "$IT_DIR/g")" "proxyjump $TB_HOST" "OpenSSH sees the ProxyJump"
 assert_contains "$(cat "$IT_DIR/g")" "hostname 127.0.0.1" "and the node's address"
 pass "--print-config --install writes one managed block, keeps the rest, OpenSSH reads it"
 

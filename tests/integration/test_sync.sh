@@ -9,8 +9,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
-remote() { ssh -F "$TB_SSH_CONFIG" rvtb "$@"; }
 NAME=rv-it-sync-$$
 # Every remote project dir this test makes, removed at the end.
 project_dirs=()
@@ -111,7 +109,7 @@ project_dirs+=("${ws_b%/_default/code}")
 assert_match "$ws_b" "/proj-[0-9a-f]{12}/_default/code$" "a non-git project's workspace is <name>-<hash>/_default"
 printf 'print("project b v2")\n' >b.py
 touch -d '2001-01-01' b.py
-run env RV_SYNC_TRANSPORT=sftp "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb sync push
+run env RV_SYNC_TRANSPORT=sftp "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" sync push
 assert_rc 0 "rv sync push over SFTP"
 assert_contains "$RUN_OUT" "via sftp" "sync_transport=sftp uses SFTP"
 assert_eq 'print("project b v2")' "$(remote cat "$ws_b/b.py")" "SFTP sent the edit"
@@ -121,7 +119,7 @@ assert_eq "$(printf '%s\n' ./.gitignore ./src/hello.py ./src/helper.py ./src/unt
 pass "two projects named 'proj' got two workspaces; SFTP push keeps content and mtime"
 
 # ---- rv sync watch: an edit is pushed (debounced) without asking ----
-"$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb sync watch --interval 1s </dev/null >"$IT_DIR/watch.out" 2>"$IT_DIR/watch.err" &
+"$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" sync watch --interval 1s </dev/null >"$IT_DIR/watch.out" 2>"$IT_DIR/watch.err" &
 watch_pid=$!
 wait_for 20 grep -q watching "$IT_DIR/watch.err"
 printf 'print("project b v3")\n' >b.py

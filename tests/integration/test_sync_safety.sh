@@ -9,8 +9,6 @@
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
-remote() { ssh -F "$TB_SSH_CONFIG" rvtb "$@"; }
 base=rv-it-safety-$$
 trap 'remote rm -rf "$base" "$base-scratch" 2>/dev/null || true; it_cleanup' EXIT
 

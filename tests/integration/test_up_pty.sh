@@ -12,7 +12,6 @@
 
 command -v tmux >/dev/null || it_fail "tmux is not installed (scripts/lib.sh installs it)"
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-pty-$$
 SOCK=rv-it-pty-$$
 tm() { tmux -L "$SOCK" "$@"; }
@@ -41,7 +40,7 @@ type_line() { tm send-keys -t "$1" -l -- "$2" && tm send-keys -t "$1" Enter; }
 # The value of "KEY=VALUE" in the line of window $1 that starts with $2.
 field() { screen "$1" | grep -F -- "$2" | grep -v 'echo' | tail -n1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
 newest_record() { find "$RV_STATE_DIR/requests" -name '*.json' -printf '%T@ %p\n' | sort -n | tail -n1 | cut -d' ' -f2-; }
-rv_line() { printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+rv_line() { printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
 
 # A login shell-less bash in each window, with this test's environment (tmux's server inherits it).
 tm new-session -d -x 200 -y 50 -s up "bash --norc --noprofile"

@@ -10,7 +10,6 @@
 
 [[ $(id -u) == 0 ]] || { echo "$IT_NAME: SKIP: needs root (a high-priority job: negative --nice)" >&2; exit 125; }
 export RV_STATE_DIR=$IT_DIR/state
-ssh_rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 NAME=rv-it-window-$$
 cleanup_jobs() {
   local ids
