@@ -19,7 +19,6 @@ export RV_STATE_DIR=$IT_DIR/state
 C=$TB_SSH_CONFIG
 accepted() { grep -c "Accepted publickey for $TB_SSH_USER" "$TB_DIR/log/sshd-$1.log" || true; }
 rvc() { "$RV" --ssh-config "$C" --host "$@"; }
-remote() { ssh -F "$C" rvtb "$@"; }
 agent_pid=""
 cleanup_net() {
   [[ -z $agent_pid ]] || kill "$agent_pid" 2>/dev/null || true
