@@ -8,6 +8,11 @@ TB_ACCOUNTING=${TB_ACCOUNTING:-1}
 TB_CLUSTER=rvtest
 TB_SSH_PORT=2222
 TB_2FA_PORT=2223 # the second-factor sshd (testbed/sshd_2fa.sh)
+# The network modes (testbed/sshd_net.sh): certificate login node, two bastions, the WAN proxy.
+TB_CA_PORT=2225
+TB_BASTION_PORT=2226
+TB_BASTION2_PORT=2227
+TB_WAN_PORT=2228
 TB_SSH_USER=rvtest
 TB_ACCOUNT=rvacct
 TB_DB_PORT=3307
@@ -90,6 +95,7 @@ tb_pid_gone() { ! tb_pid_alive "$1"; }
 # Every pidfile the testbed owns, in stop order (login node first, munge last).
 tb_pidfiles() {
   local n
+  printf '%s\n' "$TB_DIR/wan-proxy.pid" "$TB_DIR/sshd-bastion.pid" "$TB_DIR/sshd-bastion2.pid" "$TB_DIR/sshd-ca.pid"
   printf '%s\n' "$TB_DIR/sshd-2fa.pid" "$TB_DIR/sshd.pid"
   while read -r n; do printf '%s\n' "$TB_DIR/slurmd-$n.pid"; done < <(tb_node_names)
   printf '%s\n' "$TB_DIR/slurmctld.pid" "$TB_DIR/slurmdbd.pid" "$TB_DIR/db/mysqld.pid" "$TB_DIR/munge/munged.pid"
@@ -152,6 +158,7 @@ tb_is_up() {
     case $pidfile in
       */munged.pid) [[ -e $pidfile ]] || continue ;; # a munged we reused is not ours
       */sshd-2fa.pid) continue ;; # added beside a running testbed by up.sh (ensure_2fa_sshd)
+      */sshd-ca.pid | */sshd-bastion*.pid | */wan-proxy.pid) continue ;; # likewise (ensure_net_modes)
       */slurmdbd.pid | */mysqld.pid) [[ $acct == 1 ]] || continue ;;
     esac
     tb_pid_alive "$pidfile" || return 1

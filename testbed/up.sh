@@ -10,6 +10,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=testbed/sshd_2fa.sh
 . "$here/sshd_2fa.sh"
+# shellcheck source=testbed/sshd_net.sh
+. "$here/sshd_net.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
@@ -217,6 +219,16 @@ export TB_SSH_CONFIG=$TB_DIR/ssh/config
 export TB_2FA_PORT=$TB_2FA_PORT
 export TB_2FA_HOST=rvtb-2fa
 export TB_TOTP=$TB_DIR/bin/totp
+export TB_CA_PORT=$TB_CA_PORT
+export TB_CA_HOST=rvtb-ca
+export TB_CA_DIR=$TB_DIR/ca
+export TB_BASTION_PORT=$TB_BASTION_PORT
+export TB_BASTION2_PORT=$TB_BASTION2_PORT
+export TB_JUMP_HOST=rvtb-jump
+export TB_JUMP2_HOST=rvtb-jump2
+export TB_WAN_PORT=$TB_WAN_PORT
+export TB_WAN_HOST=rvtb-wan
+export TB_WAN=$TB_DIR/bin/wan
 export TB_ACCOUNTING=$TB_ACCOUNTING
 export TB_CLUSTER=$TB_CLUSTER
 EOF
@@ -233,6 +245,7 @@ fi
 if tb_is_up; then
   ensure_gpu_standin
   ensure_2fa_sshd
+  ensure_net_modes
   write_env
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
   cluster2
@@ -266,6 +279,7 @@ fi
 start_slurm
 start_sshd
 ensure_2fa_sshd
+ensure_net_modes
 ensure_gpu_standin
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"

@@ -39,9 +39,10 @@ def sh(cmd, check=True, env=None, timeout=120):
 class Env:
     """The testbed as seen from root (background, observation) and from rvtest (contenders)."""
 
-    def __init__(self, rv, work):
+    def __init__(self, rv, work, host="rvtb"):
         self.rv = rv
         self.work = work
+        self.host = host  # the login node's alias: rvtb, or rvtb-wan behind the WAN proxy
         self.ssh_config = os.environ["TB_SSH_CONFIG"]
         self.control = os.path.join(work, "ssh-%C")
         os.makedirs(os.path.join(work, "config", "rv"), exist_ok=True)
@@ -55,7 +56,7 @@ class Env:
         """One command on the login node as rvtest (its RPCs count as rvtest's), over a shared
         OpenSSH connection as SkyPilot keeps one."""
         return sh(["ssh", "-F", self.ssh_config, "-o", "ControlMaster=auto", "-o", f"ControlPath={self.control}",
-                   "-o", "ControlPersist=120", "rvtb", remote], check=check)
+                   "-o", "ControlPersist=120", self.host, remote], check=check)
 
 
 def rvtest_rpcs():
@@ -242,7 +243,7 @@ def parse_scenario(key):
 
 
 def run_rv(env, sc, name, cap_s):
-    args = [env.rv, "--ssh-config", env.ssh_config, "--host", "rvtb", "--json", "run", "--checkpoint", "-g", str(sc["gpus"]),
+    args = [env.rv, "--ssh-config", env.ssh_config, "--host", env.host, "--json", "run", "--checkpoint", "-g", str(sc["gpus"]),
             "--time", f"{sc['work_real_s']}s", "--name", name, "--", f"sleep {sc['work_real_s']}"]
     t_start = time.time()
     p = subprocess.run(args, capture_output=True, text=True, env=env.rv_env, timeout=120)
@@ -628,6 +629,8 @@ def main():
     ap.add_argument("--hindsight-groups", type=int, default=2)
     ap.add_argument("--complete-upto", type=float, default=30, help="run work of at most this many real s to the end")
     ap.add_argument("--contenders", default="rv,naive,serial,hindsight")
+    ap.add_argument("--host", default="rvtb",
+                    help="the login node's alias for rv and serial failover (rvtb-wan: through the WAN proxy)")
     ap.add_argument("--from-json", help="re-summarise the rows of earlier results.json files, comma separated "
                                         "(runs of one benchmark in parts; no cluster needed)")
     a = ap.parse_args()
@@ -659,7 +662,7 @@ def main():
         scenarios = [dict(key=k, gpus=int(parse_scenario(k)[0]), work=parse_scenario(k)[1]) for k in keys]
         report(rows, scenarios, a, wall)
         return
-    env = Env(a.rv, a.out)
+    env = Env(a.rv, a.out, a.host)
     ensure_users()
     scenarios = []
     for s in a.scenarios.split(","):

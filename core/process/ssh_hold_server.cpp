@@ -131,9 +131,11 @@ public:
         break;
       }
     }
-    ::unlink(m_path.c_str());
+    withdraw();
     for (auto& job : m_jobs) {
-      job->finish_with(ssh_failure(ErrorCode::unreachable, m_session.label(), "the held connection ended"));
+      if (!let_go_unstarted(*job)) {
+        job->finish_with(ssh_failure(ErrorCode::unreachable, m_session.label(), "the held connection ended"));
+      }
     }
   }
 
@@ -321,8 +323,40 @@ private:
     job.send(Frame::started, "");
   }
 
+  // Removes the socket once, so that no new client reaches this holder (and a new holder's socket
+  // at the same path is never removed by this one).
+  void withdraw()
+  {
+    if (!m_withdrawn) {
+      ::unlink(m_path.c_str());
+      m_withdrawn = true;
+    }
+  }
+
+  // A job whose command never started, once the session is gone: its client is let go without
+  // an answer, which it reads as "the holder was gone before the start" and sends the request
+  // again to a new holder (docs/ssh.md, "Stale or dead"). True when the job was let go.
+  bool let_go_unstarted(Job& job)
+  {
+    if (job.channel || job.stream || ssh_is_connected(m_session.get()) != 0) {
+      return false;
+    }
+    withdraw();
+    if (job.fd >= 0) {
+      ::close(job.fd);
+      job.fd = -1;
+    }
+    job.done = true;
+    return true;
+  }
+
   void refused(Job& job, const Error& e)
   {
+    if (let_go_unstarted(job)) {
+      spdlog::warn("held connection to {}: the session ended (network drop or server); a new one takes the request",
+                   m_session.label());
+      return;
+    }
     if (open_channels() > 0 && ssh_is_connected(m_session.get()) != 0) {
       if (!job.queued) {
         spdlog::debug("held connection: channel refused with {} open; queued", open_channels());
@@ -420,6 +454,7 @@ private:
   SftpFiles m_files;
   int m_listen;
   std::string m_path;
+  bool m_withdrawn = false;
   std::chrono::seconds m_idle;
   std::list<std::unique_ptr<Job>> m_jobs;
   std::time_t m_started = std::time(nullptr);

@@ -1,6 +1,8 @@
 #include "core/process/ssh_session.hpp"
 
+#include "core/process/local_runner.hpp"
 #include "core/process/ssh_failures.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
@@ -8,6 +10,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <unistd.h>
 
 namespace rv::proc::ssh {
 namespace {
@@ -113,6 +119,7 @@ Result<void> Session::configure(const SshDestination& dest)
     return std::unexpected(failure(ErrorCode::config, fmt::format("cannot parse ssh config {}", m_options.ssh_config),
                                    "fix the file, or pass --ssh-config '' to read none"));
   }
+  read_openssh_view(dest);
   SshEndpoint from_config{string_option(s, SSH_OPTIONS_USER), string_option(s, SSH_OPTIONS_HOST), 22};
   ssh_options_get_port(s, &from_config.port);
   const auto endpoint = resolve_endpoint(dest, from_config);
@@ -133,7 +140,81 @@ Result<void> Session::configure(const SshDestination& dest)
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
   m_label = endpoint.label();
   m_user = endpoint.user;
+  return set_proxy_jump(endpoint);
+}
+
+void Session::read_openssh_view(const SshDestination& dest)
+{
+  m_view = {};
+  if (m_options.ssh_config.empty()) {
+    return;
+  }
+  std::ifstream in(m_options.ssh_config);
+  const std::string config_text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!config_needs_openssh(config_text) || !on_path("ssh")) {
+    return;
+  }
+  Command cmd;
+  cmd.argv = {"ssh", "-G", "-F", m_options.ssh_config};
+  if (!dest.user.empty()) {
+    cmd.argv.insert(cmd.argv.end(), {"-l", dest.user});
+  }
+  cmd.argv.push_back(dest.host);
+  cmd.stdin_data = "";
+  cmd.timeout = std::chrono::seconds(5);
+  auto out = LocalRunner().run(cmd);
+  if (!out || !out->ok()) {
+    spdlog::debug("ssh: `ssh -G {}` failed ({}); libssh's reading of {} only", dest.host,
+                  out ? text::shorten(text::trim(out->err)) : out.error().message, m_options.ssh_config);
+    return;
+  }
+  std::string home;
+  if (m_options.ssh_dir.ends_with("/.ssh")) {
+    home = m_options.ssh_dir.substr(0, m_options.ssh_dir.size() - 5);
+  } else if (const char* env = std::getenv("HOME")) {
+    home = env;
+  }
+  m_view = parse_openssh_view(out->out, home);
+}
+
+Result<void> Session::set_proxy_jump(const SshEndpoint& endpoint)
+{
+  m_jump_log.clear();
+  if (m_view.proxy_jump.empty()) {
+    return {};
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string log = fmt::format("{}/rv-jump-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  const int fd = ::mkstemp(log.data());
+  if (fd >= 0) {
+    ::close(fd);
+    m_jump_log = log;
+  }
+  JumpSpec spec{m_view.proxy_jump, m_options.ssh_config, m_options.known_hosts,    m_jump_log,
+                endpoint.host,     endpoint.port,        m_options.connect_timeout};
+  RV_TRY(argv, proxy_jump_argv(spec));
+  const auto line = proxy_command_line(argv);
+  spdlog::debug("ssh: {} through ProxyJump {}: {}", label(), m_view.proxy_jump, text::join(argv, " "));
+  ssh_options_set(m_session.get(), SSH_OPTIONS_PROXYCOMMAND, line.c_str());
   return {};
+}
+
+std::string Session::take_jump_error()
+{
+  if (m_jump_log.empty()) {
+    return {};
+  }
+  std::ifstream in(m_jump_log);
+  std::string line;
+  std::string last;
+  while (std::getline(in, line)) {
+    if (!text::trim(line).empty()) {
+      last = std::string(text::trim(line));
+    }
+  }
+  ::unlink(m_jump_log.c_str());
+  m_jump_log.clear();
+  return last;
 }
 
 Result<void> Session::verify_host_key()
@@ -141,27 +222,6 @@ Result<void> Session::verify_host_key()
   const auto fingerprint = server_fingerprint(m_session.get());
   const auto state = known_host(ssh_session_is_known_server(m_session.get()));
   return host_key_verdict(state, label(), fingerprint, ssh_get_error(m_session.get()));
-}
-
-Result<void> Session::authenticate()
-{
-  ssh_session s = m_session.get();
-  if (!m_options.identity_file.empty()) {
-    ssh_key raw_key = nullptr;
-    if (ssh_pki_import_privkey_file(m_options.identity_file.c_str(), nullptr, nullptr, nullptr, &raw_key) != SSH_OK) {
-      return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
-                                         fmt::format("cannot read private key {}", m_options.identity_file), {},
-                                         "check the path, and that the key has no passphrase or is in ssh-agent"));
-    }
-    KeyPtr key(raw_key);
-    const int rc = ssh_userauth_publickey(s, nullptr, key.get());
-    if (rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL) {
-      return finish(rc, Error{});
-    }
-  }
-  // Agent, then IdentityFile entries from the ssh config, then the default keys.
-  const int rc = ssh_userauth_publickey_auto(s, nullptr, nullptr);
-  return finish(rc, auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
 }
 
 Result<void> Session::finish(int rc, Error refused)
@@ -240,7 +300,17 @@ Result<void> Session::open()
   m_session = std::move(session);
   auto opened = [&]() -> Result<void> {
     RV_TRY_VOID(configure(dest));
-    if (ssh_connect(m_session.get()) != SSH_OK) {
+    const bool through_jump = !m_view.proxy_jump.empty();
+    const int rc = ssh_connect(m_session.get());
+    const auto jump_said = take_jump_error();
+    if (rc != SSH_OK) {
+      if (through_jump) {
+        return std::unexpected(ssh_failure(ErrorCode::unreachable, label(),
+                                           fmt::format("cannot connect through ProxyJump {}", m_view.proxy_jump),
+                                           jump_said.empty() ? ssh_get_error(m_session.get()) : jump_said,
+                                           fmt::format("check that `ssh -F {} {} true` works: it takes the same jump",
+                                                       m_options.ssh_config, m_options.destination)));
+      }
       return std::unexpected(connect_failure(label(), ssh_get_error(m_session.get())));
     }
     return {};

@@ -4,6 +4,7 @@
 
 #include "core/process/ssh_handles.hpp"
 #include "core/process/ssh_init.hpp"
+#include "core/process/ssh_openssh.hpp"
 #include "core/process/ssh_runner.hpp"
 
 #include <optional>
@@ -58,6 +59,20 @@ private:
   Result<void> configure(const SshDestination& dest);
   Result<void> verify_host_key();
   Result<void> authenticate();
+  // ssh_session_auth.cpp: user certificates (`<key>-cert.pub`, CertificateFile) and the
+  // IdentitiesOnly walk through the identity files, which libssh 0.10 leaves to the caller.
+  struct KeyAttempts;
+  // The certificates, then the key files OpenSSH would offer itself; nullopt: none decided.
+  std::optional<Result<void>> authenticate_files(KeyAttempts& attempts);
+  int try_certificate(const std::string& key_file, const std::string& cert_file, KeyAttempts& attempts);
+  // libssh's answer to the key, nullopt when the file cannot be read (a passphrase).
+  std::optional<int> try_key_file(const std::string& key_file, KeyAttempts& attempts);
+  // OpenSSH's reading of the config for the host (`ssh -G`; empty when there is none) and the
+  // ProxyJump built from it (ssh_session.cpp).
+  void read_openssh_view(const SshDestination& dest);
+  Result<void> set_proxy_jump(const SshEndpoint& endpoint);
+  // The jump's last error line (its `ssh -E` file), "" when none; the file is removed.
+  std::string take_jump_error();
   // After a partial success (or for a password login): keyboard-interactive rounds, `password`
   // answering at most one password prompt, the user every other prompt.
   Result<void> keyboard_interactive(std::optional<std::string> password);
@@ -69,6 +84,8 @@ private:
   std::string m_known_hosts; // the file host keys are checked against and written to
   std::string m_label;
   std::string m_user;
+  OpenSshView m_view;
+  std::string m_jump_log; // the jump's `ssh -E` file while connecting ("" = no jump)
 };
 
 } // namespace rv::proc::ssh

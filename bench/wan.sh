@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# rv at a distance (#28): the testbed's WAN proxy (testbed/wan_proxy.py, docs/testbed.md) puts a
+# round trip of 0 or 40 ms between rv and the login node; each command is timed cold (a login per
+# run, RV_CONNECTION_PERSIST=0) and through the held connection (`rv connect` first), and the
+# ratio printed from the same run. Commands: `rv exec true`, `rv ps`, `rv run --dry-run`, `rv run`
+# to submitted, `rv run -f` of examples/hello to its first output line (with sync), and
+# `rv exec true` through a bastion (a second proxy of the bench's own in front of rvtb-bastion).
+# Every number is the median of REPEAT runs (the machine is shared). Run as root, testbed up:
+#   bash bench/wan.sh [RV]   (env: REPEAT=5, RTTS="0 40", FOLLOW=1: also rv run -f)
+# Numbers: docs/benchmarks.md, "At a distance".
+set -euo pipefail
+
+RV=$(realpath "${1:-build/cli/rv}")
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPEAT=${REPEAT:-5}
+RTTS=${RTTS:-0 40}
+FOLLOW=${FOLLOW:-1}
+# shellcheck source=/dev/null
+. "${TB_DIR:-/tmp/rv-testbed}/env"
+[[ -n ${TB_WAN:-} && -x $TB_WAN ]] || { echo "wan: the testbed has no WAN proxy (testbed/up.sh starts it)" >&2 && exit 1; }
+exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
+flock -w 2400 9 || { echo "wan: the testbed lock stayed taken" >&2 && exit 1; }
+WORK=$(mktemp -d /tmp/rv-bench-wan.XXXXXX)
+export RV_STATE_DIR=$WORK/state XDG_CONFIG_HOME=$WORK/config XDG_RUNTIME_DIR=$WORK/run NO_COLOR=1
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+unset RV_HOST RV_CONFIG RV_ACCOUNT
+NAME=rv-bench-wan-$$
+BASTION_PORT=${BENCH_WAN_BASTION_PORT:-2229}
+rtt_before=$("$TB_WAN" rtt)
+proxy_pid=""
+cleanup() {
+  "$RV" disconnect --all >/dev/null 2>&1 || true
+  [[ -z $proxy_pid ]] || kill "$proxy_pid" 2>/dev/null || true
+  scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true
+  "$TB_WAN" rtt "$rtt_before"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The bench's own config: the testbed's, plus a bastion behind a second proxy (same rtt file).
+cat >"$WORK/ssh_config" <<CONF
+Include $TB_SSH_CONFIG
+Host wan-bastion
+  HostName 127.0.0.1
+  Port $BASTION_PORT
+  User $TB_SSH_USER
+  IdentityFile $TB_SSH_KEY
+  UserKnownHostsFile $WORK/known_hosts
+  IdentitiesOnly yes
+  BatchMode yes
+Host wan-jump
+  HostName 127.0.0.1
+  Port $TB_SSH_PORT
+  User $TB_SSH_USER
+  IdentityFile $TB_SSH_KEY
+  UserKnownHostsFile $TB_SSH_KNOWN_HOSTS
+  IdentitiesOnly yes
+  ProxyJump wan-bastion
+CONF
+{
+  cat "$TB_SSH_KNOWN_HOSTS"
+  printf '[127.0.0.1]:%s %s\n' "$BASTION_PORT" "$(awk 'NR == 1 { print $2, $3 }' "$TB_SSH_KNOWN_HOSTS")"
+} >"$WORK/known_hosts"
+python3 "$TB_DIR/bin/wan_proxy.py" "$BASTION_PORT" "$TB_BASTION_PORT" "$TB_DIR/wan" "$WORK/bastion-proxy.pid" \
+  >"$WORK/bastion-proxy.log" 2>&1 &
+proxy_pid=$!
+
+ms() { echo $(($(date +%s%N) / 1000000)); }
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) { print "-"; exit } print v[int((NR + 1) / 2)] }'; }
+rv_at() { "$RV" --ssh-config "$WORK/ssh_config" --host "$HOST" "$@"; }
+
+# timed ARGS...: the median ms of REPEAT runs of `rv ARGS` (its output discarded; a failure stops the bench).
+timed() {
+  local i t0 all=()
+  for ((i = 0; i < REPEAT; i++)); do
+    t0=$(ms)
+    rv_at "$@" </dev/null >/dev/null 2>"$WORK/err" || { cat "$WORK/err" >&2 && exit 1; }
+    all+=($(($(ms) - t0)))
+    [[ $* != run\ --no-sync* ]] || scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true
+  done
+  printf '%s\n' "${all[@]}" | median
+}
+
+# The ms from `rv run -f` of examples/hello to the line the job printed.
+first_line() {
+  local t0 line got=-1
+  rm -rf "$WORK/hello" && cp -r "$SRC/examples/hello" "$WORK/hello"
+  t0=$(ms)
+  while IFS= read -r line; do
+    if [[ $line == *"hello from"* ]] && ((got < 0)); then got=$(($(ms) - t0)); fi
+  done < <(cd "$WORK/hello" && rv_at run -f -g 1 --time 5m --max-strategies 2 --name "$NAME" python3 hello.py 2>/dev/null)
+  echo "$got"
+}
+timed_first_line() {
+  local i all=()
+  for ((i = 0; i < REPEAT; i++)); do all+=("$(first_line)"); done
+  printf '%s\n' "${all[@]}" | median
+}
+
+# measure LABEL HOST KIND ARGS...: one row, cold and held.
+measure() {
+  local label=$1 kind=$3 cold held
+  HOST=$2
+  shift 3
+  rv_at disconnect >/dev/null 2>&1 || true
+  if [[ $kind == follow ]]; then
+    cold=$(RV_CONNECTION_PERSIST=0 timed_first_line)
+  else
+    cold=$(RV_CONNECTION_PERSIST=0 timed "$@")
+  fi
+  RV_CONNECTION_PERSIST=30m rv_at connect </dev/null >/dev/null 2>&1
+  if [[ $kind == follow ]]; then
+    held=$(RV_CONNECTION_PERSIST=30m timed_first_line)
+  else
+    held=$(RV_CONNECTION_PERSIST=30m timed "$@")
+  fi
+  rv_at disconnect >/dev/null 2>&1 || true
+  printf '| %s | %s ms | %s | %s | %s |\n' "$label" "$rtt" "$cold" "$held" \
+    "$(awk -v c="$cold" -v h="$held" 'BEGIN { if (h > 0) printf "%.1fx", c / h; else print "-" }')"
+}
+
+echo "rv at a distance: $(date -u +%F), median of $REPEAT runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| command | RTT | cold (ms) | held (ms) | cold / held |"
+echo "| --- | --- | --- | --- | --- |"
+for rtt in $RTTS; do
+  "$TB_WAN" rtt "$rtt"
+  measure "rv exec true" "$TB_WAN_HOST" plain exec true
+  # rv ps asks the cluster only about live requests: one is kept running while it is timed.
+  HOST=$TB_WAN_HOST rv_at run --no-sync -g 1 --time 5m --name "$NAME" -- sleep 600 </dev/null >/dev/null 2>&1
+  HOST=$TB_WAN_HOST rv_at ps </dev/null >/dev/null 2>&1 # its first ps cancels the losers: not timed
+  measure "rv ps (one live request)" "$TB_WAN_HOST" plain ps
+  scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true
+  measure "rv run --dry-run" "$TB_WAN_HOST" plain run --dry-run --no-sync -g 1 --time 5m -- true
+  measure "rv run, to submitted" "$TB_WAN_HOST" plain run --no-sync -g 1 --time 5m --name "$NAME" -- true
+  ((FOLLOW == 0)) || measure "rv run -f examples/hello, to its output (sync)" "$TB_WAN_HOST" follow
+  measure "rv exec true, through a bastion (the laptop-bastion leg at this RTT)" wan-jump plain exec true
+done
