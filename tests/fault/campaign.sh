@@ -165,7 +165,8 @@ FILL=""
 restore() {
   [[ -z $FILL ]] || { rm -f "$FILL"; FILL=""; }
   if ((CTLD_STOPPED)) || ! ctld_up; then
-    pgrep -x slurmctld >/dev/null || slurmctld
+    # by its pidfile: cluster 2's slurmctld (testbed/up2.sh) is a slurmctld too
+    { read -r p <"$TB_DIR/slurmctld.pid" && kill -0 "$p"; } 2>/dev/null || slurmctld
     wait_until 60 ctld_up || log "  WARNING: slurmctld is not answering after a restart"
     CTLD_STOPPED=0
   fi
@@ -209,7 +210,7 @@ inject() { # KIND PHASE: runs in the foreground while rv runs in the background
       read -r pid <"$TB_DIR/slurmctld.pid" || pid=""
       CTLD_STOPPED=1
       [[ -z $pid ]] || kill -TERM "$pid" 2>/dev/null || true
-      wait_until 30 bash -c "! pgrep -x slurmctld" || true
+      wait_until 30 bash -c "! kill -0 '$pid' 2>/dev/null" || true
       nap 5000
       sleep 1
       restore
