@@ -4,9 +4,10 @@
 # Run as root on the testbed machine, testbed up (docs/testbed.md):
 #   bash bench/ttg/run.sh [--short] [--rv PATH] [--out DIR] [ttg.py options...]
 # Full run (~22 min): 4 request sizes x 3 repeats. --short (~2.5 min): 2 requests, 1 repeat, a
-# 30 s cap; what CI's smoke test runs. Results: DIR/table.md, DIR/results.json, DIR/ttg.png
-# (with gnuplot), DIR/workload-seed*.jsonl (the submission sequences). Takes the testbed lock for
-# the whole run (RV_TESTBED_LOCKED=1: the caller holds it already, as the integration test does).
+# 30 s cap (CI's smoke test runs its 1x30m request alone: --short --scenarios 1x30m). Results:
+# DIR/table.md, DIR/results.json, DIR/ttg.png (with gnuplot), DIR/workload-seed*.jsonl (the
+# submission sequences). Takes the testbed lock for the whole run (RV_TESTBED_LOCKED=1: the caller
+# holds it already, as the integration test does).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
