@@ -64,6 +64,11 @@ else
   TB_DIR=${TB_DIR:-/tmp/rv-testbed}
   tb_up_cmd="testbed/up.sh"
 fi
+# The testbed's own tables (node shapes; tb_ssh_jump_host), read before its env, which wins.
+# shellcheck source=testbed/lib.sh
+. "$RV_SOURCE_DIR/testbed/lib.sh"
+# shellcheck source=testbed/lib2.sh
+. "$RV_SOURCE_DIR/testbed/lib2.sh"
 if [[ -f $TB_DIR/env ]]; then
   # shellcheck source=/dev/null
   . "$TB_DIR/env"
@@ -88,6 +93,26 @@ tb_as_user() {
   fi
 }
 printf '%s: cluster %s (Slurm %s), login node %s\n' "$IT_NAME" "${TB_CLUSTER:-?}" "$TB_SLURM_VERSION" "$TB_HOST"
+
+# --- the cluster's shape ----------------------------------------------------------------------
+# Roles, not names, for the tests that occupy, break or drain particular nodes (test_gpu,
+# test_preflight, test_why, test_status), so that one test runs on either cluster:
+#   IT_PAIR_TYPE  a GPU type on two nodes of one partition (2-node jobs; one node broken)
+#   IT_SOLO_TYPE  a GPU type on one node (filled with a job to make a queue)
+#   IT_IDLE_TYPE  a GPU type the test leaves idle (where another request starts at once)
+# it_nodes/it_partition/it_gpus TYPE read the testbed's node table (TB_NODES; TB2_NODES).
+if [[ ${TB_CLUSTER:-} == "$TB2_CLUSTER" ]]; then
+  IT_NODE_TABLE=("${TB2_NODES[@]}") IT_PAIR_TYPE=h100 IT_SOLO_TYPE=l40s IT_IDLE_TYPE=h100
+else
+  IT_NODE_TABLE=("${TB_NODES[@]}") IT_PAIR_TYPE=a100 IT_SOLO_TYPE=a6000 IT_IDLE_TYPE=h200
+fi
+it_node_rows() { printf '%s\n' "${IT_NODE_TABLE[@]}" | awk -F'|' -v t="$1" '$8 == t'; }
+it_nodes() { it_node_rows "$1" | cut -d'|' -f1 | paste -sd' '; }          # TYPE -> "node node"
+it_partition() { it_node_rows "$1" | head -n 1 | cut -d'|' -f2 | cut -d, -f1; } # TYPE -> its first partition
+it_gpus() { it_node_rows "$1" | head -n 1 | cut -d'|' -f9; }              # TYPE -> GPUs per node
+it_gpu_name() { tb_gpu_model "$1" | cut -d'|' -f1; }                     # TYPE -> nvidia-smi's name
+it_mig_type() { printf '%s\n' "${IT_NODE_TABLE[@]}" | cut -d'|' -f8 | grep -m1 _; } # the MIG-like type
+it_cpu_partition() { printf '%s\n' "${IT_NODE_TABLE[@]}" | awk -F'|' '$8 == "" { print $2; exit }'; }
 
 # One integration test at a time per cluster: they share it and most of them fill its
 # partitions. Benchmarks take the same lock (RV_TESTBED_LOCK). Waits at most 40 minutes.

@@ -14,8 +14,28 @@ RENDER=${RV_RENDER_TEMPLATE:-$(dirname "$RV")/../tests/rv_render_template}
 [[ -x $RENDER ]] || it_fail "no rv_render_template at $RENDER (build the rv_render_template target)"
 command -v sbatch >/dev/null || it_fail "sbatch not on PATH although the testbed env exists"
 
+# The jobs' files: on cluster 2 under $TB_DIR, which its root sees at the same path (its /tmp is
+# its own).
 ROOT=$IT_DIR/root
+[[ -z ${TB_ROOT:-} ]] || ROOT=$TB_DIR/it-templates-$$
 mkdir -p "$ROOT/logs"
+# shellcheck disable=SC2317  # the EXIT trap; it keeps ROOT when the test failed, as it_cleanup IT_DIR
+cleanup_root() {
+  local rc=$?
+  ((rc != 0 && rc != 125)) || rm -rf "$ROOT"
+  (exit "$rc") # it_cleanup reads the test's exit status
+  it_cleanup
+}
+[[ -z ${TB_ROOT:-} ]] || trap cleanup_root EXIT
+# The partitions and types (tests/integration/lib.sh's roles): the 2-node type for the single and
+# multi-node jobs, the one-node type, the MIG-like and CPU partitions; ck_resubmit's own GPU type.
+PAIR_T=$IT_PAIR_TYPE PAIR_P=$(it_partition "$IT_PAIR_TYPE")
+read -r N1 N2 <<<"$(it_nodes "$IT_PAIR_TYPE")"
+SOLO_P=$(it_partition "$IT_SOLO_TYPE") IDLE_P=$(it_partition "$IT_IDLE_TYPE")
+MIG_P=$(it_partition "$(it_mig_type)") CPU_P=$(it_cpu_partition)
+RESUB_T=v100
+[[ $TB_CLUSTER != "$TB2_CLUSTER" ]] || RESUB_T=$IT_SOLO_TYPE
+RESUB_P=$(it_partition "$RESUB_T")
 # Job names and request ids unique to this run: finished jobs stay in squeue for MinJobAge, and
 # the guard cancels by request comment.
 P=r$$-
@@ -42,7 +62,7 @@ log_of() { cat "$ROOT/logs/$P$1-$2.${3:-out}"; } # NAME JOBID [out|err|node0.out
 
 # ---- submit everything first: the checks below then overlap with the slow checkpoint jobs ----
 render ck_requeue --kind checkpoint --walltime 120 --total 100 --lead 30 --request-id "$P"it-ckrq \
-  --partition cpu \
+  --partition "$CPU_P" \
   --command 'trap '\''echo "segment $RV_SEGMENT restart ${SLURM_RESTART_COUNT:-0} saved"; exit 0'\'' USR1
 echo "segment $RV_SEGMENT of job $SLURM_JOB_ID starts"; while :; do sleep 1; done'
 ck_requeue=$(submit ck_requeue)
@@ -63,18 +83,18 @@ release_requeued "$ck_requeue" >"$IT_DIR/release.log" 2>&1 &
 release_pid=$!
 
 render ck_resubmit --kind checkpoint --walltime 120 --total 100 --lead 30 --request-id "$P"it-ckrs \
-  --no-requeue --signal USR2 --partition gpu-v100 --gres gpu:v100:1 \
+  --no-requeue --signal USR2 --partition "$RESUB_P" --gres "gpu:$RESUB_T:1" \
   --command 'trap '\''echo "segment $RV_SEGMENT saved"; exit 0'\'' USR2
 echo "segment $RV_SEGMENT of job $SLURM_JOB_ID starts"; while :; do sleep 1; done'
 first_resubmit=$(submit ck_resubmit)
 
 render ck_multi --kind checkpoint --nodes 2 --walltime 120 --total 100 --lead 30 --request-id "$P"it-ckmn \
-  --no-requeue --partition gpu-a100 --gres gpu:a100:1 --gpus-per-node 1 \
+  --no-requeue --partition "$PAIR_P" --gres "gpu:$PAIR_T:1" --gpus-per-node 1 \
   --command 'trap '\''echo "node $NODE_RANK segment $RV_SEGMENT saved"; exit 0'\'' USR1
 while :; do sleep 1; done'
 first_multi=$(submit ck_multi)
 
-render single --partition gpu-a100 --gres gpu:a100:2 --cpus 4 --gpus-per-node 2 --request-id "$P"it-single \
+render single --partition "$PAIR_P" --gres "gpu:$PAIR_T:2" --cpus 4 --gpus-per-node 2 --request-id "$P"it-single \
   --command 'echo "cvd=$CUDA_VISIBLE_DEVICES omp=$OMP_NUM_THREADS port=$MASTER_PORT now=$(date +%s) end=$RV_JOB_END_TIME"
 echo "ckpt=$RV_CHECKPOINT_DIR out=$RV_OUTPUT_DIR hf=$HF_HOME"'
 single=$(submit single)
@@ -83,20 +103,21 @@ cat >"$IT_DIR/nasty.txt" <<'NASTY'
 printf '<%s>\n' "it's" '$HOME' "$RV_JOB_NAME" 'a  b' "back\`tick\`" 'ünïcödé ✓' '*' "$(echo sub)" 'semi;colon' 'pipe|amp&' "dq\"inside"
 echo "second line $((1 + 2))"; exit 7
 NASTY
-render nasty --partition gpu-a6000 --command-file "$IT_DIR/nasty.txt"
+render nasty --partition "$SOLO_P" --command-file "$IT_DIR/nasty.txt"
 nasty=$(submit nasty)
 
-render multi --nodes 2 --partition gpu-a100 --gres gpu:a100:1 --gpus-per-node 1 --request-id "$P"it-multi \
+render multi --nodes 2 --partition "$PAIR_P" --gres "gpu:$PAIR_T:1" --gpus-per-node 1 --request-id "$P"it-multi \
   --command 'echo "rank=$NODE_RANK world=$WORLD_SIZE addr=$MASTER_ADDR port=$MASTER_PORT node=$SLURMD_NODENAME"'
 multi=$(submit multi)
 
-render crash --kind checkpoint --walltime 120 --total 600 --lead 30 --request-id "$P"it-crash --partition gpu-h200 \
+render crash --kind checkpoint --walltime 120 --total 600 --lead 30 --request-id "$P"it-crash --partition "$IDLE_P" \
   --command 'echo crashing; exit 3'
 crash=$(submit crash)
 
-render race_a --partition gpu-mig --request-id "$P"it-race \
+render race_a --partition "$MIG_P" --request-id "$P"it-race \
   --command "echo \"ran in \$SLURM_JOB_ID\" >>'$ROOT/race.txt'; sleep 5"
-sed 's/^#SBATCH --partition="gpu-mig"$/#SBATCH --partition="gpu-a6000"/' "$ROOT/race_a.sbatch" >"$ROOT/race_b.sbatch"
+sed "s/^#SBATCH --partition=\"$MIG_P\"\$/#SBATCH --partition=\"$SOLO_P\"/" "$ROOT/race_a.sbatch" >"$ROOT/race_b.sbatch"
+cmp -s "$ROOT/race_a.sbatch" "$ROOT/race_b.sbatch" && it_fail "race_b is race_a: the partition line was not found"
 race_a=$(submit race_a)
 race_b=$(submit race_b)
 
@@ -129,8 +150,8 @@ assert_eq COMPLETED "$(state_of "$multi")" "multi-node job state"
 node0=$(log_of multi "$multi" node0.out)
 node1=$(log_of multi "$multi" node1.out)
 port=$((20000 + multi % 20000))
-assert_contains "$node0" "rank=0 world=2 addr=a100-1 port=$port node=a100-1" "node 0"
-assert_contains "$node1" "rank=1 world=2 addr=a100-1 port=$port node=a100-2" "node 1"
+assert_contains "$node0" "rank=0 world=2 addr=$N1 port=$port node=$N1" "node 0"
+assert_contains "$node1" "rank=1 world=2 addr=$N1 port=$port node=$N2" "node 1"
 pass "2 nodes: NODE_RANK 0/1, same MASTER_ADDR and MASTER_PORT, per-node logs"
 
 # ---- race guard ----

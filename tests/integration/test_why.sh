@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# `rv why` on the real cluster (docs/why.md): gpu-a6000 full (a running 8-GPU job), a
-# higher-priority whole-node job pending for it (priority/basic: `scontrol update nice=-50000`),
-# and an rv request behind both (`rv run` without -f, pinned to a6000). `rv why` must say the
-# request is held behind the higher-priority job (Priority/Resources, in plain words), give
-# what is ahead of it (the blocker; the running job and its end), and a counterfactual that would
-# start sooner on another, idle GPU type. `rv ps` shows the reason in plain words. Then: a
-# cancelled request gets its one-line end, a running one its one line. Every job is cancelled.
+# `rv why` on the real cluster (docs/why.md): the one-node GPU type full (IT_SOLO_TYPE: a6000's
+# 8 GPUs, l40s's 2 on cluster 2; a running whole-node job), a higher-priority whole-node job
+# pending for it (`scontrol update nice=-50000`), and an rv request behind both (`rv run` without
+# -f, pinned to that type). `rv why` must say the request is held behind the higher-priority job
+# (Priority/Resources, in plain words), give what is ahead of it (the blocker; the running job and
+# its end), and a counterfactual that would start sooner on another, idle GPU type (IT_IDLE_TYPE:
+# h200, h100 on cluster 2). `rv ps` shows the reason in plain words. Then: a cancelled request gets
+# its one-line end, a running one its one line. Every job is cancelled.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
 export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-why-$$
+T=$IT_SOLO_TYPE P=$(it_partition "$IT_SOLO_TYPE") G=$(it_gpus "$IT_SOLO_TYPE")
+IDLE_T=$IT_IDLE_TYPE IDLE_NODES=$(it_nodes "$IT_IDLE_TYPE")
 filler=
 blocker=
 cleanup_jobs() {
@@ -23,19 +26,19 @@ cleanup_jobs() {
 }
 trap 'cleanup_jobs; it_cleanup' EXIT
 
-idle() { [[ $(sinfo -h -N -p gpu-a6000,gpu-h200 -o %t | sort -u) == idle ]]; }
+idle() { [[ $(sinfo -h -N -p "$P,$(it_partition "$IDLE_T")" -o %t | sort -u) == idle ]]; }
 wait_for 120 idle
 
-# ---- the scene: gpu-a6000 full, a high-priority whole-node job waiting for it ----
-filler=$(sbatch --parsable -p gpu-a6000 --gres=gpu:a6000:8 -c 4 -t 30 -J rv-it-why-fill -o /dev/null --wrap 'sleep 1800')
+# ---- the scene: the type's partition full, a high-priority whole-node job waiting for it ----
+filler=$(sbatch --parsable -p "$P" --gres="gpu:$T:$G" -c 4 -t 30 -J rv-it-why-fill -o /dev/null --wrap 'sleep 1800')
 wait_for_job_state 60 "$filler" RUNNING
-blocker=$(sbatch --parsable -p gpu-a6000 --gres=gpu:a6000:8 -c 4 -t 30 -J rv-it-why-blocker --hold -o /dev/null \
+blocker=$(sbatch --parsable -p "$P" --gres="gpu:$T:$G" -c 4 -t 30 -J rv-it-why-blocker --hold -o /dev/null \
   --wrap 'sleep 1800')
 scontrol update jobid="$blocker" nice=-50000
 scontrol release "$blocker"
 wait_for_job_state 30 "$blocker" PENDING
 
-run ssh_rv run -g 4 -t a6000 --time 1h --name "$NAME" -- sleep 600
+run ssh_rv run -g $((G / 2)) -t "$T" --time 1h --name "$NAME" -- sleep 600
 assert_rc 0 "rv run without -f"
 rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
 [[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
@@ -56,13 +59,13 @@ code=$(jq -r '.jobs[0].reason.code' "$IT_DIR/out")
 assert_json '.jobs[0].reason.kind' '"scheduling"' "a scheduling wait"
 text=$(jq -r '.jobs[0].reason.text' "$IT_DIR/out")
 [[ $text == "other jobs are ahead in the queue" || $text == "waiting for free GPUs" ]] || it_fail "reason text: $text"
-assert_json '.jobs[0].ahead.gpu_type' '"a6000"' "ahead: the GPU type"
+assert_json '.jobs[0].ahead.gpu_type' "\"$T\"" "ahead: the GPU type"
 assert_json "[.jobs[0].ahead.pending[].job_id] | index(\"$blocker\") != null" 'true' "the blocker is ahead"
-assert_json '.jobs[0].ahead.pending_gpus >= 8' 'true' "its 8 GPUs"
+assert_json ".jobs[0].ahead.pending_gpus >= $G" 'true' "its $G GPUs"
 assert_json '.jobs[0].ahead.running_jobs >= 1' 'true' "running jobs hold the GPUs"
 assert_json '.jobs[0].ahead.first_end.job_id' "\"$filler\"" "the filler ends first"
 assert_json '.replanned' 'true' "re-planned"
-assert_json '[.alternatives[] | select(.start_in_s <= 300 and .strategy.gpu_type != "a6000")] | length > 0' 'true' \
+assert_json "[.alternatives[] | select(.start_in_s <= 300 and .strategy.gpu_type != \"$T\")] | length > 0" 'true' \
   "an alternative on another GPU type starts now"
 assert_json '[.alternatives[] | select(.change == "another GPU type") | .flags[0]] | index("-t") != null' 'true' \
   "its flags pin the type"
@@ -75,7 +78,7 @@ pass "rv why --json: $code ($text); blocker $blocker ahead, filler $filler ends 
 run ssh_rv why
 assert_rc 0 "rv why"
 assert_contains "$RUN_OUT" "request $rid is pending" "the default is the latest pending request"
-assert_contains "$RUN_OUT" "ahead of it: 1 higher-priority job needs 8 a6000 GPUs ($blocker rv-it-why-blocker" "ahead"
+assert_contains "$RUN_OUT" "ahead of it: 1 higher-priority job needs $G $T GPUs ($blocker rv-it-why-blocker" "ahead"
 assert_contains "$RUN_OUT" "alternatives that would start sooner (they change the request" "alternatives, labelled"
 assert_contains "$RUN_OUT" "($code)" "the raw code beside the plain words"
 pass "rv why (text, default request): $(sed -n 3p "$IT_DIR/out" | sed 's/^ *//')"
@@ -102,14 +105,14 @@ pass "ended: $RUN_OUT"
 
 # ---- running: one line ----
 scancel "$filler" "$blocker"
-filler= blocker=
-run ssh_rv run -g 1 -t h200 --time 5m --name "$NAME-run" -- sleep 600
-assert_rc 0 "rv run (h200, idle)"
+filler='' blocker=''
+run ssh_rv run -g 1 -t "$IDLE_T" --time 5m --name "$NAME-run" -- sleep 600
+assert_rc 0 "rv run ($IDLE_T, idle)"
 rid2=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
 running() { ssh_rv --json why "$rid2" | jq -e '.status == "running"' >/dev/null; }
 wait_for 60 running
 run ssh_rv why "$rid2"
 assert_eq 1 "$(wc -l <"$IT_DIR/out")" "one line"
-assert_match "$RUN_OUT" "^request $rid2 is running: job [0-9]+ .* on h200-1" "running, where"
+assert_match "$RUN_OUT" "^request $rid2 is running: job [0-9]+ .* on (${IDLE_NODES// /|})" "running, where"
 pass "running: $RUN_OUT"
 ssh_rv stop "$rid2" >/dev/null
