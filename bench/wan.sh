@@ -15,6 +15,8 @@ SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPEAT=${REPEAT:-5}
 RTTS=${RTTS:-0 40}
 FOLLOW=${FOLLOW:-1}
+# shellcheck source=testbed/lib.sh
+. "$SRC/testbed/lib.sh"
 # shellcheck source=/dev/null
 . "${TB_DIR:-/tmp/rv-testbed}/env"
 [[ -n ${TB_WAN:-} && -x $TB_WAN ]] || { echo "wan: the testbed has no WAN proxy (testbed/up.sh starts it)" >&2 && exit 1; }
@@ -48,14 +50,7 @@ Host wan-bastion
   UserKnownHostsFile $WORK/known_hosts
   IdentitiesOnly yes
   BatchMode yes
-Host wan-jump
-  HostName 127.0.0.1
-  Port $TB_SSH_PORT
-  User $TB_SSH_USER
-  IdentityFile $TB_SSH_KEY
-  UserKnownHostsFile $TB_SSH_KNOWN_HOSTS
-  IdentitiesOnly yes
-  ProxyJump wan-bastion
+$(tb_ssh_jump_host wan-jump wan-bastion)
 CONF
 {
   cat "$TB_SSH_KNOWN_HOSTS"
@@ -124,6 +119,7 @@ echo "| command | RTT | cold (ms) | held (ms) | cold / held |"
 echo "| --- | --- | --- | --- | --- |"
 for rtt in $RTTS; do
   "$TB_WAN" rtt "$rtt"
+  # shellcheck disable=SC2153  # TB_WAN_HOST comes from the testbed env
   measure "rv exec true" "$TB_WAN_HOST" plain exec true
   # rv ps asks the cluster only about live requests: one is kept running while it is timed.
   HOST=$TB_WAN_HOST rv_at run --no-sync -g 1 --time 5m --name "$NAME" -- sleep 600 </dev/null >/dev/null 2>&1

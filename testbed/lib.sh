@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Shared settings and helpers for up.sh, down.sh, smoke.sh and capture.sh (sourced, not run).
+# Shared settings and helpers for up.sh, down.sh, smoke.sh and capture.sh, and for the tests and
+# benches that write ssh configs on top of the testbed's (sourced, not run).
 # Facts behind every choice here: /work/shared/reference/slurm-testbed.md and docs/testbed.md.
 
 # shellcheck disable=SC2034  # the settings are used by the scripts that source this file
@@ -376,6 +377,14 @@ Host $1
   StrictHostKeyChecking yes
   BatchMode yes
 EOF
+}
+
+# tb_ssh_jump_host HOST JUMP: a Host block for cluster 1's login node reached through ProxyJump
+# JUMP (a Host alias or user@host:port), for configs written by tests and benches on top of
+# $TB_SSH_CONFIG (test_netpaths.sh, bench/wan.sh).
+tb_ssh_jump_host() {
+  tb_ssh_host "$1" "$TB_DIR" "$TB_SSH_PORT"
+  printf '  ProxyJump %s\n' "$2"
 }
 
 # tb_stop_daemons: stops the live daemons of the pidfiles on stdin (SIGTERM, SIGKILL after 10 s; a

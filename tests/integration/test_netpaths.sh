@@ -43,14 +43,7 @@ pass "ProxyJump rvtb-bastion and rvtb-bastion,rvtb-bastion2 (the second reachabl
 # Include, HostName/User/Port aliases, a literal user@host:port hop, a dead bastion, 2FA at a bastion.
 cat >"$IT_DIR/ssh_config" <<CONF
 Include $C
-Host literal-jump
-  HostName 127.0.0.1
-  Port $TB_SSH_PORT
-  User $TB_SSH_USER
-  IdentityFile $TB_SSH_KEY
-  UserKnownHostsFile $TB_SSH_KNOWN_HOSTS
-  IdentitiesOnly yes
-  ProxyJump $TB_SSH_USER@127.0.0.1:$TB_BASTION_PORT
+$(tb_ssh_jump_host literal-jump "$TB_SSH_USER@127.0.0.1:$TB_BASTION_PORT")
 Host dead-jump
   HostName 127.0.0.1
   Port $TB_SSH_PORT
@@ -149,6 +142,7 @@ pass "rsync and SFTP over rvtb-bastion,rvtb-bastion2, cold; rsync through the he
 
 # ---- WAN: a held connection through the proxy, dropped; the next command logs in again ----
 "$TB_WAN" rtt 40
+# shellcheck disable=SC2153  # TB_WAN_HOST comes from the testbed env
 run env RV_CONNECTION_PERSIST=30m "$RV" --ssh-config "$C" --host "$TB_WAN_HOST" exec echo before
 assert_eq "0 before" "$RUN_RC $RUN_OUT" "through the WAN proxy"
 "$TB_WAN" drop
