@@ -44,8 +44,9 @@ std::optional<std::int64_t> gpus_in(std::string_view tres)
   return total_gpus(*gpus);
 }
 
-// sacctmgr -P: Account|Partition|QOS|GrpTRES|MaxTRES|MaxJobs|MaxSubmit; QOS rows:
-// Name|MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxWall; user row: DefaultAccount.
+// sacctmgr -P: Account|Partition|QOS|GrpTRES|MaxTRES|MaxJobs|MaxSubmit|DefaultQOS (a row without
+// DefaultQOS is read too); QOS rows: Name|MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxWall; user row:
+// DefaultAccount.
 void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const proc::Outcome& user, model::Cluster& c)
 {
   auto& l = c.limits;
@@ -71,6 +72,9 @@ void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const pr
     keep_min(l.max_gpus, gpus_in(f[3]));
     keep_min(l.max_jobs, text::to_int(f[5]));
     keep_min(l.max_submit_jobs, text::to_int(f[6]));
+    if (auto def = f.size() > 7 ? text::trim(f[7]) : std::string_view(); !def.empty() && l.default_qos.empty()) {
+      l.default_qos = def;
+    }
   }
   l.qos.assign(allowed.begin(), allowed.end());
   if (!unrestricted) {
@@ -84,8 +88,8 @@ void parse_limits(const proc::Outcome& assoc, const proc::Outcome& qos, const pr
     keep_min(l.max_gpus, gpus_in(f[1]));
     keep_min(l.max_jobs, text::to_int(f[2]));
     keep_min(l.max_submit_jobs, text::to_int(f[3]));
-    if (auto wall = parse_slurm_time(text::trim(f[4])); wall && *wall > 0 && (!l.max_wall_s || *wall < *l.max_wall_s)) {
-      l.max_wall_s = *wall;
+    if (auto wall = parse_slurm_time(text::trim(f[4])); wall && *wall > 0) {
+      l.qos_max_wall_s[std::string(text::trim(f[0]))] = *wall;
     }
   }
   l.default_account = text::first_line(user.out);
@@ -128,7 +132,7 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
   cmds.push_back(concurrent_read({"readlink", "/etc/localtime"}));
   if (!q.user.empty()) {
     cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
-                                    "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit"}));
+                                    "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit,DefaultQOS"}));
     cmds.push_back(concurrent_read(
         {"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
     cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));

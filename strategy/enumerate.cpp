@@ -257,9 +257,10 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       reject(fmt::format("no usable nodes ({} nodes, all down, drained or reserved)", t.nodes_total));
       continue;
     }
-    if (part->max_time_s >= 0 && req.time_s > part->max_time_s && !req.allow_checkpoint) {
-      reject(fmt::format("--time {} exceeds MaxTime {} and checkpointing is off", format_slurm_time(req.time_s),
-                         format_slurm_time(part->max_time_s)));
+    const auto limit = cluster.walltime_limit(*part, req.qos);
+    if (limit.s >= 0 && req.time_s > limit.s && !req.allow_checkpoint) {
+      reject(fmt::format("--time {} exceeds {} {} and checkpointing is off", format_slurm_time(req.time_s),
+                         limit.what(), format_slurm_time(limit.s)));
       continue;
     }
     // Topologies: k nodes x g GPUs with k*g == gpus exactly, fewest nodes first.
@@ -308,8 +309,9 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       c.exclude = fmt::format("{}", fmt::join(req.exclude_nodes, ","));
       c.mig_like = t.mig_like;
       c.free = info && info->free;
-      c.max_time_s = part->max_time_s;
-      c.probe_full_s = part->max_time_s >= 0 ? std::min(req.time_s, part->max_time_s) : req.time_s;
+      c.max_time_s = limit.s;
+      c.max_time_qos = limit.qos;
+      c.probe_full_s = limit.s >= 0 ? std::min(req.time_s, limit.s) : req.time_s;
       if (c.mig_like) {
         c.reasons.push_back(
             fmt::format("MIG-like slice{}: included because the request allows MIG",

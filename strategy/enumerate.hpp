@@ -26,8 +26,9 @@ struct Candidate : model::Shape {
   std::string exclude;    // --exclude from request.exclude_nodes, comma-joined; "" = none
   int cpus_per_task = 1;  // one task per node
   std::int64_t mem_mb_per_node = 0;
-  std::int64_t max_time_s = -1;  // partition MaxTime, -1 = unlimited
-  std::int64_t probe_full_s = 0; // the longest walltime worth probing: min(request, MaxTime)
+  std::int64_t max_time_s = -1;  // the longest walltime: MaxTime, or the job QOS's MaxWall if shorter; -1 = none
+  std::string max_time_qos;      // the QOS whose MaxWall max_time_s is; "" = MaxTime
+  std::int64_t probe_full_s = 0; // the longest walltime worth probing: min(request, max_time_s)
   bool mig_like = false;
   bool free = false;                // profile says 0 SU
   std::vector<std::string> reasons; // how it was sized

@@ -81,7 +81,8 @@ std::vector<model::Strategy> strategies_for(const Candidate& c, const Window* wi
     why = fmt::format("segments sized to the backfill window {}", hm(win));
   } else if (!fits_max) {
     seg = c.max_time_s;
-    why = fmt::format("{} exceeds MaxTime {}: segments of MaxTime", hm(t), hm(c.max_time_s));
+    const auto limit = model::WalltimeLimit{c.max_time_s, c.max_time_qos}.what();
+    why = fmt::format("{} exceeds {} {}: segments of {}", hm(t), limit, hm(c.max_time_s), limit);
     if (window && win > 0 && win < opts.min_segment_s) {
       why += fmt::format(" (window {} is below the {} minimum segment)", hm(win), hm(opts.min_segment_s));
     }

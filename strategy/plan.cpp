@@ -91,15 +91,21 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
           gpu_partitions.insert(n.partitions.begin(), n.partitions.end());
         }
       }
-      std::int64_t longest = 0;
+      // The longest walltime allowed (the QOS MaxWall caps each MaxTime), and the longest MaxTime:
+      // where they differ the QOS decided. -1 = unlimited.
+      auto longer = [](std::int64_t a, std::int64_t b) { return a < 0 || b < 0 ? -1 : std::max(a, b); };
+      std::int64_t longest = 0, longest_max_time = 0;
       for (const auto& p : cluster.partitions) {
-        if (!gpu_partitions.contains(p.name)) {
-          continue;
+        if (gpu_partitions.contains(p.name)) {
+          longest = longer(longest, cluster.walltime_limit(p, request.qos).s);
+          longest_max_time = longer(longest_max_time, p.max_time_s);
         }
-        longest = p.max_time_s < 0 ? -1 : longest < 0 ? -1 : std::max(longest, p.max_time_s);
       }
       if (longest > 0 && request.time_s > longest) {
         out.longest_max_time_s = longest;
+        if (longest != longest_max_time) {
+          out.longest_qos = cluster.limits.job_qos(request.qos);
+        }
       }
     }
   }
@@ -110,14 +116,17 @@ Error no_viable_strategy(const Plan& plan)
 {
   if (plan.longest_max_time_s > 0) {
     const auto longest = format_slurm_time(plan.longest_max_time_s);
-    return Error{
-        ErrorCode::no_strategy,
-        fmt::format("--time is longer than every GPU partition's MaxTime (the longest is {}) and checkpointing "
-                    "is off",
-                    longest),
-        fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
-                    "it (it then runs as segments of at most {}), or ask for --time {} or less",
-                    longest, longest)};
+    return Error{ErrorCode::no_strategy,
+                 !plan.longest_qos.empty()
+                     ? fmt::format("--time is longer than QOS {} allows (MaxWall {}, shorter than the GPU partitions' "
+                                   "MaxTime) and checkpointing is off",
+                                   plan.longest_qos, longest)
+                     : fmt::format("--time is longer than every GPU partition's MaxTime (the longest is {}) and "
+                                   "checkpointing is off",
+                                   longest),
+                 fmt::format("pass --checkpoint if the program saves its state in $RV_CHECKPOINT_DIR and resumes from "
+                             "it (it then runs as segments of at most {}), or ask for --time {} or less",
+                             longest, longest)};
   }
   std::string why;
   for (const auto& r : plan.rejected) {

@@ -28,9 +28,11 @@ struct Plan {
   std::vector<std::string> notes;          // type resolution, width caps, ...
   int width = 0;                           // the fan-out width applied
   std::int64_t rank_resolution_s = 1;      // waits within one of these are equal in the ranking
-  // Set when no strategy exists because the requested time exceeds every partition's MaxTime and
-  // checkpointing is off: the longest MaxTime, which no_viable_strategy names beside --checkpoint.
+  // Set when no strategy exists because the requested time exceeds every partition's MaxTime (or
+  // the job QOS's MaxWall, where shorter) and checkpointing is off: the longest walltime allowed,
+  // which no_viable_strategy names beside --checkpoint; longest_qos names the QOS when it decided.
   std::int64_t longest_max_time_s = 0;
+  std::string longest_qos;
 };
 
 // Plans `request`. `probes` may be empty (no probing): waits are then unknown (null). With a known

@@ -116,7 +116,7 @@ capture sdiag.busy.txt stdout sdiag
 if [[ $cluster == 2 ]]; then # what the second cluster's shape adds: a reservation and a QOS with limits
   capture scontrol_show_reservation.txt stdout scontrol show reservation
   capture sacctmgr_show_qos.txt stdout sacctmgr -n -P show qos format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall
-  capture sacctmgr_show_assoc.txt stdout sacctmgr -n -P show assoc user="$TB_SSH_USER" format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit
+  capture sacctmgr_show_assoc.txt stdout sacctmgr -n -P show assoc user="$TB_SSH_USER" format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit,DefaultQOS
   capture squeue_json.busy.txt stdout squeue --json
   capture sinfo_version.txt stdout sinfo --version
 fi

@@ -34,4 +34,25 @@ const Node* Cluster::find_node(const std::string& name) const
   return it == nodes.end() ? nullptr : &*it;
 }
 
+std::string UserLimits::job_qos(std::string_view requested) const
+{
+  if (!requested.empty()) {
+    return std::string(requested);
+  }
+  if (!default_qos.empty()) {
+    return default_qos;
+  }
+  return qos.size() == 1 ? qos.front() : "normal";
+}
+
+WalltimeLimit Cluster::walltime_limit(const Partition& p, std::string_view qos) const
+{
+  auto name = limits.job_qos(qos);
+  auto wall = limits.qos_max_wall_s.find(name);
+  if (wall != limits.qos_max_wall_s.end() && wall->second > 0 && (p.max_time_s < 0 || wall->second < p.max_time_s)) {
+    return {wall->second, name};
+  }
+  return {p.max_time_s, ""};
+}
+
 } // namespace rv::model

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv::model {
@@ -110,10 +111,23 @@ struct UserLimits {
   std::optional<int> max_submit_jobs; // MaxSubmitJobs
   std::optional<int> max_jobs;        // MaxJobs (running)
   std::string default_account;
-  std::vector<std::string> accounts;         // accounts the user has associations with
-  std::vector<std::string> qos;              // QOS names the user's associations allow
-  std::vector<std::string> assoc_partitions; // partitions the associations name; empty = not restricted
-  std::optional<std::int64_t> max_wall_s;    // the smallest MaxWall among those QOS
+  std::vector<std::string> accounts;                  // accounts the user has associations with
+  std::vector<std::string> qos;                       // QOS names the user's associations allow
+  std::vector<std::string> assoc_partitions;          // partitions the associations name; empty = not restricted
+  std::string default_qos;                            // the associations' DefaultQOS; "" = none set
+  std::map<std::string, std::int64_t> qos_max_wall_s; // MaxWall of each of those QOS that has one
+  // The QOS a job submitted with --qos `requested` ("" = none) runs under, as slurmctld picks it:
+  // the requested one, else the DefaultQOS, else the only QOS allowed, else "normal".
+  std::string job_qos(std::string_view requested) const;
+};
+
+// The longest --time a job may ask for on a partition: its MaxTime, or the MaxWall of the job's
+// QOS where that is shorter (Slurm leaves a longer job pending on QOSMaxWallDurationPerJobLimit,
+// or refuses it with DenyOnLimit). -1 = unlimited.
+struct WalltimeLimit {
+  std::int64_t s = -1;
+  std::string qos; // the QOS whose MaxWall it is; "" = the partition's MaxTime
+  std::string what() const { return qos.empty() ? "MaxTime" : "QOS " + qos + "'s MaxWall"; }
 };
 
 // Everything discovery produced.
@@ -127,6 +141,8 @@ struct Cluster {
   std::vector<std::string> warnings; // discovery steps that failed but were not needed
   const Partition* find_partition(const std::string& name) const;
   const Node* find_node(const std::string& name) const;
+  // `qos`: the request's --qos ("" = none).
+  WalltimeLimit walltime_limit(const Partition& p, std::string_view qos) const;
 };
 
 } // namespace rv::model

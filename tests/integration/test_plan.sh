@@ -13,6 +13,8 @@ if [[ $TB_CLUSTER == rvtest2 ]]; then # Slurm 24.11 (integration24.test_plan)
   CKPT_TYPE=l40s ONLY_TYPE=h100 REJECTED='["ada","debug","mig"]' BAD_TYPE=h10
   TOO_MANY="1000 GPUs exceed the cluster's per-user GPU limit (8)"
   BILL_P=ada BILL_T=l40s DEAR_P=hopper
+  # rvtest's QOS rvlimit has MaxWall 1 day (testbed/lib2.sh), shorter than ada's MaxTime (2 days).
+  MAX_WALL=86400 LONGEST_ERR="rv: error: --time is longer than QOS rvlimit allows (MaxWall 1-00:00:00, shorter than"
 else # Slurm 22.05
   FILL=("gpu-a100 gpu:a100:8" "gpu-a100 gpu:a100:8" "gpu-h200 gpu:h200:4")
   FREE='.partition == "gpu-a6000" or .partition == "gpu-v100"' BUSY='.partition == "gpu-a100" or .partition == "gpu-h200"'
@@ -20,6 +22,7 @@ else # Slurm 22.05
   CKPT_TYPE=v100 ONLY_TYPE=a100 REJECTED='["gpu-a6000","gpu-h200","gpu-mig","gpu-v100"]' BAD_TYPE=a10
   TOO_MANY="at most 16 a100 GPUs in one job (2 nodes x 8); asked for 1000"
   BILL_P=gpu-v100 BILL_T=v100 DEAR_P=gpu-h200
+  MAX_WALL=172800 LONGEST_ERR="rv: error: --time is longer than every GPU partition's MaxTime (the longest is 2-00:00:00)"
 fi
 jobs_to_cancel=()
 cleanup_jobs() { ((${#jobs_to_cancel[@]} == 0)) || scancel "${jobs_to_cancel[@]}" 2>/dev/null || true; }
@@ -56,21 +59,47 @@ assert_json "[.windows[] | select($BUSY) | (.full_start_in_s == null or .full_st
 assert_json ".strategies[0].partition | IN($FREE_LIST)" 'true' "a free type ranks first"
 pass "busy partitions wait, free ones start now and rank first"
 
-# A batch request longer than MaxTime (2 days) gets checkpoint segments where a window exists
+# A batch request longer than MaxTime (2 days; the QOS MaxWall of 1 day on cluster 2) gets
+# checkpoint segments where a window exists
 # (`rv up` never does: an interactive allocation cannot be split).
 # Segments are opt-in (--checkpoint): the program must save and resume its state (#13).
 run ssh_rv --json run --dry-run --checkpoint -g 1 --time 3d -t "$CKPT_TYPE" -- python train.py
 assert_rc 0 "3-day request"
 assert_json '[.strategies[] | .kind] | unique' '["checkpoint"]' "only checkpoint strategies beyond MaxTime"
-assert_json '.strategies[0] | .walltime_s <= 172800 and .total_time_s == 259200' 'true' "segments within MaxTime, total kept"
+assert_json "[.strategies[] | .walltime_s <= $MAX_WALL and .total_time_s == 259200] | all" 'true' \
+  "segments within MaxTime (and the QOS MaxWall), total kept"
 run ssh_rv run --dry-run -g 1 --time 99d -- python train.py
 assert_rc 4 "beyond every MaxTime without --checkpoint: no viable strategy"
-assert_contains "$RUN_ERR" "rv: error: --time is longer than every GPU partition's MaxTime (the longest is 2-00:00:00)" \
-  "the error says what is wrong"
+assert_contains "$RUN_ERR" "$LONGEST_ERR" "the error says what is wrong"
 assert_contains "$RUN_ERR" "rv: hint: pass --checkpoint" "and names the flag"
 run ssh_rv run -g 1 --time 99d -- true
 assert_rc 4 "the real run is refused the same way, before any sbatch"
 pass "a 3-day request gets checkpoint segments with --checkpoint; without it, exit 4 naming --checkpoint"
+
+# A QOS MaxWall shorter than a partition's MaxTime (#27; cluster 2 only: 22.05's QOS have none):
+# Slurm holds a 36-hour job on ada for ever; rv refuses to plan it, or plans segments of 1 day.
+if [[ $TB_CLUSTER == rvtest2 ]]; then
+  id=$(tb_as_user sbatch --parsable -D /tmp -p ada --gres=gpu:l40s:1 -t 36:00:00 -o /dev/null --wrap true)
+  jobs_to_cancel+=("$id")
+  # shellcheck disable=SC2317  # called through wait_for
+  held() { [[ $(squeue -h -j "$id" -o '%T %r') == "PENDING QOSMaxWallDurationPerJobLimit" ]]; }
+  wait_for 20 held
+  scancel "$id"
+  run ssh_rv --json run --dry-run -g 1 -t l40s --time 36h -- true
+  assert_rc 4 "36 h beyond the QOS MaxWall: no viable strategy"
+  assert_json '[.rejected[] | select(.partition == "ada") | .reason]' \
+    '["--time 1-12:00:00 exceeds QOS rvlimit'"'"'s MaxWall 1-00:00:00 and checkpointing is off"]' "ada is dropped, naming the QOS"
+  run ssh_rv run --dry-run -g 1 -t l40s --time 36h -- true
+  assert_contains "$RUN_ERR" "rv: error: --time is longer than QOS rvlimit allows (MaxWall 1-00:00:00" "the error names the QOS"
+  assert_contains "$RUN_ERR" "--time 1-00:00:00 or less" "the hint gives the longest time allowed"
+  run ssh_rv --json run --dry-run --checkpoint -g 1 -t l40s --time 36h -- true
+  assert_rc 0 "with --checkpoint"
+  assert_json '[.strategies[] | select(.partition == "ada") | .kind == "checkpoint" and .walltime_s <= 86400] | all' 'true' \
+    "ada: segments of at most the QOS MaxWall"
+  run ssh_rv --json run --dry-run --qos normal -g 1 -t l40s --time 36h -- true
+  assert_json '[.strategies[] | select(.partition == "ada") | .walltime_s] | unique' '[129600]' "--qos normal (no MaxWall): 36 h on ada"
+  pass "QOS MaxWall 1 day < ada's MaxTime: Slurm holds a 36 h job ($id: QOSMaxWallDurationPerJobLimit); rv refuses it, or segments it"
+fi
 
 # The rejected list explains every dropped type.
 run ssh_rv --json up --dry-run -g 2 --time 1h -t "$ONLY_TYPE"

@@ -9,6 +9,8 @@
 #include "slurm/sinfo.hpp"
 #include "slurm/squeue.hpp"
 
+#include "unit/captured_cluster.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -139,37 +141,21 @@ TEST_CASE("captured 24.11 outputs parse, and sinfo agrees with scontrol on GPUs"
 
 TEST_CASE("discovery on the captured 24.11 outputs: the version, the partitions and the QOS limits")
 {
-  auto out = [](const char* file) {
-    proc::Outcome o;
-    o.exit_code = 0;
-    o.out = read(root / "24.11" / file);
-    return o;
-  };
-  auto text = [](std::string s) {
-    proc::Outcome o;
-    o.exit_code = 0;
-    o.out = std::move(s);
-    return o;
-  };
-  proc::Outcome no_sinfo;
-  no_sinfo.exit_code = 1;
-  // discovery_commands' order: sinfo, partitions, nodes, config, date, zone, assoc, qos, user.
-  auto c = parse_discovery({no_sinfo, out("scontrol_show_partition.txt"), out("scontrol_show_node.idle.txt"),
-                            out("scontrol_show_config.txt"), text("+0000 UTC\n"), text("/usr/share/zoneinfo/Etc/UTC\n"),
-                            out("sacctmgr_show_assoc.txt"), out("sacctmgr_show_qos.txt"), text("rvacct\n")});
-  REQUIRE_MESSAGE(c.has_value(), (c ? "" : c.error().message));
-  CHECK(c->config.slurm_version == "24.11.5");
-  CHECK(c->config.cluster_name == "rvtest2");
-  CHECK(c->partitions.size() == 5);
-  CHECK(c->nodes.size() == 5);
-  CHECK(gpu_totals(c->nodes) == std::map<std::string, int>{{"h100", 8}, {"h100_3g.40gb", 2}, {"l40s", 2}});
-  // rvtest's QOS rvlimit (testbed/lib2.sh): MaxTRESPU gres/gpu=8, MaxJobsPU 20, MaxSubmitPU 50, MaxWall 1 day.
-  CHECK(c->limits.qos == std::vector<std::string>{"normal", "rvlimit"});
-  CHECK(c->limits.max_gpus == 8);
-  CHECK(c->limits.max_jobs == 20);
-  CHECK(c->limits.max_submit_jobs == 50);
-  CHECK(c->limits.max_wall_s == 86400);
-  CHECK(c->limits.default_account == "rvacct");
+  const auto c = testing::captured_cluster_24_11();
+  CHECK(c.config.slurm_version == "24.11.5");
+  CHECK(c.config.cluster_name == "rvtest2");
+  CHECK(c.partitions.size() == 5);
+  CHECK(c.nodes.size() == 5);
+  CHECK(gpu_totals(c.nodes) == std::map<std::string, int>{{"h100", 8}, {"h100_3g.40gb", 2}, {"l40s", 2}});
+  // rvtest's QOS rvlimit (testbed/lib2.sh): MaxTRESPU gres/gpu=8, MaxJobsPU 20, MaxSubmitPU 50, MaxWall 1 day;
+  // rvtest's DefaultQOS.
+  CHECK(c.limits.qos == std::vector<std::string>{"normal", "rvlimit"});
+  CHECK(c.limits.max_gpus == 8);
+  CHECK(c.limits.max_jobs == 20);
+  CHECK(c.limits.max_submit_jobs == 50);
+  CHECK(c.limits.qos_max_wall_s == std::map<std::string, std::int64_t>{{"rvlimit", 86400}});
+  CHECK(c.limits.default_qos == "rvlimit");
+  CHECK(c.limits.default_account == "rvacct");
 }
 
 TEST_CASE("24.11's scontrol show job has ReqTRES= and AllocTRES= where 22.05 had TRES=")

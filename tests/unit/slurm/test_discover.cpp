@@ -77,7 +77,7 @@ proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail
     return FakeRunner::reply(0, "/usr/share/zoneinfo/Europe/Berlin\n");
   }
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "assoc"})) {
-    return FakeRunner::reply(0, "lab1||normal,gpu_qos|gres/gpu=8|||\nlab1|gpu|gpu_qos|||10|20\n");
+    return FakeRunner::reply(0, "lab1||normal,gpu_qos|gres/gpu=8||||gpu_qos\nlab1|gpu|gpu_qos|||10|20\n");
   }
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "qos"})) {
     return FakeRunner::reply(0, "normal||||\ngpu_qos|gres/gpu=4|8||2-00:00:00\nother|gres/gpu=1|||\n");
@@ -129,7 +129,10 @@ TEST_CASE("discover makes one round trip and builds the cluster")
   CHECK(cluster->limits.max_gpus == 4);
   CHECK(cluster->limits.max_jobs == 8);
   CHECK(cluster->limits.max_submit_jobs == 20);
-  CHECK(cluster->limits.max_wall_s == 2 * 86400);
+  // MaxWall per QOS (not the smallest of them: a job runs under one), and the DefaultQOS; the
+  // second row has no DefaultQOS column and is read all the same.
+  CHECK(cluster->limits.qos_max_wall_s == std::map<std::string, std::int64_t>{{"gpu_qos", 2 * 86400}});
+  CHECK(cluster->limits.default_qos == "gpu_qos");
   CHECK(cluster->limits.default_account.empty());
   CHECK(cluster->warnings.size() == 1); // the failed sacctmgr show user
 }

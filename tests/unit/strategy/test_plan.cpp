@@ -71,6 +71,10 @@ void check_plan_properties(const Plan& p, const model::Cluster& cluster, const m
     if (part->max_time_s >= 0) {
       CHECK(s.walltime_s <= part->max_time_s); // never past MaxTime
     }
+    const auto& qos = req.qos.empty() ? cluster.limits.default_qos : req.qos;
+    if (auto wall = cluster.limits.qos_max_wall_s.find(qos); wall != cluster.limits.qos_max_wall_s.end()) {
+      CHECK(s.walltime_s <= wall->second); // nor past the MaxWall of the job's QOS
+    }
     if (part->max_nodes >= 0) {
       CHECK(s.nodes <= part->max_nodes);
     }
@@ -242,6 +246,70 @@ TEST_CASE("plan: beyond MaxTime only checkpoint strategies remain")
   REQUIRE(off);
   CHECK(off->strategies.empty());
   CHECK(has_reason(*off, "a100_80", "exceeds MaxTime 3-00:00:00 and checkpointing is off"));
+}
+
+// #27: a QOS MaxWall shorter than the partitions' MaxTime (the 24.11 testbed's rvlimit, 1 day,
+// beside ada's 2 days) was ignored: rv planned a --time the QOS leaves pending for ever
+// (QOSMaxWallDurationPerJobLimit). The MaxWall that counts is the job's QOS's: --qos, else the
+// DefaultQOS; a short QOS the user may also use caps nothing.
+TEST_CASE("plan: the MaxWall of the job's QOS caps the walltime below MaxTime, and the error names the QOS")
+{
+  auto cluster = test::campus(); // MaxTime 2-3 days
+  cluster.limits.qos = {"normal", "short"};
+  cluster.limits.default_qos = "short";
+  cluster.limits.qos_max_wall_s = {{"short", 86400}};
+  model::JobRequest req;
+  req.gpus = 1;
+  req.time_s = 2 * 86400;
+  auto p = plan_with_window(cluster, req, 6 * 3600);
+  CHECK(p.strategies.empty());
+  CHECK(has_reason(p, "a100_80", "--time 2-00:00:00 exceeds QOS short's MaxWall 1-00:00:00 and checkpointing is off"));
+  CHECK(p.longest_max_time_s == 86400);
+  CHECK(p.longest_qos == "short");
+  auto e = no_viable_strategy(p);
+  CHECK(e.message == "--time is longer than QOS short allows (MaxWall 1-00:00:00, shorter than the GPU partitions' "
+                     "MaxTime) and checkpointing is off");
+  CHECK(e.hint.find("--time 1-00:00:00 or less") != std::string::npos);
+
+  // Within the MaxWall: planned as before.
+  req.time_s = 20 * 3600;
+  check_plan_properties(plan_with_window(cluster, req, 6 * 3600), cluster, req);
+
+  // With checkpointing: segments of at most the MaxWall, and the reason says which limit.
+  req.time_s = 2 * 86400;
+  req.allow_checkpoint = true;
+  auto ck = plan_with_window(cluster, req, 0);
+  check_plan_properties(ck, cluster, req);
+  REQUIRE_FALSE(ck.strategies.empty());
+  for (const auto& s : ck.strategies) {
+    CHECK(s.kind == model::StrategyKind::checkpoint);
+    CHECK(s.walltime_s == 86400);
+    CHECK(std::any_of(s.reasons.begin(), s.reasons.end(), [](const auto& r) {
+      return r.find("exceeds QOS short's MaxWall 1-00:00:00: segments of QOS short's MaxWall") != std::string::npos;
+    }));
+  }
+
+  // --qos normal has no MaxWall: the 2 days fit MaxTime, in one piece.
+  req.allow_checkpoint = false;
+  req.qos = "normal";
+  auto normal = plan_with_window(cluster, req, 6 * 3600);
+  check_plan_properties(normal, cluster, req);
+  CHECK(normal.longest_qos.empty());
+
+  // Without a DefaultQOS Slurm takes the only QOS allowed, else "normal".
+  req.qos.clear();
+  cluster.limits.default_qos.clear();
+  CHECK_FALSE(plan_with_window(cluster, req, 6 * 3600).strategies.empty()); // normal
+  cluster.limits.qos = {"short"};
+  CHECK(plan_with_window(cluster, req, 6 * 3600).strategies.empty()); // short, the only one
+
+  // A MaxWall longer than every MaxTime changes nothing: MaxTime is named.
+  cluster.limits.qos_max_wall_s = {{"short", 30 * 86400}};
+  req.time_s = 99 * 86400;
+  auto longer = plan_with_window(cluster, req, 6 * 3600);
+  CHECK(longer.longest_max_time_s == 3 * 86400);
+  CHECK(longer.longest_qos.empty());
+  CHECK(has_reason(longer, "a100_80", "exceeds MaxTime 3-00:00:00"));
 }
 
 // #13: `--time 99d` silently became 2-day checkpoint segments, which the program must support.
