@@ -48,7 +48,8 @@ rv_install_deps_if_needed() {
   rv_install_deps
 }
 
-# Configure (once) and build rv into $RV_BUILD_DIR. Optimised, with line tables only (-g1):
+# rv_build [TARGET...]: configure (once) and build the targets (default: everything) into
+# $RV_BUILD_DIR. Optimised, with line tables only (-g1):
 # backtraces and perf keep file:line, and the 2-core build takes about 30 % less time than with
 # full debug info (-g: app/run/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
 rv_build() {
@@ -58,9 +59,13 @@ rv_build() {
     cmake -S "$RV_ROOT" -B "$RV_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
   fi
-  cmake --build "$RV_BUILD_DIR"
-  rv_log "built in $(tb_since "$t0") s"
+  cmake --build "$RV_BUILD_DIR" ${1:+--target "$@"}
+  rv_log "built ${*:-everything} in $(tb_since "$t0") s"
 }
+
+# What the integration tests run (the rv binary and the template renderer): scripts/test.sh starts
+# them as soon as these are built and builds the rest (unit tests, package) beside them.
+RV_INTEGRATION_TARGETS=(rv rv_render_template)
 
 # Bring the testbed up unless it already runs. Sets RV_STARTED_TESTBED=1 when this call started it.
 RV_STARTED_TESTBED=0
