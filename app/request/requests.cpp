@@ -100,6 +100,12 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.pruned_at.empty()) {
     doc["pruned_at"] = r.pruned_at; // optional, as refanout
   }
+  if (!r.destination.empty()) {
+    doc["destination"] = r.destination; // optional, as refanout
+  }
+  if (!r.race.is_null()) {
+    doc["race"] = r.race; // optional, as refanout
+  }
   return doc;
 }
 
@@ -130,6 +136,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
     r.pruned_at = j.value("pruned_at", "");
+    r.destination = j.value("destination", "");
+    r.race = j.value("race", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");

@@ -30,4 +30,18 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
 Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras = {});
 
+// `rv run`'s command as one shell command line: one word as it is; several, quoted as an argv.
+std::string command_line_of(const std::vector<std::string>& command);
+
+// launch_run -f after its submission: race `submitted`, follow the winner, re-fan-out on this
+// cluster around a failed node. Across clusters, the chosen cluster's member goes on here.
+Result<int> follow_run(Env& env, const PlanRun& plan, Launched submitted, const std::string& line,
+                       const std::string& workdir, const RunExtras& extras);
+
+// launch_up in two steps: submit the allocation's holders, then race them and attach.
+Result<Launched> submit_up(Env& env, const PlanRun& plan, const std::string& command, const std::string& workdir,
+                           const RunExtras& extras);
+Result<int> attach_up(Env& env, const PlanRun& plan, Launched launched, const std::string& command,
+                      const std::string& workdir, const RunExtras& extras);
+
 } // namespace rv::app

@@ -1,5 +1,6 @@
 #include "app/run/pipeline.hpp"
 
+#include "app/run/across.hpp"
 #include "app/run/launch.hpp"
 #include "app/run/planning.hpp"
 #include "templates/watchdog.hpp"
@@ -26,10 +27,29 @@ void add_order(RunExtras& extras, const JobOrder& order, const Settings& setting
   extras.watchdog = watchdog_options(order.idle_timeout_s, settings, interactive);
 }
 
+// The same walk across the clusters of the `hosts` setting (app/run/across.hpp).
+Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how)
+{
+  RV_TRY(plans, make_plans(env, env.settings.hosts, order.request, order.plan_options));
+  if (order.dry_run) {
+    return dry_run_across(env, plans);
+  }
+  return launch_across(env, plans, how);
+}
+
 } // namespace
 
 Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow)
 {
+  if (env.settings.hosts.size() > 1) {
+    AcrossLaunch how{follow ? AcrossMode::follow : AcrossMode::submit, command_line_of(command), nullptr};
+    how.prepare = [&](Env& e) -> Result<SmartRun> {
+      RV_TRY(smart, prepare_run(e, command, order.smart));
+      add_order(smart.extras, order, e.settings, false);
+      return smart;
+    };
+    return across(env, order, std::move(how));
+  }
   RV_TRY(run, make_plan(env, order.request, order.plan_options));
   if (order.dry_run) {
     return dry_run(env, run);
@@ -42,6 +62,15 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
 
 Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command_line)
 {
+  if (env.settings.hosts.size() > 1) {
+    AcrossLaunch how{AcrossMode::up, command_line, nullptr};
+    how.prepare = [&](Env& e) -> Result<SmartRun> {
+      RV_TRY(smart, command_line.empty() ? prepare_shell(e, order.smart) : prepare_run(e, {command_line}, order.smart));
+      add_order(smart.extras, order, e.settings, true);
+      return smart;
+    };
+    return across(env, order, std::move(how));
+  }
   RV_TRY(run, make_plan(env, order.request, order.plan_options));
   if (order.dry_run) {
     return dry_run(env, run);
