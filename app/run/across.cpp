@@ -1,5 +1,6 @@
 #include "app/run/across.hpp"
 
+#include "app/clusters.hpp"
 #include "app/request/cluster_race.hpp"
 #include "app/run/launch.hpp"
 #include "core/interrupt.hpp"
@@ -11,7 +12,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <future>
 #include <optional>
 #include <set>
 
@@ -67,13 +67,14 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
                 "see why with --dry-run -v");
   }
   // Smart execution on every cluster at once: a cluster whose sync failed is left out.
-  std::vector<std::future<Result<SmartRun>>> preparing;
-  for (auto& m : members) {
-    preparing.push_back(std::async(std::launch::async, [&how, e = m.cluster->env] { return how.prepare(*e); }));
+  std::vector<std::string> hosts;
+  for (const auto& m : members) {
+    hosts.push_back(m.cluster->host);
   }
+  auto prepared = on_every_cluster(env, hosts, how.prepare);
   std::vector<Member> ready;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    auto smart = preparing[i].get();
+    auto& smart = prepared[i].result;
     if (!smart) {
       if (smart.error().code == ErrorCode::interrupted || smart.error().code == ErrorCode::usage) {
         return std::unexpected(smart.error()); // the user's own mistake is the same on every cluster
