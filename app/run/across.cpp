@@ -101,6 +101,9 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     auto& extras = m.smart.extras;
     extras.gate_wait_s = env.settings.race_gate_wait_s;
     extras.race = race;
+    if (!how.refanout.is_null()) {
+      extras.refanout = how.refanout;
+    }
     auto& e = *m.cluster->env;
     auto launched = how.mode == AcrossMode::up
                         ? submit_up(e, m.cluster->run, how.line, m.smart.workdir, extras)
@@ -189,8 +192,17 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
   }
   auto& winner = members[*chosen];
   for (auto& m : members) {
-    if (&m != &winner && m.launched) {
-      m.launched->finish(RequestState::cancelled); // settle_step ended its jobs; this removes its secrets
+    if (&m == &winner || !m.launched) {
+      continue;
+    }
+    // settle_step ended its jobs (then its stored record is cancelled): this removes its secrets.
+    // A cluster that could not be reached keeps it live, for `rv ps` to stop it later.
+    auto stored = env.requests.read(m.launched->rec.id);
+    auto rec = stored ? request_from_json(*stored) : Result<RequestRecord>(std::unexpected(stored.error()));
+    if (rec && is_final_state(rec->state)) {
+      m.launched->finish(rec->state);
+    } else {
+      m.launched->release();
     }
   }
   spdlog::info("race {}: a job on {} (cluster {}) started first: request {} runs there; the other clusters' jobs "
@@ -201,8 +213,14 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     return attach_up(e, winner.cluster->run, std::move(*winner.launched), how.line, winner.smart.workdir,
                      winner.smart.extras);
   }
+  RetryElsewhere elsewhere;
+  if (how.elsewhere) {
+    elsewhere = [&how, host = winner.cluster->host](const std::vector<std::string>& excluded, const RunExtras& next) {
+      return how.elsewhere(host, excluded, next);
+    };
+  }
   return follow_run(e, winner.cluster->run, std::move(*winner.launched), how.line, winner.smart.workdir,
-                    winner.smart.extras);
+                    winner.smart.extras, elsewhere);
 }
 
 } // namespace rv::app

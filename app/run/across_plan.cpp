@@ -29,12 +29,19 @@ std::vector<strategy::ClusterPlanView> views_of(const std::vector<ClusterRun>& c
 } // namespace
 
 Result<AcrossPlan> make_plans(Env& env, const std::vector<std::string>& hosts, const model::JobRequest& request,
-                              const strategy::PlanOptions& options)
+                              const strategy::PlanOptions& options,
+                              const std::map<std::string, std::vector<std::string>>& excluded)
 {
   const auto start = env.clock.now();
   AcrossPlan out;
   std::optional<Error> first_error;
-  const std::function<Result<PlanRun>(Env&)> plan_one = [&](Env& e) { return make_plan(e, request, options); };
+  const std::function<Result<PlanRun>(Env&)> plan_one = [&](Env& e) {
+    auto r = request;
+    if (auto it = excluded.find(e.destination); it != excluded.end()) {
+      r.exclude_nodes = it->second;
+    }
+    return make_plan(e, r, options);
+  };
   for (auto& c : on_every_cluster(env, hosts, plan_one)) {
     if (!c.result) {
       out.left_out.push_back({c.host, c.result.error().message});
