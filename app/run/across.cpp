@@ -1,5 +1,6 @@
 #include "app/run/across.hpp"
 
+#include "app/clusters.hpp"
 #include "app/request/cluster_race.hpp"
 #include "app/run/launch.hpp"
 #include "core/interrupt.hpp"
@@ -11,7 +12,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <future>
 #include <optional>
 #include <set>
 
@@ -67,13 +67,14 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
                 "see why with --dry-run -v");
   }
   // Smart execution on every cluster at once: a cluster whose sync failed is left out.
-  std::vector<std::future<Result<SmartRun>>> preparing;
-  for (auto& m : members) {
-    preparing.push_back(std::async(std::launch::async, [&how, e = m.cluster->env] { return how.prepare(*e); }));
+  std::vector<std::string> hosts;
+  for (const auto& m : members) {
+    hosts.push_back(m.cluster->host);
   }
+  auto prepared = on_every_cluster(env, hosts, how.prepare);
   std::vector<Member> ready;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    auto smart = preparing[i].get();
+    auto& smart = prepared[i].result;
     if (!smart) {
       if (smart.error().code == ErrorCode::interrupted || smart.error().code == ErrorCode::usage) {
         return std::unexpected(smart.error()); // the user's own mistake is the same on every cluster
@@ -100,6 +101,9 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     auto& extras = m.smart.extras;
     extras.gate_wait_s = env.settings.race_gate_wait_s;
     extras.race = race;
+    if (!how.refanout.is_null()) {
+      extras.refanout = how.refanout;
+    }
     auto& e = *m.cluster->env;
     auto launched = how.mode == AcrossMode::up
                         ? submit_up(e, m.cluster->run, how.line, m.smart.workdir, extras)
@@ -188,8 +192,17 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
   }
   auto& winner = members[*chosen];
   for (auto& m : members) {
-    if (&m != &winner && m.launched) {
-      m.launched->finish(RequestState::cancelled); // settle_step ended its jobs; this removes its secrets
+    if (&m == &winner || !m.launched) {
+      continue;
+    }
+    // settle_step ended its jobs (then its stored record is cancelled): this removes its secrets.
+    // A cluster that could not be reached keeps it live, for `rv ps` to stop it later.
+    auto stored = env.requests.read(m.launched->rec.id);
+    auto rec = stored ? request_from_json(*stored) : Result<RequestRecord>(std::unexpected(stored.error()));
+    if (rec && is_final_state(rec->state)) {
+      m.launched->finish(rec->state);
+    } else {
+      m.launched->release();
     }
   }
   spdlog::info("race {}: a job on {} (cluster {}) started first: request {} runs there; the other clusters' jobs "
@@ -200,8 +213,14 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     return attach_up(e, winner.cluster->run, std::move(*winner.launched), how.line, winner.smart.workdir,
                      winner.smart.extras);
   }
+  RetryElsewhere elsewhere;
+  if (how.elsewhere) {
+    elsewhere = [&how, host = winner.cluster->host](const std::vector<std::string>& excluded, const RunExtras& next) {
+      return how.elsewhere(host, excluded, next);
+    };
+  }
   return follow_run(e, winner.cluster->run, std::move(*winner.launched), how.line, winner.smart.workdir,
-                    winner.smart.extras);
+                    winner.smart.extras, elsewhere);
 }
 
 } // namespace rv::app

@@ -8,6 +8,8 @@
 #include "app/run/across_plan.hpp"
 #include "app/run/smart_exec.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <functional>
 #include <string>
 
@@ -24,6 +26,11 @@ struct AcrossLaunch {
   std::string line; // rv run: the command line; rv up: the user's command ("" = a shell)
   // Smart execution on one cluster (sync, snapshot): run for each cluster, in parallel.
   std::function<Result<SmartRun>(Env&)> prepare;
+  // rv run -f: a re-fan-out round (the history so far, recorded in every member); and how the next
+  // round runs, given the winning cluster's host and the nodes it must exclude (app/run/pipeline.cpp).
+  nlohmann::json refanout;
+  std::function<Result<int>(const std::string& host, const std::vector<std::string>& excluded, const RunExtras& next)>
+      elsewhere;
 };
 
 Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch& how);

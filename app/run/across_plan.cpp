@@ -1,5 +1,7 @@
 #include "app/run/across_plan.hpp"
 
+#include "app/clusters.hpp"
+
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/text.hpp"
@@ -9,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <future>
 
 namespace rv::app {
 namespace {
@@ -28,38 +29,28 @@ std::vector<strategy::ClusterPlanView> views_of(const std::vector<ClusterRun>& c
 } // namespace
 
 Result<AcrossPlan> make_plans(Env& env, const std::vector<std::string>& hosts, const model::JobRequest& request,
-                              const strategy::PlanOptions& options)
+                              const strategy::PlanOptions& options,
+                              const std::map<std::string, std::vector<std::string>>& excluded)
 {
   const auto start = env.clock.now();
   AcrossPlan out;
-  std::vector<std::pair<std::string, Env*>> opened;
-  for (const auto& h : hosts) {
-    auto e = env.clusters ? env.clusters->open(h) : Result<Env*>(&env);
-    if (!e) {
-      out.left_out.push_back({h, e.error().message});
-      continue;
-    }
-    opened.emplace_back(h, *e);
-  }
-  std::vector<std::future<Result<PlanRun>>> planning;
-  for (auto& [h, e] : opened) {
-    planning.push_back(
-        std::async(std::launch::async, [e = e, &request, &options] { return make_plan(*e, request, options); }));
-  }
   std::optional<Error> first_error;
-  for (std::size_t i = 0; i < opened.size(); ++i) {
-    auto run = planning[i].get();
-    if (!run) {
-      if (run.error().code == ErrorCode::interrupted) {
-        first_error = run.error();
-      }
-      out.left_out.push_back({opened[i].first, run.error().message});
-      if (!first_error) {
-        first_error = run.error();
+  const std::function<Result<PlanRun>(Env&)> plan_one = [&](Env& e) {
+    auto r = request;
+    if (auto it = excluded.find(e.destination); it != excluded.end()) {
+      r.exclude_nodes = it->second;
+    }
+    return make_plan(e, r, options);
+  };
+  for (auto& c : on_every_cluster(env, hosts, plan_one)) {
+    if (!c.result) {
+      out.left_out.push_back({c.host, c.result.error().message});
+      if (!first_error || c.result.error().code == ErrorCode::interrupted) {
+        first_error = c.result.error();
       }
       continue;
     }
-    out.clusters.push_back({opened[i].first, opened[i].second, std::move(*run)});
+    out.clusters.push_back({c.host, c.env, std::move(*c.result)});
   }
   if (interrupt_signal() != 0 || (first_error && first_error->code == ErrorCode::interrupted)) {
     return fail(ErrorCode::interrupted, "interrupted while planning");

@@ -8,6 +8,7 @@
 #include "app/run/planning.hpp"
 #include "strategy/across.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,12 @@ struct AcrossPlan {
   std::size_t strategies() const { return order.size(); }
 };
 
-// Plans `request` on every host of `hosts` at once. Fails only when no cluster could plan it (the
-// first cluster's error, with every cluster's reason in the message) or on an interrupt.
+// Plans `request` on every host of `hosts` at once; a host in `excluded` plans without those nodes
+// (a re-fan-out round: node names are each cluster's own). Fails only when no cluster could plan it
+// (the first cluster's error, with every cluster's reason in the message) or on an interrupt.
 Result<AcrossPlan> make_plans(Env& env, const std::vector<std::string>& hosts, const model::JobRequest& request,
-                              const strategy::PlanOptions& options);
+                              const strategy::PlanOptions& options,
+                              const std::map<std::string, std::vector<std::string>>& excluded = {});
 
 // The merged plan: a table with a cluster column, or with --json one document
 // (docs/plan-json.md, "Across clusters").

@@ -86,15 +86,16 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
 }
 
 Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, const std::string& line,
-                       const std::string& workdir, const RunExtras& extras)
+                       const std::string& workdir, const RunExtras& extras, const RetryElsewhere& elsewhere)
 {
   auto& runner = env.cluster;
   auto& store = env.requests;
   PlanRun current = planned;
   RunExtras this_try = extras;
   std::optional<Launched> first(std::move(submitted));
-  std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
-  for (int attempt = 0;; ++attempt) {
+  // The nodes that failed this request, round by round (a round across clusters carries it in).
+  std::vector<RefanoutStep> history = refanout_history(extras.refanout);
+  for (int attempt = static_cast<int>(history.size());; ++attempt) {
     LiveStatus live(env, true);
     if (!first) {
       live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true);
@@ -138,7 +139,8 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
       decision.step.request_id = rec.id;
       decision.step.job_id = winner.job_id;
       history.push_back(decision.step);
-      next_id = decision.retry ? store::new_request_id() : std::string();
+      // Across clusters the next round's members get their own ids (they carry the history).
+      next_id = decision.retry && !elsewhere ? store::new_request_id() : std::string();
       auto excluded = current.request.exclude_nodes;
       excluded.insert(excluded.end(), decision.exclude.begin(), decision.exclude.end());
       rec.refanout = refanout_json(history, excluded, next_id);
@@ -158,6 +160,12 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
       }
       auto request = current.request;
       request.exclude_nodes.insert(request.exclude_nodes.end(), decision.exclude.begin(), decision.exclude.end());
+      if (elsewhere) { // across clusters: every cluster races again, this one without the node
+        RunExtras next = this_try;
+        next.request_id.clear();
+        next.refanout = refanout_json(history, request.exclude_nodes, "");
+        return elsewhere(request.exclude_nodes, next);
+      }
       auto replanned = make_plan(env, request, current.options);
       if (!replanned) { // say why the request got narrower than the user asked
         auto e = replanned.error();
