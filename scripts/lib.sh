@@ -65,6 +65,7 @@ rv_build() {
 
 # What the integration tests run (the rv binary and the template renderer): scripts/test.sh starts
 # them as soon as these are built and builds the rest (unit tests, package) beside them.
+# shellcheck disable=SC2034  # used by the scripts that source this file
 RV_INTEGRATION_TARGETS=(rv rv_render_template)
 
 # Bring the testbed up unless it already runs. Sets RV_STARTED_TESTBED=1 when this call started it.
