@@ -42,6 +42,14 @@ public:
   virtual Terminal terminal() const { return {}; }
 };
 
+// What a command leaves for after its answer: cli runs it in a background rv once the command
+// has answered (cli/after_work.cpp), never on the command's own critical path.
+struct AfterWork {
+  bool refresh_assoc = false;        // the cached association facts are due a refresh (app/run/assoc_cache.hpp)
+  std::vector<std::string> requests; // requests submitted: Slurm's first start estimates to record
+  std::int64_t bf_interval_s = 30;   // the cluster's backfill interval: Slurm estimates after one
+};
+
 struct Env {
   proc::Runner& cluster;        // the login node (SSH) or local Slurm
   proc::Runner& local;          // this machine: git, rsync, hashing the project
@@ -60,6 +68,7 @@ struct Env {
   // The local key that signs `.rv-workspace` markers (core/store/key_file.hpp), made on first
   // use; "" = none: no marker is trusted and pushes delete only in rv's own workspaces.
   std::filesystem::path workspace_key_file = {};
+  AfterWork after = {}; // filled while the command runs
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

@@ -31,6 +31,7 @@ struct Settings {
   std::string notify_webhook;           // --notify: signed POSTs from the job to this URL; "" = none
   int probe_concurrency = 4;            // backfill probe shapes run at once (slurm/probe.hpp)
   std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
+  std::int64_t assoc_cache_s = 86400;   // lifetime of the cached association facts; 0 = with the others
   int refanout_max = 2;                 // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
   SyncSettings sync;
   std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
