@@ -321,6 +321,16 @@ void apply_view(JobRecord& job, const slurm::JobView& view)
   }
 }
 
+void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now)
+{
+  const auto before = job.state;
+  apply_view(job, view);
+  if (job.state == "CANCELLED" && job.started_at == 0) { // cancelled while pending, seen now
+    job.state = before;
+    mark_cancelled(job, now);
+  }
+}
+
 void mark_cancelled(JobRecord& job, std::int64_t now)
 {
   const bool pending = job.state.empty() || job.state == "PENDING";

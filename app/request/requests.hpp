@@ -62,6 +62,10 @@ void mark_cancelled(JobRecord& job, std::int64_t now);
 // none), start estimate and run time.
 void apply_view(JobRecord& job, const slurm::JobView& view);
 
+// apply_view for a poll outside a race (`rv ps`, the background rv): a job it finds cancelled that
+// never started was cancelled while pending, recorded as seen at `now` (mark_cancelled).
+void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now);
+
 // One request.
 struct RequestRecord {
   std::string id;         // 8 hex digits

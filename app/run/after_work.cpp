@@ -43,11 +43,11 @@ Result<int> record_slurm_estimates(Env& env, const std::vector<std::string>& req
     bool changed = false;
     for (auto& j : rec.jobs) {
       auto it = views.find(j.job_id);
-      if (it == views.end() || j.job_id.empty()) {
+      if (it == views.end() || it->second.source.empty()) {
         continue;
       }
       const bool had = !j.slurm_estimate.empty();
-      apply_view(j, it->second);
+      apply_polled(j, it->second, env.clock.epoch_seconds());
       recorded += !had && !j.slurm_estimate.empty() ? 1 : 0;
       changed = true;
     }
