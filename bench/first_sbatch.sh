@@ -35,7 +35,8 @@ rv() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 base() { RV_STATE_DIR=$BASE_STATE "$BASE" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
 # An rv without the discovery cache (main before #12) is measured cold only: the baseline.
 CACHED=1
-"$RV" up --help 2>/dev/null | grep -q -- --no-cache || CACHED=0
+help=$("$RV" up --help 2>/dev/null || true) # not piped into grep -q: its early exit is a SIGPIPE, and pipefail
+[[ $help == *--no-cache* ]] || CACHED=0
 NO_CACHE=()
 ((CACHED == 0)) || NO_CACHE=(--no-cache)
 ms() { echo $(($(date +%s%N) / 1000000)); }
