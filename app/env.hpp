@@ -8,6 +8,7 @@
 #include "app/settings.hpp"
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
+#include "core/result.hpp"
 #include "core/secrets.hpp"
 #include "core/store/cache_store.hpp"
 #include "core/store/record_store.hpp"
@@ -50,6 +51,23 @@ struct AfterWork {
   std::int64_t bf_interval_s = 30;   // the cluster's backfill interval: Slurm estimates after one
 };
 
+struct Env;
+
+// The clusters of one request raced across several login nodes (docs/multi-cluster.md): each
+// host's own Env (its runner and settings; the stores, the clock and the output are shared),
+// made on first use. Opening does not connect: the Env's first command does.
+class Clusters {
+public:
+  virtual ~Clusters() = default;
+  // The Env of `host` as the user named it (an ~/.ssh/config alias or [user@]host[:port]); an
+  // error when its settings cannot be made.
+  virtual Result<Env*> open(const std::string& host) = 0;
+  // Starts a background rv that settles race group member `request_id` (`rv run` without -f):
+  // it chooses the first cluster whose job starts and cancels the rest, then exits. It outlives
+  // this process and the terminal.
+  virtual Result<void> settle_in_background(const std::string& request_id) = 0;
+};
+
 struct Env {
   proc::Runner& cluster;        // the login node (SSH) or local Slurm
   proc::Runner& local;          // this machine: git, rsync, hashing the project
@@ -69,6 +87,11 @@ struct Env {
   // use; "" = none: no marker is trusted and pushes delete only in rv's own workspaces.
   std::filesystem::path workspace_key_file = {};
   AfterWork after = {}; // filled while the command runs
+  // The login node as the user named it ("" = Slurm on this machine): what a request record keeps
+  // so that a later command can reach its cluster again (docs/multi-cluster.md).
+  std::string destination = {};
+  // Every cluster rv may be asked to reach (nullptr = only `cluster`).
+  Clusters* clusters = nullptr;
 };
 
 // "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).

@@ -1,9 +1,11 @@
 #include "app/settings.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace rv::app {
@@ -52,6 +54,49 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
   return s;
 }
 
+Result<std::vector<std::string>> parse_hosts(const std::string& text)
+{
+  std::vector<std::string> hosts;
+  if (text::trim(text).empty()) {
+    return hosts;
+  }
+  for (const auto& item : text::split(text, ",")) {
+    const std::string h(text::trim(item));
+    if (h.empty()) {
+      return fail(ErrorCode::config, fmt::format("hosts '{}' has an empty item", text),
+                  "list login nodes separated by commas, e.g. rvtb,rvtb2");
+    }
+    if (std::find(hosts.begin(), hosts.end(), h) != hosts.end()) {
+      return fail(ErrorCode::config, fmt::format("hosts '{}' names {} twice", text, h), "name each login node once");
+    }
+    hosts.push_back(h);
+  }
+  return hosts;
+}
+
+Result<std::map<std::string, double>> parse_su_weights(const std::string& text)
+{
+  std::map<std::string, double> weights;
+  if (text::trim(text).empty()) {
+    return weights;
+  }
+  for (const auto& item : text::split(text, ",")) {
+    const auto eq = item.find('=');
+    const std::string host(text::trim(item.substr(0, eq == std::string_view::npos ? item.size() : eq)));
+    const std::string value(eq == std::string_view::npos ? std::string_view() : text::trim(item.substr(eq + 1)));
+    double w = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), w);
+    if (host.empty() || value.empty() || ec != std::errc{} || end != value.data() + value.size() || !(w > 0)) {
+      return fail(
+          ErrorCode::config,
+          fmt::format("su_weights item '{}' is not HOST=WEIGHT with a weight above 0", std::string(text::trim(item))),
+          "e.g. rv config set su_weights rvtb=1,rvtb2=0.5");
+    }
+    weights[host] = w;
+  }
+  return weights;
+}
+
 Result<Settings> read_settings(const Config& config, const std::string& home)
 {
   Settings s;
@@ -84,6 +129,16 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
                 "use 1s to 1h (the default is 1m)");
   }
   s.watchdog_interval_s = interval;
+  RV_TRY(hosts, parse_hosts(config.get("hosts")));
+  s.hosts = std::move(hosts);
+  RV_TRY(weights, parse_su_weights(config.get("su_weights")));
+  s.su_weights = std::move(weights);
+  RV_TRY(gate, config.get_seconds("race_gate_wait"));
+  if (gate < 10) {
+    return fail(ErrorCode::config, fmt::format("race_gate_wait '{}' is too short", config.get("race_gate_wait")),
+                "use 10s or more (the default is 5m): rv must be able to choose a started job in time");
+  }
+  s.race_gate_wait_s = gate;
   RV_TRY(keep, config.get_seconds("request_keep"));
   s.request_keep_s = keep;
   return s;

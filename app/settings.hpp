@@ -10,7 +10,9 @@
 #include "sync/transfer.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace rv::app {
 
@@ -32,7 +34,12 @@ struct Settings {
   int probe_concurrency = 4;            // backfill probe shapes run at once (slurm/probe.hpp)
   std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
   std::int64_t assoc_cache_s = 86400;   // lifetime of the cached association facts; 0 = with the others
-  int refanout_max = 2;                 // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
+  // Across clusters (docs/multi-cluster.md): the login nodes of one request, each cluster's SU
+  // weight (absent = 1), and how long a started job waits to be chosen before it ends unchosen.
+  std::vector<std::string> hosts;
+  std::map<std::string, double> su_weights;
+  std::int64_t race_gate_wait_s = 300;
+  int refanout_max = 2; // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
   SyncSettings sync;
   std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
   std::int64_t request_keep_s = 30 * 86400; // finished requests' remote state and logs; 0 = kept
@@ -42,6 +49,12 @@ struct Settings {
 Result<SyncSettings> sync_settings(const Config& config, const std::string& home);
 
 // Reads and checks every setting the core uses; an invalid value is a config error naming it.
+// "a, b,c" -> {a, b, c}: the `hosts` setting; an empty item or a repeated host is a config error.
+Result<std::vector<std::string>> parse_hosts(const std::string& text);
+
+// "rvtb=1,rvtb2=0.5" -> the `su_weights` setting; a weight must be a number above 0.
+Result<std::map<std::string, double>> parse_su_weights(const std::string& text);
+
 Result<Settings> read_settings(const Config& config, const std::string& home);
 
 } // namespace rv::app

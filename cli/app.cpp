@@ -14,8 +14,11 @@ void define_app(CLI::App& app, Context& ctx)
   app.fallthrough();
 
   auto& g = ctx.global;
-  app.add_option("-H,--host", g.host, "login node: [user@]host[:port] or an ~/.ssh/config alias (env RV_HOST)")
-      ->type_name("HOST");
+  app.add_option("-H,--host", g.hosts,
+                 "login node: [user@]host[:port] or an ~/.ssh/config alias (env RV_HOST); repeat to race rv run, "
+                 "up and cost across clusters")
+      ->type_name("HOST")
+      ->allow_extra_args(false);
   app.add_option("--config", g.config_file, "config file (default $XDG_CONFIG_HOME/rv/config.json; env RV_CONFIG)")
       ->type_name("FILE");
   app.add_option("-i,--identity", g.identity_file, "SSH private key to use")->type_name("FILE");
@@ -48,6 +51,7 @@ void define_app(CLI::App& app, Context& ctx)
   setup_completion(app, ctx);
   setup_init(app, ctx);
   setup_connect(app, ctx);
+  setup_settle(app, ctx);
   setup_help(app, ctx);
   use_rv_help(app); // grouped, wrapped, with examples and the global options
 }

@@ -1,5 +1,6 @@
 // `rv cost -g N [-t TYPE] --time T`: what the request costs on each GPU type.
 
+#include "app/clusters.hpp"
 #include "app/run/planning.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
@@ -15,34 +16,70 @@ namespace rv::cli {
 using namespace rv::app;
 namespace {
 
-Result<int> run_cost(const PlanFlags& flags, Context& ctx)
+void print_table(const strategy::CostTable& table, const model::JobRequest& request, double weight)
 {
-  RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
-  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
-  RV_TRY(profile, load_profile(ctx.config.get("profile")));
-  RV_TRY(runner, ctx.make_runner());
-  RV_TRY(cluster, discover_cluster(*runner));
-  RV_TRY(table, strategy::cost_table(cluster, profile, request, options));
-  if (ctx.global.json) {
-    print_json(strategy::to_json(table));
-    return 0;
-  }
   std::fputs(fmt::format("{} GPU(s) for {}:\n", request.gpus, format_human_duration(request.time_s)).c_str(), stdout);
   std::fputs(fmt::format("  {:<16} {:<12} {:>5} {:>6} {:>9} {:>10} {:>10}  {}\n", "type", "partition", "shape", "cpus",
-                         "mem", "SU/hour", "SU", "how")
+                         "mem", "SU/hour", weight == 1 ? "SU" : "SU x w", "how")
                  .c_str(),
              stdout);
   for (const auto& row : table.rows) {
     std::fputs(fmt::format("  {:<16} {:<12} {:>5} {:>6} {:>8}G {:>10.1f} {:>10.1f}  {}\n", row.gpu_type, row.partition,
                            fmt::format("{}x{}", row.nodes, row.gpus_per_node), row.cpus_per_task,
-                           row.mem_mb_per_node / 1024, row.rate.su_per_hour, row.su, row.rate.method)
+                           row.mem_mb_per_node / 1024, row.rate.su_per_hour, row.su * weight, row.rate.method)
                    .c_str(),
                stdout);
   }
   for (const auto& r : table.rejected) {
     std::fputs(fmt::format("  {:<16} {:<12} not possible: {}\n", r.gpu_type, r.partition, r.reason).c_str(), stdout);
   }
-  return 0;
+}
+
+Result<int> run_cost(const PlanFlags& flags, Context& ctx)
+{
+  RV_TRY(request, to_request(flags, request_defaults(ctx.config)));
+  RV_TRY(options, to_plan_options(flags, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
+  RV_TRY(profile, load_profile(ctx.config.get("profile")));
+  const std::function<Result<strategy::CostTable>(Env&)> cost = [&](Env& e) -> Result<strategy::CostTable> {
+    RV_TRY(cluster, discover_cluster(e.cluster));
+    return strategy::cost_table(cluster, profile, request, options);
+  };
+  RV_TRY(real, ctx.make_env());
+  auto& env = real->env;
+  if (env.settings.hosts.size() <= 1) {
+    RV_TRY(table, cost(env));
+    if (ctx.global.json) {
+      print_json(strategy::to_json(table));
+      return 0;
+    }
+    print_table(table, request, 1);
+    return 0;
+  }
+  // Across clusters (docs/multi-cluster.md): every cluster at once, each SU times its weight.
+  nlohmann::json doc = {{"clusters", nlohmann::json::array()}};
+  int rc = 0;
+  for (const auto& c : on_every_cluster(env, env.settings.hosts, cost)) {
+    const auto w = env.settings.su_weights.contains(c.host) ? env.settings.su_weights.at(c.host) : 1.0;
+    if (!c.result) {
+      rc = 1;
+      doc["clusters"].push_back({{"host", c.host}, {"error", c.result.error().message}});
+      if (!ctx.global.json) {
+        std::fputs(fmt::format("== {} ==\n  cannot reach it: {}\n\n", c.host, c.result.error().message).c_str(),
+                   stdout);
+      }
+      continue;
+    }
+    doc["clusters"].push_back({{"host", c.host}, {"su_weight", w}, {"cost", strategy::to_json(*c.result)}});
+    if (!ctx.global.json) {
+      std::fputs(fmt::format("== {} (SU weight {}) ==\n", c.host, w).c_str(), stdout);
+      print_table(*c.result, request, w);
+      std::fputs("\n", stdout);
+    }
+  }
+  if (ctx.global.json) {
+    print_json(doc);
+  }
+  return rc;
 }
 
 } // namespace

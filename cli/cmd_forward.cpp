@@ -142,8 +142,9 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
                   fmt::format("rv forward --stop {} first, or choose another --local-port", local));
     }
   }
-  RV_TRY(real, ctx.make_env());
-  RV_TRY(target, running_target(real->env, opts.key, opts.node));
+  std::string key = opts.key;
+  RV_TRY(real, ctx.make_env_for_request(key)); // the request's own cluster
+  RV_TRY(target, running_target(real->env, key, opts.node));
   RV_TRY(fd, proc::listen_local(local));
   ForwardRecord f{local,
                   opts.port,

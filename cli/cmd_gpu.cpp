@@ -25,7 +25,7 @@ Result<int> run_gpu(const GpuFlags& flags, Context& ctx)
     return fail(ErrorCode::usage, fmt::format("--node {} is not a node index", flags.node),
                 "--node 0 is the first node of the job");
   }
-  RV_TRY(real, ctx.make_env());
+  RV_TRY(real, ctx.make_env_for_request(opts.key)); // the request's own cluster
   return show_gpus(real->env, opts);
 }
 

@@ -9,8 +9,9 @@ namespace {
 
 Result<int> run_logs(const LogsRequest& opts, Context& ctx)
 {
-  RV_TRY(real, ctx.make_env());
-  return show_logs(real->env, opts);
+  LogsRequest routed = opts;
+  RV_TRY(real, ctx.make_env_for_request(routed.key)); // the request's own cluster
+  return show_logs(real->env, routed);
 }
 
 } // namespace

@@ -79,8 +79,9 @@ Result<int> run_ssh(const SshCmdOptions& opts, Context& ctx)
     return fail(ErrorCode::usage, "rv ssh opens a shell only on a terminal",
                 "give a command: rv ssh [REQUEST] -- CMD...");
   }
-  RV_TRY(real, ctx.make_env());
-  RV_TRY(target, running_target(real->env, opts.key, opts.node));
+  std::string key = opts.key;
+  RV_TRY(real, ctx.make_env_for_request(key)); // the request's own cluster
+  RV_TRY(target, running_target(real->env, key, opts.node));
   if (opts.print_config) {
     RV_TRY(block, ssh_config_block(target, login_hop(real->env.cluster.where(), ctx.config.get("host"))));
     if (opts.install) {

@@ -1,17 +1,57 @@
 // `rv status`: GPUs free per type and partition, the user's active requests, fair-share, usage
 // against the association's limits, SU of the last 30 days, the storage quota. One round trip.
 
+#include "app/clusters.hpp"
 #include "app/manage/cluster_status.hpp"
 #include "cli/commands.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 
 namespace rv::cli {
 namespace {
 
+// `rv status --host A --host B`: each cluster's status, asked of all at once, one after the other
+// on the screen; with --json {"clusters": [{"host", "status" | "error"}]}. Exit 1 when one failed.
+Result<int> run_status_across(Context& ctx, app::Env& env)
+{
+  const std::function<Result<app::ClusterStatus>(app::Env&)> ask = [](app::Env& e) { return app::cluster_status(e); };
+  auto all = app::on_every_cluster(env, env.settings.hosts, ask);
+  nlohmann::json doc = {{"clusters", nlohmann::json::array()}};
+  int rc = 0;
+  for (const auto& c : all) {
+    if (!c.result) {
+      rc = 1;
+      doc["clusters"].push_back({{"host", c.host}, {"error", c.result.error().message}});
+      if (!ctx.global.json) {
+        std::fputs(fmt::format("== {} ==\n  cannot reach it: {}\n\n", c.host, c.result.error().message).c_str(),
+                   stdout);
+      }
+      continue;
+    }
+    doc["clusters"].push_back({{"host", c.host}, {"status", app::to_json(*c.result)}});
+    if (!ctx.global.json) {
+      std::fputs(fmt::format("== {} ==\n", c.host).c_str(), stdout);
+      for (const auto& line : app::status_lines(*c.result)) {
+        std::fputs((line + "\n").c_str(), stdout);
+      }
+      std::fputs("\n", stdout);
+    }
+  }
+  if (ctx.global.json) {
+    print_json(doc);
+  }
+  return rc;
+}
+
 Result<int> run_status(Context& ctx)
 {
   RV_TRY(real, ctx.make_env());
+  if (real->env.settings.hosts.size() > 1) {
+    return run_status_across(ctx, real->env);
+  }
   RV_TRY(s, app::cluster_status(real->env));
   if (ctx.global.json) {
     print_json(app::to_json(s));

@@ -21,8 +21,9 @@ struct StopOptions {
 
 Result<int> run_stop(const StopOptions& opts, Context& ctx)
 {
-  RV_TRY(real, ctx.make_env());
-  RV_TRY(targets, stop_targets(real->env, opts.key, opts.all));
+  std::string key = opts.key;
+  RV_TRY(real, opts.all || key.empty() ? ctx.make_env() : ctx.make_env_for_request(key)); // its own cluster
+  RV_TRY(targets, stop_targets(real->env, key, opts.all));
   if (opts.all && !opts.yes && !targets.empty()) {
     if (!::isatty(0)) {
       return fail(ErrorCode::usage,

@@ -108,9 +108,10 @@ struct PullOpts {
 
 Result<int> run_pull(const PullOpts& o, Context& ctx)
 {
-  RV_TRY(real, ctx.make_env());
+  std::string key = o.remote; // a request goes to its own cluster; a remote path stays as it is
+  RV_TRY(real, ctx.make_env_for_request(key));
   const auto& settings = real->env.settings.sync;
-  RV_TRY(pulled, pull(real->env, o.remote, o.local, settings));
+  RV_TRY(pulled, pull(real->env, key, o.local, settings));
   const auto& report = pulled.report;
   if (ctx.global.json) {
     print_json({{"remote", pulled.source},

@@ -18,9 +18,9 @@ struct WhyFlags {
 Result<int> run_why(const WhyFlags& flags, Context& ctx)
 {
   RV_TRY(options, to_plan_options(PlanFlags{}, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
-  RV_TRY(real, ctx.make_env());
   WhyOptions opts;
   opts.key = flags.key;
+  RV_TRY(real, ctx.make_env_for_request(opts.key)); // the request's own cluster
   opts.replan = !flags.no_alternatives;
   opts.plan_options = options;
   RV_TRY(report, explain_request(real->env, opts));

@@ -32,6 +32,7 @@ void setup_init(CLI::App& app, Context& ctx);
 void setup_doctor(CLI::App& app, Context& ctx);
 void setup_help(CLI::App& app, Context& ctx); // `rv help` and `rv version`
 void setup_connect(CLI::App& app, Context& ctx);
+void setup_settle(CLI::App& app, Context& ctx); // hidden: the background rv of a race across clusters
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
 std::string version_text();

@@ -1,9 +1,12 @@
 #include "cli/context.hpp"
 
+#include "app/request/cluster_race.hpp"
 #include "app/run/status_view.hpp"
 #include "core/log.hpp"
+#include "core/process/daemon.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/ssh_runner.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -53,13 +57,21 @@ Result<void> Context::load_config()
     return r;
   }
   const std::pair<const char*, const std::optional<std::string>*> flags[] = {
-      {"host", &global.host},
       {"identity_file", &global.identity_file},
       {"known_hosts", &global.known_hosts},
       {"ssh_config", &global.ssh_config},
       {"connect_timeout", &global.connect_timeout},
       {"account", &global.account},
   };
+  if (!global.hosts.empty()) {
+    // One --host is one cluster, whatever `hosts` the config lists; several are the `hosts` list.
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"host", global.hosts.front()},
+                                     {"hosts", global.hosts.size() > 1 ? text::join(global.hosts, ",") : ""}}) {
+      if (auto r = config.set(key, value, Origin::flag); !r) {
+        return r;
+      }
+    }
+  }
   for (const auto& [key, value] : flags) {
     if (value->has_value()) {
       if (auto r = config.set(key, **value, Origin::flag); !r) {
@@ -225,11 +237,118 @@ RealEnv::RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool
   env.workspace_key_file = requests.dir().parent_path() / "workspace.key";
 }
 
+namespace {
+
+// Each other cluster's Env, made from this command's context with only the host changed, and
+// sharing the first Env's output (one terminal, one live status block).
+class RealClusters final : public app::Clusters {
+public:
+  RealClusters(const Context& ctx, app::Env& first) : m_ctx(ctx), m_first(first) {}
+
+  Result<app::Env*> open(const std::string& host) override
+  {
+    if (host == m_first.destination) {
+      return &m_first;
+    }
+    if (auto it = m_open.find(host); it != m_open.end()) {
+      return it->second.env.get();
+    }
+    Context c = m_ctx;
+    c.action = nullptr;
+    RV_TRY(real, c.make_env_for(host));
+    auto env = std::make_unique<app::Env>(app::Env{*real->cluster, real->local, m_first.clock, m_first.requests,
+                                                   m_first.secrets, real->settings, m_first.output, m_first.json,
+                                                   m_first.verbosity, m_first.home, m_first.cwd, m_first.quiet});
+    env->cache = m_first.cache;
+    env->workspace_key_file = m_first.workspace_key_file;
+    env->destination = host;
+    env->clusters = this;
+    auto* shown = env.get();
+    m_open.emplace(host, Opened{std::move(real), std::move(env)});
+    return shown;
+  }
+
+  Result<void> settle_in_background(const std::string& request_id) override
+  {
+    // The same rv, with this command's connection settings, settling the race by its records.
+    std::vector<std::string> argv = {"/proc/self/exe"};
+    const auto& g = m_ctx.global;
+    if (!g.config_file.empty()) {
+      argv.insert(argv.end(), {"--config", g.config_file});
+    }
+    for (const auto& [flag, value] :
+         {std::pair<const char*, const std::optional<std::string>*>{"--identity", &g.identity_file},
+          {"--known-hosts", &g.known_hosts},
+          {"--ssh-config", &g.ssh_config},
+          {"--connect-timeout", &g.connect_timeout}}) {
+      if (value->has_value()) {
+        argv.insert(argv.end(), {flag, **value});
+      }
+    }
+    if (!m_first.destination.empty()) {
+      argv.insert(argv.end(), {"--host", m_first.destination});
+    }
+    argv.insert(argv.end(), {"_settle", request_id});
+    const auto log = m_first.requests.dir() / (request_id + ".settle.log");
+    std::error_code ec;
+    std::filesystem::create_directories(m_first.requests.dir(), ec);
+    return proc::spawn_detached(argv, log.string());
+  }
+
+private:
+  struct Opened {
+    std::unique_ptr<RealEnv> real;
+    std::unique_ptr<app::Env> env;
+  };
+  Context m_ctx;
+  app::Env& m_first;
+  std::map<std::string, Opened> m_open;
+};
+
+} // namespace
+
 Result<std::unique_ptr<RealEnv>> Context::make_env()
 {
   RV_TRY(typed, app::read_settings(config, local_home())); // a bad value fails here, naming its key
   RV_TRY(runner, make_runner());
-  return std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity, global.quiet);
+  auto real =
+      std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity, global.quiet);
+  real->env.destination = config.get("host");
+  real->clusters = std::make_unique<RealClusters>(*this, real->env);
+  real->env.clusters = real->clusters.get();
+  return real;
+}
+
+Result<std::unique_ptr<RealEnv>> Context::make_env_for_request(std::string& key)
+{
+  auto store = request_store();
+  const auto route = app::route_request(store, key);
+  if (!route) {
+    return make_env();
+  }
+  key = route->id;
+  if (route->destination.empty() || route->destination == config.get("host")) {
+    return make_env();
+  }
+  spdlog::debug("request {} is on {}", route->id, route->destination);
+  return make_env_for(route->destination);
+}
+
+Result<std::unique_ptr<RealEnv>> Context::make_env_for(const std::string& host)
+{
+  Context c = *this;
+  c.action = nullptr;
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"host", host}, {"hosts", ""}}) {
+    RV_TRY_VOID(c.config.set(key, value, Origin::flag));
+  }
+  RV_TRY(typed, app::read_settings(c.config, local_home()));
+  RV_TRY(runner, c.make_runner());
+  auto real =
+      std::make_unique<RealEnv>(std::move(runner), std::move(typed), global.json, global.verbosity, global.quiet);
+  real->env.destination = host;
+  real->clusters = std::make_unique<RealClusters>(*this, real->env);
+  real->env.clusters = real->clusters.get();
+  return real;
 }
 
 } // namespace rv::cli

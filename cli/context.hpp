@@ -37,7 +37,8 @@ store::CacheStore cache_store();
 // Flags that every command takes.
 struct GlobalOptions {
   // Unset optionals were not given; a given empty value is meaningful (`--ssh-config ''`).
-  std::optional<std::string> host;
+  // -H/--host, repeatable: one login node, or several to race one request across their clusters.
+  std::vector<std::string> hosts;
   std::string config_file;
   std::optional<std::string> identity_file;
   std::optional<std::string> known_hosts;
@@ -90,6 +91,7 @@ struct RealEnv {
   StdOutput output;
   store::CacheStore cache;
   app::Env env;
+  std::unique_ptr<app::Clusters> clusters; // env.clusters: the other hosts of `hosts`, or a record's
 
   RealEnv(std::unique_ptr<proc::Runner> runner, app::Settings typed, bool json, int verbosity, bool quiet);
   RealEnv(const RealEnv&) = delete;
@@ -115,8 +117,15 @@ struct Context {
   Result<std::unique_ptr<proc::Runner>> make_runner();
   // The SSH settings of `host` (the configured one when empty): the session make_runner() opens.
   Result<proc::SshOptions> ssh_options(const std::string& host = {});
-  // make_runner() and everything else the application core needs (app/env.hpp).
+  // make_runner() and everything else the application core needs (app/env.hpp), with every other
+  // cluster reachable through env.clusters.
   Result<std::unique_ptr<RealEnv>> make_env();
+  // The same for login node `host` (as the user names it), whatever the config's host is.
+  Result<std::unique_ptr<RealEnv>> make_env_for(const std::string& host);
+  // make_env() on the cluster of the request `key` names ("" = the newest): its own login node,
+  // whatever the config says (docs/multi-cluster.md). `key` becomes the request's id; for a race
+  // member that lost, the chosen member's.
+  Result<std::unique_ptr<RealEnv>> make_env_for_request(std::string& key);
 };
 
 } // namespace rv::cli

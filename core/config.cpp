@@ -38,6 +38,16 @@ const std::vector<ConfigKey>& config_keys()
 {
   static const std::vector<ConfigKey> keys = {
       {"host", "", "login node: [user@]host[:port] or a Host alias of ~/.ssh/config; empty = run locally"},
+      {"hosts", "",
+       "several login nodes, comma-separated: rv run, rv up and rv cost race one request across their clusters "
+       "(docs/multi-cluster.md); as --host A --host B"},
+      {"su_weights", "",
+       "across clusters: each cluster's SU multiplied by its weight when ranking, e.g. rvtb=1,rvtb2=0.5 (default "
+       "1)"},
+      {"race_gate_wait", "5m",
+       "across clusters: how long a started job waits for rv to choose it before it ends without running the "
+       "command (exit 95)",
+       ValueKind::duration},
       {"ssh_config", "~/.ssh/config", "OpenSSH client config file to honour"},
       {"identity_file", "", "private key to try before the agent and the defaults"},
       {"known_hosts", "", "known_hosts file (default: ~/.ssh/known_hosts, or UserKnownHostsFile)"},

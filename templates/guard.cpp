@@ -1,5 +1,6 @@
 // The in-job race guard of a fan-out request: the first script to start claims the request,
-// cancels its siblings and runs; any other sibling that starts cancels itself.
+// cancels its siblings and runs; any other sibling that starts cancels itself. Across clusters,
+// the claimer then waits at the gate until rv chooses its cluster.
 
 #include "core/process/shell.hpp"
 #include "templates/detail.hpp"
@@ -85,6 +86,32 @@ RV_TIE_SETTLE_S=${RV_TIE_SETTLE_S:-2}
 _rv_guard
 )sh";
 
+// Across clusters no file system is shared: the claim above settles this cluster only. rv, the one
+// process that sees every cluster, chooses one and writes `go` in that cluster's request directory
+// (and `stop` in the others'). The claimer runs nothing of the user's before `go`; after `stop`, or
+// after the wait with neither (rv died, the laptop sleeps), it ends with exit {{exit}}.
+constexpr std::string_view k_gate = R"sh(
+# ---- cross-cluster gate (docs/multi-cluster.md) ----
+_rv_gate() {
+  local d="${RV_CLAIM_DIR%/*}" waited=0
+  while [ "$waited" -lt {{wait}} ]; do
+    if [ -e "$d/go" ]; then
+      [ "$waited" -eq 0 ] || _rv_log "rv chose this cluster for request $RV_REQUEST_ID after ${waited}s"
+      return 0
+    fi
+    if [ -e "$d/stop" ]; then
+      _rv_log "rv chose another cluster for request $RV_REQUEST_ID: job $SLURM_JOB_ID ends without running the command (exit {{exit}})"
+      exit {{exit}}
+    fi
+    sleep 1
+    waited=$(( waited + 1 ))
+  done
+  _rv_log "rv did not choose job $SLURM_JOB_ID within {{wait}}s: it ends without running the command (exit {{exit}})"
+  exit {{exit}}
+}
+_rv_gate
+)sh";
+
 } // namespace
 
 std::string guard(const Context& ctx)
@@ -93,11 +120,16 @@ std::string guard(const Context& ctx)
   if (o.request_id.empty()) {
     return {};
   }
+  std::string gate;
+  if (o.gate_wait_s > 0) {
+    gate = fill(k_gate, {{"wait", std::to_string(o.gate_wait_s)}, {"exit", std::to_string(k_not_chosen_exit)}});
+  }
   return fill(k_guard, {{"claim_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/claim")},
                         {"comment", proc::shell_quote("rv:" + o.request_id)},
                         {"request_id", proc::shell_quote(o.request_id)},
                         {"rank", std::to_string(o.strategy_rank)},
-                        {"count", std::to_string(o.strategy_count)}});
+                        {"count", std::to_string(o.strategy_count)}}) +
+         gate;
 }
 
 } // namespace rv::templates::detail

@@ -22,10 +22,17 @@ struct EnvVar {
 // Everything a script needs besides the strategy and the request. Paths are absolute paths on
 // the cluster, already resolved (no `~`, no `$USER`); they are quoted, so any byte is allowed,
 // except in `log_dir`, which sbatch itself reads (no newline, `"`, `\` or `%`).
+// The job's exit code when it started but rv chose another cluster's job, or chose none within
+// the gate's wait (docs/multi-cluster.md, docs/exit-codes.md): the command did not run.
+inline constexpr int k_not_chosen_exit = 95;
+
 struct RenderOptions {
-  std::string request_id;           // fan-out request; "" = no race guard, no --comment
-  int strategy_rank = 0;            // this strategy's place in the plan (1 = best); 0 = unknown
-  int strategy_count = 0;           // siblings in the request, this one included; 0 = unknown
+  std::string request_id; // fan-out request; "" = no race guard, no --comment
+  int strategy_rank = 0;  // this strategy's place in the plan (1 = best); 0 = unknown
+  int strategy_count = 0; // siblings in the request, this one included; 0 = unknown
+  // Across clusters: > 0 = once this cluster's claim is won, wait up to this long for rv to choose
+  // the cluster (<root>/requests/<id>/go) before running anything; 0 = no gate (one cluster).
+  std::int64_t gate_wait_s = 0;
   std::string command;              // the user's shell command line, verbatim
   std::string workdir;              // cd here before running; "" = sbatch's working directory
   std::string log_dir;              // per-user rv log dir: %x-%j.out/.err and per-node logs

@@ -1,5 +1,6 @@
 #include "app/manage/manage.hpp"
 
+#include "app/request/cluster_race.hpp"
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "app/run/follow.hpp"
@@ -41,6 +42,30 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
 {
   std::vector<StopOutcome> outcomes;
   std::vector<RequestRecord*> with_secrets;
+  // A request raced across clusters stops on every cluster: each member on its own.
+  for (auto it = targets.begin(); it != targets.end();) {
+    if (race_group(*it).empty() || request_finished(*it)) {
+      ++it;
+      continue;
+    }
+    RV_TRY(members, load_race_members(env, *it));
+    for (auto& m : members) {
+      if (request_finished(m.rec)) {
+        continue;
+      }
+      StopOutcome o{m.rec.id, {}, {}};
+      for (const auto& j : m.rec.jobs) {
+        if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+          o.cancelled.push_back(j.job_id);
+        }
+      }
+      RV_TRY_VOID(stop_member(*m.env, m.rec));
+      m.rec.state = RequestState::cancelled;
+      save(env.requests, m.rec);
+      outcomes.push_back(std::move(o));
+    }
+    it = targets.erase(it);
+  }
   const auto here = current_host(env);
   for (const auto& r : targets) {
     if (!request_finished(r)) {

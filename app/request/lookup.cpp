@@ -1,5 +1,6 @@
 #include "app/request/lookup.hpp"
 
+#include "app/request/cluster_race.hpp"
 #include "app/request/prune_requests.hpp"
 #include "app/request/reap.hpp"
 
@@ -48,6 +49,7 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
 
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<std::string, Activity>* activity)
 {
+  settle_open_races(env); // a race across clusters that no rv settled (rv died, -f not given)
   RV_TRY(requests, load_requests(env.requests));
   {
     // Finished requests of this host leave the cluster once request_keep has passed (N15).
@@ -75,8 +77,38 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<st
         mine.push_back(shown[i]);
         where.push_back(i);
       } else if (!request_finished(shown[i])) {
+        if (!shown[i].destination.empty() && env.clusters) {
+          continue; // refreshed on its own cluster below
+        }
         spdlog::info("request {} is on {}: shown as last known (rv is connected to {})", shown[i].id, shown[i].host,
                      here);
+      }
+    }
+    // Active requests on another cluster that rv can reach by name (raced across clusters, or
+    // submitted with another --host): refreshed there, one round trip per cluster.
+    std::map<std::string, std::vector<std::size_t>> elsewhere;
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+      if (!same_host(shown[i], here) && !request_finished(shown[i]) && !shown[i].destination.empty() && env.clusters) {
+        elsewhere[shown[i].destination].push_back(i);
+      }
+    }
+    for (const auto& [dest, indices] : elsewhere) {
+      auto other = env.clusters->open(dest);
+      std::vector<RequestRecord> theirs;
+      for (auto i : indices) {
+        theirs.push_back(shown[i]);
+      }
+      auto report = other ? refresh_and_reap((*other)->cluster, env.clock, env.requests, theirs)
+                          : Result<ReapReport>(std::unexpected(other.error()));
+      if (!report) {
+        spdlog::info("requests on {} shown as last known: {}", dest, report.error().message);
+        continue;
+      }
+      for (const auto& n : report->notes) {
+        spdlog::info("{}", n);
+      }
+      for (std::size_t k = 0; k < indices.size(); ++k) {
+        shown[indices[k]] = std::move(theirs[k]);
       }
     }
     // The watchdog's samples of the requests running as last recorded ride on the first command.

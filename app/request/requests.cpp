@@ -105,6 +105,12 @@ nlohmann::json to_json(const RequestRecord& r)
   if (r.utc_offset_s) {
     doc["utc_offset_s"] = *r.utc_offset_s; // optional, as refanout
   }
+  if (!r.destination.empty()) {
+    doc["destination"] = r.destination; // optional, as refanout
+  }
+  if (!r.race.is_null()) {
+    doc["race"] = r.race; // optional, as refanout
+  }
   return doc;
 }
 
@@ -138,6 +144,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     if (auto o = j.find("utc_offset_s"); o != j.end() && o->is_number_integer()) {
       r.utc_offset_s = o->get<std::int64_t>();
     }
+    r.destination = j.value("destination", "");
+    r.race = j.value("race", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");

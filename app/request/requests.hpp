@@ -92,6 +92,12 @@ struct RequestRecord {
   // reason}], "excluded": [...], "next_request": id or ""}; null when no node failed the request.
   nlohmann::json refanout;
   std::optional<std::int64_t> utc_offset_s; // the cluster's offset from UTC at submission (reads slurm_estimate)
+  // The login node as the user named it (`--host`, an ~/.ssh/config alias): how a later command
+  // reaches this request's cluster again; "" = the configured one (docs/multi-cluster.md).
+  std::string destination;
+  // Across clusters (docs/multi-cluster.md): {"group": id, "members": [{"id", "host"}...], "chosen":
+  // member id or ""}, the same in every member's record; null for a request on one cluster.
+  nlohmann::json race;
 
   // Not stored: the record as this process last read or wrote it. save() applies only what
   // changed since (three-way merge under the store's lock), so a concurrent rv's changes to

@@ -54,20 +54,21 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
   return out;
 }
 
+std::string command_line_of(const std::vector<std::string>& command)
+{
+  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
+  return command.size() == 1 ? command.front() : proc::shell_join(command);
+}
+
 Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras)
 {
-  auto& runner = env.cluster;
-  auto& store = env.requests;
-  // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
-  const std::string line = command.size() == 1 ? command.front() : proc::shell_join(command);
-  PlanRun current = planned;
-  RunExtras this_try = extras;
-  std::vector<RefanoutStep> history; // the nodes that failed this request, round by round
-  for (int attempt = 0;; ++attempt) {
+  const std::string line = command_line_of(command);
+  std::optional<Launched> first;
+  {
     LiveStatus live(env, follow);
-    live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true); // plain: said once submitted
-    RV_TRY(launched, submit_request(env, current, line, workdir, "run", this_try));
+    live.phase(submitting_text(planned.plan.strategies.size(), env.cluster.where()), true); // said once submitted
+    RV_TRY(launched, submit_request(env, planned, line, workdir, "run", extras));
     if (!follow) {
       launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
       if (env.json) {
@@ -75,10 +76,34 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
       } else if (env.quiet) {
         env.output.out(launched.rec.id + "\n");
       } else {
-        env.output.out(submitted_summary(launched.rec, current.plan));
+        env.output.out(submitted_summary(launched.rec, planned.plan));
       }
       return 0;
     }
+    first.emplace(std::move(launched));
+  }
+  return follow_run(env, planned, std::move(*first), line, workdir, extras);
+}
+
+Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, const std::string& line,
+                       const std::string& workdir, const RunExtras& extras, const RetryElsewhere& elsewhere)
+{
+  auto& runner = env.cluster;
+  auto& store = env.requests;
+  PlanRun current = planned;
+  RunExtras this_try = extras;
+  std::optional<Launched> first(std::move(submitted));
+  // The nodes that failed this request, round by round (a round across clusters carries it in).
+  std::vector<RefanoutStep> history = refanout_history(extras.refanout);
+  for (int attempt = static_cast<int>(history.size());; ++attempt) {
+    LiveStatus live(env, true);
+    if (!first) {
+      live.phase(submitting_text(current.plan.strategies.size(), runner.where()), true);
+      RV_TRY(next, submit_request(env, current, line, workdir, "run", this_try));
+      first.emplace(std::move(next));
+    }
+    Launched launched = std::move(*first);
+    first.reset();
     live.event(submitted_event(launched.rec));
     RV_TRY(winner, race_request(env, launched, live));
     auto& rec = launched.rec;
@@ -114,7 +139,8 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
       decision.step.request_id = rec.id;
       decision.step.job_id = winner.job_id;
       history.push_back(decision.step);
-      next_id = decision.retry ? store::new_request_id() : std::string();
+      // Across clusters the next round's members get their own ids (they carry the history).
+      next_id = decision.retry && !elsewhere ? store::new_request_id() : std::string();
       auto excluded = current.request.exclude_nodes;
       excluded.insert(excluded.end(), decision.exclude.begin(), decision.exclude.end());
       rec.refanout = refanout_json(history, excluded, next_id);
@@ -134,6 +160,12 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
       }
       auto request = current.request;
       request.exclude_nodes.insert(request.exclude_nodes.end(), decision.exclude.begin(), decision.exclude.end());
+      if (elsewhere) { // across clusters: every cluster races again, this one without the node
+        RunExtras next = this_try;
+        next.request_id.clear();
+        next.refanout = refanout_json(history, request.exclude_nodes, "");
+        return elsewhere(request.exclude_nodes, next);
+      }
       auto replanned = make_plan(env, request, current.options);
       if (!replanned) { // say why the request got narrower than the user asked
         auto e = replanned.error();
@@ -179,19 +211,32 @@ Result<std::string> step_program(const PlanRun& planned, const Launched& launche
 
 } // namespace
 
-Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command, const std::string& workdir,
-                      const RunExtras& extras)
+Result<Launched> submit_up(Env& env, const PlanRun& planned, const std::string& command, const std::string& workdir,
+                           const RunExtras& extras)
 {
-  auto& runner = env.cluster;
   // The allocation holds its nodes with a sleep; the shell or CMD joins it with srun --overlap and
   // gets the job's environment there (the holder itself needs no venv or set-up).
-  LiveStatus live(env, false); // `rv up --json` prints one document, not events
-  live.phase(submitting_text(planned.plan.strategies.size(), runner.where()), true);
+  LiveStatus live(env, false);
+  live.phase(submitting_text(planned.plan.strategies.size(), env.cluster.where()), true);
   RunExtras holder = extras;
   holder.setup.clear();
   holder.venv.clear();
-  RV_TRY(launched, submit_request(env, planned, "exec sleep 2147483647", workdir, "up", holder,
-                                  command.empty() ? "(interactive shell)" : command));
+  return submit_request(env, planned, "exec sleep 2147483647", workdir, "up", holder,
+                        command.empty() ? "(interactive shell)" : command);
+}
+
+Result<int> launch_up(Env& env, const PlanRun& planned, const std::string& command, const std::string& workdir,
+                      const RunExtras& extras)
+{
+  RV_TRY(launched, submit_up(env, planned, command, workdir, extras));
+  return attach_up(env, planned, std::move(launched), command, workdir, extras);
+}
+
+Result<int> attach_up(Env& env, const PlanRun& planned, Launched launched, const std::string& command,
+                      const std::string& workdir, const RunExtras& extras)
+{
+  auto& runner = env.cluster;
+  LiveStatus live(env, false); // `rv up --json` prints one document, not events
   RV_TRY(winner, race_request(env, launched, live));
   if (env.json && command.empty()) {
     launched.release();

@@ -6,6 +6,7 @@
 #include "app/run/planning.hpp"
 #include "app/run/submit.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,25 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
 // after the start is re-fanned out without the node (app/run/refanout.hpp).
 Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras = {});
+
+// `rv run`'s command as one shell command line: one word as it is; several, quoted as an argv.
+std::string command_line_of(const std::vector<std::string>& command);
+
+// Across clusters (docs/multi-cluster.md): a re-fan-out races every cluster again. Given the nodes
+// this cluster must exclude from now on and the next round's extras (its re-fan-out history), it
+// plans, launches and follows that round and returns its exit code.
+using RetryElsewhere = std::function<Result<int>(const std::vector<std::string>& excluded, const RunExtras& next)>;
+
+// launch_run -f after its submission: race `submitted`, follow the winner, re-fan-out around a
+// failed node: on this cluster, or through `elsewhere` when set. Across clusters, the chosen
+// cluster's member goes on here.
+Result<int> follow_run(Env& env, const PlanRun& plan, Launched submitted, const std::string& line,
+                       const std::string& workdir, const RunExtras& extras, const RetryElsewhere& elsewhere = {});
+
+// launch_up in two steps: submit the allocation's holders, then race them and attach.
+Result<Launched> submit_up(Env& env, const PlanRun& plan, const std::string& command, const std::string& workdir,
+                           const RunExtras& extras);
+Result<int> attach_up(Env& env, const PlanRun& plan, Launched launched, const std::string& command,
+                      const std::string& workdir, const RunExtras& extras);
 
 } // namespace rv::app

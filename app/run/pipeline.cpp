@@ -1,8 +1,11 @@
 #include "app/run/pipeline.hpp"
 
+#include "app/run/across.hpp"
 #include "app/run/launch.hpp"
 #include "app/run/planning.hpp"
 #include "templates/watchdog.hpp"
+
+#include <map>
 
 namespace rv::app {
 namespace {
@@ -26,10 +29,44 @@ void add_order(RunExtras& extras, const JobOrder& order, const Settings& setting
   extras.watchdog = watchdog_options(order.idle_timeout_s, settings, interactive);
 }
 
+// The same walk across the clusters of the `hosts` setting (app/run/across.hpp). A re-fan-out round
+// (rv run -f, a failed node) comes back here: every cluster races again, the failed one without
+// its bad nodes, so the request may move to another cluster.
+Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how,
+                   const std::map<std::string, std::vector<std::string>>& excluded = {})
+{
+  RV_TRY(plans, make_plans(env, env.settings.hosts, order.request, order.plan_options, excluded));
+  if (order.dry_run) {
+    return dry_run_across(env, plans);
+  }
+  if (how.mode == AcrossMode::follow) {
+    how.elsewhere = [&env, &order, how, excluded](const std::string& host, const std::vector<std::string>& nodes,
+                                                  const RunExtras& next) {
+      auto round = excluded;
+      round[host] = nodes;
+      AcrossLaunch again = how;
+      again.refanout = next.refanout;
+      return across(env, order, again, round);
+    };
+  }
+  return launch_across(env, plans, how);
+}
+
 } // namespace
 
 Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow)
 {
+  if (env.settings.hosts.size() > 1) {
+    AcrossLaunch how;
+    how.mode = follow ? AcrossMode::follow : AcrossMode::submit;
+    how.line = command_line_of(command);
+    how.prepare = [&](Env& e) -> Result<SmartRun> {
+      RV_TRY(smart, prepare_run(e, command, order.smart));
+      add_order(smart.extras, order, e.settings, false);
+      return smart;
+    };
+    return across(env, order, std::move(how));
+  }
   RV_TRY(run, make_plan(env, order.request, order.plan_options));
   if (order.dry_run) {
     return dry_run(env, run);
@@ -42,6 +79,17 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
 
 Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command_line)
 {
+  if (env.settings.hosts.size() > 1) {
+    AcrossLaunch how;
+    how.mode = AcrossMode::up;
+    how.line = command_line;
+    how.prepare = [&](Env& e) -> Result<SmartRun> {
+      RV_TRY(smart, command_line.empty() ? prepare_shell(e, order.smart) : prepare_run(e, {command_line}, order.smart));
+      add_order(smart.extras, order, e.settings, true);
+      return smart;
+    };
+    return across(env, order, std::move(how));
+  }
   RV_TRY(run, make_plan(env, order.request, order.plan_options));
   if (order.dry_run) {
     return dry_run(env, run);

@@ -75,6 +75,22 @@ nlohmann::json refanout_json(const std::vector<RefanoutStep>& history, const std
   return {{"history", steps}, {"excluded", excluded}, {"next_request", next_request}};
 }
 
+std::vector<RefanoutStep> refanout_history(const nlohmann::json& refanout)
+{
+  std::vector<RefanoutStep> history;
+  if (!refanout.is_object()) {
+    return history;
+  }
+  using store::text_field;
+  for (const auto& s : store::array_field(refanout, "history")) {
+    if (s.is_object()) {
+      history.push_back({text_field(s, "request"), text_field(s, "job_id"), text_field(s, "node"),
+                         text_field(s, "kind"), text_field(s, "reason")});
+    }
+  }
+  return history;
+}
+
 std::vector<std::string> refanout_lines(const nlohmann::json& refanout)
 {
   std::vector<std::string> lines;

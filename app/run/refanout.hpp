@@ -60,6 +60,9 @@ nlohmann::json refanout_json(const std::vector<RefanoutStep>& history, const std
 // request 3f9c02ab, job 212"; plus "re-fanned out as request X" on a round that was retried.
 std::vector<std::string> refanout_lines(const nlohmann::json& refanout);
 
+// The history refanout_json wrote (empty for null or a record without one).
+std::vector<RefanoutStep> refanout_history(const nlohmann::json& refanout);
+
 // The tail of the winner's stderr logs (per-node logs too), or "" when they cannot be read.
 std::string winner_log_tail(proc::Runner& runner, const RequestRecord& rec, const JobRecord& job);
 

@@ -110,6 +110,8 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   rec.created_at = utc_iso(env.clock.epoch_seconds());
   rec.host = runner.where();
+  rec.destination = env.destination;
+  rec.race = extras.race;
   rec.kind = kind;
   rec.command = shown_command.empty() ? command_line : shown_command;
   rec.workdir = workdir;
@@ -170,6 +172,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   ro.notify_mail_user = notify.mail_user;
   ro.notify_webhook = notify.webhook;
   ro.preflight = extras.preflight;
+  ro.gate_wait_s = extras.gate_wait_s;
   ro.preflight_command = planned.profile.preflight_command;
   ro.preflight_required = planned.profile.preflight_required;
   std::vector<slurm::Submission> subs;

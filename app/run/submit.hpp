@@ -31,6 +31,10 @@ struct RunExtras {
   nlohmann::json refanout;             // re-fan-out history, recorded as "refanout" (app/run/refanout.hpp)
   bool preflight = true;               // the in-job GPU preflight (--no-preflight turns it off)
   templates::WatchdogOptions watchdog; // GPU samples and --idle-timeout (docs/gpu.md)
+  // Across clusters (docs/multi-cluster.md): the gate's wait (> 0: the claimer waits for rv's
+  // choice) and the race group recorded as "race"; 0 and null on one cluster.
+  std::int64_t gate_wait_s = 0;
+  nlohmann::json race;
 };
 
 // A submitted request: its record (job ids known), owned by this process until it is finished or

@@ -58,6 +58,46 @@ Result<Detached> detach(const std::string& log_path, bool* child_ready)
   return Detached{pid, -1};
 }
 
+Result<void> spawn_detached(const std::vector<std::string>& argv, const std::string& log_path)
+{
+  if (argv.empty()) {
+    return fail(ErrorCode::usage, "nothing to start");
+  }
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log < 0) {
+    return fail(ErrorCode::io, fmt::format("cannot open {}: {}", log_path, std::strerror(errno)));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) {
+    args.push_back(const_cast<char*>(a.c_str()));
+  }
+  args.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log);
+    return fail(ErrorCode::io, fmt::format("cannot fork: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ::setsid();
+    if (::fork() != 0) {
+      ::_exit(0); // the first child ends at once: the second is nobody's zombie
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(log, 1);
+    ::dup2(log, 2);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(log);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {};
+}
+
 void ready(Detached& d)
 {
   if (d.ready_fd >= 0) {

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace rv::proc {
 
@@ -19,6 +20,11 @@ struct Detached {
 // Forks. In the parent: waits until the child calls ready() (true) or exits before that (false,
 // the log says why), then returns {child pid, -1}. In the child: returns {0, fd}.
 Result<Detached> detach(const std::string& log_path, bool* child_ready);
+
+// Starts `argv` (argv[0] a path, run as this same program when "/proc/self/exe") in the
+// background, in a session of its own, detached twice so that no zombie is left: its stdin is
+// /dev/null, stdout and stderr append to `log_path`. Returns once it is started (not waited for).
+Result<void> spawn_detached(const std::vector<std::string>& argv, const std::string& log_path);
 
 // In the child: tells the waiting parent that the background work has started.
 void ready(Detached& d);

@@ -58,3 +58,39 @@ TEST_CASE("settings: the transport and the deps mode are read once into their en
   CHECK(bad.error().message.find("later") != std::string::npos);
   CHECK_FALSE(rv::sync::parse_deps_install("later"));
 }
+
+TEST_CASE("settings: across clusters: hosts, SU weights and the gate's wait, each checked")
+{
+  Config config;
+  auto defaults = app::read_settings(config, "/home/alice");
+  REQUIRE(defaults);
+  CHECK(defaults->hosts.empty());
+  CHECK(defaults->su_weights.empty());
+  CHECK(defaults->race_gate_wait_s == 300);
+
+  REQUIRE(config.set("hosts", "rvtb, rvtb2", Origin::file));
+  REQUIRE(config.set("su_weights", "rvtb=1,rvtb2=0.5", Origin::file));
+  REQUIRE(config.set("race_gate_wait", "2m", Origin::file));
+  auto s = app::read_settings(config, "/home/alice");
+  REQUIRE(s);
+  CHECK(s->hosts == std::vector<std::string>{"rvtb", "rvtb2"});
+  CHECK(s->su_weights.at("rvtb2") == doctest::Approx(0.5));
+  CHECK(s->su_weights.at("rvtb") == doctest::Approx(1.0));
+  CHECK(s->race_gate_wait_s == 120);
+
+  auto twice = app::parse_hosts("a,b,a");
+  REQUIRE_FALSE(twice);
+  CHECK(twice.error().message.find("names a twice") != std::string::npos);
+  CHECK_FALSE(app::parse_hosts("a,,b"));
+  for (const char* bad : {"rvtb", "rvtb=", "=2", "rvtb=0", "rvtb=-1", "rvtb=x", "rvtb=1.5x"}) {
+    auto w = app::parse_su_weights(bad);
+    CHECK_MESSAGE(!w, bad);
+    if (!w) {
+      CHECK(w.error().hint.find("su_weights") != std::string::npos);
+    }
+  }
+  REQUIRE(config.set("race_gate_wait", "5s", Origin::flag));
+  auto short_wait = app::read_settings(config, "/home/alice");
+  REQUIRE_FALSE(short_wait);
+  CHECK(short_wait.error().message.find("race_gate_wait") != std::string::npos);
+}

@@ -21,6 +21,14 @@
 
 namespace rv::templates::testing {
 
+// The script rendered from `s`, `r` and `o`; the test stops when it cannot be rendered.
+inline std::string render_ok(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
+{
+  auto script = render(s, r, o);
+  REQUIRE_MESSAGE(script.has_value(), script.error().message);
+  return *script;
+}
+
 struct ExecFixture {
   std::filesystem::path dir;
 

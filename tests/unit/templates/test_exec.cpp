@@ -16,13 +16,6 @@ namespace model = rv::model;
 
 namespace {
 
-std::string render_ok(const model::Strategy& s, const model::JobRequest& r, const RenderOptions& o)
-{
-  auto script = render(s, r, o);
-  REQUIRE_MESSAGE(script.has_value(), script.error().message);
-  return *script;
-}
-
 std::size_t count(const std::string& text, const std::string& needle)
 {
   std::size_t n = 0;

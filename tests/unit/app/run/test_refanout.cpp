@@ -97,3 +97,18 @@ TEST_CASE("refanout: the record's history and what rv ps shows of it")
   CHECK(refanout_lines(nlohmann::json()).empty());
   CHECK(refanout_lines(nlohmann::json::array()).empty());
 }
+
+TEST_CASE("refanout: the history a record carries reads back step by step (a round across clusters goes on from it)")
+{
+  std::vector<RefanoutStep> steps{{"aaaa0001", "101", "v100-1", "preflight", "nvidia-smi: No devices were found"},
+                                  {"bbbb0002", "7", "h100-1", "gpu_fault", "Xid 79"}};
+  const auto back = refanout_history(refanout_json(steps, {"v100-1", "h100-1"}, ""));
+  REQUIRE(back.size() == 2);
+  CHECK(back[1].request_id == "bbbb0002");
+  CHECK(back[1].job_id == "7");
+  CHECK(back[0].node == "v100-1");
+  CHECK(back[0].kind == "preflight");
+  CHECK(back[1].reason == "Xid 79");
+  CHECK(refanout_history(nlohmann::json()).empty());
+  CHECK(refanout_history(nlohmann::json{{"history", "not a list"}}).empty());
+}

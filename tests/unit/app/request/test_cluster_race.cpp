@@ -1,0 +1,218 @@
+// A request raced across clusters (app/request/cluster_race.hpp, docs/multi-cluster.md): the
+// first cluster whose job starts is chosen, the choice is recorded in every member before `go`
+// is written, the others get `stop` and scancel, and a choice once made is never made again.
+
+#include "app/request/cluster_race.hpp"
+#include "unit/app/lifecycle_world.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv;
+using namespace rv::app;
+using namespace rv::test::lifecycle;
+
+namespace {
+
+// Two clusters, A and B, sharing one store: each has its scripted login node and its own Env.
+struct TwoClusters final : Clusters {
+  World world{"cluster-race"};
+  Cluster b_runner;
+  Env b_env{b_runner,     world.local, world.clock, world.requests, world.secrets, world.settings,
+            world.output, false,       0,           "/home/alice",  world.dir};
+  TwoClusters()
+  {
+    world.env.destination = "A";
+    world.env.clusters = this;
+    b_env.destination = "B";
+    b_env.clusters = this;
+  }
+  Result<Env*> open(const std::string& host) override
+  {
+    if (host == "A") {
+      return &world.env;
+    }
+    if (host == "B") {
+      return &b_env;
+    }
+    return fail(ErrorCode::unreachable, "no such cluster " + host);
+  }
+  Result<void> settle_in_background(const std::string&) override { return {}; }
+  Cluster& a() { return world.cluster; }
+  Cluster& b() { return b_runner; }
+
+  // Member records a1 (job 101 on A) and b2 (job 7 on B), one race group; `chosen` as given.
+  void add_members(const std::string& chosen = "")
+  {
+    nlohmann::json race = {{"group", "g1"},
+                           {"members", {{{"id", "aaaa0001"}, {"host", "A"}}, {{"id", "bbbb0002"}, {"host", "B"}}}},
+                           {"chosen", chosen}};
+    for (auto [id, host, job] : {std::tuple{"aaaa0001", "A", "101"}, std::tuple{"bbbb0002", "B", "7"}}) {
+      RequestRecord r;
+      r.id = id;
+      r.name = "train";
+      r.destination = host;
+      r.remote_root = "/home/alice/.rv";
+      r.state = RequestState::submitted;
+      r.created_at = "2026-11-27T07:00:00Z";
+      r.race = race;
+      JobRecord j;
+      j.strategy_id = "s1";
+      j.job_id = job;
+      j.state = "PENDING";
+      r.jobs.push_back(j);
+      REQUIRE(world.requests.create(id, to_json(r)));
+    }
+  }
+  RequestRecord read(const std::string& id)
+  {
+    auto j = world.requests.read(id);
+    REQUIRE(j);
+    auto r = request_from_json(*j);
+    REQUIRE(r);
+    return *r;
+  }
+};
+
+bool writes(const std::vector<std::string>& a, const std::string& file)
+{
+  return a.size() > 2 && a.front() == "sh" && a.back() == file && mentions(a, "/home/alice/.rv/requests/");
+}
+
+} // namespace
+
+TEST_CASE("cluster race: the cluster whose job started is chosen; go there, stop and scancel elsewhere")
+{
+  TwoClusters t;
+  t.add_members();
+  t.a().on([](const auto& a) { return has(a, "squeue") && has(a, "101"); },
+           Cluster::ok(squeue_row("101", "PENDING", "", "0:00")));
+  t.b().on([](const auto& a) { return has(a, "squeue") && has(a, "7"); },
+           Cluster::ok(squeue_row("7", "RUNNING", "h1")));
+  t.b().on([](const auto& a) { return writes(a, "go"); }, Cluster::ok());
+  t.a().on([](const auto& a) { return writes(a, "stop"); }, Cluster::ok());
+  t.a().on([](const auto& a) { return has(a, "scancel") && has(a, "101"); }, Cluster::ok());
+  auto rec = t.read("aaaa0001");
+  auto members = load_race_members(t.world.env, rec);
+  REQUIRE(members);
+  REQUIRE(members->size() == 2);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  REQUIRE(step->chosen);
+  CHECK(*step->chosen == 1);
+  CHECK(t.a().done());
+  CHECK(t.b().done());
+  CHECK(t.a().unexpected.empty());
+  CHECK(t.b().unexpected.empty());
+  // The go names the chosen member's own request directory.
+  CHECK(mentions(t.b().seen.back(), "/home/alice/.rv/requests/bbbb0002"));
+  // Recorded in both members; the loser ended cancelled, its job too.
+  CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
+  CHECK(t.read("bbbb0002").race.value("chosen", "") == "bbbb0002");
+  CHECK(t.read("aaaa0001").state == RequestState::cancelled);
+  CHECK(t.read("aaaa0001").jobs[0].state == "CANCELLED");
+  CHECK(t.read("bbbb0002").state == RequestState::submitted);
+}
+
+TEST_CASE("cluster race: nothing started: nothing chosen, nothing written, nothing cancelled")
+{
+  TwoClusters t;
+  t.add_members();
+  t.a().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("101", "PENDING", "", "0:00")));
+  t.b().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("7", "PENDING", "", "0:00")));
+  auto members = load_race_members(t.world.env, t.read("aaaa0001"));
+  REQUIRE(members);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  CHECK_FALSE(step->chosen);
+  CHECK_FALSE(step->over);
+  CHECK(t.a().seen.size() == 1);
+  CHECK(t.b().seen.size() == 1);
+  CHECK(t.read("aaaa0001").race.value("chosen", "x").empty());
+}
+
+TEST_CASE("cluster race: a choice once recorded is applied again, never replaced by a later start")
+{
+  TwoClusters t;
+  t.add_members("aaaa0001"); // an earlier rv chose A, then died before writing go
+  t.a().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("101", "RUNNING", "a1")));
+  t.b().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("7", "RUNNING", "h1", "0:50")));
+  t.a().on([](const auto& a) { return writes(a, "go"); }, Cluster::ok());
+  t.b().on([](const auto& a) { return writes(a, "stop"); }, Cluster::ok());
+  t.b().on([](const auto& a) { return has(a, "scancel") && has(a, "7"); }, Cluster::ok());
+  auto members = load_race_members(t.world.env, t.read("bbbb0002"));
+  REQUIRE(members);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  REQUIRE(step->chosen);
+  CHECK((*members)[*step->chosen].rec.id == "aaaa0001");
+  CHECK(t.a().done());
+  CHECK(t.b().done());
+  CHECK(t.read("bbbb0002").state == RequestState::cancelled);
+}
+
+TEST_CASE("cluster race: an unreachable cluster is named; the race goes on; its jobs stay live for later")
+{
+  TwoClusters t;
+  t.add_members();
+  t.a().on([](const auto& a) { return has(a, "squeue"); }, Error{ErrorCode::unreachable, "connection refused", ""});
+  t.b().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("7", "RUNNING", "h1")));
+  t.b().on([](const auto& a) { return writes(a, "go"); }, Cluster::ok());
+  t.a().on([](const auto& a) { return writes(a, "stop"); }, Error{ErrorCode::unreachable, "connection refused", ""});
+  t.a().on([](const auto& a) { return has(a, "scancel"); }, Error{ErrorCode::unreachable, "connection refused", ""});
+  auto members = load_race_members(t.world.env, t.read("aaaa0001"));
+  REQUIRE(members);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  REQUIRE(step->chosen);
+  CHECK(*step->chosen == 1);
+  REQUIRE(step->unreached.size() == 1);
+  CHECK(step->unreached[0].find("A: connection refused") == 0);
+  // A could not be stopped: it stays live (its gate ends a started job; `rv ps` tries again).
+  CHECK(t.read("aaaa0001").state == RequestState::submitted);
+  CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
+}
+
+TEST_CASE("cluster race: every job ended without a start: the group is over and fails")
+{
+  TwoClusters t;
+  t.add_members();
+  t.a().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("101", "CANCELLED", "", "0:00")));
+  t.b().on([](const auto& a) { return has(a, "squeue"); }, Cluster::ok(squeue_row("7", "FAILED", "", "0:00")));
+  auto members = load_race_members(t.world.env, t.read("aaaa0001"));
+  REQUIRE(members);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  CHECK_FALSE(step->chosen);
+  CHECK(step->over);
+  CHECK(t.read("aaaa0001").state == RequestState::failed);
+  CHECK(t.read("bbbb0002").state == RequestState::failed);
+}
+
+TEST_CASE("cluster race: choose_member takes the earliest start, and ignores ended jobs")
+{
+  std::vector<MemberPoll> polls(3);
+  polls[0].views["1"].state = slurm::JobState::pending;
+  polls[1].views["2"].state = slurm::JobState::running;
+  polls[1].views["2"].start_epoch = 200;
+  polls[2].views["3"].state = slurm::JobState::running;
+  polls[2].views["3"].start_epoch = 100;
+  CHECK(choose_member(polls) == std::optional<std::size_t>(2));
+  polls[2].views["3"].state = slurm::JobState::failed; // it ended at the gate (exit 95)
+  CHECK(choose_member(polls) == std::optional<std::size_t>(1));
+  polls[1].views["2"].state = slurm::JobState::completed;
+  CHECK_FALSE(choose_member(polls));
+}
+
+TEST_CASE("cluster race: a command naming the loser goes to the chosen member's cluster")
+{
+  TwoClusters t;
+  t.add_members("bbbb0002");
+  auto r = route_request(t.world.requests, "aaaa0001");
+  REQUIRE(r);
+  CHECK(r->destination == "B");
+  CHECK(r->id == "bbbb0002");
+  auto by_job = route_request(t.world.requests, "101"); // the loser's job id
+  REQUIRE(by_job);
+  CHECK(by_job->id == "bbbb0002");
+  CHECK_FALSE(route_request(t.world.requests, "nosuchrequest"));
+}
