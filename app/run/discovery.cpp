@@ -41,12 +41,13 @@ std::string job_key(const slurm::ProbeJob& j)
 
 struct CachedDiscovery {
   std::int64_t fetched_at = 0; // when the static facts were read (epoch seconds)
+  bool expired = false;        // older than the expiry: its cluster only shapes the speculative probes
   std::string fingerprint;
   std::map<std::string, proc::Outcome> by_argv;
 };
 
-// The cache of `key` when it is this format, for this target and user, and younger than the
-// configured expiry; otherwise nullopt and why (debug log).
+// The cache of `key` when it is this format, for this target and user (`expired` when older than
+// the configured expiry); otherwise nullopt and why (debug log).
 std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, const std::string& target,
                                           const std::string& user)
 {
@@ -65,10 +66,15 @@ std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, cons
     c.fetched_at = doc->at("fetched_at").get<std::int64_t>();
     c.fingerprint = doc->at("fingerprint").get<std::string>();
     const auto age = env.clock.epoch_seconds() - c.fetched_at;
-    if (age < 0 || age > env.settings.discovery_cache_s) {
-      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s)", target, age,
-                    env.settings.discovery_cache_s);
+    if (age < 0) {
+      spdlog::debug("cache: the discovery cache of {} is from the future", target);
       return std::nullopt;
+    }
+    if (age > env.settings.discovery_cache_s) {
+      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s): read again, its candidates probed "
+                    "meanwhile",
+                    target, age, env.settings.discovery_cache_s);
+      c.expired = true;
     }
     for (const auto& o : doc->at("outcomes")) {
       auto [argv, out] = cached_outcome(o);
@@ -247,9 +253,11 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     if (speculative) {
       warm = true;
       std::vector<proc::Command> batch;
-      std::vector<std::size_t> dynamic; // read now: the dynamic facts, and association facts not served
+      // Read now: the dynamic facts, association facts not served, and every static one when expired.
+      std::vector<std::size_t> dynamic;
       for (std::size_t i = 0; i < cmds.size(); ++i) {
-        if (!slurm::is_static_discovery(cmds[i]) || (assoc_apart && is_assoc_discovery(cmds[i]) && !assoc.served(i))) {
+        if (!slurm::is_static_discovery(cmds[i]) || (assoc_apart && is_assoc_discovery(cmds[i]) && !assoc.served(i)) ||
+            (cached->expired && !assoc.served(i))) {
           dynamic.push_back(i);
           batch.push_back(cmds[i]);
         }
@@ -285,7 +293,10 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
       }
       fingerprint = slurm::static_fingerprint(cmds, outcomes, stamp);
       std::string stale;
-      if (fingerprint != cached->fingerprint) {
+      if (cached->expired) { // every static fact was read again in this round trip: cold, in one
+        RV_TRY(cluster, parse_cluster(outcomes));
+        d.cluster = std::move(cluster);
+      } else if (fingerprint != cached->fingerprint) {
         stale = "the partitions or slurm.conf changed";
       } else if (auto cluster = parse_cluster(outcomes); !cluster) {
         stale = cluster.error().message;

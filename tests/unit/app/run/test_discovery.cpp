@@ -210,14 +210,39 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
 {
   World w;
   REQUIRE(w.discover());
-  SUBCASE("expired after the configured time: cold again")
+  SUBCASE("expired after the configured time: cold again, in one round trip (the old shape's probes ride along)")
   {
     w.settings.discovery_cache_s = 600;
     w.clock.advance(std::chrono::seconds(601));
+    w.cluster.seen.clear();
     auto d = w.discover();
     REQUIRE(d);
     CHECK(d->cache == "cold");
-    CHECK(w.trips == 2);
+    CHECK(w.trips == 1);
+    CHECK(w.cluster.probe_scripts == 2);
+    const auto read = [&](const std::vector<std::string>& prefix) {
+      return std::any_of(w.cluster.seen.begin(), w.cluster.seen.end(),
+                         [&](const auto& a) { return std::equal(prefix.begin(), prefix.end(), a.begin()); });
+    };
+    CHECK(read({"scontrol", "-d"})); // every static fact read again
+    CHECK(read({"scontrol", "show", "config"}));
+    CHECK(read({"readlink"}));
+    REQUIRE(!d->windows.list.empty());
+    CHECK(d->windows.list.front().full_start_in_s == 0);
+    // Rewritten now: warm again a minute later.
+    w.clock.advance(std::chrono::seconds(60));
+    auto again = w.discover();
+    REQUIRE(again);
+    CHECK(again->cache == "warm");
+  }
+  SUBCASE("expired, and the nodes changed meanwhile: the fresh facts decide, the plan still comes")
+  {
+    w.clock.advance(std::chrono::seconds(601));
+    w.cluster.cpus = 32;
+    auto d = w.discover();
+    REQUIRE(d);
+    CHECK(d->cache == "cold");
+    CHECK(d->cluster.nodes.front().cpus_total == 32);
   }
   SUBCASE("a partition's limits changed: the static facts are read again, the plan still comes")
   {
