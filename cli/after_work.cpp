@@ -7,10 +7,42 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <dirent.h>
 #include <filesystem>
+#include <sys/stat.h>
 #include <system_error>
+#include <unistd.h>
+#include <vector>
 
 namespace rv::cli {
+namespace {
+
+// In the background child: closes every inherited descriptor above stderr that is a regular file,
+// above all a caller's flock'd lock file (a test's or a benchmark's testbed lock), which would
+// otherwise stay held until the background work ends. Sockets and pipes (the SSH session, the
+// connection holder, the ready pipe) stay.
+void close_inherited_files()
+{
+  std::vector<int> fds;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (auto* e = ::readdir(d)) {
+      char* end = nullptr;
+      const long fd = std::strtol(e->d_name, &end, 10);
+      if (end != e->d_name && *end == '\0' && fd > 2 && fd != ::dirfd(d)) {
+        fds.push_back(static_cast<int>(fd));
+      }
+    }
+    ::closedir(d);
+  }
+  for (int fd : fds) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      ::close(fd);
+    }
+  }
+}
+
+} // namespace
 
 Result<int> finish_in_background(RealEnv& real, Result<int> result)
 {
@@ -32,6 +64,7 @@ Result<int> finish_in_background(RealEnv& real, Result<int> result)
     return result;
   }
   if (d->child == 0) {
+    close_inherited_files();
     proc::ready(*d);
     app::run_after_work(real.env, real.env.after);
     return result;
