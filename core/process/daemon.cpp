@@ -88,6 +88,9 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const std::str
     ::dup2(devnull, 0);
     ::dup2(log, 1);
     ::dup2(log, 2);
+    // Nothing else of the parent's: a lock its caller holds (a script's flock) must not live on
+    // in the background rv.
+    ::close_range(3, ~0U, 0);
     ::execv(args[0], args.data());
     ::_exit(127);
   }

@@ -170,23 +170,23 @@ occupy_all() {
   done
   for spec in "hopper gpu:h100:4 2" "ada gpu:l40s:2 1"; do
     read -r part gres nodes <<<"$spec"
-    on2 sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800' >/dev/null
+    occupied2+=("$(on2 sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800')")
   done
-  occupiers_running() { [[ -z $(ours on1 | grep -v RUNNING)$(ours on2 | grep -v RUNNING) ]]; }
-  wait_for 120 occupiers_running
+  for id in "${occupied[@]}"; do wait_for_job_state 120 "$id" RUNNING; done
+  occupiers2_up() { [[ $(on2 squeue -h -j "$(printf '%s,' "${occupied2[@]}")" -t running -o %i | wc -l) == "${#occupied2[@]}" ]]; }
+  wait_for 120 occupiers2_up
 }
+occupied2=()
 occupy_all
 "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb --host rvtb2 run -f --no-sync -g 1 --time 10m --name "$NAME-c2" -- "$CMD" >"$IT_DIR/c2.out" 2>"$IT_DIR/c2.err" &
 rv_pid=$!
 wait_for 60 all_submitted
 kill -STOP "$rv_pid"
 assert_eq "" "$(jq -r '.race.chosen' "$RV_STATE_DIR"/requests/*.json | grep . || true)" "no choice while every GPU is held"
-for c in on1 on2; do # the GPUs free up while rv sleeps
-  ids=$("$c" squeue -h -u rvtest -o '%i %j' | awk -v p="$NAME-occupy" '$2 == p { print $1 }')
-  # shellcheck disable=SC2086  # one word per job id
-  "$c" scancel $ids
-done
+scancel "${occupied[@]}" # the GPUs free up while rv sleeps
+on2 scancel "${occupied2[@]}"
 occupied=()
+occupied2=()
 wait_for $((15 + 90)) none_left
 assert_eq 0 "$(mark_count)" "the gated jobs started and ended unchosen: the command never ran"
 gated=$(jq -r 'select(.destination == "rvtb") | .jobs[] | select(.job_id != "") | .job_id' "$RV_STATE_DIR"/requests/*.json | paste -sd,)
