@@ -148,15 +148,15 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
     launched.finish(ended_state(status->state)); // a FAILED winner is a failed request, not "done"
     if (decision.retry) {
       const auto& st = decision.step;
+      const auto next_round = elsewhere ? std::string("a new race across the clusters") : "request " + next_id;
       if (st.kind == "gpu_fault") {
-        spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} (round {}/{}, "
-                     "request {})",
+        spdlog::warn("job {} failed after {} s with a GPU fault ('{}') on {}: retrying without {} (round {}/{}, {})",
                      winner.job_id, status->run_time_s, st.reason, st.node, st.node, attempt + 1,
-                     env.settings.refanout_max, next_id);
+                     env.settings.refanout_max, next_round);
       } else {
         spdlog::warn("job {}: node {} failed the preflight ({}): the command did not run; retrying without {} "
-                     "(round {}/{}, request {})",
-                     winner.job_id, st.node, st.reason, st.node, attempt + 1, env.settings.refanout_max, next_id);
+                     "(round {}/{}, {})",
+                     winner.job_id, st.node, st.reason, st.node, attempt + 1, env.settings.refanout_max, next_round);
       }
       auto request = current.request;
       request.exclude_nodes.insert(request.exclude_nodes.end(), decision.exclude.begin(), decision.exclude.end());

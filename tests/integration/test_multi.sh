@@ -38,17 +38,20 @@ marks() { # the lines of the marker file on both clusters
 }
 mark_count() { marks | grep -c . || true; }
 # For wait_for (which runs its command again each poll): nothing of ours on either cluster; N runs.
-none_left() { [[ -z $(ours on1)$(ours on2) ]]; }
-none_left_on1() { [[ -z $(ours on1) ]]; }
+none_left() { [[ -z $(theirs on1)$(theirs on2) ]]; }
+none_left_on1() { [[ -z $(theirs on1) ]]; }
 runs_are() { [[ $(mark_count) == "$1" ]]; }
-ours() { # our jobs still queued or running on a cluster: "on1" or "on2"
+ours() { # our jobs still queued or running on a cluster ("on1" or "on2"): rv's (rvtest) and occupiers (root)
+  "$1" squeue -h -u rvtest,root -o '%i %j %T' | awk -v p="$NAME" 'index($2, p) == 1'
+}
+theirs() { # rv's jobs of this test still queued or running on a cluster
   "$1" squeue -h -u rvtest -o '%i %j %T' | awk -v p="$NAME" 'index($2, p) == 1'
 }
 occupied=()
 cleanup_multi() {
   local ids
   for c in on1 on2; do
-    ids=$("$c" squeue -h -u rvtest -o '%i %j' 2>/dev/null | awk -v p="$NAME" 'index($2, p) == 1 { print $1 }')
+    ids=$("$c" squeue -h -u rvtest,root -o '%i %j' 2>/dev/null | awk -v p="$NAME" 'index($2, p) == 1 { print $1 }')
     # shellcheck disable=SC2086  # one word per job id
     [[ -z $ids ]] || "$c" scancel $ids 2>/dev/null || true
   done
@@ -103,7 +106,7 @@ assert_contains "$RUN_OUT" "hello from rvtest2" "the job ran on the free cluster
 assert_eq "rvtest2" "$(marks)" "it ran once, on rvtb2"
 assert_contains "$RUN_ERR" "a job on rvtb2 (cluster rvtest2) started first" "rv says which cluster it chose"
 wait_for 30 none_left_on1
-assert_eq "" "$(ours on2)" "nothing of the request left on rvtb2"
+assert_eq "" "$(theirs on2)" "nothing of the request left on rvtb2"
 loser=$(jq -r 'select(.destination == "rvtb") | .id' "$RV_STATE_DIR"/requests/*.json)
 assert_eq cancelled "$(state_of "$loser")" "rvtb's member request ended cancelled"
 pass "A: one cluster full, the other free: the job runs once on the free one; the full one's jobs are cancelled"
@@ -213,6 +216,8 @@ run "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb logs "$chosen"
 assert_rc 0 "rv logs of the chosen member, from either host"
 assert_contains "$RUN_OUT" "ran on" "the log of the run, fetched from its own cluster"
 pass "E: without -f, the background rv settles the race: one run; rv logs goes to the chosen cluster"
+cleanup_multi
+rm -rf "$RV_STATE_DIR"
 
 # --- F: a faulty node on the winning cluster: the re-fan-out races both clusters again --------------
 # rvtb2 is full, so rvtb wins the first round; there the best-ranked strategy (v100-1) wins its
@@ -224,7 +229,7 @@ for spec in "hopper gpu:h100:4 2" "ada gpu:l40s:2 1"; do
   read -r part gres nodes <<<"$spec"
   on2 sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800' >/dev/null
 done
-occupiers2_running() { [[ -n $(ours on2) ]] && ! ours on2 | grep -qv RUNNING; }
+occupiers2_running() { [[ -n $(ours on2) ]] && ! ours on2 | grep -qv RUNNING; } # only occupiers yet
 wait_for 120 occupiers2_running
 echo nodevices >"$fault"
 free_rvtb2_after_round1() { # once v100-1 has failed, rvtb2's GPUs free up for the next round
