@@ -61,6 +61,14 @@ assert_contains "$RUN_OUT$RUN_ERR" "association facts of" "without them, sacctmg
 assert_contains "$RUN_OUT" "in 1 round trip," "still one round trip"
 pass "association facts: a cold plan without sacctmgr; read in the one warm round trip when missing"
 
+# An expired cache (#30): every fact read again, the old cluster's candidates probed with them.
+for f in "$RV_STATE_DIR"/cache/discovery-*.json; do jq -c '.fetched_at -= 3600' "$f" >"$f.tmp" && mv "$f.tmp" "$f"; done
+run ssh_rv --json up --dry-run -g 1 --time 2h
+assert_rc 0 "dry run over an expired cache"
+assert_json '.cache' '"cold"' "an expired cache is cold"
+assert_json '.round_trips' '1' "expired: still one round trip (its cluster shaped the probes)"
+pass "an expired cache: cold, in one round trip"
+
 # --- predictions that learn ---------------------------------------------------------------------
 occupiers=()
 occupy() { # partition gres: a long job holding every GPU of one node
