@@ -43,6 +43,14 @@ public:
   virtual Terminal terminal() const { return {}; }
 };
 
+// What a command leaves for after its answer: cli runs it in a background rv once the command
+// has answered (cli/after_work.cpp), never on the command's own critical path.
+struct AfterWork {
+  bool refresh_assoc = false;        // the cached association facts are due a refresh (app/run/assoc_cache.hpp)
+  std::vector<std::string> requests; // requests submitted: Slurm's first start estimates to record
+  std::int64_t bf_interval_s = 30;   // the cluster's backfill interval: Slurm estimates after one
+};
+
 struct Env;
 
 // The clusters of one request raced across several login nodes (docs/multi-cluster.md): each
@@ -78,6 +86,7 @@ struct Env {
   // The local key that signs `.rv-workspace` markers (core/store/key_file.hpp), made on first
   // use; "" = none: no marker is trusted and pushes delete only in rv's own workspaces.
   std::filesystem::path workspace_key_file = {};
+  AfterWork after = {}; // filled while the command runs
   // The login node as the user named it ("" = Slurm on this machine): what a request record keeps
   // so that a later command can reach its cluster again (docs/multi-cluster.md).
   std::string destination = {};

@@ -108,6 +108,8 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.notify_webhook = config.get("notify_webhook");
   RV_TRY(cache, config.get_seconds("discovery_cache"));
   s.discovery_cache_s = cache;
+  RV_TRY(assoc_cache, config.get_seconds("assoc_cache"));
+  s.assoc_cache_s = assoc_cache;
   const auto& concurrency = config.get("probe_concurrency");
   int n = 0;
   auto [end, ec] = std::from_chars(concurrency.data(), concurrency.data() + concurrency.size(), n);

@@ -33,6 +33,7 @@ struct Settings {
   std::string notify_webhook;           // --notify: signed POSTs from the job to this URL; "" = none
   int probe_concurrency = 4;            // backfill probe shapes run at once (slurm/probe.hpp)
   std::int64_t discovery_cache_s = 600; // expiry of the per-host discovery cache; 0 = off
+  std::int64_t assoc_cache_s = 86400;   // lifetime of the cached association facts; 0 = with the others
   // Across clusters (docs/multi-cluster.md): the login nodes of one request, each cluster's SU
   // weight (absent = 1), and how long a started job waits to be chosen before it ends unchosen.
   std::vector<std::string> hosts;

@@ -1,5 +1,6 @@
 // `rv run [options] CMD...`: fan out a batch job running CMD (app/run/pipeline.hpp).
 
+#include "cli/after_work.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"
 #include "templates/render.hpp"
@@ -24,7 +25,11 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
   }
   RV_TRY(order, job_order(opts.job, ctx));
   RV_TRY(real, ctx.make_env());
-  return app::run_command(real->env, order, ctx.trailing, opts.follow);
+  auto result = app::run_command(real->env, order, ctx.trailing, opts.follow);
+  if (opts.follow) {
+    real->env.after.requests.clear(); // the race's polls recorded Slurm's estimates
+  }
+  return finish_in_background(*real, std::move(result));
 }
 
 } // namespace

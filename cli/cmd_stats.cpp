@@ -49,7 +49,8 @@ Result<int> run_stats(const StatsOptions& opts, Context& ctx)
 void setup_stats(CLI::App& app, Context& ctx)
 {
   auto opts = std::make_shared<StatsOptions>();
-  auto* cmd = app.add_subcommand("stats", "how far rv's wait predictions were off, per partition (recent requests)");
+  auto* cmd = app.add_subcommand(
+      "stats", "how far rv's wait predictions, and Slurm's own estimates, were off, per partition (recent requests)");
   cmd->add_option("--last", opts->last, "the newest N requests (default 50)")->type_name("N");
   cmd->add_option("--days", opts->days, "of the last D days (default 30)")->type_name("D");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_stats(*opts, ctx); }; });

@@ -108,6 +108,15 @@ const std::vector<ConfigKey>& config_keys()
        0,
        0,
        true},
+      {"assoc_cache",
+       "24h",
+       "how long the association and QOS facts (sacctmgr) are reused per host, read again in the background "
+       "once older than discovery_cache; 0 = with the other static facts",
+       ValueKind::duration,
+       {},
+       0,
+       0,
+       true},
       {"refanout_max",
        "2",
        "rv run -f: how many times a request is raced again without a node that failed its preflight or "

@@ -89,6 +89,7 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       v.reason = row.reason;
       v.nodes = row.nodes;
       v.source = "squeue";
+      v.seen_epoch = now_epoch;
       v.elapsed_s = row.elapsed_s;
       if (v.state == JobState::pending && row.start_time) {
         v.start_estimate = format_cluster_time(*row.start_time);

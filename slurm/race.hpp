@@ -23,6 +23,7 @@ struct JobView {
   std::int64_t elapsed_s = 0;   // run time so far (squeue %M, scontrol RunTime, sacct Elapsed)
   int exit_status = 0;          // an ended job's ExitCode=status:signal (scontrol, sacct)
   int exit_signal = 0;
+  std::int64_t seen_epoch = 0; // rv's clock at the poll that read it from squeue (0 = not from squeue)
 };
 
 // One sibling of the request.

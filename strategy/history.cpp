@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace rv::strategy {
 namespace {
@@ -71,6 +72,48 @@ std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& sampl
     list.push_back(std::move(b));
   }
   return list;
+}
+
+namespace {
+
+// |error| of `estimate` against sample `s`, or nullopt when `s` says nothing about it.
+std::optional<std::int64_t> abs_error(const WaitSample& s, std::int64_t estimate)
+{
+  if (s.censored && s.actual_s <= estimate) {
+    return std::nullopt; // cancelled before the estimated start: no information
+  }
+  return std::llabs(s.actual_s - estimate);
+}
+
+} // namespace
+
+std::vector<EstimateErrors> estimate_errors(const std::vector<WaitSample>& samples)
+{
+  struct Errors {
+    std::vector<std::int64_t> rv, slurm, rv_paired, slurm_paired;
+  };
+  std::map<std::string, Errors> by_partition;
+  for (const auto& s : samples) {
+    auto& e = by_partition[s.partition];
+    const auto rv = abs_error(s, s.predicted_s);
+    const auto slurm = s.slurm_s ? abs_error(s, *s.slurm_s) : std::nullopt;
+    if (rv) {
+      e.rv.push_back(*rv);
+    }
+    if (slurm) {
+      e.slurm.push_back(*slurm);
+    }
+    if (rv && slurm) {
+      e.rv_paired.push_back(*rv);
+      e.slurm_paired.push_back(*slurm);
+    }
+  }
+  std::vector<EstimateErrors> out;
+  for (auto& [name, e] : by_partition) {
+    out.push_back({name, static_cast<int>(e.rv.size()), median(e.rv), static_cast<int>(e.slurm.size()), median(e.slurm),
+                   static_cast<int>(e.rv_paired.size()), median(e.rv_paired), median(e.slurm_paired)});
+  }
+  return out;
 }
 
 void correct_estimates(std::vector<model::Strategy>& strategies, const std::vector<PartitionBias>& biases,

@@ -7,6 +7,7 @@
 #include "core/model/plan.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,10 @@ namespace rv::strategy {
 // One strategy of a past request: the wait the plan predicted, and the wait it got.
 struct WaitSample {
   std::string partition;
-  std::int64_t predicted_s = 0; // the plan's est_wait_s
-  std::int64_t actual_s = 0;    // submitted -> started; censored: submitted -> cancelled while pending
-  bool censored = false;        // it never started (cancelled while pending): actual_s is a lower bound
+  std::int64_t predicted_s = 0;        // the plan's est_wait_s
+  std::int64_t actual_s = 0;           // submitted -> started; censored: submitted -> cancelled while pending
+  bool censored = false;               // it never started (cancelled while pending): actual_s is a lower bound
+  std::optional<std::int64_t> slurm_s; // Slurm's estimate at submission as a wait (squeue --start); none = unknown
 };
 
 // When a partition's bias counts as systematic.
@@ -43,6 +45,25 @@ struct PartitionBias {
 
 // The bias of every partition with samples, by partition name.
 std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
+
+// rv's and Slurm's wait estimates against what happened, on one partition (`rv stats`).
+struct EstimateErrors {
+  std::string partition;
+  int rv_samples = 0; // the samples that inform rv's error
+  std::int64_t rv_median_abs_s = 0;
+  int slurm_samples = 0; // ... Slurm's (those with a Slurm estimate)
+  std::int64_t slurm_median_abs_s = 0;
+  int paired = 0; // the samples that inform both: the fair comparison
+  std::int64_t rv_paired_median_abs_s = 0;
+  std::int64_t slurm_paired_median_abs_s = 0;
+};
+
+// The median absolute error of rv's and of Slurm's estimates per partition, over the samples that
+// inform each, and of both over the samples that inform both. A job that started gives |actual -
+// estimate|; one cancelled while pending informs an estimate only once it waited past it, and its
+// error is then at least actual - estimate, which is taken as its error (a lower bound, so a
+// censored sample never makes an estimate look worse than it is).
+std::vector<EstimateErrors> estimate_errors(const std::vector<WaitSample>& samples);
 
 // Corrects the known est_wait_s of every strategy on a partition with a systematic bias (the
 // median error added, never below 0); each corrected strategy gets a reason, and `notes` one line

@@ -11,47 +11,14 @@
 # Takes the testbed lock, needs idle GPU nodes, cancels every job it made (also on error).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=testbed/lib.sh
-. "$here/lib.sh"
-[[ -f $TB_DIR/env ]] || tb_die "no testbed: run testbed/up.sh first"
-exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
-flock -w 2400 9 || tb_die "the testbed lock stayed taken"
+# shellcheck source=testbed/capture_kit.sh
+. "$here/capture_kit.sh"
+capture_kit_lock
 gpu_idle() { [[ $(sinfo -h -N -p gpu-a100,gpu-a6000,gpu-v100,gpu-h200 -o %t | sort -u) == idle ]]; }
 tb_wait 60 gpu_idle || tb_die "capture needs idle GPU nodes: $(sinfo -N)"
 
-version=$(sinfo -V | awk '{print $2}')
-out=${1:-$here/../tests/data/slurm/${version%.*}/window}
-mkdir -p "$out"
-rm -f "$out"/*.txt
-as_user() { runuser -u "$TB_SSH_USER" -- bash -c 'cd && "$@"' bash "$@"; }
-index=()
-ids=$(mktemp)
-cleanup() {
-  [[ -s $ids ]] && xargs scancel <"$ids" 2>/dev/null || true
-  rm -f "$ids"
-}
-trap cleanup EXIT
-capture() {
-  local file=$1 stream=$2 rc=0
-  shift 2
-  case $stream in
-    stdout) "$@" >"$out/$file" 2>/dev/null || rc=$? ;;
-    stderr) "$@" 2>"$out/$file" >/dev/null || rc=$? ;;
-  esac
-  local shown=$*
-  shown=${shown#as_user }
-  index+=("| \`$file\` | \`${shown//|/\\|}\` | $stream | $rc |")
-}
-submit() {
-  local j
-  j=$(as_user sbatch --parsable -o /dev/null --wrap 'sleep 3000' "$@" | cut -d';' -f1)
-  echo "$j" >>"$ids"
-  echo "$j"
-}
+capture_kit_out window "${1:-}"
 high() { scontrol update jobid="$1" nice=-50000; }
-state_of() { squeue -h -t all -j "$1" -o %T 2>/dev/null; }
-in_state() { [[ $(state_of "$1") == "$2" ]]; }
-has_start() { squeue -h --start -j "$1" -o %S 2>/dev/null | grep -Eq '^[0-9]{4}-'; }
 
 r=()
 r+=("$(submit -p gpu-a6000 --gres=gpu:a6000:2 -c 4 --mem=16G -t 10 -J run6k-a)")

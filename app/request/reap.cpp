@@ -171,12 +171,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       if (it == views.end() || it->second.source.empty()) {
         continue;
       }
-      const auto before = j.state;
-      apply_view(j, it->second);
-      if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending, seen now
-        j.state = before;
-        mark_cancelled(j, clock.epoch_seconds());
-      }
+      apply_polled(j, it->second, clock.epoch_seconds());
       changed = true;
     }
     // The winner: the one the record names, else the first (in rank order) that started.

@@ -63,6 +63,8 @@ nlohmann::json to_json(const RequestRecord& r)
          {"submitted_at", iso_or_empty(j.submitted_at)},
          {"started_at", iso_or_empty(j.started_at)},
          {"cancelled_pending_at", iso_or_empty(j.cancelled_pending_at)},
+         {"slurm_estimate", j.slurm_estimate},
+         {"slurm_estimate_at", iso_or_empty(j.slurm_estimate_at)},
          {"strategy_id", j.strategy_id},
          {"label", j.label},
          {"partition", j.partition},
@@ -100,6 +102,9 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.pruned_at.empty()) {
     doc["pruned_at"] = r.pruned_at; // optional, as refanout
   }
+  if (r.utc_offset_s) {
+    doc["utc_offset_s"] = *r.utc_offset_s; // optional, as refanout
+  }
   if (!r.destination.empty()) {
     doc["destination"] = r.destination; // optional, as refanout
   }
@@ -136,6 +141,9 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.secrets = j.value("secrets", std::vector<std::string>{});
     r.secrets_file = j.value("secrets_file", "");
     r.pruned_at = j.value("pruned_at", "");
+    if (auto o = j.find("utc_offset_s"); o != j.end() && o->is_number_integer()) {
+      r.utc_offset_s = o->get<std::int64_t>();
+    }
     r.destination = j.value("destination", "");
     r.race = j.value("race", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
@@ -160,6 +168,8 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.submitted_at = epoch_of_iso(jj.value("submitted_at", ""));
       job.started_at = epoch_of_iso(jj.value("started_at", ""));
       job.cancelled_pending_at = epoch_of_iso(jj.value("cancelled_pending_at", ""));
+      job.slurm_estimate = jj.value("slurm_estimate", "");
+      job.slurm_estimate_at = epoch_of_iso(jj.value("slurm_estimate_at", ""));
       r.jobs.push_back(std::move(job));
     }
     r.base = to_json(r);
@@ -304,6 +314,11 @@ void apply_view(JobRecord& job, const slurm::JobView& view)
     job.node_list = view.nodes;
   }
   job.start_estimate = view.start_estimate;
+  if (job.slurm_estimate.empty() && view.state == slurm::JobState::pending && !view.start_estimate.empty() &&
+      view.seen_epoch > 0) {
+    job.slurm_estimate = view.start_estimate; // the first one: Slurm's estimate at submission
+    job.slurm_estimate_at = view.seen_epoch;
+  }
   job.elapsed_s = view.elapsed_s;
   // Started: a poll saw it run (or end after running). A job cancelled while pending has no run
   // time, but sacct gives it a Start (the cancel time): never a start.
@@ -311,6 +326,16 @@ void apply_view(JobRecord& job, const slurm::JobView& view)
                    (!view.nodes.empty() && view.state == slurm::JobState::failed);
   if (job.started_at == 0 && job.cancelled_pending_at == 0 && view.start_epoch > 0 && ran) {
     job.started_at = view.start_epoch;
+  }
+}
+
+void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now)
+{
+  const auto before = job.state;
+  apply_view(job, view);
+  if (job.state == "CANCELLED" && job.started_at == 0) { // cancelled while pending, seen now
+    job.state = before;
+    mark_cancelled(job, now);
   }
 }
 

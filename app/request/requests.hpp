@@ -45,6 +45,10 @@ struct JobRecord {
   std::int64_t submitted_at = 0;                // sbatch answered with the job id
   std::int64_t started_at = 0;                  // it started (rv's clock when seen, minus its run time)
   std::int64_t cancelled_pending_at = 0;        // cancelled (by rv or the user) while still pending
+  // Slurm's own estimate, to compare with rv's (`rv stats`): the first start estimate a poll saw
+  // while the job was pending (cluster-local time), and when it saw it (rv's clock).
+  std::string slurm_estimate;
+  std::int64_t slurm_estimate_at = 0;
 };
 
 // "2026-11-22T05:37:42Z" (utc_iso's form) as epoch seconds; 0 when empty or unreadable.
@@ -57,6 +61,10 @@ void mark_cancelled(JobRecord& job, std::int64_t now);
 // Copies what a poll saw of a job into its record: state, reason, nodes (kept when the view has
 // none), start estimate and run time.
 void apply_view(JobRecord& job, const slurm::JobView& view);
+
+// apply_view for a poll outside a race (`rv ps`, the background rv): a job it finds cancelled that
+// never started was cancelled while pending, recorded as seen at `now` (mark_cancelled).
+void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now);
 
 // One request.
 struct RequestRecord {
@@ -83,6 +91,7 @@ struct RequestRecord {
   // Re-fan-out (app/run/refanout.hpp, docs/preflight.md): {"history": [{request, job_id, node, kind,
   // reason}], "excluded": [...], "next_request": id or ""}; null when no node failed the request.
   nlohmann::json refanout;
+  std::optional<std::int64_t> utc_offset_s; // the cluster's offset from UTC at submission (reads slurm_estimate)
   // The login node as the user named it (`--host`, an ~/.ssh/config alias): how a later command
   // reaches this request's cluster again; "" = the configured one (docs/multi-cluster.md).
   std::string destination;

@@ -1,5 +1,6 @@
 #include "app/run/discovery.hpp"
 
+#include "app/run/assoc_cache.hpp"
 #include "core/store/cache_store.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/discover_cache.hpp"
@@ -40,12 +41,13 @@ std::string job_key(const slurm::ProbeJob& j)
 
 struct CachedDiscovery {
   std::int64_t fetched_at = 0; // when the static facts were read (epoch seconds)
+  bool expired = false;        // older than the expiry: its cluster only shapes the speculative probes
   std::string fingerprint;
   std::map<std::string, proc::Outcome> by_argv;
 };
 
-// The cache of `key` when it is this format, for this target and user, and younger than the
-// configured expiry; otherwise nullopt and why (debug log).
+// The cache of `key` when it is this format, for this target and user (`expired` when older than
+// the configured expiry); otherwise nullopt and why (debug log).
 std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, const std::string& target,
                                           const std::string& user)
 {
@@ -64,17 +66,19 @@ std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, cons
     c.fetched_at = doc->at("fetched_at").get<std::int64_t>();
     c.fingerprint = doc->at("fingerprint").get<std::string>();
     const auto age = env.clock.epoch_seconds() - c.fetched_at;
-    if (age < 0 || age > env.settings.discovery_cache_s) {
-      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s)", target, age,
-                    env.settings.discovery_cache_s);
+    if (age < 0) {
+      spdlog::debug("cache: the discovery cache of {} is from the future", target);
       return std::nullopt;
     }
+    if (age > env.settings.discovery_cache_s) {
+      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s): read again, its candidates probed "
+                    "meanwhile",
+                    target, age, env.settings.discovery_cache_s);
+      c.expired = true;
+    }
     for (const auto& o : doc->at("outcomes")) {
-      proc::Outcome out;
-      out.exit_code = o.at("exit").get<int>();
-      out.out = o.at("out").get<std::string>();
-      out.err = o.at("err").get<std::string>();
-      c.by_argv[argv_key(o.at("argv").get<std::vector<std::string>>())] = std::move(out);
+      auto [argv, out] = cached_outcome(o);
+      c.by_argv[argv_key(argv)] = std::move(out);
     }
     return c;
   } catch (const nlohmann::json::exception& e) {
@@ -89,8 +93,7 @@ void save_cache(Env& env, const std::string& key, const std::string& target, con
 {
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < cmds.size() && i < outcomes.size(); ++i) {
-    list.push_back(
-        {{"argv", cmds[i].argv}, {"exit", outcomes[i].exit_code}, {"out", outcomes[i].out}, {"err", outcomes[i].err}});
+    list.push_back(cached_outcome_json(cmds[i].argv, outcomes[i]));
   }
   nlohmann::json doc = {{"version", k_cache_version}, {"target", target},           {"user", user},
                         {"fetched_at", fetched_at},   {"fingerprint", fingerprint}, {"outcomes", list}};
@@ -211,7 +214,16 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   const auto key = store::CacheStore::key_for("discovery", target + "\n" + user);
   d.cache = caching ? "cold" : "off";
 
+  // The association facts (sacctmgr) have a cache of their own, with a longer lifetime: served
+  // from it, they are in no batch below; else they are read with whichever batch runs.
+  const auto assoc = caching ? serve_assoc(env, target, user, cmds) : AssocServed{};
+  const bool assoc_apart = assoc.use != AssocUse::off;
   std::vector<proc::Outcome> outcomes(cmds.size());
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    if (assoc.served(i)) {
+      outcomes[i] = *assoc.outcomes[i];
+    }
+  }
   std::int64_t fetched_at = env.clock.epoch_seconds();
   std::string fingerprint;
   slurm::ProbeOutput answers;
@@ -223,6 +235,9 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     // dynamic facts (if the fresh cluster yields others, they are probed afterwards).
     bool complete = true;
     for (std::size_t i = 0; i < cmds.size(); ++i) {
+      if (assoc.served(i)) {
+        continue; // from the association cache (above)
+      }
       auto it = cached->by_argv.find(argv_key(cmds[i].argv));
       complete = complete && it != cached->by_argv.end();
       if (it != cached->by_argv.end()) {
@@ -238,9 +253,11 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     if (speculative) {
       warm = true;
       std::vector<proc::Command> batch;
+      // Read now: the dynamic facts, association facts not served, and every static one when expired.
       std::vector<std::size_t> dynamic;
       for (std::size_t i = 0; i < cmds.size(); ++i) {
-        if (!slurm::is_static_discovery(cmds[i])) {
+        if (!slurm::is_static_discovery(cmds[i]) || (assoc_apart && is_assoc_discovery(cmds[i]) && !assoc.served(i)) ||
+            (cached->expired && !assoc.served(i))) {
           dynamic.push_back(i);
           batch.push_back(cmds[i]);
         }
@@ -276,7 +293,10 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
       }
       fingerprint = slurm::static_fingerprint(cmds, outcomes, stamp);
       std::string stale;
-      if (fingerprint != cached->fingerprint) {
+      if (cached->expired) { // every static fact was read again in this round trip: cold, in one
+        RV_TRY(cluster, parse_cluster(outcomes));
+        d.cluster = std::move(cluster);
+      } else if (fingerprint != cached->fingerprint) {
         stale = "the partitions or slurm.conf changed";
       } else if (auto cluster = parse_cluster(outcomes); !cluster) {
         stale = cluster.error().message;
@@ -296,7 +316,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
         std::vector<proc::Command> again;
         std::vector<std::size_t> index;
         for (std::size_t i = 0; i < cmds.size(); ++i) {
-          if (slurm::is_static_discovery(cmds[i])) {
+          if (slurm::is_static_discovery(cmds[i]) && !(assoc_apart && is_assoc_discovery(cmds[i]))) {
             index.push_back(i);
             again.push_back(cmds[i]);
           }
@@ -316,7 +336,15 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   }
 
   if (!warm) {
-    auto batch = cmds;
+    std::vector<proc::Command> batch;
+    std::vector<std::size_t> index; // batch[k] is cmds[index[k]]
+    for (std::size_t i = 0; i < cmds.size(); ++i) {
+      if (!assoc.served(i)) {
+        index.push_back(i);
+        batch.push_back(cmds[i]);
+      }
+    }
+    const auto stamp_at = batch.size();
     if (caching) {
       batch.push_back(slurm::config_stamp_command());
     }
@@ -330,9 +358,11 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     if (outs.size() != batch.size()) {
       return fail(ErrorCode::generic, fmt::format("discovery expected {} outcomes, got {}", batch.size(), outs.size()));
     }
-    std::copy_n(outs.begin(), cmds.size(), outcomes.begin());
+    for (std::size_t k = 0; k < index.size(); ++k) {
+      outcomes[index[k]] = outs[k];
+    }
     if (caching) {
-      fingerprint = slurm::static_fingerprint(cmds, outcomes, outs[cmds.size()]);
+      fingerprint = slurm::static_fingerprint(cmds, outcomes, outs[stamp_at]);
     }
     d.roots = roots_of(env.settings, outs[roots_at], target);
     d.queue = slurm::parse_queue(outs[queue_at], outs[queue_at + 1]);
@@ -341,6 +371,9 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   }
   if (caching) {
     save_cache(env, key, target, user, fetched_at, fingerprint, cmds, outcomes);
+  }
+  if (assoc.use == AssocUse::read_now) {
+    save_assoc(env, target, user, env.clock.epoch_seconds(), cmds, outcomes);
   }
 
   RV_TRY(candidates, strategy::enumerate_candidates(d.cluster, profile, request, options));

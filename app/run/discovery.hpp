@@ -4,7 +4,8 @@
 // the probes. Warm (the static facts cached and fresh): ONE round trip that reads the dynamic
 // facts, checks that the static ones still hold, and already runs the probes of the candidates
 // the cached cluster yields; a probe the fresh cluster needs and that was not run costs a second
-// round trip, a failed check re-reads the static facts (also a second).
+// round trip, a failed check re-reads the static facts (also a second). Expired: ONE round trip
+// too, that reads every fact again and probes the candidates of the cluster as last seen.
 
 #include "app/env.hpp"
 #include "app/request/remote_roots.hpp"

@@ -1,6 +1,7 @@
 #include "app/run/predictions.hpp"
 
 #include "core/duration.hpp"
+#include "slurm/cluster_time.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace rv::app {
@@ -33,6 +35,20 @@ std::vector<const RequestRecord*> recent(const std::vector<RequestRecord>& recor
   return out;
 }
 
+// Slurm's estimate at submission of `j` as a wait: its first start estimate, when a poll saw it
+// within k_slurm_estimate_window_s of the submission (a later one knows more than a plan could).
+std::optional<std::int64_t> slurm_wait(const RequestRecord& r, const JobRecord& j)
+{
+  if (j.slurm_estimate.empty() || !r.utc_offset_s || j.slurm_estimate_at - j.submitted_at > k_slurm_estimate_window_s) {
+    return std::nullopt;
+  }
+  auto t = slurm::parse_cluster_time(j.slurm_estimate);
+  if (!t || !*t) {
+    return std::nullopt;
+  }
+  return std::max<std::int64_t>(0, slurm::to_unix_seconds(**t, *r.utc_offset_s) - j.submitted_at);
+}
+
 std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestRecord*>& records, const std::string& host)
 {
   std::vector<strategy::WaitSample> out;
@@ -45,11 +61,11 @@ std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestReco
         continue;
       }
       if (j.started_at > 0) {
-        out.push_back(
-            {j.partition, *j.predicted_wait_s, std::max<std::int64_t>(0, j.started_at - j.submitted_at), false});
+        out.push_back({j.partition, *j.predicted_wait_s, std::max<std::int64_t>(0, j.started_at - j.submitted_at),
+                       false, slurm_wait(*r, j)});
       } else if (j.cancelled_pending_at > 0) {
         out.push_back({j.partition, *j.predicted_wait_s,
-                       std::max<std::int64_t>(0, j.cancelled_pending_at - j.submitted_at), true});
+                       std::max<std::int64_t>(0, j.cancelled_pending_at - j.submitted_at), true, slurm_wait(*r, j)});
       }
     }
   }
@@ -98,8 +114,18 @@ nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::
   for (const auto& host : hosts) {
     const auto samples = samples_of(chosen, host);
     nlohmann::json parts = nlohmann::json::array();
+    std::map<std::string, strategy::EstimateErrors> vs_slurm;
+    for (auto& e : strategy::estimate_errors(samples)) {
+      vs_slurm[e.partition] = e;
+    }
     for (const auto& b : strategy::partition_biases(samples)) {
+      const auto& e = vs_slurm[b.partition];
       parts.push_back({{"partition", b.partition},
+                       {"slurm_samples", e.slurm_samples},
+                       {"slurm_median_abs_error_s", e.slurm_median_abs_s},
+                       {"paired", e.paired},
+                       {"rv_paired_median_abs_error_s", e.rv_paired_median_abs_s},
+                       {"slurm_paired_median_abs_error_s", e.slurm_paired_median_abs_s},
                        {"started", b.started},
                        {"cancelled_pending", b.censored},
                        {"median_error_s", b.median_error_s},
@@ -131,6 +157,18 @@ std::string format_prediction_stats(const nlohmann::json& stats)
                          signed_seconds(p["median_error_s"].get<std::int64_t>()),
                          format_human_duration(p["median_abs_error_s"].get<std::int64_t>()),
                          (p["corrected"].get<bool>() ? "corrected: " : "as estimated: ") + p["why"].get<std::string>());
+    }
+    out += fmt::format("  {:<14} {:>7} {:>14} {:>14}  {}\n", "rv vs Slurm", "paired", "rv |error|", "Slurm |error|",
+                       "Slurm alone");
+    for (const auto& p : h["partitions"]) {
+      const int paired = p["paired"].get<int>();
+      out += fmt::format(
+          "  {:<14} {:>7} {:>14} {:>14}  {} samples, median |error| {}\n", p["partition"].get<std::string>(), paired,
+          paired ? format_human_duration(p["rv_paired_median_abs_error_s"].get<std::int64_t>()) : "-",
+          paired ? format_human_duration(p["slurm_paired_median_abs_error_s"].get<std::int64_t>()) : "-",
+          p["slurm_samples"].get<int>(),
+          p["slurm_samples"].get<int>() > 0 ? format_human_duration(p["slurm_median_abs_error_s"].get<std::int64_t>())
+                                            : "-");
     }
   }
   return out;

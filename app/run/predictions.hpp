@@ -15,6 +15,10 @@
 
 namespace rv::app {
 
+// How soon after its submission a job's first Slurm start estimate must have been seen to count as
+// Slurm's estimate at submission (`rv stats`' comparison; docs/requests.md, "Predictions").
+inline constexpr std::int64_t k_slurm_estimate_window_s = 120;
+
 // Which requests count: the newest `last`, of the last `days` days.
 struct HistoryWindow {
   int last = 50;

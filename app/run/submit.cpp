@@ -1,6 +1,7 @@
 #include "app/run/submit.hpp"
 
 #include "app/request/reap.hpp"
+#include "app/run/assoc_cache.hpp"
 #include "app/run/notify.hpp"
 #include "app/run/uncertain_submit.hpp"
 #include "core/interrupt.hpp"
@@ -119,6 +120,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   rec.options = request_options_json(planned.request);
   rec.sync = extras.sync;
   rec.refanout = extras.refanout;
+  rec.utc_offset_s = planned.cluster.utc_offset_s; // reads Slurm's start estimates (rv stats)
   rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
   for (const auto& s : plan.strategies) {
     JobRecord& j = rec.jobs.emplace_back();
@@ -242,6 +244,11 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
       uncertain.push_back(sub_index[k]);
     }
   }
+  std::vector<std::string> errors;
+  for (const auto& j : rec.jobs) {
+    errors.push_back(j.error);
+  }
+  refresh_after_refusal(env, errors); // the cached association facts may be why rv chose that account or QOS
   if (!uncertain.empty()) {
     if (auto settled = settle_uncertain_submissions(runner, env.clock, store, rec, uncertain); !settled) {
       owner.close();
@@ -250,6 +257,10 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
   save(store, rec);
+  if (!rec.job_ids().empty()) { // Slurm's estimates, read after its next backfill pass (cli's after-work)
+    env.after.requests.push_back(rec.id);
+    env.after.bf_interval_s = planned.cluster.config.bf_interval_s;
+  }
 
   if (!env.json && !env.quiet) {
     env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),

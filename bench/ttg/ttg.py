@@ -11,9 +11,11 @@ import os
 import random
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -282,6 +284,57 @@ def run_rv(env, sc, name, cap_s):
             res.update(kind=won["kind"], label=won["label"], est_wait_s=won.get("est_wait_s"), est_su=won["est_su"])
         time.sleep(3)  # the winner's guard cancels its siblings (templates/guard.cpp)
     return res
+
+
+def settle_records(env):
+    """`rv ps -a` once the race is decided, before the purge: rv records which of its jobs started
+    and which were cancelled while pending (and when), the truth its and Slurm's estimates are
+    measured against (#30 item 3, `rv stats`)."""
+    subprocess.run([env.rv, "--ssh-config", env.ssh_config, "--host", env.host, "ps", "-a"], capture_output=True,
+                   text=True, env=env.rv_env, timeout=120)
+
+
+def estimate_errors(rv, state_dirs):
+    """rv's and Slurm's median |error| of the wait per partition over every rv request of
+    `state_dirs` (their records merged into one state dir, then `rv stats --json`: the one home of
+    the computation, strategy/history.hpp estimate_errors)."""
+    tmp = tempfile.mkdtemp(prefix="ttg-stats-")
+    try:
+        os.makedirs(os.path.join(tmp, "requests"))
+        for d in state_dirs:
+            rdir = os.path.join(d, "requests")
+            for f in (os.listdir(rdir) if os.path.isdir(rdir) else []):
+                if f.endswith(".json"):
+                    shutil.copy(os.path.join(rdir, f), os.path.join(tmp, "requests", f))
+        p = subprocess.run([rv, "--json", "stats", "--last", "100000", "--days", "36500"], capture_output=True,
+                           text=True, env=dict(os.environ, RV_STATE_DIR=tmp), timeout=60)
+        stats = json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else {}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = []
+    for h in stats.get("hosts", []):
+        for q in h.get("partitions", []):
+            out.append(dict(partition=q["partition"], rv_samples=q["started"] + q["cancelled_pending"],
+                            rv_median_abs_s=q["median_abs_error_s"], slurm_samples=q.get("slurm_samples", 0),
+                            slurm_median_abs_s=q.get("slurm_median_abs_error_s"), paired=q.get("paired", 0),
+                            rv_paired_s=q.get("rv_paired_median_abs_error_s"),
+                            slurm_paired_s=q.get("slurm_paired_median_abs_error_s")))
+    return out
+
+
+def render_estimates(rows):
+    lines = ["", "rv's predicted wait against Slurm's estimate at submission (squeue StartTime, first seen within "
+             "120 s), median |error| in real s over the jobs that inform both (paired); censored = cancelled while "
+             "pending, counted once past the estimate (docs/requests.md)", "",
+             "| partition | paired | rv median abs error | Slurm median abs error | rv/Slurm | rv alone (n) | Slurm alone (n) |",
+             "| --- " * 7 + "|"]
+    for e in rows:
+        ratio = (f"{e['rv_paired_s'] / e['slurm_paired_s']:.2f}" if e["paired"] and e["slurm_paired_s"]
+                 else ("-" if not e["paired"] else "0 / 0" if not e["rv_paired_s"] else "inf"))
+        lines.append(f"| {e['partition']} | {e['paired']} | {e['rv_paired_s'] if e['paired'] else '-'} | "
+                     f"{e['slurm_paired_s'] if e['paired'] else '-'} | {ratio} | {e['rv_median_abs_s']} ({e['rv_samples']}) | "
+                     f"{e['slurm_median_abs_s'] if e['slurm_samples'] else '-'} ({e['slurm_samples']}) |")
+    return lines
 
 
 def run_naive(env, sc, name, cap_s, partition):
@@ -660,9 +713,11 @@ def main():
                 rvr.update(completed=True, completed_how="projected: checkpoint segments")
         keys = list(dict.fromkeys(r["scenario"] for r in rows))
         scenarios = [dict(key=k, gpus=int(parse_scenario(k)[0]), work=parse_scenario(k)[1]) for k in keys]
+        a.state_dirs = [os.path.join(os.path.dirname(os.path.abspath(p)), "state") for p in a.from_json.split(",")]
         report(rows, scenarios, a, wall)
         return
     env = Env(a.rv, a.out, a.host)
+    a.state_dirs = [os.path.join(a.out, "state")]
     ensure_users()
     scenarios = []
     for s in a.scenarios.split(","):
@@ -723,6 +778,8 @@ def main():
                         # Completion is measured for rv (the contender under test) and projected from the
                         # granted limit for the others: waiting out every contender's work costs minutes.
                         finish(res, name, sc, complete=c == "rv" and sc["work_real_s"] <= a.complete_upto and res.get("start"))
+                        if c == "rv":
+                            settle_records(env)
                     finally:
                         rp.end()
                     if c == "rv" and res.get("plan"):
@@ -751,6 +808,7 @@ def main():
 
 def report(results, scenarios, a, wall):
     summary = summarize(results, scenarios, a, wall)
+    summary["estimates"] = estimate_errors(a.rv, getattr(a, "state_dirs", []))
     with open(os.path.join(a.out, "results.json"), "w") as fh:
         json.dump(dict(settings=vars(a), scale=SCALE, summary=summary, rows=strip(results)), fh, indent=1, default=str)
     table = render(summary, a.cap)
@@ -904,6 +962,8 @@ def render(summary, cap):
             lines.append(f"  - why: {why}")
     if summary.get("runs"):
         lines += render_runs(summary["runs"], cap)
+    if summary.get("estimates"):
+        lines += render_estimates(summary["estimates"])
     lines.append(f"\nwall time {summary['wall_s']:.0f} s")
     return "\n".join(lines) + "\n"
 

@@ -48,6 +48,27 @@ assert_rc 0 "dry run over a corrupt cache"
 assert_json '.cache' '"cold"' "a corrupt cache is ignored"
 pass "a corrupt cache is ignored"
 
+# --- association facts: their own lifetime (#30 item 4) -------------------------------------------
+[[ -n $(find "$RV_STATE_DIR/cache" -name 'assoc-*.json' 2>/dev/null) ]] || it_fail "no association cache file"
+rm -f "$RV_STATE_DIR"/cache/discovery-*.json # as if the discovery cache had expired
+run ssh_rv -v up --dry-run -g 1 --time 2h
+assert_rc 0 "cold dry run with the association facts cached"
+assert_contains "$RUN_OUT$RUN_ERR" "discovery cache cold" "the plan was cold"
+assert_not_contains "$RUN_OUT$RUN_ERR" "association facts of" "no sacctmgr: the association facts came from their own cache"
+rm -f "$RV_STATE_DIR"/cache/assoc-*.json
+run ssh_rv -v up --dry-run -g 1 --time 2h
+assert_contains "$RUN_OUT$RUN_ERR" "association facts of" "without them, sacctmgr runs in the warm round trip"
+assert_contains "$RUN_OUT" "in 1 round trip," "still one round trip"
+pass "association facts: a cold plan without sacctmgr; read in the one warm round trip when missing"
+
+# An expired cache (#30): every fact read again, the old cluster's candidates probed with them.
+for f in "$RV_STATE_DIR"/cache/discovery-*.json; do jq -c '.fetched_at -= 3600' "$f" >"$f.tmp" && mv "$f.tmp" "$f"; done
+run ssh_rv --json up --dry-run -g 1 --time 2h
+assert_rc 0 "dry run over an expired cache"
+assert_json '.cache' '"cold"' "an expired cache is cold"
+assert_json '.round_trips' '1' "expired: still one round trip (its cluster shaped the probes)"
+pass "an expired cache: cold, in one round trip"
+
 # --- predictions that learn ---------------------------------------------------------------------
 occupiers=()
 occupy() { # partition gres: a long job holding every GPU of one node
@@ -99,3 +120,17 @@ run ssh_rv stats
 assert_rc 0 "rv stats (table)"
 assert_contains "$RUN_OUT" "prediction history: 2 requests" "the table names the requests"
 pass "rv stats: the medians the records give ($actual)"
+
+# --- Slurm's estimate at submission, recorded in the background (#30 item 3) ------------------------
+occupy gpu-h200 gpu:h200:4
+run ssh_rv --json run -t h200 -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "a plain rv run on the full h200 node"
+id=$(jq -r '.id // .request_id // .request.id' "$IT_DIR/out")
+rec=$RV_STATE_DIR/requests/$id.json
+# The record file itself (no rv ps: it would record the estimate too): the background rv wrote it.
+wait_for 30 jq -e '[.jobs[] | select(.slurm_estimate != "" and .slurm_estimate_at != "")] | length >= 1' "$rec"
+assert_eq "true" "$(jq '.utc_offset_s != null' "$rec")" "the request keeps the cluster's UTC offset"
+scancel "${occupiers[@]}" 2>/dev/null || true
+run ssh_rv stats
+assert_contains "$RUN_OUT" "rv vs Slurm" "rv stats compares rv's estimates with Slurm's"
+pass "Slurm's estimate at submission recorded by the background rv"

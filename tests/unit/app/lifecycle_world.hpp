@@ -89,6 +89,8 @@ public:
     return o.status();
   }
   std::string where() const override { return "scripted"; }
+  std::string user() override { return user_name; }
+  std::string user_name; // "" = unknown (no sacctmgr in discovery)
   bool done() const { return m_steps.empty(); }
   std::vector<std::size_t> batch_sizes;
 

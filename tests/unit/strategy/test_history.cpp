@@ -12,7 +12,8 @@ namespace {
 std::vector<WaitSample> many(const std::string& part, int n, std::int64_t predicted, std::int64_t actual,
                              bool censored = false)
 {
-  return std::vector<WaitSample>(static_cast<std::size_t>(n), WaitSample{part, predicted, actual, censored});
+  return std::vector<WaitSample>(static_cast<std::size_t>(n),
+                                 WaitSample{part, predicted, actual, censored, std::nullopt});
 }
 
 model::Strategy on(const std::string& part, std::optional<std::int64_t> wait)
@@ -84,4 +85,44 @@ TEST_CASE("history: mixed directions, small errors and censored samples")
     CHECK(b[0].systematic);
   }
   CHECK(partition_biases({}).empty());
+}
+
+// #30 item 3: rv's estimates against Slurm's own (squeue --start at submission), per partition.
+TEST_CASE("estimate errors: rv's and Slurm's median |error| per partition, censored samples as lower bounds")
+{
+  std::vector<WaitSample> s = {
+      // started: |actual - estimate| for both
+      {"a100", 60, 100, false, 400},  // rv 40, Slurm 300
+      {"a100", 0, 10, false, 10},     // rv 10, Slurm 0
+      {"a100", 120, 100, false, 700}, // rv 20, Slurm 600
+      // cancelled while pending after 500 s: informs both estimates below it (error >= 500 - e)
+      {"a100", 100, 500, true, 50}, // rv >= 400, Slurm >= 450
+      // cancelled at 200 s: rv's 300 s was not yet reached (no information); Slurm's 60 s was
+      {"a100", 300, 200, true, 60}, // rv -, Slurm >= 140
+      // no Slurm estimate (the job started before squeue showed one): rv's error only
+      {"a100", 0, 5, false, std::nullopt}, // rv 5
+      // another partition: Slurm's estimate missed by an hour, rv's by a minute
+      {"v100", 600, 660, false, 3600 + 660},
+  };
+  auto e = estimate_errors(s);
+  REQUIRE(e.size() == 2);
+  CHECK(e[0].partition == "a100");
+  CHECK(e[0].rv_samples == 5); // 40 10 20 400 5 -> median 20
+  CHECK(e[0].rv_median_abs_s == 20);
+  CHECK(e[0].slurm_samples == 5); // 300 0 600 450 140 -> 300
+  CHECK(e[0].slurm_median_abs_s == 300);
+  CHECK(e[0].paired == 4); // rv 40 10 20 400 -> 20 (lower middle); Slurm 300 0 600 450 -> 300
+  CHECK(e[0].rv_paired_median_abs_s == 20);
+  CHECK(e[0].slurm_paired_median_abs_s == 300);
+  CHECK(e[1].partition == "v100");
+  CHECK(e[1].paired == 1);
+  CHECK(e[1].rv_paired_median_abs_s == 60);
+  CHECK(e[1].slurm_paired_median_abs_s == 3600);
+  // A sample cancelled before either estimate informs neither.
+  auto none = estimate_errors({{"h200", 900, 100, true, 800}});
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].rv_samples == 0);
+  CHECK(none[0].slurm_samples == 0);
+  CHECK(none[0].paired == 0);
+  CHECK(none[0].rv_median_abs_s == 0);
 }

@@ -1,6 +1,7 @@
 // Discovery and probes through the per-host cache (app/run/discovery.hpp): cold = 2 round trips,
 // warm = 1, stale facts re-read, a corrupt cache ignored, --no-cache (expiry 0) never writes.
 
+#include "app/run/assoc_cache.hpp"
 #include "app/run/discovery.hpp"
 #include "core/store/cache_store.hpp"
 #include "fakes/capture_output.hpp"
@@ -44,6 +45,9 @@ public:
     return out;
   }
   std::string where() const override { return "ssh test@cluster:22"; }
+  std::string user() override { return user_name; }
+  std::string user_name; // "" = unknown: discovery runs no sacctmgr
+  int sacctmgr_exit = 0;
 
 private:
   proc::Outcome answer(const proc::Command& c)
@@ -78,6 +82,12 @@ private:
     }
     if (a[0] == "date") {
       return FakeRunner::reply(0, "+0000 UTC\n");
+    }
+    if (a[0] == "sacctmgr") {
+      const bool assoc = a[4] == "assoc";
+      return FakeRunner::reply(sacctmgr_exit, a[4] == "user" ? "research\n"
+                                              : assoc        ? "research|gpu-a100|normal||||\n"
+                                                             : "normal||||\n");
     }
     if (a[0] == "readlink") {
       return FakeRunner::reply(0, "/usr/share/zoneinfo/UTC\n");
@@ -137,6 +147,21 @@ struct World {
     return d;
   }
   int trips = 0;
+
+  int sacctmgr_seen() const
+  {
+    return static_cast<int>(
+        std::count_if(cluster.seen.begin(), cluster.seen.end(), [](const auto& a) { return a[0] == "sacctmgr"; }));
+  }
+  // Removes the cache files whose name starts with `prefix` ("discovery-": as if it expired).
+  void forget(const std::string& prefix)
+  {
+    for (const auto& f : std::filesystem::directory_iterator(dir / "cache")) {
+      if (f.path().filename().string().starts_with(prefix)) {
+        std::filesystem::remove(f.path());
+      }
+    }
+  }
 };
 
 } // namespace
@@ -185,14 +210,39 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
 {
   World w;
   REQUIRE(w.discover());
-  SUBCASE("expired after the configured time: cold again")
+  SUBCASE("expired after the configured time: cold again, in one round trip (the old shape's probes ride along)")
   {
     w.settings.discovery_cache_s = 600;
     w.clock.advance(std::chrono::seconds(601));
+    w.cluster.seen.clear();
     auto d = w.discover();
     REQUIRE(d);
     CHECK(d->cache == "cold");
-    CHECK(w.trips == 2);
+    CHECK(w.trips == 1);
+    CHECK(w.cluster.probe_scripts == 2);
+    const auto read = [&](const std::vector<std::string>& prefix) {
+      return std::any_of(w.cluster.seen.begin(), w.cluster.seen.end(),
+                         [&](const auto& a) { return std::equal(prefix.begin(), prefix.end(), a.begin()); });
+    };
+    CHECK(read({"scontrol", "-d"})); // every static fact read again
+    CHECK(read({"scontrol", "show", "config"}));
+    CHECK(read({"readlink"}));
+    REQUIRE(!d->windows.list.empty());
+    CHECK(d->windows.list.front().full_start_in_s == 0);
+    // Rewritten now: warm again a minute later.
+    w.clock.advance(std::chrono::seconds(60));
+    auto again = w.discover();
+    REQUIRE(again);
+    CHECK(again->cache == "warm");
+  }
+  SUBCASE("expired, and the nodes changed meanwhile: the fresh facts decide, the plan still comes")
+  {
+    w.clock.advance(std::chrono::seconds(601));
+    w.cluster.cpus = 32;
+    auto d = w.discover();
+    REQUIRE(d);
+    CHECK(d->cache == "cold");
+    CHECK(d->cluster.nodes.front().cpus_total == 32);
   }
   SUBCASE("a partition's limits changed: the static facts are read again, the plan still comes")
   {
@@ -240,5 +290,107 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
       // no config stamp without a cache (rv's roots are resolved all the same)
       CHECK_FALSE((a[0] == "sh" && a[1] == "-c" && !(a.size() > 3 && a[3] == "rv-resolve")));
     }
+  }
+}
+
+TEST_CASE("association facts: their own lifetime, a refresh due after the discovery cache's expiry")
+{
+  const std::int64_t life = 86400, refresh = 600, t0 = 1'000'000;
+  CHECK(assoc_use(t0, false, t0, 0, refresh) == AssocUse::off);
+  CHECK(assoc_use(std::nullopt, false, t0, life, refresh) == AssocUse::read_now);
+  CHECK(assoc_use(t0, false, t0, life, refresh) == AssocUse::cached);
+  CHECK(assoc_use(t0, false, t0 + refresh, life, refresh) == AssocUse::cached);
+  CHECK(assoc_use(t0, false, t0 + refresh + 1, life, refresh) == AssocUse::cached_refresh);
+  CHECK(assoc_use(t0, false, t0 + life, life, refresh) == AssocUse::cached_refresh);
+  CHECK(assoc_use(t0, false, t0 + life + 1, life, refresh) == AssocUse::read_now);
+  CHECK(assoc_use(t0, false, t0 - 1, life, refresh) == AssocUse::read_now); // the clock went back
+  // A failed sacctmgr (accounting unreachable) is kept no longer than the other static facts.
+  CHECK(assoc_use(t0, true, t0 + refresh, life, refresh) == AssocUse::cached);
+  CHECK(assoc_use(t0, true, t0 + refresh + 1, life, refresh) == AssocUse::read_now);
+  // A lifetime shorter than the refresh age: never a refresh, expired at its end.
+  CHECK(assoc_use(t0, false, t0 + 300, 200, refresh) == AssocUse::read_now);
+}
+
+TEST_CASE("association facts through discovery: no sacctmgr on a cold plan while they are cached")
+{
+  World w;
+  w.cluster.user_name = "test";
+  auto first = w.discover(); // nothing cached: sacctmgr runs in the discovery round trip
+  REQUIRE(first);
+  CHECK(w.sacctmgr_seen() == 3);
+  CHECK(first->cluster.limits.default_account == "research");
+  CHECK(std::distance(std::filesystem::directory_iterator(w.dir / "cache"), {}) == 2); // discovery + assoc
+
+  SUBCASE("the discovery cache expired, the association facts did not: cold without sacctmgr")
+  {
+    w.clock.advance(std::chrono::seconds(60));
+    w.forget("discovery-");
+    w.cluster.seen.clear();
+    auto cold = w.discover();
+    REQUIRE(cold);
+    CHECK(cold->cache == "cold");
+    CHECK(w.trips == 2);
+    CHECK(w.sacctmgr_seen() == 0);
+    CHECK(cold->cluster.limits.default_account == "research"); // from the cache
+    CHECK(cold->cluster.limits.accounts == std::vector<std::string>{"research"});
+    CHECK_FALSE(w.env.after.refresh_assoc);
+  }
+  SUBCASE("older than discovery_cache: served, and a background refresh is due; after it, none")
+  {
+    w.clock.advance(std::chrono::seconds(601));
+    w.forget("discovery-");
+    w.cluster.seen.clear();
+    auto d = w.discover();
+    REQUIRE(d);
+    CHECK(w.sacctmgr_seen() == 0);
+    CHECK(d->cluster.limits.default_account == "research");
+    CHECK(w.env.after.refresh_assoc);
+    const int before = w.cluster.round_trips();
+    REQUIRE(refresh_assoc(w.env));
+    CHECK(w.cluster.round_trips() - before == 1);
+    CHECK(w.sacctmgr_seen() == 3);
+    w.env.after = {};
+    auto again = w.discover(); // warm, and the facts are fresh again
+    REQUIRE(again);
+    CHECK(again->cache == "warm");
+    CHECK(w.sacctmgr_seen() == 3);
+    CHECK_FALSE(w.env.after.refresh_assoc);
+  }
+  SUBCASE("expired (assoc_cache): read in the warm round trip itself, still one round trip")
+  {
+    w.settings.assoc_cache_s = 300;
+    w.clock.advance(std::chrono::seconds(301));
+    w.cluster.seen.clear();
+    auto d = w.discover();
+    REQUIRE(d);
+    CHECK(d->cache == "warm");
+    CHECK(w.trips == 1);
+    CHECK(w.sacctmgr_seen() == 3);
+    w.cluster.seen.clear();
+    REQUIRE(w.discover()); // read just now: cached again
+    CHECK(w.sacctmgr_seen() == 0);
+  }
+  SUBCASE("a failed sacctmgr is not kept longer than the other static facts")
+  {
+    w.forget("");
+    w.cluster.sacctmgr_exit = 1;
+    REQUIRE(w.discover());
+    w.cluster.sacctmgr_exit = 0;
+    w.clock.advance(std::chrono::seconds(601));
+    w.forget("discovery-");
+    w.cluster.seen.clear();
+    auto d = w.discover();
+    REQUIRE(d);
+    CHECK(w.sacctmgr_seen() == 3);
+    CHECK(d->cluster.limits.default_account == "research");
+  }
+  SUBCASE("assoc_cache 0: static facts of the discovery cache, as before")
+  {
+    w.settings.assoc_cache_s = 0;
+    w.clock.advance(std::chrono::seconds(60));
+    w.forget("discovery-");
+    w.cluster.seen.clear();
+    REQUIRE(w.discover());
+    CHECK(w.sacctmgr_seen() == 3);
   }
 }

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <ctime>
+
 using namespace rv;
 using namespace rv::app;
 
@@ -117,4 +119,56 @@ TEST_CASE("rv stats: samples per host and partition within the window, medians a
   auto samples = wait_samples(records, "local", k_now);
   REQUIRE(samples.size() == 1);
   CHECK(samples[0].actual_s == 660);
+}
+
+// #30 item 3: Slurm's first start estimate, seen by a poll while the job pended, against rv's.
+TEST_CASE("apply_view keeps Slurm's first estimate; rv stats compares it with rv's, in the cluster's time zone")
+{
+  JobRecord j = job("gpu-a100", 60, k_now, 0, 0);
+  slurm::JobView v;
+  v.state = slurm::JobState::pending;
+  v.start_estimate = "2027-01-15T10:05:00";
+  v.seen_epoch = k_now + 3;
+  apply_view(j, v);
+  CHECK(j.slurm_estimate == "2027-01-15T10:05:00");
+  CHECK(j.slurm_estimate_at == k_now + 3);
+  v.start_estimate = "2027-01-15T10:01:00"; // a later, better one: not Slurm's estimate at submission
+  v.seen_epoch = k_now + 40;
+  apply_view(j, v);
+  CHECK(j.slurm_estimate == "2027-01-15T10:05:00");
+  CHECK(j.start_estimate == "2027-01-15T10:01:00"); // the current one, as before
+
+  // A cluster at UTC+1 (its wall clock one hour ahead). Submitted at `sub`, started 2 min later.
+  const std::int64_t sub = k_now;
+  RequestRecord r = request(sub, {job("gpu-a100", 60, sub, sub + 120, 0)});
+  r.utc_offset_s = 3600;
+  auto& rj = r.jobs[0];
+  const auto local = [&](std::int64_t epoch) { // cluster-local wall-clock text for an epoch
+    auto t = epoch + 3600;
+    std::time_t tt = static_cast<std::time_t>(t);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return std::string(buf);
+  };
+  rj.slurm_estimate = local(sub + 300); // Slurm: in 5 min; rv: 1 min; it started after 2 min
+  rj.slurm_estimate_at = sub + 3;
+  auto back = request_from_json(to_json(r)); // the record keeps both
+  REQUIRE(back);
+  CHECK(back->utc_offset_s == 3600);
+  CHECK(back->jobs[0].slurm_estimate_at == sub + 3);
+  auto stats = prediction_stats({*back}, sub + 1000, {});
+  const auto& p = stats["hosts"][0]["partitions"][0];
+  CHECK(p["paired"] == 1);
+  CHECK(p["rv_paired_median_abs_error_s"] == 60);
+  CHECK(p["slurm_paired_median_abs_error_s"] == 180);
+  CHECK(format_prediction_stats(stats).find("rv vs Slurm") != std::string::npos);
+  // Seen too late after the submission: not Slurm's estimate at submission.
+  back->jobs[0].slurm_estimate_at = sub + k_slurm_estimate_window_s + 1;
+  CHECK(prediction_stats({*back}, sub + 1000, {})["hosts"][0]["partitions"][0]["paired"] == 0);
+  // No offset recorded (an older record): no comparison rather than a wrong one.
+  back->jobs[0].slurm_estimate_at = sub + 3;
+  back->utc_offset_s.reset();
+  CHECK(prediction_stats({*back}, sub + 1000, {})["hosts"][0]["partitions"][0]["slurm_samples"] == 0);
 }
