@@ -321,6 +321,9 @@ Result<std::unique_ptr<RealEnv>> Context::make_env()
 
 Result<std::unique_ptr<RealEnv>> Context::make_env_for_request(std::string& key)
 {
+  if (key.empty()) { // no KEY means what each command says ("the latest", "any running"): not routed
+    return make_env();
+  }
   auto store = request_store();
   const auto route = app::route_request(store, key);
   if (!route) {

@@ -122,9 +122,9 @@ struct Context {
   Result<std::unique_ptr<RealEnv>> make_env();
   // The same for login node `host` (as the user names it), whatever the config's host is.
   Result<std::unique_ptr<RealEnv>> make_env_for(const std::string& host);
-  // make_env() on the cluster of the request `key` names ("" = the newest): its own login node,
-  // whatever the config says (docs/multi-cluster.md). `key` becomes the request's id; for a race
-  // member that lost, the chosen member's.
+  // make_env() on the cluster of the request `key` names: its own login node, whatever the config
+  // says (docs/multi-cluster.md). `key` becomes the request's id; for a race member that lost, the
+  // chosen member's. No KEY ("") keeps each command's own meaning on the configured host.
   Result<std::unique_ptr<RealEnv>> make_env_for_request(std::string& key);
 };
 

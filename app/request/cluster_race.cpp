@@ -121,14 +121,7 @@ Result<void> stop_member(Env& member_env, RequestRecord& rec)
 std::optional<Route> route_request(const store::RecordStore& store, const std::string& key)
 {
   std::optional<RequestRecord> rec;
-  if (key.empty()) {
-    auto all = load_requests(store);
-    if (!all || all->empty()) {
-      return std::nullopt;
-    }
-    sort_newest_first(*all);
-    rec = std::move(all->front());
-  } else if (auto found = find_request(store, key)) {
+  if (auto found = find_request(store, key)) { // an empty key matches nothing
     rec = std::move(*found);
   } else {
     return std::nullopt;

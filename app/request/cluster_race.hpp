@@ -57,7 +57,7 @@ Result<void> stop_member(Env& member_env, RequestRecord& rec);
 // (the background rv of `rv run` without -f; `rv _settle`). 0 when chosen, 1 when none could be.
 Result<int> settle_race(Env& env, const std::string& request_id);
 
-// Where a command that names request `key` ("" = the newest) goes: the cluster of the request it
+// Where a command that names request `key` goes: the cluster of the request it
 // names (its destination, "" = the configured one), and the request's id; for a race member that
 // lost, the member chosen. nullopt when no record matches (the command then says so itself).
 struct Route {

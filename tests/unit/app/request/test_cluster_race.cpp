@@ -215,4 +215,5 @@ TEST_CASE("cluster race: a command naming the loser goes to the chosen member's 
   REQUIRE(by_job);
   CHECK(by_job->id == "bbbb0002");
   CHECK_FALSE(route_request(t.world.requests, "nosuchrequest"));
+  CHECK_FALSE(route_request(t.world.requests, "")); // no KEY: each command's own meaning, not routed
 }
