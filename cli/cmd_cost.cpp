@@ -3,6 +3,7 @@
 #include "app/clusters.hpp"
 #include "app/run/planning.hpp"
 #include "cli/commands.hpp"
+#include "cli/per_cluster.hpp"
 #include "cli/plan_options.hpp"
 #include "core/duration.hpp"
 #include "strategy/cost.hpp"
@@ -56,30 +57,19 @@ Result<int> run_cost(const PlanFlags& flags, Context& ctx)
     return 0;
   }
   // Across clusters (docs/multi-cluster.md): every cluster at once, each SU times its weight.
-  nlohmann::json doc = {{"clusters", nlohmann::json::array()}};
-  int rc = 0;
-  for (const auto& c : on_every_cluster(env, env.settings.hosts, cost)) {
-    const auto w = env.settings.su_weights.contains(c.host) ? env.settings.su_weights.at(c.host) : 1.0;
-    if (!c.result) {
-      rc = 1;
-      doc["clusters"].push_back({{"host", c.host}, {"error", c.result.error().message}});
-      if (!ctx.global.json) {
-        std::fputs(fmt::format("== {} ==\n  cannot reach it: {}\n\n", c.host, c.result.error().message).c_str(),
-                   stdout);
-      }
-      continue;
-    }
-    doc["clusters"].push_back({{"host", c.host}, {"su_weight", w}, {"cost", strategy::to_json(*c.result)}});
-    if (!ctx.global.json) {
-      std::fputs(fmt::format("== {} (SU weight {}) ==\n", c.host, w).c_str(), stdout);
-      print_table(*c.result, request, w);
-      std::fputs("\n", stdout);
-    }
-  }
-  if (ctx.global.json) {
-    print_json(doc);
-  }
-  return rc;
+  const auto weight = [&](const std::string& host) {
+    return env.settings.su_weights.contains(host) ? env.settings.su_weights.at(host) : 1.0;
+  };
+  return show_per_cluster<strategy::CostTable>(
+      ctx.global.json, on_every_cluster(env, env.settings.hosts, cost),
+      [&](const std::string& host, const strategy::CostTable& table) {
+        return nlohmann::json{{"su_weight", weight(host)}, {"cost", strategy::to_json(table)}};
+      },
+      [&](const std::string& host, const strategy::CostTable& table) {
+        std::fputs(fmt::format("== {} (SU weight {}) ==\n", host, weight(host)).c_str(), stdout);
+        print_table(table, request, weight(host));
+        return std::string();
+      });
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "app/clusters.hpp"
 #include "app/manage/cluster_status.hpp"
 #include "cli/commands.hpp"
+#include "cli/per_cluster.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,32 +19,18 @@ namespace {
 Result<int> run_status_across(Context& ctx, app::Env& env)
 {
   const std::function<Result<app::ClusterStatus>(app::Env&)> ask = [](app::Env& e) { return app::cluster_status(e); };
-  auto all = app::on_every_cluster(env, env.settings.hosts, ask);
-  nlohmann::json doc = {{"clusters", nlohmann::json::array()}};
-  int rc = 0;
-  for (const auto& c : all) {
-    if (!c.result) {
-      rc = 1;
-      doc["clusters"].push_back({{"host", c.host}, {"error", c.result.error().message}});
-      if (!ctx.global.json) {
-        std::fputs(fmt::format("== {} ==\n  cannot reach it: {}\n\n", c.host, c.result.error().message).c_str(),
-                   stdout);
-      }
-      continue;
-    }
-    doc["clusters"].push_back({{"host", c.host}, {"status", app::to_json(*c.result)}});
-    if (!ctx.global.json) {
-      std::fputs(fmt::format("== {} ==\n", c.host).c_str(), stdout);
-      for (const auto& line : app::status_lines(*c.result)) {
-        std::fputs((line + "\n").c_str(), stdout);
-      }
-      std::fputs("\n", stdout);
-    }
-  }
-  if (ctx.global.json) {
-    print_json(doc);
-  }
-  return rc;
+  return show_per_cluster<app::ClusterStatus>(
+      ctx.global.json, app::on_every_cluster(env, env.settings.hosts, ask),
+      [](const std::string&, const app::ClusterStatus& st) {
+        return nlohmann::json{{"status", app::to_json(st)}};
+      },
+      [](const std::string& host, const app::ClusterStatus& st) {
+        std::string text = fmt::format("== {} ==\n", host);
+        for (const auto& line : app::status_lines(st)) {
+          text += line + "\n";
+        }
+        return text;
+      });
 }
 
 Result<int> run_status(Context& ctx)
