@@ -3,6 +3,7 @@
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_forward.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
+#include "core/process/ssh_hold_spare.hpp"
 #include "core/process/ssh_session.hpp"
 #include "core/process/ssh_sftp.hpp"
 
@@ -77,7 +78,8 @@ struct Job {
 class Holder {
 public:
   Holder(Session& session, int listen_fd, std::string path, std::chrono::seconds idle)
-      : m_session(session), m_files(session), m_listen(listen_fd), m_path(std::move(path)), m_idle(idle)
+      : m_session(session), m_files(session), m_spare(session.get()), m_listen(listen_fd), m_path(std::move(path)),
+        m_idle(idle)
   {}
 
   void run()
@@ -88,6 +90,7 @@ public:
     std::signal(SIGPIPE, SIG_IGN);
     auto last_busy = Clock::now();
     auto last_keepalive = Clock::now();
+    m_spare.refill(false);
     while (!g_stop && !m_quit) {
       std::vector<pollfd> fds{{m_listen, POLLIN, 0}, {ssh_get_fd(m_session.get()), POLLIN, 0}};
       for (auto& job : m_jobs) {
@@ -96,6 +99,9 @@ public:
       const bool busy =
           std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream; });
       ::poll(fds.data(), fds.size(), busy ? 10 : 500);
+      if (fds[1].revents & POLLIN) {
+        m_spare.pump();
+      }
       if (fds[0].revents & POLLIN) {
         accept_client();
       }
@@ -110,8 +116,10 @@ public:
       const auto before = m_jobs.size();
       m_jobs.remove_if([](const auto& j) { return j->done; });
       if (m_jobs.size() != before) {
+        m_spare.resume();
         retry_queued();
       }
+      m_spare.refill(any_queued()); // off the commands' path: only sends the open
       if (!m_jobs.empty()) {
         last_busy = Clock::now();
       }
@@ -229,6 +237,11 @@ private:
     }
   }
 
+  bool any_queued() const
+  {
+    return std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->queued && !j->done; });
+  }
+
   int open_channels() const
   {
     return static_cast<int>(
@@ -242,7 +255,9 @@ private:
       json r{{"label", m_session.label()},  {"user", m_session.user()},
              {"pid", ::getpid()},           {"started", static_cast<long long>(m_started)},
              {"channels", open_channels()}, {"clients", static_cast<int>(m_jobs.size()) - 1},
-             {"served", m_served},          {"idle_limit_s", m_idle.count()}};
+             {"served", m_served},          {"idle_limit_s", m_idle.count()},
+             {"spare", m_spare.open()},     {"spare_used", m_spare_used},
+             {"spare_lost", m_spare_lost}};
       job.send(Frame::reply, r.dump());
       job.done = true;
       return;
@@ -300,27 +315,50 @@ private:
       job.send(Frame::started, "");
       return;
     }
-    ChannelPtr channel(ssh_channel_new(m_session.get()));
-    if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
-      return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
+    // The spare first; one the server closed meanwhile fails its exec: then a channel of its own.
+    for (bool spare : {true, false}) {
+      ChannelPtr channel = spare ? m_spare.take() : nullptr;
+      if (spare && !channel) {
+        continue;
+      }
+      if (!channel) {
+        channel.reset(ssh_channel_new(m_session.get()));
+        if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
+          return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
+        }
+      }
+      if (run_on(job, channel.get())) {
+        m_spare_used += spare ? 1 : 0;
+        job.channel = std::move(channel);
+        job.queued = false;
+        job.send(Frame::started, "");
+        m_spare.resume();
+        return;
+      }
+      if (!spare) {
+        job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
+        return;
+      }
+      ++m_spare_lost;
+      spdlog::debug("held connection: the spare channel was gone; opening one");
     }
+  }
+
+  // The job's pty (if asked) and exec on `channel`; each waits for the server's answer.
+  bool run_on(Job& job, ssh_channel channel)
+  {
+    job.callbacks = {};
     job.callbacks.userdata = &job.exit_signal;
     job.callbacks.channel_exit_signal_function = on_exit_signal;
     ssh_callbacks_init(&job.callbacks);
-    ssh_set_channel_callbacks(channel.get(), &job.callbacks);
+    ssh_set_channel_callbacks(channel, &job.callbacks);
     const auto line = job.request.value("line", "");
-    bool ok = true;
-    if (op == "pty") {
-      ok = ssh_channel_request_pty_size(channel.get(), job.request.value("term", "xterm").c_str(),
-                                        job.request.value("cols", 80), job.request.value("rows", 24)) == SSH_OK;
+    if (job.request.value("op", "") == "pty" &&
+        ssh_channel_request_pty_size(channel, job.request.value("term", "xterm").c_str(), job.request.value("cols", 80),
+                                     job.request.value("rows", 24)) != SSH_OK) {
+      return false;
     }
-    if (!ok || ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
-      job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
-      return;
-    }
-    job.channel = std::move(channel);
-    job.queued = false;
-    job.send(Frame::started, "");
+    return ssh_channel_request_exec(channel, line.c_str()) == SSH_OK;
   }
 
   // Removes the socket once, so that no new client reaches this holder (and a new holder's socket
@@ -452,6 +490,9 @@ private:
 
   Session& m_session;
   SftpFiles m_files;
+  SpareChannel m_spare;
+  long m_spare_used = 0;
+  long m_spare_lost = 0;
   int m_listen;
   std::string m_path;
   bool m_withdrawn = false;
