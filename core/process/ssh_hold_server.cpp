@@ -321,6 +321,12 @@ private:
       if (spare && !channel) {
         continue;
       }
+      if (spare) {
+        // The next spare's open goes out before this exec: both answers come in the same round
+        // trip, so a command right after this one finds its spare open.
+        m_spare.resume();
+        m_spare.refill(any_queued());
+      }
       if (!channel) {
         channel.reset(ssh_channel_new(m_session.get()));
         if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {

@@ -6,7 +6,8 @@
 # output, on one session; a refused channel no longer closes another command's channel (libssh
 # 0.10 sent the close to remote channel 0: "close packet referred to nonexistent channel 0",
 # the session ended); the spare of a holder whose connection went away is not used: the next
-# command gets a new holder; the session's socket has TCP_NODELAY. The WAN proxy's drop of a
+# command gets a new holder; the session's socket has TCP_NODELAY; back-to-back commands at a
+# 200 ms round trip (a latency proxy of its own) pay one round trip each. The WAN proxy's drop of a
 # held connection: test_netpaths.sh. ~10 s.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
@@ -73,4 +74,31 @@ if command -v strace >/dev/null; then
   pass "the session's socket sets TCP_NODELAY"
 else
   printf '%s: SKIP: TCP_NODELAY check: no strace\n' "$IT_NAME" >&2
+fi
+
+# ---- at a distance: through a latency proxy of this test's own (the testbed's wan_proxy.py) at a
+# 200 ms round trip, back-to-back commands through the holder pay one round trip each: the spare
+# is open (its successor's open went out with the exec). Before: two (channel open, exec). ----
+if [[ -r $TB_DIR/bin/wan_proxy.py ]]; then
+  mkdir -p "$IT_DIR/wan" && echo 200 >"$IT_DIR/wan/rtt_ms"
+  wport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  python3 "$TB_DIR/bin/wan_proxy.py" "$wport" "$port" "$IT_DIR/wan" "$IT_DIR/wan/pid" >"$IT_DIR/wan/log" 2>&1 &
+  wan_pid=$!
+  trap '[[ -z $sshd_pid ]] || kill "$sshd_pid" 2>/dev/null || true; kill "$wan_pid" 2>/dev/null || true; it_cleanup' EXIT
+  wait_for 10 test -s "$IT_DIR/wan/pid"
+  sed "s|Port $port|Port $wport|; s|^Host spare|Host spare-wan|" <(tb_ssh_host spare "$TB_DIR" "$port") |
+    sed "s|UserKnownHostsFile .*|UserKnownHostsFile $IT_DIR/known_hosts|" >>"$IT_DIR/ssh_config"
+  printf '[127.0.0.1]:%s %s\n' "$wport" "$(cat "$TB_DIR/ssh/ssh_host_ed25519_key.pub")" >>"$IT_DIR/known_hosts"
+  rvw() { "$RV" --ssh-config "$IT_DIR/ssh_config" --host spare-wan "$@"; }
+  run rvw connect
+  assert_rc 0 "rv connect through the proxy"
+  times=()
+  for i in 1 2 3 4 5; do
+    t0=$(date +%s%N)
+    rvw exec true </dev/null || it_fail "rv exec true $i through the proxy"
+    times+=($((($(date +%s%N) - t0) / 1000000)))
+  done
+  median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 3p)
+  ((median < 350)) || it_fail "back-to-back rv exec true at 200 ms: median ${median} ms (${times[*]}), want < 350 (1 RTT + 150)"
+  pass "rv exec true back-to-back through the holder at a 200 ms round trip: ${times[*]} ms (median ${median}, 1 RTT)"
 fi
