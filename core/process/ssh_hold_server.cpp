@@ -49,6 +49,7 @@ struct Job {
   bool input_end = false;
   bool eof_sent = false;
   bool queued = false; // waiting for a channel slot (MaxSessions)
+  Clock::time_point queued_since{};
   json request;
   ChannelPtr channel;
   std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
@@ -97,7 +98,7 @@ public:
         fds.push_back({job->fd, static_cast<short>(backlogged(*job) ? 0 : POLLIN), 0});
       }
       const bool busy =
-          std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream; });
+          std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream || j->queued; });
       ::poll(fds.data(), fds.size(), busy ? 10 : 500);
       if (fds[1].revents & POLLIN) {
         m_spare.pump();
@@ -117,6 +118,11 @@ public:
       m_jobs.remove_if([](const auto& j) { return j->done; });
       if (m_jobs.size() != before) {
         m_spare.resume();
+      }
+      // A channel closed (its slot is free), or a refusal with none of ours open: the server may
+      // not have freed the slots of channels just closed; tried again every 50 ms.
+      if (any_queued() && (m_jobs.size() != before || Clock::now() - m_last_retry >= std::chrono::milliseconds(50))) {
+        m_last_retry = Clock::now();
         retry_queued();
       }
       m_spare.refill(any_queued()); // off the commands' path: only sends the open
@@ -401,12 +407,18 @@ private:
                    m_session.label());
       return;
     }
-    if (open_channels() > 0 && ssh_is_connected(m_session.get()) != 0) {
+    // Refused while the session lives: MaxSessions. It waits for one of our channels to close;
+    // with none open, for the server to free the slots of channels just closed (a close and the
+    // next open can arrive in one read, before sshd frees the slot), at most 5 s.
+    if (ssh_is_connected(m_session.get()) != 0) {
       if (!job.queued) {
         spdlog::debug("held connection: channel refused with {} open; queued", open_channels());
+        job.queued = true;
+        job.queued_since = Clock::now();
       }
-      job.queued = true;
-      return;
+      if (open_channels() > 0 || Clock::now() - job.queued_since < std::chrono::seconds(5)) {
+        return;
+      }
     }
     job.finish_with(e);
   }
@@ -498,6 +510,7 @@ private:
   SftpFiles m_files;
   SpareChannel m_spare;
   long m_spare_used = 0;
+  Clock::time_point m_last_retry{};
   long m_spare_lost = 0;
   int m_listen;
   std::string m_path;

@@ -17,8 +17,9 @@
 export RV_CONNECTION_PERSIST=30m
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 tb_sshd_config "$TB_DIR" "$port" | grep -v '^PidFile' >"$IT_DIR/sshd_config"
-sshd_pid=""
-trap '[[ -z $sshd_pid ]] || kill "$sshd_pid" 2>/dev/null || true; it_cleanup' EXIT
+sshd_pid="" wan_pid=""
+# it_cleanup first: it reads the test's exit status (a failed test keeps its files, sshd.log too).
+trap 'it_cleanup; for p in $sshd_pid $wan_pid; do kill "$p" 2>/dev/null || true; done' EXIT
 /usr/sbin/sshd -f "$IT_DIR/sshd_config" -o PidFile="$IT_DIR/sshd.pid" -o MaxSessions=3 -E "$IT_DIR/sshd.log"
 wait_for 10 test -s "$IT_DIR/sshd.pid"
 sshd_pid=$(cat "$IT_DIR/sshd.pid")
@@ -84,7 +85,6 @@ if [[ -r $TB_DIR/bin/wan_proxy.py ]]; then
   wport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   python3 "$TB_DIR/bin/wan_proxy.py" "$wport" "$port" "$IT_DIR/wan" "$IT_DIR/wan/pid" >"$IT_DIR/wan/log" 2>&1 &
   wan_pid=$!
-  trap '[[ -z $sshd_pid ]] || kill "$sshd_pid" 2>/dev/null || true; kill "$wan_pid" 2>/dev/null || true; it_cleanup' EXIT
   wait_for 10 test -s "$IT_DIR/wan/pid"
   sed "s|Port $port|Port $wport|; s|^Host spare|Host spare-wan|" <(tb_ssh_host spare "$TB_DIR" "$port") |
     sed "s|UserKnownHostsFile .*|UserKnownHostsFile $IT_DIR/known_hosts|" >>"$IT_DIR/ssh_config"
