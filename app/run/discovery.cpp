@@ -1,6 +1,7 @@
 #include "app/run/discovery.hpp"
 
 #include "app/run/assoc_cache.hpp"
+#include "app/run/discovery_cache.hpp"
 #include "core/process/batch.hpp"
 #include "core/store/cache_store.hpp"
 #include "slurm/discover.hpp"
@@ -20,17 +21,9 @@
 namespace rv::app {
 namespace {
 
-// The cache file's format; another number (an older or newer rv) is a miss.
-constexpr int k_cache_version = 1;
-
 double seconds_since(Clock& clock, std::chrono::steady_clock::time_point t0)
 {
   return std::chrono::duration<double>(clock.now() - t0).count();
-}
-
-std::string argv_key(const std::vector<std::string>& argv)
-{
-  return fmt::format("{}", fmt::join(argv, "\x1f"));
 }
 
 // What a probe job asks for, whatever its id: the answers of one job serve every candidate
@@ -38,69 +31,6 @@ std::string argv_key(const std::vector<std::string>& argv)
 std::string job_key(const slurm::ProbeJob& j)
 {
   return fmt::format("{}|{}", fmt::join(j.grid_s, ","), fmt::join(slurm::probe_args(j.request), "\x1f"));
-}
-
-struct CachedDiscovery {
-  std::int64_t fetched_at = 0; // when the static facts were read (epoch seconds)
-  bool expired = false;        // older than the expiry: its cluster only shapes the speculative probes
-  std::string fingerprint;
-  std::map<std::string, proc::Outcome> by_argv;
-};
-
-// The cache of `key` when it is this format, for this target and user (`expired` when older than
-// the configured expiry); otherwise nullopt and why (debug log).
-std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, const std::string& target,
-                                          const std::string& user)
-{
-  auto doc = env.cache->read(key);
-  if (!doc) {
-    spdlog::debug("cache: no discovery cache for {}", target);
-    return std::nullopt;
-  }
-  try {
-    if (doc->value("version", 0) != k_cache_version || doc->value("target", "") != target ||
-        doc->value("user", "") != user) {
-      spdlog::debug("cache: ignoring the discovery cache of {}: another format, target or user", target);
-      return std::nullopt;
-    }
-    CachedDiscovery c;
-    c.fetched_at = doc->at("fetched_at").get<std::int64_t>();
-    c.fingerprint = doc->at("fingerprint").get<std::string>();
-    const auto age = env.clock.epoch_seconds() - c.fetched_at;
-    if (age < 0) {
-      spdlog::debug("cache: the discovery cache of {} is from the future", target);
-      return std::nullopt;
-    }
-    if (age > env.settings.discovery_cache_s) {
-      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s): read again, its candidates probed "
-                    "meanwhile",
-                    target, age, env.settings.discovery_cache_s);
-      c.expired = true;
-    }
-    for (const auto& o : doc->at("outcomes")) {
-      auto [argv, out] = cached_outcome(o);
-      c.by_argv[argv_key(argv)] = std::move(out);
-    }
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    spdlog::debug("cache: ignoring the discovery cache of {}: {}", target, e.what());
-    return std::nullopt;
-  }
-}
-
-void save_cache(Env& env, const std::string& key, const std::string& target, const std::string& user,
-                std::int64_t fetched_at, const std::string& fingerprint, const std::vector<proc::Command>& cmds,
-                const std::vector<proc::Outcome>& outcomes)
-{
-  nlohmann::json list = nlohmann::json::array();
-  for (std::size_t i = 0; i < cmds.size() && i < outcomes.size(); ++i) {
-    list.push_back(cached_outcome_json(cmds[i].argv, outcomes[i]));
-  }
-  nlohmann::json doc = {{"version", k_cache_version}, {"target", target},           {"user", user},
-                        {"fetched_at", fetched_at},   {"fingerprint", fingerprint}, {"outcomes", list}};
-  if (auto w = env.cache->write(key, doc); !w) {
-    spdlog::debug("cache: cannot write the discovery cache: {}", w.error().message);
-  }
 }
 
 Result<model::Cluster> parse_cluster(const std::vector<proc::Outcome>& outcomes)
@@ -302,10 +232,10 @@ Result<strategy::Candidates> cached_candidates(DiscoveryRun& run, const CachedDi
     if (run.assoc.served(i)) {
       continue; // from the association cache
     }
-    auto it = cached.by_argv.find(argv_key(run.cmds[i].argv));
-    complete = complete && it != cached.by_argv.end();
-    if (it != cached.by_argv.end()) {
-      run.outcomes[i] = it->second;
+    const auto* outcome = cached.find(run.cmds[i].argv);
+    complete = complete && outcome != nullptr;
+    if (outcome != nullptr) {
+      run.outcomes[i] = *outcome;
     }
   }
   if (!complete) {
@@ -478,7 +408,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   }
   run.fetched_at = env.clock.epoch_seconds();
   bool warm = false;
-  if (auto cached = run.caching ? load_cache(env, run.key, run.target, run.user) : std::nullopt) {
+  if (auto cached = run.caching ? load_discovery_cache(env, run.key, run.target, run.user) : std::nullopt) {
     RV_TRY(used, warm_round_trip(run, *cached));
     warm = used;
   }
@@ -486,7 +416,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
     RV_TRY_VOID(cold_round_trip(run));
   }
   if (run.caching) {
-    save_cache(env, run.key, run.target, run.user, run.fetched_at, run.fingerprint, run.cmds, run.outcomes);
+    save_discovery_cache(env, run.key, run.target, run.user, run.fetched_at, run.fingerprint, run.cmds, run.outcomes);
   }
   if (run.assoc.use == AssocUse::read_now) {
     save_assoc(env, run.target, run.user, env.clock.epoch_seconds(), run.cmds, run.outcomes);
