@@ -98,6 +98,10 @@ WORK=$(mktemp -d "$([[ -n ${TB_ROOT:-} ]] && echo "$TB_DIR" || echo /tmp)/rv-fi-
 chmod 755 "$WORK"
 install -d -m 1777 "$WORK/markers"
 export XDG_CONFIG_HOME=$WORK/config XDG_STATE_HOME=$WORK/state RV_STATE_DIR=$WORK/state/rv NO_COLOR=1
+# rv's held connection (docs/ssh.md) is the campaign's own: its holder serves every run of the
+# campaign (as for a user), and sshd_cut cuts it too.
+export XDG_RUNTIME_DIR=$WORK/run
+install -d -m 700 "$XDG_RUNTIME_DIR"
 unset RV_HOST RV_CONFIG RV_ACCOUNT
 REMOTE_ROOT="~/.rv-$CAMP" # "~" resolves on the login node
 export RV_REMOTE_ROOT=$REMOTE_ROOT
@@ -166,12 +170,14 @@ wait_phase() {
   esac
 }
 
-# The testbed sshd processes serving connections that rv (or its ssh/rsync children) opened.
+# The testbed sshd processes serving connections that rv (or its ssh/rsync children, or the
+# holder of its held connection: a daemon, no child of rv) opened.
 sshd_of_rv() {
   local pids ports p
   pids=$(
     echo "$RV_PID"
     pgrep -P "$RV_PID" || true
+    ss -Hxlp 2>/dev/null | grep -F " $XDG_RUNTIME_DIR/rv/" | grep -o 'pid=[0-9]*' | cut -d= -f2
   )
   ports=$(ss -Htnp state established "( dport = :$TB_SSH_PORT )" 2>/dev/null |
     while read -r _ _ local _ users; do
@@ -216,6 +222,7 @@ cleanup_all() {
   [[ -z $ids ]] || scancel $ids 2>/dev/null || true
   unmount_fs
   rm -rf "${RVHOME:?}/.rv-$CAMP"
+  "$RV" disconnect --all >/dev/null 2>&1 || true
   if ((KEEP)); then log "campaign files kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup_all EXIT
