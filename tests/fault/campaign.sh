@@ -332,10 +332,10 @@ one_run() { # RUN
   local marker=$WORK/markers/$run secs=$((2 + R))
   MARKER=$marker
   FAULT_PHASE=""
-  t0=$SECONDS
 
   exec 8>>"$LOCK"
   flock -w 2400 8 || { log "run $run: the testbed lock stayed taken for 40 minutes"; exit 1; }
+  t0=$SECONDS # the run's own time, not the wait for the lock (other tests interleave between runs)
   ctld_up || restore
   if [[ $kind == fs_full ]]; then
     FS_MNT=$RVHOME/.rv-$CAMP-fs$run
