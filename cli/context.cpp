@@ -289,7 +289,7 @@ public:
       argv.insert(argv.end(), {"--host", m_first.destination});
     }
     argv.insert(argv.end(), {"_settle", request_id});
-    const auto log = m_first.requests.dir() / (request_id + ".settle.log");
+    const auto log = app::settle_log_path(m_first.requests, request_id);
     std::error_code ec;
     std::filesystem::create_directories(m_first.requests.dir(), ec);
     return proc::spawn_detached(argv, log.string());

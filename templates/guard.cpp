@@ -92,19 +92,20 @@ _rv_guard
 // after the wait with neither (rv died, the laptop sleeps), it ends with exit {{exit}}.
 constexpr std::string_view k_gate = R"sh(
 # ---- cross-cluster gate (docs/multi-cluster.md) ----
+# Looks every 0.2 s (a file test: nothing asks Slurm), so the command starts right after `go`.
 _rv_gate() {
-  local d="${RV_CLAIM_DIR%/*}" waited=0
-  while [ "$waited" -lt {{wait}} ]; do
+  local d="${RV_CLAIM_DIR%/*}" ticks=0
+  while [ "$ticks" -lt $(( {{wait}} * 5 )) ]; do
     if [ -e "$d/go" ]; then
-      [ "$waited" -eq 0 ] || _rv_log "rv chose this cluster for request $RV_REQUEST_ID after ${waited}s"
+      [ "$ticks" -eq 0 ] || _rv_log "rv chose this cluster for request $RV_REQUEST_ID after $(( ticks / 5 ))s"
       return 0
     fi
     if [ -e "$d/stop" ]; then
       _rv_log "rv chose another cluster for request $RV_REQUEST_ID: job $SLURM_JOB_ID ends without running the command (exit {{exit}})"
       exit {{exit}}
     fi
-    sleep 1
-    waited=$(( waited + 1 ))
+    sleep 0.2
+    ticks=$(( ticks + 1 ))
   done
   _rv_log "rv did not choose job $SLURM_JOB_ID within {{wait}}s: it ends without running the command (exit {{exit}})"
   exit {{exit}}

@@ -38,6 +38,7 @@ tb_packages() {
   # The second-factor login node: PAM's TOTP module, and oathtool for the tests' codes.
   pkgs+=(libpam-oath oathtool)
   pkgs+=(debootstrap) # builds cluster 2's Debian 13 root (up2.sh)
+  pkgs+=(krb5-kdc krb5-admin-server krb5-user) # the Kerberos login node (sshd_gss.sh): KDC, kadmin.local, kinit
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)
   fi
@@ -97,6 +98,7 @@ tb_pid_gone() { ! tb_pid_alive "$1"; }
 tb_pidfiles() {
   local n
   printf '%s\n' "$TB_DIR/wan-proxy.pid" "$TB_DIR/sshd-bastion.pid" "$TB_DIR/sshd-bastion2.pid" "$TB_DIR/sshd-ca.pid"
+  printf '%s\n' "$TB_DIR/sshd-gss.pid" "$TB_DIR/krb5kdc.pid"
   printf '%s\n' "$TB_DIR/sshd-2fa.pid" "$TB_DIR/sshd.pid"
   while read -r n; do printf '%s\n' "$TB_DIR/slurmd-$n.pid"; done < <(tb_node_names)
   printf '%s\n' "$TB_DIR/slurmctld.pid" "$TB_DIR/slurmdbd.pid" "$TB_DIR/db/mysqld.pid" "$TB_DIR/munge/munged.pid"
@@ -160,6 +162,7 @@ tb_is_up() {
       */munged.pid) [[ -e $pidfile ]] || continue ;; # a munged we reused is not ours
       */sshd-2fa.pid) continue ;; # added beside a running testbed by up.sh (ensure_2fa_sshd)
       */sshd-ca.pid | */sshd-bastion*.pid | */wan-proxy.pid) continue ;; # likewise (ensure_net_modes)
+      */sshd-gss.pid | */krb5kdc.pid) continue ;; # likewise (ensure_gss_sshd; none without krb5-kdc)
       */slurmdbd.pid | */mysqld.pid) [[ $acct == 1 ]] || continue ;;
     esac
     tb_pid_alive "$pidfile" || return 1

@@ -12,6 +12,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/sshd_2fa.sh"
 # shellcheck source=testbed/sshd_net.sh
 . "$here/sshd_net.sh"
+# shellcheck source=testbed/sshd_gss.sh
+. "$here/sshd_gss.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
@@ -229,6 +231,10 @@ export TB_JUMP2_HOST=rvtb-jump2
 export TB_WAN_PORT=$TB_WAN_PORT
 export TB_WAN_HOST=rvtb-wan
 export TB_WAN=$TB_DIR/bin/wan
+export TB_GSS_PORT=$TB_GSS_PORT
+export TB_GSS_HOST=rvtb-gss
+export TB_KRB5_CONFIG=$TB_DIR/krb5/krb5.conf
+export TB_KRB5_USER_KEYTAB=$TB_DIR/krb5/rvtest.keytab
 export TB_ACCOUNTING=$TB_ACCOUNTING
 export TB_CLUSTER=$TB_CLUSTER
 EOF
@@ -246,6 +252,7 @@ if tb_is_up; then
   ensure_gpu_standin
   ensure_2fa_sshd
   ensure_net_modes
+  ensure_gss_sshd
   write_env
   tb_log "already up ($TB_DIR); checked in $(tb_since "$t0") s"
   cluster2
@@ -280,6 +287,7 @@ start_slurm
 start_sshd
 ensure_2fa_sshd
 ensure_net_modes
+ensure_gss_sshd
 ensure_gpu_standin
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"

@@ -142,7 +142,7 @@ Result<int> settle_race(Env& env, const std::string& request_id)
   RV_TRY(j, env.requests.read(request_id));
   RV_TRY(rec, request_from_json(j));
   RV_TRY(members, load_race_members(env, rec));
-  slurm::Backoff backoff(slurm::Backoff::waiting());
+  slurm::Backoff backoff(slurm::Backoff::settling());
   for (;;) {
     auto step = settle_step(env, members);
     if (!step) {

@@ -417,4 +417,9 @@ bool is_final_state(RequestState state)
   return state == RequestState::done || state == RequestState::failed || state == RequestState::cancelled;
 }
 
+std::filesystem::path settle_log_path(const store::RecordStore& store, const std::string& id)
+{
+  return store.dir() / (id + ".settle.log");
+}
+
 } // namespace rv::app

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -147,5 +148,9 @@ bool is_final_state(RequestState state);
 // as it is now (a concurrent `rv stop` or `rv ps` is not undone), and `r` becomes the merged
 // record. Logs (does not fail) when the local store cannot be written.
 void save(store::RecordStore& store, RequestRecord& r);
+
+// The log of request `id`'s background rv (`rv _settle`, a race across clusters), beside its
+// record in the local store; removed with the request's cluster state (prune_remote_state).
+std::filesystem::path settle_log_path(const store::RecordStore& store, const std::string& id);
 
 } // namespace rv::app

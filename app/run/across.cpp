@@ -157,7 +157,7 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     }
   }
   spdlog::info("race {} across {}", group, members_text(members));
-  slurm::Backoff backoff(slurm::Backoff::racing());
+  slurm::Backoff backoff(slurm::Backoff::settling());
   std::set<std::string> said;
   std::optional<std::size_t> chosen;
   for (;;) {

@@ -8,14 +8,20 @@
 # DIR/table.md, DIR/results.json, DIR/ttg.png (with gnuplot), DIR/workload-seed*.jsonl (the
 # submission sequences). Takes the testbed lock for the whole run (RV_TESTBED_LOCKED=1: the caller
 # holds it already, as the integration test does).
+#   bash bench/ttg/run.sh --across [--rv PATH] [--out DIR] [across.py options...]
+# races one request across both testbed clusters (testbed/up.sh --clusters 2), each loaded from its
+# own seed, against rv on each alone, serial failover and each cluster's hindsight bound (across.py;
+# it takes both clusters' locks per row, not for the whole run). Results: DIR/across.md, across.json.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 rv=$root/build/cli/rv
 out=
 args=()
+across=0
 while (($#)); do
   case $1 in
+    --across) across=1 ;;
     --short) args+=(--scenarios "1x30m,4x3h" --repeats 1 --cap 30 --hindsight-groups 1) ;;
     --rv) rv=$2; shift ;;
     --out) out=$2; shift ;;
@@ -27,6 +33,12 @@ done
 [[ -x $rv ]] || { echo "ttg: no rv binary at $rv (build it: cmake --build build --target rv)" >&2; exit 1; }
 # shellcheck source=/dev/null
 . "${TB_DIR:-/tmp/rv-testbed}/env"
+if ((across)); then
+  out=${out:-$root/build/bench-ttg/across-$(date +%Y%m%d-%H%M%S)}
+  mkdir -p "$out"
+  echo "ttg: results in $out (log: $out/log)" >&2
+  exec python3 "$here/across.py" --rv "$(realpath "$rv")" --out "$out" "${args[@]}" 2> >(tee "$out/log" >&2)
+fi
 if [[ ${RV_TESTBED_LOCKED:-0} != 1 ]]; then
   exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
   flock -w 2400 9 || { echo "ttg: the testbed lock stayed taken" >&2; exit 1; }

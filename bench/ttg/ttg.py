@@ -61,20 +61,41 @@ class Env:
                    "-o", "ControlPersist=120", self.host, remote], check=check)
 
 
-def rvtest_rpcs():
+def cluster_env(env_file):
+    """The environment of one testbed cluster's Slurm commands, from its env file (testbed/up.sh
+    writes one per cluster): cluster 2's commands are wrappers in its TB_BIN that chroot into its
+    root (testbed/lib2.sh). The benchmark's own process keeps cluster 1's (run.sh sources it)."""
+    env = dict(os.environ)
+    with open(env_file) as fh:
+        for line in fh:
+            m = re.match(r"^export (\w+)=(.*)$", line.strip())
+            if m:
+                env[m.group(1)] = shlex.split(m.group(2))[0] if m.group(2) else ""
+    if env.get("TB_BIN"):
+        env["PATH"] = env["TB_BIN"] + ":" + env.get("PATH", "")
+    return env
+
+
+def in_root(senv, cmd):
+    """A host command (useradd, id) for the cluster of `senv`: inside its root when it has one."""
+    root = (senv or {}).get("TB_BIN") and (senv or {}).get("TB_ROOT")
+    return ["chroot", root] + cmd if root else cmd
+
+
+def rvtest_rpcs(senv=None):
     """rvtest's count in sdiag's "Remote Procedure Call statistics by user"."""
-    out = sh(["sdiag"]).stdout
+    out = sh(["sdiag"], env=senv).stdout
     sect = out.split("statistics by user", 1)[-1]
     m = re.search(r"^\s*rvtest\s.*?count:(\d+)", sect, re.M)
     return int(m.group(1)) if m else 0
 
 
-def squeue_rows(name_prefix=None, users=None):
+def squeue_rows(name_prefix=None, users=None, senv=None):
     """[(id, name, state, start_epoch|None, partition, nodes)] of every job (all states)."""
     cmd = ["squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%S|%P|%N|%u"]
     if users:
         cmd += ["-u", ",".join(users)]
-    out = sh(cmd, env=dict(os.environ, SLURM_TIME_FORMAT="%s")).stdout
+    out = sh(cmd, env=dict(senv or os.environ, SLURM_TIME_FORMAT="%s")).stdout
     rows = []
     for line in out.splitlines():
         f = line.split("|")
@@ -88,8 +109,8 @@ def squeue_rows(name_prefix=None, users=None):
 RAN = ("RUNNING", "COMPLETING", "COMPLETED", "TIMEOUT", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY")
 
 
-def billing_of(job_id):
-    out = sh(["scontrol", "show", "job", job_id], check=False).stdout
+def billing_of(job_id, senv=None):
+    out = sh(["scontrol", "show", "job", job_id], check=False, env=senv).stdout
     m = re.search(r"\bTRES=\S*billing=(\d+)", out)
     lim = re.search(r"\bTimeLimit=(\S+)", out)
     return (int(m.group(1)) if m else None), (lim.group(1) if lim else None)
@@ -112,28 +133,28 @@ def limit_minutes(s):
 # The background load: users, purge, replay
 
 
-def ensure_users():
+def ensure_users(senv=None):
     """The background users exist, each with an association in rvacct (idempotent). useradd
     first: slurmdbd resolves the uid when the user is added (docs/testbed.md)."""
     for u in workload.USERS:
-        if sh(["id", u], check=False).returncode != 0:
-            sh(["useradd", "-M", "-d", "/tmp", "-s", "/usr/sbin/nologin", u])
-    have = set(sh(["sacctmgr", "-n", "-P", "show", "assoc", "format=user"]).stdout.split())
+        if sh(in_root(senv, ["id", u]), check=False).returncode != 0:
+            sh(in_root(senv, ["useradd", "-M", "-d", "/tmp", "-s", "/usr/sbin/nologin", u]))
+    have = set(sh(["sacctmgr", "-n", "-P", "show", "assoc", "format=user"], env=senv).stdout.split())
     missing = [u for u in workload.USERS if u not in have]
     if missing:
-        sh(["sacctmgr", "-i", "add", "user", ",".join(missing), "Account=rvacct", "DefaultAccount=rvacct"])
+        sh(["sacctmgr", "-i", "add", "user", ",".join(missing), "Account=rvacct", "DefaultAccount=rvacct"], env=senv)
 
 
-def purge(wait_s=60):
+def purge(wait_s=60, senv=None):
     """Cancel the background and every contender job; wait until none holds a node."""
     alive = ("PENDING", "RUNNING", "CONFIGURING", "SUSPENDED")
-    ids = [r["id"] for r in squeue_rows(users=workload.USERS) if r["state"] in alive]  # scancel -u takes one user
-    ids += [r["id"] for r in squeue_rows(PREFIX, users=["rvtest"]) if r["state"] in alive]
+    ids = [r["id"] for r in squeue_rows(users=workload.USERS, senv=senv) if r["state"] in alive]  # scancel -u: one user
+    ids += [r["id"] for r in squeue_rows(PREFIX, users=["rvtest"], senv=senv) if r["state"] in alive]
     if ids:
-        sh(["scancel"] + ids, check=False)
+        sh(["scancel"] + ids, check=False, env=senv)
     t = time.time()
     while time.time() - t < wait_s:
-        live = [r for r in squeue_rows(users=workload.USERS + ["rvtest"])
+        live = [r for r in squeue_rows(users=workload.USERS + ["rvtest"], senv=senv)
                 if r["state"] in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING")
                 and (r["user"] != "rvtest" or r["name"].startswith(PREFIX))]
         if not live:
@@ -142,14 +163,14 @@ def purge(wait_s=60):
     log(f"warning: jobs still alive after purge: {[(r['id'], r['state']) for r in live]}")
 
 
-def sbatch_bg(j, name):
+def sbatch_bg(j, name, senv=None):
     cmd = ["sbatch", "--parsable", f"--uid={j['user']}", "-A", "rvacct", "-J", name, "-p", j["partition"],
            "-N", str(j["nodes"]), "--ntasks-per-node=1", f"--gres={j['gres']}", "-c", str(j["cpus"]),
            f"--mem={j['mem_mb']}", f"--time={j['limit_h']}", f"--nice={j['nice']}", "-o", "/dev/null",
            "--chdir=/tmp", "--wrap", f"sleep {j['run_real_s']}"]
     if j.get("nodelist"):
         cmd.insert(2, f"--nodelist={j['nodelist']}")
-    r = sh(cmd, check=False)
+    r = sh(cmd, check=False, env=senv)
     if r.returncode != 0:
         log(f"warning: background job {j['seq']} refused: {r.stderr.strip()[:200]}")
         return None
@@ -159,21 +180,22 @@ def sbatch_bg(j, name):
 class Replay:
     """One replay of a seed: the state at t0 (running set, then the queue), then arrivals on time."""
 
-    def __init__(self, seq, tag):
+    def __init__(self, seq, tag, senv=None):
         self.seq = seq
         self.tag = tag
+        self.senv = senv
         self.stop = threading.Event()
         self.thread = None
         self.t0 = None
 
     def start(self, settle_s):
-        purge()
+        purge(senv=self.senv)
         run = [j for j in self.seq if j["kind"] == "running"]
-        ids = [sbatch_bg(j, f"bg-{self.tag}") for j in run]
+        ids = [sbatch_bg(j, f"bg-{self.tag}", self.senv) for j in run]
         want = {i for i in ids if i}
         deadline = time.time() + 30
         while time.time() < deadline:
-            running = {r["id"] for r in squeue_rows(users=workload.USERS) if r["state"] == "RUNNING"}
+            running = {r["id"] for r in squeue_rows(users=workload.USERS, senv=self.senv) if r["state"] == "RUNNING"}
             if want <= running:
                 break
             time.sleep(0.2)
@@ -181,7 +203,7 @@ class Replay:
             log(f"warning: {len(want - running)} of the t0 running set did not start")
         for j in self.seq:
             if j["kind"] in ("queued", "blocker"):
-                sbatch_bg(j, f"bg-{self.tag}")
+                sbatch_bg(j, f"bg-{self.tag}", self.senv)
         self.t0 = time.time()
         self.thread = threading.Thread(target=self._arrivals, daemon=True)
         self.thread.start()
@@ -195,13 +217,13 @@ class Replay:
             delay = self.t0 + j["t_real_s"] - time.time()
             if delay > 0 and self.stop.wait(delay):
                 return
-            sbatch_bg(j, f"bg-{self.tag}")
+            sbatch_bg(j, f"bg-{self.tag}", self.senv)
 
     def end(self):
         self.stop.set()
         if self.thread:
             self.thread.join(timeout=10)
-        purge()
+        purge(senv=self.senv)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,9 +231,9 @@ class Replay:
 # t_start (its own t0), jobs (ids it submitted), cancelled, partition/kind of what ran, notes.
 
 
-def wait_first_start(name, t_limit, poll=0.25):
+def wait_first_start(name, t_limit, poll=0.25, senv=None):
     while time.time() < t_limit:
-        ran = [r for r in squeue_rows(name) if r["state"] in RAN and r["start"]]
+        ran = [r for r in squeue_rows(name, senv=senv) if r["state"] in RAN and r["start"]]
         if ran:
             return min(ran, key=lambda r: (r["start"], r["id"]))
         time.sleep(poll)
@@ -225,7 +247,7 @@ def share(partition, gpus_per_node):
 
 def sbatch_line(name, partition, nodes, gpn, limit_min, work_s, gres=None, cpus=None, mem=None, time_min=None,
                 constraint=None):
-    c, m = share(partition, gpn)
+    c, m = share(partition, gpn) if cpus is None or mem is None else (cpus, mem)  # other clusters: given
     gres = gres or f"gpu:{NODE_TYPES[partition][0]}:{gpn}"
     parts = ["sbatch", "--parsable", "-J", name, "-p", partition, "-N", str(nodes), "--ntasks-per-node=1",
              f"--gres={gres}", "-c", str(cpus or c), f"--mem={mem or m}", f"--time={limit_min}", "-o", "/dev/null"]
@@ -244,7 +266,7 @@ def parse_scenario(key):
     return g, w, profile or "mixed"
 
 
-def run_rv(env, sc, name, cap_s):
+def run_rv(env, sc, name, cap_s, senv=None):
     args = [env.rv, "--ssh-config", env.ssh_config, "--host", env.host, "--json", "run", "--checkpoint", "-g", str(sc["gpus"]),
             "--time", f"{sc['work_real_s']}s", "--name", name, "--", f"sleep {sc['work_real_s']}"]
     t_start = time.time()
@@ -271,7 +293,7 @@ def run_rv(env, sc, name, cap_s):
     if p.returncode != 0 or not rec:
         return dict(t_start=t_start, start=None, error=f"rv exit {p.returncode}: {p.stderr.strip()[-400:]}",
                     jobs=[], plan=None, submit_s=t_sub - t_start)
-    first = wait_first_start(name, t_start + cap_s)
+    first = wait_first_start(name, t_start + cap_s, senv=senv)
     jobs = [j for j in rec["jobs"] if j.get("job_id")]
     res = dict(t_start=t_start, submit_s=round(t_sub - t_start, 2), plan=rec.get("plan"), jobs=[j["job_id"] for j in jobs],
                strategies={j["job_id"]: j["strategy_id"] for j in jobs}, start=None)
@@ -413,7 +435,7 @@ def hindsight_groups(plan, max_groups, work_real_s):
     return groups
 
 
-def run_hindsight_group(env, sc, name, cap_s, group):
+def run_hindsight_group(env, sc, name, cap_s, group, senv=None):
     t_start = time.time()
     lines, names = [], {}
     for s in group:
@@ -425,7 +447,7 @@ def run_hindsight_group(env, sc, name, cap_s, group):
                                  gres=s["gres"], cpus=s["cpus_per_task"], mem=s["mem_mb"], time_min=tmin,
                                  constraint=s.get("constraint") or None))
     out = env.ssh(" ; ".join(lines)).stdout.split()
-    first = wait_first_start(name, t_start + cap_s)
+    first = wait_first_start(name, t_start + cap_s, senv=senv)
     if first:  # the bound is the first start: the others would only hold GPUs from here on
         others = [j for j in out if j != first["id"]]
         if others:
@@ -438,16 +460,16 @@ def run_hindsight_group(env, sc, name, cap_s, group):
     return res
 
 
-def finish(res, name, sc, complete):
+def finish(res, name, sc, complete, senv=None):
     """Adds what ran: billing, SU of the work, granted limit, counts, completion."""
-    rows = squeue_rows(name, users=["rvtest"])
+    rows = squeue_rows(name, users=["rvtest"], senv=senv)
     res["submitted"] = len({r["id"] for r in rows} | set(res.get("jobs", [])))
     if "cancelled" not in res:
         res["cancelled"] = sum(1 for r in rows if r["state"] == "CANCELLED")
     res["ttg_s"] = round(res["start"] - res["t_start"], 1) if res.get("start") else None
     if not res.get("job"):
         return res
-    billing, limit = billing_of(res["job"])
+    billing, limit = billing_of(res["job"], senv)
     res["billing"] = billing
     lim_min = limit_minutes(limit)
     res["granted_limit_min"] = lim_min
@@ -462,14 +484,15 @@ def finish(res, name, sc, complete):
         deadline = time.time() + sc["work_real_s"] + 120
         state = None
         while time.time() < deadline:
-            mine = [r for r in squeue_rows(name, users=["rvtest"]) if r["id"] not in losers]
+            mine = [r for r in squeue_rows(name, users=["rvtest"], senv=senv) if r["id"] not in losers]
             fin = [r for r in mine if r["state"] in RAN and r["state"] not in ("RUNNING", "COMPLETING")]
             live = [r for r in mine if r["state"] in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING")]
             if fin and not live:
                 state = "COMPLETED" if any(r["state"] == "COMPLETED" for r in fin) else fin[-1]["state"]
                 break
             time.sleep(1)
-        res["segments_run"] = len({r["id"] for r in squeue_rows(name, users=["rvtest"]) if r["id"] not in losers and r["state"] in RAN})
+        res["segments_run"] = len({r["id"] for r in squeue_rows(name, users=["rvtest"], senv=senv)
+                                   if r["id"] not in losers and r["state"] in RAN})
         res["completed"] = state == "COMPLETED"
         res["completed_how"] = f"measured: {state or 'still running'}"
     else:
@@ -588,6 +611,16 @@ def draw_seeds(a):
     return [a.seed + r for r in range(a.repeats)]
 
 
+def vs_bound(t, h, resolution):
+    """(verdict, ratio) of a time to GPU `t` against the hindsight bound `h` (None = not within the
+    cap): PASS within 1.2x, PASS(res) within the resolution, else MISS; n/a without a bound."""
+    if h is None:
+        return "n/a", None
+    if t is None:
+        return "MISS", None
+    return ("PASS" if t <= 1.2 * h else "PASS(res)" if t <= h + resolution else "MISS"), (round(t / h, 2) if h > 0 else None)
+
+
 def run_verdict(r, cap, resolution):
     """The issue's targets for one run (one seed of one scenario), as summarize() judges medians."""
     rv = r.get("rv") or {}
@@ -596,14 +629,9 @@ def run_verdict(r, cap, resolution):
     h = None if best.get("ttg_s") is None else max(0.0, best["ttg_s"])
     out = dict(seed=r.get("seed"), scenario=r.get("scenario"), rv=t, hindsight=h, targets={})
     tg = out["targets"]
-    if h is None:
-        tg["vs_hindsight"] = "n/a"
-    elif t is None:
-        tg["vs_hindsight"] = "MISS"
-    else:
-        if h > 0:
-            out["ratio_hindsight"] = round(t / h, 2)
-        tg["vs_hindsight"] = "PASS" if t <= 1.2 * h else "PASS(res)" if t <= h + resolution else "MISS"
+    tg["vs_hindsight"], ratio = vs_bound(t, h, resolution)
+    if ratio is not None:
+        out["ratio_hindsight"] = ratio
     for k in ("naive", "serial"):
         o = r.get(k) or {}
         ot = None if o.get("ttg_s") is None else max(0.0, o["ttg_s"])

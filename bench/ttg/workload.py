@@ -26,7 +26,7 @@ SCALE = 60  # cluster seconds per real second
 # hour.
 PARTITIONS = {
     "gpu-a100": dict(nodes=["a100-1", "a100-2"], gpn=8, gtype="a100", cpus=64, mem=512000,
-                     busy=1.0, queue=10, blockers=0, rate=3.0),
+                     busy=1.0, queue=10, blockers=0, rate=3.0, multi=[(16, 2), (8, 2)]),
     "gpu-h200": dict(nodes=["h200-1"], gpn=4, gtype="h200", cpus=96, mem=1024000,
                      busy=1.0, queue=5, blockers=0, rate=1.5),
     "gpu-a6000": dict(nodes=["a6000-1"], gpn=8, gtype="a6000", cpus=32, mem=256000,
@@ -34,8 +34,21 @@ PARTITIONS = {
     "gpu-v100": dict(nodes=["v100-1"], gpn=4, gtype="v100", cpus=32, mem=192000,
                      busy=0.5, queue=0, blockers=0, rate=0.7),
     "gpu-mig": dict(nodes=["mig-1"], gpn=7, gtype="a100_1g.10gb", cpus=16, mem=128000,
-                    busy=0.4, queue=0, blockers=0, rate=0.7),
+                    busy=0.4, queue=0, blockers=0, rate=0.7, mig=True),
 }
+# The second testbed cluster (Slurm 24.11, testbed/lib2.sh): its own partitions and GPU types, the
+# same load model. `multi` = the multi-node sizes (the larger drawn 30 % of the time), `mig` = one
+# slice per job.
+PARTITIONS2 = {
+    "hopper": dict(nodes=["h100-1", "h100-2"], gpn=4, gtype="h100", cpus=48, mem=768000,
+                   busy=1.0, queue=6, blockers=0, rate=2.0, multi=[(8, 2), (4, 2)]),
+    "ada": dict(nodes=["l40s-1"], gpn=2, gtype="l40s", cpus=32, mem=256000,
+                busy=0.5, queue=0, blockers=1, rate=1.0),
+    "mig": dict(nodes=["mig-1"], gpn=2, gtype="h100_3g.40gb", cpus=16, mem=128000,
+                busy=0.5, queue=0, blockers=0, rate=0.7, mig=True),
+}
+# The shape of each testbed cluster by its login node's alias (bench/ttg/across.py).
+SHAPES = {"rvtb": PARTITIONS, "rvtb2": PARTITIONS2}
 # Load profiles: "mixed" (above) and "window", which isolates the backfill window in front of a
 # reservation: every other GPU busy, no queue and no arrivals anywhere, gpu-a6000 half busy with
 # jobs that hold their GPUs for 6 cluster hours or more (every running job runs into its limit),
@@ -86,8 +99,7 @@ def runtime_h(rng, limit_h):
     return limit_h * (lo + (hi - lo) * rng.random())
 
 
-def job(rng, part, gpus, nodes, limit_h, run_h, nice, tier_name, t_real_s, kind, pin=None):
-    p = PARTITIONS[part]  # the node shapes are the same in every profile
+def job(rng, p, part, gpus, nodes, limit_h, run_h, nice, tier_name, t_real_s, kind, pin=None):
     gpn = gpus // nodes
     # Half the node's CPU and memory share per GPU: GPUs, never CPUs or memory, are the bottleneck.
     cpus = max(1, p["cpus"] * gpn // p["gpn"] // 2)
@@ -100,19 +112,19 @@ def job(rng, part, gpus, nodes, limit_h, run_h, nice, tier_name, t_real_s, kind,
     }
 
 
-def draw_size(rng, part, room=None):
-    p = PARTITIONS[part]
-    if part == "gpu-mig":
+def draw_size(rng, p, room=None):
+    if p.get("mig"):
         return 1, 1
-    if part == "gpu-a100" and rng.random() < MULTI_NODE:
-        return (16, 2) if rng.random() < 0.3 else (8, 2)
+    if p.get("multi") and rng.random() < MULTI_NODE:
+        return p["multi"][0] if rng.random() < 0.3 else p["multi"][1]
     sizes = [(g, w) for g, w in SIZES if g <= p["gpn"] and (room is None or g <= room)]
     return pick(rng, sizes), 1
 
 
-def generate(seed, horizon_real_s, profile="mixed"):
+def generate(seed, horizon_real_s, profile="mixed", shape=None):
+    """`shape`: another cluster's partitions (PARTITIONS2), loaded as the mixed profile."""
     rng = random.Random(seed)
-    parts = PROFILES[profile]
+    parts = shape or PROFILES[profile]
     out = []
     # 1. What already runs at t0: each node filled to its partition's `busy`, with the remaining
     # limit and run time of jobs that started at some earlier time.
@@ -123,7 +135,7 @@ def generate(seed, horizon_real_s, profile="mixed"):
         guard = 0
         while used < target and guard < 200:
             guard += 1
-            gpus, nodes = draw_size(rng, part)
+            gpus, nodes = draw_size(rng, p)
             gpn = gpus // nodes
             fits = [n for n in p["nodes"] if free[n] >= gpn]
             if len(fits) < nodes or used + gpus > target + (p["gpn"] if p["busy"] >= 1 else 0):
@@ -142,18 +154,18 @@ def generate(seed, horizon_real_s, profile="mixed"):
             run_h = runtime_h(rng, left_h)
             if profile == "window":  # nothing ends early: no other GPU frees within the cap
                 run_h = left_h
-            out.append(job(rng, part, gpus, nodes, left_h, run_h, nice, name, 0.0, "running", ",".join(pin)))
+            out.append(job(rng, p, part, gpus, nodes, left_h, run_h, nice, name, 0.0, "running", ",".join(pin)))
     # 2. The queue at t0, in submission order: normal jobs, then the blockers (high priority,
     # the whole node: they reserve it for when the running jobs' limits end).
     for part, p in parts.items():
         for _ in range(p["queue"]):
-            gpus, nodes = draw_size(rng, part)
+            gpus, nodes = draw_size(rng, p)
             limit_h = pick(rng, LIMITS_H)
             name, nice = tier(rng)
-            out.append(job(rng, part, gpus, nodes, limit_h, runtime_h(rng, limit_h), nice, name, 0.0, "queued"))
+            out.append(job(rng, p, part, gpus, nodes, limit_h, runtime_h(rng, limit_h), nice, name, 0.0, "queued"))
         for _ in range(p["blockers"]):
             limit_h = pick(rng, LIMITS_H)
-            out.append(job(rng, part, p["gpn"], 1, limit_h, runtime_h(rng, limit_h), TIERS[0][1], "high", 0.0,
+            out.append(job(rng, p, part, p["gpn"], 1, limit_h, runtime_h(rng, limit_h), TIERS[0][1], "high", 0.0,
                            "blocker"))
     # 3. Arrivals: Poisson per partition until the horizon, some in bursts of 2-3 (a user's sweep).
     arrivals = []
@@ -167,11 +179,11 @@ def generate(seed, horizon_real_s, profile="mixed"):
             if t >= horizon_real_s:
                 break
             burst = 1 if rng.random() < 0.7 else rng.choice([2, 3])
-            gpus, nodes = draw_size(rng, part)
+            gpus, nodes = draw_size(rng, p)
             limit_h = pick(rng, LIMITS_H)
             name, nice = tier(rng)
             for _ in range(burst):
-                arrivals.append(job(rng, part, gpus, nodes, limit_h, runtime_h(rng, limit_h), nice, name, t,
+                arrivals.append(job(rng, p, part, gpus, nodes, limit_h, runtime_h(rng, limit_h), nice, name, t,
                                     "arrival"))
     arrivals.sort(key=lambda j: (j["t_real_s"], j["partition"]))
     out.extend(arrivals)
@@ -189,8 +201,11 @@ def main():
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--horizon", type=float, default=150.0, help="real seconds of arrivals after t0")
     ap.add_argument("--profile", default="mixed", choices=sorted(PROFILES))
+    ap.add_argument("--cluster", default="rvtb", choices=sorted(SHAPES),
+                    help="the testbed cluster whose partitions are loaded (rvtb2: the 24.11 cluster, mixed load)")
     a = ap.parse_args()
-    sys.stdout.write(dumps(generate(a.seed, a.horizon, a.profile)))
+    shape = SHAPES[a.cluster] if a.cluster != "rvtb" else None
+    sys.stdout.write(dumps(generate(a.seed, a.horizon, a.profile, shape)))
 
 
 if __name__ == "__main__":

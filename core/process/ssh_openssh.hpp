@@ -19,6 +19,7 @@ struct OpenSshView {
   std::vector<std::string> identity_files;    // in order, `~/` expanded
   std::vector<std::string> certificate_files; // likewise
   bool identities_only = false;
+  bool gssapi = false;    // GSSAPIAuthentication yes: Kerberos first (ssh_session_auth.cpp)
   std::string proxy_jump; // "" = none
 };
 
@@ -26,7 +27,7 @@ struct OpenSshView {
 OpenSshView parse_openssh_view(std::string_view output, std::string_view home);
 
 // Whether `ssh -G` can tell rv more than libssh for this config text: it names ProxyJump,
-// CertificateFile, IdentitiesOnly or IdentityFile (whose `-cert.pub` may lie beside it; libssh
+// CertificateFile, IdentitiesOnly, GSSAPIAuthentication or IdentityFile (whose `-cert.pub` may lie beside it; libssh
 // lists only the first), or Includes or Matches what might (case-insensitive, comments too: a
 // false yes costs one `ssh -G`, ~10 ms). Certificates beside the default keys need no config.
 bool config_needs_openssh(std::string_view config_text);

@@ -1,6 +1,7 @@
-// Session::authenticate: the keys in OpenSSH's order, with what libssh 0.10 leaves to its caller:
-// user certificates (`<key>-cert.pub` beside a key, `CertificateFile`), IdentitiesOnly, and a
-// clear word on a certificate that expired (docs/ssh.md, "Certificates").
+// Session::authenticate: Kerberos and the keys in OpenSSH's order, with what libssh 0.10 leaves to
+// its caller: GSSAPIAuthentication (libssh tries gssapi-with-mic only when asked), user
+// certificates (`<key>-cert.pub` beside a key, `CertificateFile`), IdentitiesOnly, and a clear
+// word on a certificate that expired (docs/ssh.md, "Certificates", "Kerberos").
 #include "core/process/ssh_cert.hpp"
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_session.hpp"
@@ -42,6 +43,7 @@ struct Session::KeyAttempts {
   std::vector<std::string> problems; // `FILE: why it was not offered`
   bool key_needs_agent = false;      // a key file could not be read (a passphrase): the agent may hold it
   int last_rc = SSH_AUTH_DENIED;
+  std::string gssapi_problem; // why Kerberos did not log in, when it was tried
 };
 
 int Session::try_certificate(const std::string& key_file, const std::string& cert_file, KeyAttempts& attempts)
@@ -140,6 +142,20 @@ Result<void> Session::authenticate()
 {
   ssh_session s = m_session.get();
   KeyAttempts attempts;
+  // GSSAPIAuthentication yes: a Kerberos ticket first, as OpenSSH orders gssapi-with-mic before
+  // publickey. Without a ticket libssh declines before asking the host; then the keys go on.
+  if (m_view.gssapi) {
+    const int rc = ssh_userauth_gssapi(s);
+    if (done(rc)) {
+      spdlog::debug("ssh: {}: logged in with a Kerberos ticket (GSSAPI)", label());
+      return finish(rc, auth_failure(label(), ""));
+    }
+    attempts.gssapi_problem = ssh_get_error(s);
+    if (attempts.gssapi_problem.empty()) {
+      attempts.gssapi_problem = "no Kerberos ticket was accepted (none in the cache, or the host refused it)";
+    }
+    spdlog::debug("ssh: {}: GSSAPI: {}", label(), attempts.gssapi_problem);
+  }
   if (auto files = authenticate_files(attempts)) {
     return *files;
   }
@@ -155,6 +171,11 @@ Result<void> Session::authenticate()
         ErrorCode::auth_failed, label(), "every key was refused, and a certificate was not offered",
         attempts.problems.front(),
         "get a new certificate from your site's CA (`ssh-keygen -L -f FILE` shows the one you have), then retry"));
+  }
+  if (!done(rc) && !attempts.gssapi_problem.empty()) {
+    return std::unexpected(ssh_failure(
+        ErrorCode::auth_failed, label(), "the host refused Kerberos (GSSAPI) and every key", attempts.gssapi_problem,
+        "get a Kerberos ticket with `kinit` (`klist` shows the one you have), then retry"));
   }
   return finish(rc, auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
 }

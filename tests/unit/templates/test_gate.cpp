@@ -44,7 +44,7 @@ TEST_CASE("gate: a script of one cluster has no gate; across clusters the wait i
   opts.gate_wait_s = 42;
   const auto script = render_ok(base_strategy(), base_request(), opts);
   CHECK(script.find("_rv_gate") != std::string::npos);
-  CHECK(script.find("-lt 42 ]") != std::string::npos);
+  CHECK(script.find("-lt $(( 42 * 5 )) ]") != std::string::npos); // 0.2 s ticks
   CHECK(script.find("exit 95") != std::string::npos);
   CHECK(k_not_chosen_exit == 95);
 }

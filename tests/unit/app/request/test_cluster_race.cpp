@@ -217,3 +217,28 @@ TEST_CASE("cluster race: a command naming the loser goes to the chosen member's 
   CHECK_FALSE(route_request(t.world.requests, "nosuchrequest"));
   CHECK_FALSE(route_request(t.world.requests, "")); // no KEY: each command's own meaning, not routed
 }
+
+TEST_CASE("cluster race: the background settler polls again after half a second, and chooses what started")
+{
+  TwoClusters t;
+  t.add_members();
+  // First step: nothing started. Second: B's job runs (it waits at its gate until a poll sees it).
+  t.a().on([](const auto& a) { return has(a, "squeue") && has(a, "101"); },
+           Cluster::ok(squeue_row("101", "PENDING", "", "0:00")));
+  t.b().on([](const auto& a) { return has(a, "squeue") && has(a, "7"); },
+           Cluster::ok(squeue_row("7", "PENDING", "", "0:00")));
+  t.a().on([](const auto& a) { return has(a, "squeue") && has(a, "101"); },
+           Cluster::ok(squeue_row("101", "PENDING", "", "0:00")));
+  t.b().on([](const auto& a) { return has(a, "squeue") && has(a, "7"); },
+           Cluster::ok(squeue_row("7", "RUNNING", "h1")));
+  t.b().on([](const auto& a) { return writes(a, "go"); }, Cluster::ok());
+  t.a().on([](const auto& a) { return writes(a, "stop"); }, Cluster::ok());
+  t.a().on([](const auto& a) { return has(a, "scancel") && has(a, "101"); }, Cluster::ok());
+  auto rc = settle_race(t.world.env, "aaaa0001");
+  REQUIRE(rc);
+  CHECK(*rc == 0);
+  CHECK(t.world.clock.slept_ms() == 500);
+  CHECK(t.a().done());
+  CHECK(t.b().done());
+  CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
+}

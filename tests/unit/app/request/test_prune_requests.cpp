@@ -3,6 +3,8 @@
 
 #include "app/request/prune_requests.hpp"
 #include "core/process/local_runner.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -84,5 +86,31 @@ TEST_CASE("prune requests: the command removes the request's directory and its j
   CHECK(fs::exists(base / "rv/requests/bbbb0002/env")); // another request's
   CHECK(fs::exists(base / "rv/logs/train-502.out"));
   CHECK(fs::exists(base / "rv/logs/other-501.out"));
+  fs::remove_all(base);
+}
+
+TEST_CASE("prune requests: a pruned request's settle log goes with it; another request's stays")
+{
+  const auto base = fs::temp_directory_path() / fmt::format("rv-prune-settle-{}", ::getpid());
+  fs::remove_all(base);
+  store::RecordStore store(base / "requests");
+  auto old = finished("/home/u/rv", "aaaa0001", "2026-11-01T00:00:00Z");
+  auto young = finished("/home/u/rv", "bbbb0002", "2026-11-20T00:00:00Z");
+  REQUIRE(store.create(old.id, to_json(old)));
+  REQUIRE(store.create(young.id, to_json(young)));
+  for (const auto* id : {"aaaa0001", "bbbb0002"}) {
+    std::ofstream(settle_log_path(store, id)) << "race: chosen\n";
+  }
+  CHECK(settle_log_path(store, "aaaa0001") == base / "requests" / "aaaa0001.settle.log");
+  test::FakeRunner runner;
+  runner.expect_prefix({"sh", "-c"}, test::FakeRunner::reply(0));
+  test::FakeClock clock(*parse_utc_iso("2026-11-21T00:00:00Z"));
+  std::vector<RequestRecord*> all{&old, &young};
+  prune_remote_state(runner, clock, store, all, 14 * 86400); // only `old` is 14 days old
+  CHECK(runner.all_consumed());
+  CHECK_FALSE(old.pruned_at.empty());
+  CHECK(young.pruned_at.empty());
+  CHECK_FALSE(fs::exists(settle_log_path(store, "aaaa0001")));
+  CHECK(fs::exists(settle_log_path(store, "bbbb0002")));
   fs::remove_all(base);
 }
