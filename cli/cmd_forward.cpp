@@ -1,18 +1,13 @@
 // `rv forward PORT [REQUEST]`: 127.0.0.1:PORT (or --local-port) carried to PORT on a running
 // request's node, in a background rv until the job ends; `--list` and `--stop` manage them.
 
-#include "app/node/forward.hpp"
+#include "app/node/forward_control.hpp"
 #include "cli/commands.hpp"
 #include "core/printable.hpp"
-#include "core/process/daemon.hpp"
-#include "core/process/stream.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <unistd.h>
 
 namespace rv::cli {
 using namespace rv::app;
@@ -28,43 +23,27 @@ struct ForwardOptions {
   bool foreground = false;
 };
 
-store::RecordStore forward_store()
-{
-  return store::RecordStore(request_store().dir().parent_path() / "forwards");
-}
-
 void say(const std::string& text)
 {
   std::fputs(printable(text).c_str(), stdout); // node names come from the cluster
   std::fflush(stdout);
 }
 
-// The forwards whose rv still runs (it holds its lock: a pid alone may be another process's by
-// now); the records of dead ones are removed, and nothing is ever signalled for them.
-Result<std::vector<ForwardRecord>> live_forwards(store::RecordStore& store)
+void print_forwards_json(const std::vector<ForwardRecord>& forwards)
 {
-  RV_TRY(all, load_forwards(store));
-  std::vector<ForwardRecord> live;
-  for (auto& f : all) {
-    if (forward_alive(store, f)) {
-      live.push_back(std::move(f));
-    } else {
-      (void)store.remove(forward_id(f.local_port));
-    }
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& f : forwards) {
+    arr.push_back(to_json(f));
   }
-  return live;
+  print_json(arr);
 }
 
 Result<int> list_forwards(Context& ctx)
 {
-  auto store = forward_store();
+  auto store = forward_store(request_store());
   RV_TRY(live, live_forwards(store));
   if (ctx.global.json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& f : live) {
-      arr.push_back(to_json(f));
-    }
-    print_json(arr);
+    print_forwards_json(live);
     return 0;
   }
   if (live.empty()) {
@@ -81,51 +60,18 @@ Result<int> list_forwards(Context& ctx)
 
 Result<int> stop_forwards(const ForwardOptions& opts, Context& ctx)
 {
-  auto store = forward_store();
-  RV_TRY(live, live_forwards(store));
-  std::vector<ForwardRecord> targets;
-  for (const auto& f : live) {
-    if (opts.port == 0 || f.local_port == opts.port) {
-      targets.push_back(f);
-    }
-  }
-  if (opts.port != 0 && targets.empty()) {
-    return fail(ErrorCode::usage, fmt::format("no forward listens on local port {}", opts.port),
-                "rv forward --list shows the running ones");
-  }
-  nlohmann::json stopped = nlohmann::json::array();
-  for (const auto& f : targets) {
-    if (!proc::terminate_process(static_cast<pid_t>(f.pid))) {
-      return fail(ErrorCode::generic, fmt::format("forward {} (pid {}) did not stop", forward_text(f), f.pid));
-    }
-    (void)store.remove(forward_id(f.local_port));
-    stopped.push_back(to_json(f));
-    if (!ctx.global.json) {
-      say(fmt::format("stopped forward {}\n", forward_text(f)));
-    }
-  }
+  auto store = forward_store(request_store());
+  RV_TRY(stopped, app::stop_forwards(store, opts.port, [&](const ForwardRecord& f) {
+           if (!ctx.global.json) {
+             say(fmt::format("stopped forward {}\n", forward_text(f)));
+           }
+         }));
   if (ctx.global.json) {
-    print_json(stopped);
-  } else if (targets.empty()) {
+    print_forwards_json(stopped);
+  } else if (stopped.empty()) {
     say("no forwards running\n");
   }
   return 0;
-}
-
-// Runs the forward in this process until the job ends or an interrupt; removes its record.
-Result<int> hold_forward(RealEnv& real, store::RecordStore& store, const NodeTarget& target, int fd,
-                         const ForwardRecord& f)
-{
-  // Over SSH the session's direct-tcpip channels; with rv on the login node, plain TCP.
-  proc::TcpOpener tcp;
-  auto* ssh = dynamic_cast<proc::StreamOpener*>(real.cluster.get());
-  auto end = run_forward(real.env, ssh != nullptr ? *ssh : tcp, target, fd, f.remote_port);
-  (void)store.remove(forward_id(f.local_port));
-  ::close(fd);
-  if (!end) {
-    return std::unexpected(end.error());
-  }
-  return end->interrupted && !end->job_ended ? 130 : 0;
 }
 
 Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
@@ -133,30 +79,13 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
   if (opts.port < 1 || opts.port > 65535) {
     return fail(ErrorCode::usage, "rv forward needs the job's PORT (1-65535)", "rv forward 8888 [REQUEST]");
   }
-  const int local = opts.local_port != 0 ? opts.local_port : opts.port;
-  auto store = forward_store();
-  RV_TRY(live, live_forwards(store));
-  for (const auto& f : live) {
-    if (f.local_port == local) {
-      return fail(ErrorCode::usage, fmt::format("local port {} already forwards {}", local, forward_text(f)),
-                  fmt::format("rv forward --stop {} first, or choose another --local-port", local));
-    }
-  }
+  const ForwardStart how{opts.local_port != 0 ? opts.local_port : opts.port, opts.port, opts.foreground};
+  auto store = forward_store(request_store());
+  RV_TRY_VOID(require_free_port(store, how.local_port));
   std::string key = opts.key;
   RV_TRY(real, ctx.make_env_for_request(key)); // the request's own cluster
   RV_TRY(target, running_target(real->env, key, opts.node));
-  RV_TRY(fd, proc::listen_local(local));
-  ForwardRecord f{local,
-                  opts.port,
-                  target.node,
-                  target.address,
-                  target.request_id,
-                  target.job_id,
-                  real->env.cluster.where(),
-                  0,
-                  utc_iso(real->env.clock.epoch_seconds()),
-                  ""};
-  auto started = [&](const ForwardRecord& rec) {
+  return app::start_forward(real->env, store, target, how, [&](const ForwardRecord& rec) {
     if (ctx.global.json) {
       print_json(to_json(rec));
     } else {
@@ -165,40 +94,7 @@ Result<int> start_forward(const ForwardOptions& opts, Context& ctx)
                           : fmt::format("in the background (pid {}, log {}): rv forward --stop {} ends it\n", rec.pid,
                                         rec.log, rec.local_port));
     }
-  };
-  if (opts.foreground) {
-    f.pid = ::getpid();
-    RV_TRY(lock, hold_forward_lock(store, local)); // held until this process ends
-    RV_TRY_VOID(save_forward(store, f));
-    started(f);
-    return hold_forward(*real, store, target, fd, f);
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(store.dir(), ec);
-  f.log = (store.dir() / (forward_id(local) + ".log")).string();
-  bool child_ready = false;
-  RV_TRY(d, proc::detach(f.log, &child_ready));
-  if (d.child == 0) { // the background rv: it owns the SSH session and the socket from here on
-    f.pid = ::getpid();
-    auto lock = hold_forward_lock(store, local); // held until this process ends
-    if (!lock) {
-      return std::unexpected(lock.error());
-    }
-    if (auto saved = save_forward(store, f); !saved) {
-      return std::unexpected(saved.error());
-    }
-    proc::ready(d);
-    std::fputs(printable(fmt::format("rv: forwarding {}\n", forward_text(f))).c_str(), stderr);
-    return hold_forward(*real, store, target, fd, f);
-  }
-  if (!child_ready) {
-    return fail(ErrorCode::generic, "the background forward stopped before it started", "see " + f.log);
-  }
-  f.pid = d.child;
-  started(f);
-  // The session and the socket are the child's now: leave without closing them (no SSH disconnect).
-  std::fflush(nullptr);
-  std::_Exit(0);
+  });
 }
 
 Result<int> run_forward_cmd(const ForwardOptions& opts, Context& ctx)

@@ -81,8 +81,15 @@ model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squ
   return q;
 }
 
-model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome& squeue)
+model::QueueSnapshot parse_queue(std::span<const proc::Outcome> answers)
 {
+  if (answers.size() != 2) {
+    model::QueueSnapshot q;
+    q.notes.push_back(fmt::format("{} answers to the 2 queue reads: no queue model", answers.size()));
+    return q;
+  }
+  const auto& date = answers[0];
+  const auto& squeue = answers[1];
   if (!date.ok() || !squeue.ok()) {
     model::QueueSnapshot q;
     const auto& bad = date.ok() ? squeue : date;

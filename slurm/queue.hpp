@@ -10,6 +10,7 @@
 #include "core/result.hpp"
 #include "slurm/discover.hpp"
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -24,6 +25,7 @@ std::vector<proc::Command> queue_commands();
 // Reads the outputs of queue_commands. Never fails: a queue it cannot read gives `known` false
 // and a note (the planner then goes by the probes alone); a row it cannot read is skipped with one.
 model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squeue_out);
-model::QueueSnapshot parse_queue(const proc::Outcome& date, const proc::Outcome& squeue);
+// The same from queue_commands' outcomes, in their order (a batch's answers to them).
+model::QueueSnapshot parse_queue(std::span<const proc::Outcome> answers);
 
 } // namespace rv::slurm

@@ -3,13 +3,14 @@
 # tests/data/slurm/<version>/<command>.<scenario>.txt plus a README.md that says how each was made.
 # Scenarios: idle cluster; busy (gpu-a100 full, jobs pending behind it); finished jobs in every
 # end state. Jobs are submitted as the testbed user (like rv over ssh) and cancelled at the end.
-# Takes ~2 min (a TIMEOUT job needs its 1-minute limit plus slurmctld's ~30 s check timer).
+# Takes ~2 min (a TIMEOUT job needs its 1-minute limit plus slurmctld's ~30 s check timer). Takes
+# the cluster's testbed lock, and cancels every job it made on exit (also on error).
 # `capture.sh --cluster 2 [DIR]` captures cluster 2 (Slurm 24.11, testbed/up2.sh) into
 # tests/data/slurm/24.11/: the same scenarios on its own partitions (P_* below).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=testbed/lib.sh
-. "$here/lib.sh"
+# shellcheck source=testbed/capture_kit.sh
+. "$here/capture_kit.sh"
 cluster=1
 if [[ ${1:-} == --cluster ]]; then
   cluster=$2
@@ -22,59 +23,40 @@ if [[ $cluster == 2 ]]; then
   . "$here/lib2.sh"
   TB_DIR=$TB2_DIR
   PATH=$TB2_DIR/bin:$PATH # the root's Slurm commands (chroot)
+  RV_TESTBED_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
   as_user() { tb2_chroot runuser -u "$TB_SSH_USER" -- bash -c 'cd && "$@"' bash "$@"; }
   P_FULL=hopper T_FULL=h100 N_FULL=4 P_PART=ada T_PART=l40s N_PART=2 C_PART=8 M_PART=64G P_CPU=compute
   # rvtest's QOS allows 8 GPUs at once: the busy scenario's jobs are root's (QOS normal).
-  submit_busy() { sbatch --parsable "$@" | cut -d';' -f1; }
+  submit_busy() { tracked sbatch --parsable "$@"; }
   busy_note=" The busy jobs are root's: ${TB_SSH_USER}'s QOS ${TB2_QOS} allows 8 GPUs at once."
   shape="${#TB2_NODES[@]} simulated nodes, ${#TB2_PARTITIONS[@]} partitions, fake GPUs, Debian 13's slurm-wlm in a chroot; testbed/up2.sh"
   remake="bash testbed/up.sh --clusters 2 && bash testbed/capture.sh --cluster 2"
 else
   as_user() { runuser -u "$TB_SSH_USER" -- bash -c 'cd && "$@"' bash "$@"; }
   P_FULL=gpu-a100 T_FULL=a100 N_FULL=8 P_PART=gpu-h200 T_PART=h200 N_PART=4 C_PART=24 M_PART=200G P_CPU=cpu
-  submit_busy() { submit "$@"; }
+  submit_busy() { sbatch_as_user "$@"; }
   busy_note=""
   shape="${#TB_NODES[@]} simulated nodes, 6 partitions, fake GPUs, Debian 12's slurm-wlm; testbed/up.sh"
   remake="bash testbed/up.sh && bash testbed/capture.sh"
 fi
-[[ -f $TB_DIR/env ]] || tb_die "no testbed: run testbed/up.sh first"
+capture_kit_lock
 all_idle() { [[ $(sinfo -h -N -o %t | sort -u) == idle ]]; }
 tb_wait 30 all_idle || tb_die "capture needs an idle cluster (cancel running jobs first): $(sinfo -N)"
 
-version=$(sinfo -V | awk '{print $2}')  # 22.05.8
-out=${1:-$here/../tests/data/slurm/${version%.*}}
-mkdir -p "$out"
-rm -f "$out"/*.txt
+capture_kit_out "" "${1:-}" # 22.05.8 -> tests/data/slurm/22.05
 readme=$out/README.md
-index=()
-
-# capture FILE STREAM CMD...: runs CMD, keeps STREAM (stdout|stderr|both), records the command.
-capture() {
-  local file=$1 stream=$2 rc=0
-  shift 2
-  case $stream in
-    stdout) "$@" >"$out/$file" 2>/dev/null || rc=$? ;;
-    stderr) "$@" 2>"$out/$file" >/dev/null || rc=$? ;;
-    both) "$@" >"$out/$file" 2>&1 || rc=$? ;;
-  esac
-  local shown=$*
-  shown=${shown#as_user }
-  index+=("| \`$file\` | \`${shown//|/\\|}\` | $stream | $rc |")
-}
-submit() { as_user sbatch --parsable "$@" | cut -d';' -f1; }
-state_of() { squeue -h -t all -j "$1" -o %T 2>/dev/null; }
-in_state() { [[ $(state_of "$1") == "$2" ]]; }
-has_start() { squeue -h --start -j "$1" -o %S 2>/dev/null | grep -Eq '^[0-9]{4}-'; }
+# sbatch_as_user SBATCH-ARGS...: as the testbed user; prints the job id (cancelled on exit).
+sbatch_as_user() { tracked as_user sbatch --parsable "$@"; }
 
 node_fmt='%N|%P|%T|%c|%m|%G|%f|%C'
 queue_fmt='%i|%P|%j|%u|%a|%T|%M|%l|%D|%C|%S|%e|%r|%b|%N'
 sacct_fmt=JobID,JobName,Partition,Account,User,State,ExitCode,Elapsed,Timelimit,Start,End,AllocTRES,NodeList
 
 # --- end states first: the TIMEOUT job needs ~90 s, the rest runs meanwhile -----------------
-j_timeout=$(submit -p "$P_CPU" -t 1 -J timeout -o /dev/null --wrap 'sleep 600')
-j_completed=$(submit -p "$P_CPU" -t 5 -J completed -o /dev/null --wrap 'true')
-j_failed=$(submit -p "$P_CPU" -t 5 -J failed -o /dev/null --wrap 'exit 3')
-j_cancelled=$(submit -p "$P_CPU" -t 5 -J cancelled -o /dev/null --wrap 'sleep 600')
+j_timeout=$(sbatch_as_user -p "$P_CPU" -t 1 -J timeout -o /dev/null --wrap 'sleep 600')
+j_completed=$(sbatch_as_user -p "$P_CPU" -t 5 -J completed -o /dev/null --wrap 'true')
+j_failed=$(sbatch_as_user -p "$P_CPU" -t 5 -J failed -o /dev/null --wrap 'exit 3')
+j_cancelled=$(sbatch_as_user -p "$P_CPU" -t 5 -J cancelled -o /dev/null --wrap 'sleep 600')
 tb_wait 20 in_state "$j_cancelled" RUNNING || tb_die "job $j_cancelled did not start"
 as_user scancel "$j_cancelled"
 tb_wait 20 in_state "$j_completed" COMPLETED || tb_die "job $j_completed did not complete"

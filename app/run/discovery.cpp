@@ -1,6 +1,8 @@
 #include "app/run/discovery.hpp"
 
 #include "app/run/assoc_cache.hpp"
+#include "app/run/discovery_cache.hpp"
+#include "core/process/batch.hpp"
 #include "core/store/cache_store.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/discover_cache.hpp"
@@ -19,17 +21,9 @@
 namespace rv::app {
 namespace {
 
-// The cache file's format; another number (an older or newer rv) is a miss.
-constexpr int k_cache_version = 1;
-
 double seconds_since(Clock& clock, std::chrono::steady_clock::time_point t0)
 {
   return std::chrono::duration<double>(clock.now() - t0).count();
-}
-
-std::string argv_key(const std::vector<std::string>& argv)
-{
-  return fmt::format("{}", fmt::join(argv, "\x1f"));
 }
 
 // What a probe job asks for, whatever its id: the answers of one job serve every candidate
@@ -37,69 +31,6 @@ std::string argv_key(const std::vector<std::string>& argv)
 std::string job_key(const slurm::ProbeJob& j)
 {
   return fmt::format("{}|{}", fmt::join(j.grid_s, ","), fmt::join(slurm::probe_args(j.request), "\x1f"));
-}
-
-struct CachedDiscovery {
-  std::int64_t fetched_at = 0; // when the static facts were read (epoch seconds)
-  bool expired = false;        // older than the expiry: its cluster only shapes the speculative probes
-  std::string fingerprint;
-  std::map<std::string, proc::Outcome> by_argv;
-};
-
-// The cache of `key` when it is this format, for this target and user (`expired` when older than
-// the configured expiry); otherwise nullopt and why (debug log).
-std::optional<CachedDiscovery> load_cache(Env& env, const std::string& key, const std::string& target,
-                                          const std::string& user)
-{
-  auto doc = env.cache->read(key);
-  if (!doc) {
-    spdlog::debug("cache: no discovery cache for {}", target);
-    return std::nullopt;
-  }
-  try {
-    if (doc->value("version", 0) != k_cache_version || doc->value("target", "") != target ||
-        doc->value("user", "") != user) {
-      spdlog::debug("cache: ignoring the discovery cache of {}: another format, target or user", target);
-      return std::nullopt;
-    }
-    CachedDiscovery c;
-    c.fetched_at = doc->at("fetched_at").get<std::int64_t>();
-    c.fingerprint = doc->at("fingerprint").get<std::string>();
-    const auto age = env.clock.epoch_seconds() - c.fetched_at;
-    if (age < 0) {
-      spdlog::debug("cache: the discovery cache of {} is from the future", target);
-      return std::nullopt;
-    }
-    if (age > env.settings.discovery_cache_s) {
-      spdlog::debug("cache: the discovery cache of {} is {} s old (expiry {} s): read again, its candidates probed "
-                    "meanwhile",
-                    target, age, env.settings.discovery_cache_s);
-      c.expired = true;
-    }
-    for (const auto& o : doc->at("outcomes")) {
-      auto [argv, out] = cached_outcome(o);
-      c.by_argv[argv_key(argv)] = std::move(out);
-    }
-    return c;
-  } catch (const nlohmann::json::exception& e) {
-    spdlog::debug("cache: ignoring the discovery cache of {}: {}", target, e.what());
-    return std::nullopt;
-  }
-}
-
-void save_cache(Env& env, const std::string& key, const std::string& target, const std::string& user,
-                std::int64_t fetched_at, const std::string& fingerprint, const std::vector<proc::Command>& cmds,
-                const std::vector<proc::Outcome>& outcomes)
-{
-  nlohmann::json list = nlohmann::json::array();
-  for (std::size_t i = 0; i < cmds.size() && i < outcomes.size(); ++i) {
-    list.push_back(cached_outcome_json(cmds[i].argv, outcomes[i]));
-  }
-  nlohmann::json doc = {{"version", k_cache_version}, {"target", target},           {"user", user},
-                        {"fetched_at", fetched_at},   {"fingerprint", fingerprint}, {"outcomes", list}};
-  if (auto w = env.cache->write(key, doc); !w) {
-    spdlog::debug("cache: cannot write the discovery cache: {}", w.error().message);
-  }
 }
 
 Result<model::Cluster> parse_cluster(const std::vector<proc::Outcome>& outcomes)
@@ -193,223 +124,313 @@ strategy::Windows windows_of(const slurm::ProbeOutput& answers, const std::vecto
   return strategy::make_windows(probed, candidates, options);
 }
 
-Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile, const model::JobRequest& request,
-                                      const strategy::PlanOptions& options)
-{
-  auto& runner = env.cluster;
-  Discovered d;
-  auto t0 = env.clock.now();
-  const std::string user = runner.user(); // connects first: the times below are after connecting
-  d.times.connect_s = seconds_since(env.clock, t0);
-  slurm::DiscoveryQuery query;
-  query.user = user;
-  const auto cmds = slurm::discovery_commands(query); // concurrent: all at once
-  auto queue_cmds = slurm::queue_commands();          // dynamic: in whichever batch reads the fresh facts
-  for (auto& q : queue_cmds) {
-    q.concurrent = true;
-  }
-  const int concurrency = env.settings.probe_concurrency;
-  const bool caching = env.cache != nullptr && env.settings.discovery_cache_s > 0;
-  const std::string target = runner.where();
-  const auto key = store::CacheStore::key_for("discovery", target + "\n" + user);
-  d.cache = caching ? "cold" : "off";
+namespace {
 
-  // The association facts (sacctmgr) have a cache of their own, with a longer lifetime: served
-  // from it, they are in no batch below; else they are read with whichever batch runs.
-  const auto assoc = caching ? serve_assoc(env, target, user, cmds) : AssocServed{};
-  const bool assoc_apart = assoc.use != AssocUse::off;
-  std::vector<proc::Outcome> outcomes(cmds.size());
-  for (std::size_t i = 0; i < cmds.size(); ++i) {
-    if (assoc.served(i)) {
-      outcomes[i] = *assoc.outcomes[i];
-    }
-  }
-  std::int64_t fetched_at = env.clock.epoch_seconds();
+// One run of discover_and_probe: the discovery commands, their outcomes as they are filled in
+// (from the association cache, the discovery cache, or this run's round trips), and the probe
+// jobs run so far with their answers.
+struct DiscoveryRun {
+  DiscoveryRun(Env& e, const strategy::Profile& p, const model::JobRequest& r, const strategy::PlanOptions& o)
+      : env(e), profile(p), request(r), options(o)
+  {}
+
+  Env& env;
+  const strategy::Profile& profile;
+  const model::JobRequest& request;
+  const strategy::PlanOptions& options;
+  std::string user;
+  std::string target; // runner.where()
+  std::string key;    // of the discovery cache
+  bool caching = false;
+  std::vector<proc::Command> cmds;     // every discovery command (concurrent: all at once)
+  std::vector<proc::Outcome> outcomes; // of cmds
+  AssocServed assoc;                   // the sacctmgr facts its own cache serves: in no batch below
+  std::int64_t fetched_at = 0;         // when the static facts were read
   std::string fingerprint;
   slurm::ProbeOutput answers;
   std::vector<slurm::ProbeJob> run_jobs; // every job whose answers are in `answers`
-  bool warm = false;
+  Discovered d;
 
-  if (auto cached = caching ? load_cache(env, key, target, user) : std::nullopt) {
-    // The cluster as last seen: its candidates are probed in the same round trip as the fresh
-    // dynamic facts (if the fresh cluster yields others, they are probed afterwards).
-    bool complete = true;
-    for (std::size_t i = 0; i < cmds.size(); ++i) {
-      if (assoc.served(i)) {
-        continue; // from the association cache (above)
-      }
-      auto it = cached->by_argv.find(argv_key(cmds[i].argv));
-      complete = complete && it != cached->by_argv.end();
-      if (it != cached->by_argv.end()) {
-        outcomes[i] = it->second;
-      }
+  bool assoc_apart() const { return assoc.use != AssocUse::off; }
+};
+
+// The discovery commands a batch reads (those `wanted`), and where their answers go.
+struct Reads {
+  std::vector<std::size_t> index; // reads[k] is cmds[index[k]]
+  proc::HandleRange answers;
+};
+
+template <class Wanted>
+Reads add_reads(proc::Batch& batch, const DiscoveryRun& run, Wanted wanted)
+{
+  Reads r;
+  std::vector<proc::Command> picked;
+  for (std::size_t i = 0; i < run.cmds.size(); ++i) {
+    if (wanted(i)) {
+      r.index.push_back(i);
+      picked.push_back(run.cmds[i]);
     }
-    Result<strategy::Candidates> speculative = fail(ErrorCode::generic, "it lacks a discovery command");
-    if (complete) {
-      auto previous = slurm::parse_discovery(outcomes);
-      speculative = previous ? strategy::enumerate_candidates(*previous, profile, request, options)
-                             : Result<strategy::Candidates>(std::unexpected(previous.error()));
+  }
+  r.answers = batch.add(std::move(picked));
+  return r;
+}
+
+void take(DiscoveryRun& run, const Reads& r, const proc::Answers& answers)
+{
+  const auto outs = answers[r.answers];
+  for (std::size_t k = 0; k < r.index.size(); ++k) {
+    run.outcomes[r.index[k]] = outs[k];
+  }
+}
+
+// What joins whichever batch reads the fresh facts: the config stamp (when caching), rv's
+// directories, and the queue.
+struct Fresh {
+  std::optional<proc::Handle> stamp;
+  proc::Handle roots;
+  proc::HandleRange queue;
+};
+
+Fresh add_fresh(proc::Batch& batch, const DiscoveryRun& run, bool stamp)
+{
+  Fresh f;
+  if (stamp) {
+    f.stamp = batch.add(slurm::config_stamp_command());
+  }
+  f.roots = batch.add(roots_command(run.env.settings));
+  auto queue = slurm::queue_commands();
+  for (auto& q : queue) {
+    q.concurrent = true;
+  }
+  f.queue = batch.add(std::move(queue));
+  return f;
+}
+
+void read_fresh(DiscoveryRun& run, const Fresh& f, const proc::Answers& answers)
+{
+  if (f.stamp) {
+    run.fingerprint = slurm::static_fingerprint(run.cmds, run.outcomes, answers[*f.stamp]);
+  }
+  run.d.roots = roots_of(run.env.settings, answers[f.roots], run.target);
+  run.d.queue = slurm::parse_queue(answers[f.queue]);
+}
+
+Result<proc::Answers> timed_batch(DiscoveryRun& run, const proc::Batch& batch)
+{
+  auto t = run.env.clock.now();
+  auto answers = batch.run(run.env.cluster);
+  run.d.times.discovery_s += seconds_since(run.env.clock, t);
+  return answers;
+}
+
+// Fills run.outcomes from the cache; the candidates of the cluster it describes (an error when
+// it lacks a command or no longer parses).
+Result<strategy::Candidates> cached_candidates(DiscoveryRun& run, const CachedDiscovery& cached)
+{
+  bool complete = true;
+  for (std::size_t i = 0; i < run.cmds.size(); ++i) {
+    if (run.assoc.served(i)) {
+      continue; // from the association cache
     }
-    if (speculative) {
-      warm = true;
-      std::vector<proc::Command> batch;
-      // Read now: the dynamic facts, association facts not served, and every static one when expired.
-      std::vector<std::size_t> dynamic;
-      for (std::size_t i = 0; i < cmds.size(); ++i) {
-        if (!slurm::is_static_discovery(cmds[i]) || (assoc_apart && is_assoc_discovery(cmds[i]) && !assoc.served(i)) ||
-            (cached->expired && !assoc.served(i))) {
-          dynamic.push_back(i);
-          batch.push_back(cmds[i]);
-        }
-      }
-      batch.push_back(slurm::config_stamp_command());
-      const auto roots_at = batch.size();
-      batch.push_back(roots_command(env.settings));
-      const auto queue_at = batch.size();
-      batch.insert(batch.end(), queue_cmds.begin(), queue_cmds.end());
-      for (const auto& c : speculative->list) {
-        run_jobs.push_back(probe_job(c, options));
-      }
-      if (!run_jobs.empty()) {
-        batch.push_back(probe_command(run_jobs, options, concurrency));
-      }
-      auto t1 = env.clock.now();
-      RV_TRY(outs, runner.run_batch(batch));
-      d.times.discovery_s = seconds_since(env.clock, t1);
-      for (std::size_t k = 0; k < dynamic.size(); ++k) {
-        outcomes[dynamic[k]] = outs[k];
-      }
-      const auto& stamp = outs[dynamic.size()];
-      d.roots = roots_of(env.settings, outs[roots_at], target);
-      d.queue = slurm::parse_queue(outs[queue_at], outs[queue_at + 1]);
-      if (!run_jobs.empty()) {
-        auto spec = read_probes(outs.back(), target);
-        if (spec) {
-          answers = std::move(*spec);
-        } else {
-          spdlog::debug("probes: {}", spec.error().message);
-          run_jobs.clear(); // probed again below
-        }
-      }
-      fingerprint = slurm::static_fingerprint(cmds, outcomes, stamp);
-      std::string stale;
-      if (cached->expired) { // every static fact was read again in this round trip: cold, in one
-        RV_TRY(cluster, parse_cluster(outcomes));
-        d.cluster = std::move(cluster);
-      } else if (fingerprint != cached->fingerprint) {
-        stale = "the partitions or slurm.conf changed";
-      } else if (auto cluster = parse_cluster(outcomes); !cluster) {
-        stale = cluster.error().message;
-      } else if (auto fresh = slurm::sinfo_nodes(cmds, outcomes); !fresh) {
-        stale = fresh.error().message;
-      } else if (auto why = slurm::nodes_changed(cluster->nodes, *fresh); !why.empty()) {
-        stale = why;
-      } else {
-        slurm::refresh_dynamic(*cluster, *fresh);
-        d.cluster = std::move(*cluster);
-        fetched_at = cached->fetched_at;
-        d.cache = "warm";
-      }
-      if (!stale.empty()) {
-        spdlog::debug("cache: the cached static facts of {} no longer hold ({}): reading them again", target, stale);
-        d.cache = "stale: " + stale;
-        std::vector<proc::Command> again;
-        std::vector<std::size_t> index;
-        for (std::size_t i = 0; i < cmds.size(); ++i) {
-          if (slurm::is_static_discovery(cmds[i]) && !(assoc_apart && is_assoc_discovery(cmds[i]))) {
-            index.push_back(i);
-            again.push_back(cmds[i]);
-          }
-        }
-        auto t2 = env.clock.now();
-        RV_TRY(fresh_static, runner.run_batch(again));
-        d.times.discovery_s += seconds_since(env.clock, t2);
-        for (std::size_t k = 0; k < index.size(); ++k) {
-          outcomes[index[k]] = fresh_static[k];
-        }
-        RV_TRY(cluster, parse_cluster(outcomes));
-        d.cluster = std::move(cluster);
-      }
+    const auto* outcome = cached.find(run.cmds[i].argv);
+    complete = complete && outcome != nullptr;
+    if (outcome != nullptr) {
+      run.outcomes[i] = *outcome;
+    }
+  }
+  if (!complete) {
+    return fail(ErrorCode::generic, "it lacks a discovery command");
+  }
+  RV_TRY(previous, slurm::parse_discovery(run.outcomes));
+  return strategy::enumerate_candidates(previous, run.profile, run.request, run.options);
+}
+
+// Why the cached static facts no longer hold ("" when they do: the cluster is then theirs, with
+// the fresh dynamic facts).
+std::string stale_reason(DiscoveryRun& run, const CachedDiscovery& cached)
+{
+  if (run.fingerprint != cached.fingerprint) {
+    return "the partitions or slurm.conf changed";
+  }
+  auto cluster = parse_cluster(run.outcomes);
+  if (!cluster) {
+    return cluster.error().message;
+  }
+  auto fresh = slurm::sinfo_nodes(run.cmds, run.outcomes);
+  if (!fresh) {
+    return fresh.error().message;
+  }
+  if (auto why = slurm::nodes_changed(cluster->nodes, *fresh); !why.empty()) {
+    return why;
+  }
+  slurm::refresh_dynamic(*cluster, *fresh);
+  run.d.cluster = std::move(*cluster);
+  return {};
+}
+
+// The cached static facts no longer hold: reads them again (a second round trip).
+Result<void> reread_static(DiscoveryRun& run, const std::string& stale)
+{
+  spdlog::debug("cache: the cached static facts of {} no longer hold ({}): reading them again", run.target, stale);
+  run.d.cache = "stale: " + stale;
+  proc::Batch batch("discovery");
+  const auto reads = add_reads(batch, run, [&](std::size_t i) {
+    return slurm::is_static_discovery(run.cmds[i]) && !(run.assoc_apart() && is_assoc_discovery(run.cmds[i]));
+  });
+  RV_TRY(answers, timed_batch(run, batch));
+  take(run, reads, answers);
+  RV_TRY(cluster, parse_cluster(run.outcomes));
+  run.d.cluster = std::move(cluster);
+  return {};
+}
+
+// Warm or expired cache: ONE round trip reads the dynamic facts (every fact when expired), the
+// association facts not served, the stamp, the roots and the queue, and probes the candidates of
+// the cluster as last seen. False when the cache cannot be used (then a cold round trip follows).
+Result<bool> warm_round_trip(DiscoveryRun& run, const CachedDiscovery& cached)
+{
+  auto speculative = cached_candidates(run, cached);
+  if (!speculative) {
+    spdlog::debug("cache: the discovery cache of {} cannot be used: {}", run.target, speculative.error().message);
+    return false;
+  }
+  proc::Batch batch("discovery");
+  const auto reads = add_reads(batch, run, [&](std::size_t i) {
+    const auto& c = run.cmds[i];
+    return !run.assoc.served(i) &&
+           (!slurm::is_static_discovery(c) || cached.expired || (run.assoc_apart() && is_assoc_discovery(c)));
+  });
+  const auto fresh = add_fresh(batch, run, true);
+  for (const auto& c : speculative->list) {
+    run.run_jobs.push_back(probe_job(c, run.options));
+  }
+  std::optional<proc::Handle> probes;
+  if (!run.run_jobs.empty()) {
+    probes = batch.add(probe_command(run.run_jobs, run.options, run.env.settings.probe_concurrency));
+  }
+  RV_TRY(answers, timed_batch(run, batch));
+  take(run, reads, answers);
+  read_fresh(run, fresh, answers);
+  if (probes) {
+    if (auto spec = read_probes(answers[*probes], run.target)) {
+      run.answers = std::move(*spec);
     } else {
-      spdlog::debug("cache: the discovery cache of {} cannot be used: {}", target, speculative.error().message);
+      spdlog::debug("probes: {}", spec.error().message);
+      run.run_jobs.clear(); // probed again after discovery
     }
   }
+  if (cached.expired) { // every static fact was read again in this round trip: cold, in one
+    RV_TRY(cluster, parse_cluster(run.outcomes));
+    run.d.cluster = std::move(cluster);
+    return true;
+  }
+  if (auto stale = stale_reason(run, cached); !stale.empty()) {
+    RV_TRY_VOID(reread_static(run, stale));
+    return true;
+  }
+  run.fetched_at = cached.fetched_at;
+  run.d.cache = "warm";
+  return true;
+}
 
-  if (!warm) {
-    std::vector<proc::Command> batch;
-    std::vector<std::size_t> index; // batch[k] is cmds[index[k]]
-    for (std::size_t i = 0; i < cmds.size(); ++i) {
-      if (!assoc.served(i)) {
-        index.push_back(i);
-        batch.push_back(cmds[i]);
-      }
-    }
-    const auto stamp_at = batch.size();
-    if (caching) {
-      batch.push_back(slurm::config_stamp_command());
-    }
-    const auto roots_at = batch.size();
-    batch.push_back(roots_command(env.settings));
-    const auto queue_at = batch.size();
-    batch.insert(batch.end(), queue_cmds.begin(), queue_cmds.end());
-    auto t1 = env.clock.now();
-    RV_TRY(outs, runner.run_batch(batch));
-    d.times.discovery_s = seconds_since(env.clock, t1);
-    if (outs.size() != batch.size()) {
-      return fail(ErrorCode::generic, fmt::format("discovery expected {} outcomes, got {}", batch.size(), outs.size()));
-    }
-    for (std::size_t k = 0; k < index.size(); ++k) {
-      outcomes[index[k]] = outs[k];
-    }
-    if (caching) {
-      fingerprint = slurm::static_fingerprint(cmds, outcomes, outs[stamp_at]);
-    }
-    d.roots = roots_of(env.settings, outs[roots_at], target);
-    d.queue = slurm::parse_queue(outs[queue_at], outs[queue_at + 1]);
-    RV_TRY(cluster, parse_cluster(outcomes));
-    d.cluster = std::move(cluster);
-  }
-  if (caching) {
-    save_cache(env, key, target, user, fetched_at, fingerprint, cmds, outcomes);
-  }
-  if (assoc.use == AssocUse::read_now) {
-    save_assoc(env, target, user, env.clock.epoch_seconds(), cmds, outcomes);
-  }
+// No usable cache: ONE round trip reads every fact not served, the stamp (when caching), the
+// roots and the queue.
+Result<void> cold_round_trip(DiscoveryRun& run)
+{
+  proc::Batch batch("discovery");
+  const auto reads = add_reads(batch, run, [&](std::size_t i) { return !run.assoc.served(i); });
+  const auto fresh = add_fresh(batch, run, run.caching);
+  RV_TRY(answers, timed_batch(run, batch));
+  take(run, reads, answers);
+  read_fresh(run, fresh, answers);
+  RV_TRY(cluster, parse_cluster(run.outcomes));
+  run.d.cluster = std::move(cluster);
+  return {};
+}
 
-  RV_TRY(candidates, strategy::enumerate_candidates(d.cluster, profile, request, options));
+// Probes the candidates of the fresh cluster that no job run so far answers for (one round trip
+// when there are any); a speculative job's id is never reused (`x` prefix when warm).
+Result<void> probe_missing(DiscoveryRun& run, const strategy::Candidates& candidates, bool warm)
+{
   std::set<std::string> have;
-  for (const auto& j : run_jobs) {
+  for (const auto& j : run.run_jobs) {
     have.insert(job_key(j));
   }
   std::vector<slurm::ProbeJob> missing;
   for (const auto& c : candidates.list) {
-    auto j = probe_job(c, options);
+    auto j = probe_job(c, run.options);
     if (!have.contains(job_key(j))) {
-      j.id = (warm ? "x" : "") + j.id; // never the id of a speculative job
+      j.id = (warm ? "x" : "") + j.id;
       missing.push_back(std::move(j));
     }
   }
-  if (!missing.empty()) {
-    if (warm) {
-      spdlog::debug("probes: {} candidates were not probed with discovery: one more round trip", missing.size());
-    }
-    auto t1 = env.clock.now();
-    auto probe = probe_command(missing, options, concurrency);
-    probe.concurrent = false;
-    RV_TRY(outcome, runner.run(probe));
-    RV_TRY(more, read_probes(outcome, target));
-    d.times.probes_s = seconds_since(env.clock, t1);
-    append(answers, std::move(more));
-    run_jobs.insert(run_jobs.end(), missing.begin(), missing.end());
+  if (missing.empty()) {
+    return {};
   }
-  d.probes = static_cast<int>(answers.answers.size());
-  d.windows = windows_of(answers, run_jobs, candidates.list, options);
-  for (const auto& n : d.queue.notes) {
+  if (warm) {
+    spdlog::debug("probes: {} candidates were not probed with discovery: one more round trip", missing.size());
+  }
+  auto t = run.env.clock.now();
+  auto probe = probe_command(missing, run.options, run.env.settings.probe_concurrency);
+  probe.concurrent = false;
+  RV_TRY(outcome, run.env.cluster.run(probe));
+  RV_TRY(more, read_probes(outcome, run.target));
+  run.d.times.probes_s = seconds_since(run.env.clock, t);
+  append(run.answers, std::move(more));
+  run.run_jobs.insert(run.run_jobs.end(), missing.begin(), missing.end());
+  return {};
+}
+
+} // namespace
+
+Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile, const model::JobRequest& request,
+                                      const strategy::PlanOptions& options)
+{
+  DiscoveryRun run{env, profile, request, options};
+  auto t0 = env.clock.now();
+  run.user = env.cluster.user(); // connects first: the times below are after connecting
+  run.d.times.connect_s = seconds_since(env.clock, t0);
+  slurm::DiscoveryQuery query;
+  query.user = run.user;
+  run.cmds = slurm::discovery_commands(query);
+  run.caching = env.cache != nullptr && env.settings.discovery_cache_s > 0;
+  run.target = env.cluster.where();
+  run.key = store::CacheStore::key_for("discovery", run.target + "\n" + run.user);
+  run.d.cache = run.caching ? "cold" : "off";
+  // The association facts (sacctmgr) have a cache of their own, with a longer lifetime: served
+  // from it, they are in no batch below; else they are read with whichever batch runs.
+  run.assoc = run.caching ? serve_assoc(env, run.target, run.user, run.cmds) : AssocServed{};
+  run.outcomes.resize(run.cmds.size());
+  for (std::size_t i = 0; i < run.cmds.size(); ++i) {
+    if (run.assoc.served(i)) {
+      run.outcomes[i] = *run.assoc.outcomes[i];
+    }
+  }
+  run.fetched_at = env.clock.epoch_seconds();
+  bool warm = false;
+  if (auto cached = run.caching ? load_discovery_cache(env, run.key, run.target, run.user) : std::nullopt) {
+    RV_TRY(used, warm_round_trip(run, *cached));
+    warm = used;
+  }
+  if (!warm) {
+    RV_TRY_VOID(cold_round_trip(run));
+  }
+  if (run.caching) {
+    save_discovery_cache(env, run.key, run.target, run.user, run.fetched_at, run.fingerprint, run.cmds, run.outcomes);
+  }
+  if (run.assoc.use == AssocUse::read_now) {
+    save_assoc(env, run.target, run.user, env.clock.epoch_seconds(), run.cmds, run.outcomes);
+  }
+  RV_TRY(candidates, strategy::enumerate_candidates(run.d.cluster, profile, request, options));
+  RV_TRY_VOID(probe_missing(run, candidates, warm));
+  run.d.probes = static_cast<int>(run.answers.answers.size());
+  run.d.windows = windows_of(run.answers, run.run_jobs, candidates.list, options);
+  for (const auto& n : run.d.queue.notes) {
     spdlog::debug("queue: {}", n);
   }
-  spdlog::debug("queue: {} running and pending jobs read", d.queue.jobs.size());
-  d.windows.queue = d.queue;
-  return d;
+  spdlog::debug("queue: {} running and pending jobs read", run.d.queue.jobs.size());
+  run.d.windows.queue = run.d.queue;
+  return std::move(run.d);
 }
 
 } // namespace rv::app

@@ -5,6 +5,7 @@
 #include "app/run/notify.hpp"
 #include "app/run/uncertain_submit.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/batch.hpp"
 #include "core/process/remote_files.hpp"
 #include "slurm/submit.hpp"
 #include "strategy/plan.hpp"
@@ -63,65 +64,74 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   return ro;
 }
 
-// Records the request, renders and submits every strategy in one round trip, records the job
-// ids and prints them. Fails when nothing could be submitted.
-Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
-                                const std::string& workdir, const char* kind, const RunExtras& extras,
-                                const std::string& shown_command)
+namespace {
+
+// What one submission works from, as submit_request was given it.
+struct SubmitInput {
+  const PlanRun& planned;
+  const std::string& command_line;
+  const std::string& workdir;
+  const char* kind;
+  const RunExtras& extras;
+  const std::string& shown_command;
+};
+
+// The secrets the jobs get (env_script lines, with --notify's derived key), and their names; rv's
+// own webhook secret stays here.
+struct JobSecrets {
+  std::vector<std::string> names;
+  std::string text;
+  NotifyPlan notify;
+};
+
+Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify)
 {
-  auto& runner = env.cluster;
-  auto& store = env.requests;
-  const auto& plan = planned.plan;
-  if (plan.strategies.empty()) {
-    return std::unexpected(strategy::no_viable_strategy(plan));
-  }
   RV_TRY(stored, env.secrets.load());
-  const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
-  // rv's own webhook secret stays here; the jobs get the rest (and, with --notify, a derived key).
-  std::vector<secrets::Var> secret_vars;
+  std::vector<secrets::Var> vars;
   std::string webhook_secret;
   for (auto& v : stored) {
     if (v.name == secrets::k_webhook_secret) {
       webhook_secret = std::move(v.value);
     } else {
-      secret_vars.push_back(std::move(v));
+      vars.push_back(std::move(v));
     }
   }
-  NotifyPlan notify;
-  if (extras.notify) {
+  JobSecrets js;
+  if (notify) {
     RV_TRY(planned_notify, plan_notify(env.settings, webhook_secret, request_id));
-    notify = std::move(planned_notify);
+    js.notify = std::move(planned_notify);
   }
-  const std::string secrets_text =
-      (secret_vars.empty() ? std::string() : secrets::env_script(secret_vars)) + notify.secrets_lines;
+  for (const auto& v : vars) {
+    js.names.push_back(v.name);
+  }
+  js.text = (vars.empty() ? std::string() : secrets::env_script(vars)) + js.notify.secrets_lines;
+  return js;
+}
 
-  // The record exists before anything reaches the cluster, the secrets file included: whatever
-  // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
-  // submitted or written is ever unknown.
-  OwnedRequest owner(runner, store, {});
-  RequestRecord& rec = owner.rec;
-  rec.id = request_id;
-  for (const auto& v : secret_vars) {
-    rec.secrets.push_back(v.name);
-  }
+// The record of the request as it is before anything reaches the cluster: every strategy a job
+// without an id yet, the secrets file (if any) under the configured root.
+void fill_record(Env& env, const SubmitInput& in, const JobSecrets& js, RequestRecord& rec)
+{
+  const auto& plan = in.planned.plan;
+  rec.secrets = js.names;
   const std::string configured_root = env.settings.remote_root;
-  if (!secrets_text.empty()) {
+  if (!js.text.empty()) {
     rec.secrets_file = configured_root + "/requests/" + rec.id + "/env";
   }
   rec.created_at = utc_iso(env.clock.epoch_seconds());
-  rec.host = runner.where();
+  rec.host = env.cluster.where();
   rec.destination = env.destination;
-  rec.race = extras.race;
-  rec.kind = kind;
-  rec.command = shown_command.empty() ? command_line : shown_command;
-  rec.workdir = workdir;
+  rec.race = in.extras.race;
+  rec.kind = in.kind;
+  rec.command = in.shown_command.empty() ? in.command_line : in.shown_command;
+  rec.workdir = in.workdir;
   rec.remote_root = configured_root;
   rec.plan = strategy::to_json(plan);
-  rec.options = request_options_json(planned.request);
-  rec.sync = extras.sync;
-  rec.refanout = extras.refanout;
-  rec.utc_offset_s = planned.cluster.utc_offset_s; // reads Slurm's start estimates (rv stats)
-  rec.name = planned.request.job_name.empty() ? "rv-" + rec.id : planned.request.job_name;
+  rec.options = request_options_json(in.planned.request);
+  rec.sync = in.extras.sync;
+  rec.refanout = in.extras.refanout;
+  rec.utc_offset_s = in.planned.cluster.utc_offset_s; // reads Slurm's start estimates (rv stats)
+  rec.name = in.planned.request.job_name.empty() ? "rv-" + rec.id : in.planned.request.job_name;
   for (const auto& s : plan.strategies) {
     JobRecord& j = rec.jobs.emplace_back();
     j.strategy_id = s.id;
@@ -131,9 +141,15 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     j.nodes = s.nodes;
     j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
   }
-  // Until the job ids are recorded, a concurrent `rv ps` must not take this live submission for
-  // one a dead rv left (it adopted the jobs as orphans and cancelled them all; #15 campaign). Held
-  // before the record exists, so no `rv ps` ever sees it `submitting` and unheld while rv lives.
+}
+
+// Stores the record, holding the submission lock first: until the job ids are recorded, a
+// concurrent `rv ps` must not take this live submission for one a dead rv left (it adopted the
+// jobs as orphans and cancelled them all; #15 campaign). Held before the record exists, so no
+// `rv ps` ever sees it `submitting` and unheld while rv lives. The lock is the caller's to keep.
+Result<store::FileLock> store_record(store::RecordStore& store, OwnedRequest& owner)
+{
+  auto& rec = owner.rec;
   auto submitting = store.hold_submission(rec.id);
   if (!submitting) {
     owner.release(); // nothing stored, nothing sent: nothing to clean up
@@ -144,16 +160,19 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return std::unexpected(created.error());
   }
   rec.base = to_json(rec); // later saves merge their changes into the stored record
-  const auto submit_start = env.clock.now();
-  const int trips_before = runner.round_trips();
-  // One round trip when discovery resolved the roots: the record names the final paths before
-  // anything is written there.
-  const bool one_trip = planned.roots.has_value();
+  return std::move(*submitting);
+}
+
+// Where the request's files go: the roots discovery resolved (the record names the final paths
+// before anything is written there), else a round trip of its own that also writes the secrets.
+Result<RemotePaths> request_paths(Env& env, const SubmitInput& in, const JobSecrets& js, OwnedRequest& owner)
+{
+  auto& rec = owner.rec;
   RemotePaths paths;
-  if (one_trip) {
-    paths = remote_paths(*planned.roots);
+  if (in.planned.roots) {
+    paths = remote_paths(*in.planned.roots);
   } else {
-    auto prepared = prepare_remote(runner, env.settings, request_id, secrets_text, workdir);
+    auto prepared = prepare_remote(env.cluster, env.settings, rec.id, js.text, in.workdir);
     if (!prepared) {
       owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
       return std::unexpected(prepared.error());
@@ -162,86 +181,112 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   rec.remote_root = paths.root;
   rec.log_dir = paths.logs;
-  if (!secrets_text.empty()) {
+  if (!js.text.empty()) {
     rec.secrets_file = paths.requests + "/" + rec.id + "/env";
   }
-  save(store, rec);
+  save(env.requests, rec);
+  return paths;
+}
 
-  auto ro = render_options(rec, paths, command_line, workdir, extras);
-  ro.consume_secrets = std::string_view(kind) == "run"; // `rv up` shells read it after the job started
-  ro.notify_mail_user = notify.mail_user;
-  ro.notify_webhook = notify.webhook;
-  ro.preflight = extras.preflight;
-  ro.gate_wait_s = extras.gate_wait_s;
-  ro.preflight_command = planned.profile.preflight_command;
-  ro.preflight_required = planned.profile.preflight_required;
+// The job scripts of every strategy that renders (a strategy that does not gets its error).
+struct Rendered {
   std::vector<slurm::Submission> subs;
-  std::vector<std::size_t> sub_index;
-  for (std::size_t i = 0; i < plan.strategies.size(); ++i) {
-    model::JobRequest req = planned.request;
+  std::vector<std::size_t> strategy; // subs[k] is the plan's strategy[k]
+};
+
+Rendered render_scripts(const SubmitInput& in, const JobSecrets& js, const RemotePaths& paths, RequestRecord& rec)
+{
+  const auto& strategies = in.planned.plan.strategies;
+  auto ro = render_options(rec, paths, in.command_line, in.workdir, in.extras);
+  ro.consume_secrets = std::string_view(in.kind) == "run"; // `rv up` shells read it after the job started
+  ro.notify_mail_user = js.notify.mail_user;
+  ro.notify_webhook = js.notify.webhook;
+  ro.preflight = in.extras.preflight;
+  ro.gate_wait_s = in.extras.gate_wait_s;
+  ro.preflight_command = in.planned.profile.preflight_command;
+  ro.preflight_required = in.planned.profile.preflight_required;
+  Rendered r;
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    model::JobRequest req = in.planned.request;
     req.job_name = rec.name;
     ro.strategy_rank = static_cast<int>(i) + 1; // the plan is in rank order
-    ro.strategy_count = static_cast<int>(plan.strategies.size());
-    auto script = templates::render(plan.strategies[i], req, ro);
+    ro.strategy_count = static_cast<int>(strategies.size());
+    auto script = templates::render(strategies[i], req, ro);
     if (!script) {
       rec.jobs[i].error = script.error().message;
       continue;
     }
-    subs.push_back({plan.strategies[i].id, *script});
-    sub_index.push_back(i);
+    r.subs.push_back({strategies[i].id, *script});
+    r.strategy.push_back(i);
   }
-  Result<std::vector<slurm::SubmitResult>> submitted = fail(ErrorCode::generic, "not submitted");
-  if (one_trip) {
-    Preparation prep;
-    prep.secrets = secrets_text;
-    prep.secrets_id = rec.id;
-    prep.workdir = workdir;
-    prep.marker_id = rec.id;
-    std::vector<proc::Command> batch = {prepare_command(paths.root, paths.cache, prep)};
-    const auto marker = marker_path(paths.root, rec.id);
-    for (const auto& c : slurm::submit_commands(subs)) {
-      batch.push_back(guarded(c, marker));
-    }
-    auto outs = runner.run_batch(batch);
-    if (!outs) {
-      submitted = std::unexpected(outs.error());
-    } else {
-      auto results = slurm::parse_submit_outcomes(subs, {outs->begin() + 1, outs->end()});
-      auto prepared = read_prepared(outs->front(), paths.root, workdir, runner.where());
-      if (prepared) {
-        submitted = std::move(results);
-      } else if (std::none_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); })) {
-        owner.finish(RequestState::failed); // no sbatch ran without the marker; removes the secrets
-        return std::unexpected(prepared.error());
-      } else {
-        submitted = std::unexpected(prepared.error()); // one ran anyway: found and cancelled below
-      }
-    }
-  } else {
-    submitted = slurm::submit_all(runner, subs);
+  return r;
+}
+
+// sbatch's answers, or why they are missing: `settle` when some sbatch may have run (its job is
+// then found by its comment and cancelled), false when none can have.
+struct Sent {
+  Result<std::vector<slurm::SubmitResult>> results;
+  bool settle = true;
+};
+
+// rv's directories, the secrets and every sbatch in ONE round trip, each sbatch guarded by the
+// marker the preparation writes last: no sbatch runs when the preparation failed.
+Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSecrets& js, const RemotePaths& paths,
+                        const RequestRecord& rec, const std::vector<slurm::Submission>& subs)
+{
+  Preparation prep;
+  prep.secrets = js.text;
+  prep.secrets_id = rec.id;
+  prep.workdir = in.workdir;
+  prep.marker_id = rec.id;
+  proc::Batch batch("submission");
+  const auto prepare = batch.add(prepare_command(paths.root, paths.cache, prep));
+  std::vector<proc::Command> sbatches;
+  for (const auto& c : slurm::submit_commands(subs)) {
+    sbatches.push_back(guarded(c, marker_path(paths.root, rec.id)));
   }
-  spdlog::debug("submit: {} jobs in {} round trips, {:.3f} s", subs.size(), runner.round_trips() - trips_before,
-                std::chrono::duration<double>(env.clock.now() - submit_start).count());
-  if (!submitted) {
-    // Some sbatch of the batch may have run before the failure: find those jobs by their comment
-    // and cancel them now; if that cannot run, the record stays searchable for `rv ps`.
-    clear_interrupt(); // so that the cleanup's commands run
-    const bool interrupted = submitted.error().code == ErrorCode::interrupted;
-    auto settled = settle_failed_submission(runner, env.clock, store, rec,
-                                            interrupted ? RequestState::cancelled : RequestState::failed);
-    owner.close();
-    return fail(submitted.error().code, fmt::format("{} (request {}: {})", submitted.error().message, rec.id, settled),
-                submitted.error().hint);
+  const auto submits = batch.add(std::move(sbatches));
+  auto answers = batch.run(runner);
+  if (!answers) {
+    return {std::unexpected(answers.error())};
   }
-  std::vector<std::size_t> uncertain; // no job id, yet the job may exist (N3)
-  for (std::size_t k = 0; k < submitted->size(); ++k) {
-    auto& job = rec.jobs[sub_index[k]];
-    job.job_id = (*submitted)[k].job_id;
-    job.error = (*submitted)[k].error;
+  const auto outs = (*answers)[submits];
+  auto results = slurm::parse_submit_outcomes(subs, std::vector<proc::Outcome>(outs.begin(), outs.end()));
+  auto prepared = read_prepared((*answers)[prepare], paths.root, in.workdir, runner.where());
+  if (prepared) {
+    return {std::move(results)};
+  }
+  const bool any = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); });
+  return {std::unexpected(prepared.error()), any}; // one ran anyway: found and cancelled by the caller
+}
+
+// After a failed submission: the jobs some sbatch may have made are found by their comment and
+// cancelled now; if that cannot run, the record stays searchable for `rv ps`.
+Error settle_failure(Env& env, OwnedRequest& owner, const Error& error)
+{
+  clear_interrupt(); // so that the cleanup's commands run
+  const bool interrupted = error.code == ErrorCode::interrupted;
+  auto settled = settle_failed_submission(env.cluster, env.clock, env.requests, owner.rec,
+                                          interrupted ? RequestState::cancelled : RequestState::failed);
+  owner.close();
+  return {error.code, fmt::format("{} (request {}: {})", error.message, owner.rec.id, settled), error.hint};
+}
+
+// Records each job id (or refusal), settles the uncertain answers (N3: no job id, yet the job may
+// exist), and the request's state; queues the after-work that reads Slurm's estimates.
+Result<void> record_jobs(Env& env, const PlanRun& planned, OwnedRequest& owner, const Rendered& rendered,
+                         const std::vector<slurm::SubmitResult>& results)
+{
+  auto& rec = owner.rec;
+  std::vector<std::size_t> uncertain;
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    auto& job = rec.jobs[rendered.strategy[k]];
+    job.job_id = results[k].job_id;
+    job.error = results[k].error;
     job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
     job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
-    if ((*submitted)[k].uncertain) {
-      uncertain.push_back(sub_index[k]);
+    if (results[k].uncertain) {
+      uncertain.push_back(rendered.strategy[k]);
     }
   }
   std::vector<std::string> errors;
@@ -250,29 +295,75 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   refresh_after_refusal(env, errors); // the cached association facts may be why rv chose that account or QOS
   if (!uncertain.empty()) {
-    if (auto settled = settle_uncertain_submissions(runner, env.clock, store, rec, uncertain); !settled) {
+    if (auto settled = settle_uncertain_submissions(env.cluster, env.clock, env.requests, rec, uncertain); !settled) {
       owner.close();
       return std::unexpected(settled.error());
     }
   }
   rec.state = rec.job_ids().empty() ? RequestState::failed : RequestState::submitted;
-  save(store, rec);
+  save(env.requests, rec);
   if (!rec.job_ids().empty()) { // Slurm's estimates, read after its next backfill pass (cli's after-work)
     env.after.requests.push_back(rec.id);
     env.after.bf_interval_s = planned.cluster.config.bf_interval_s;
   }
+  return {};
+}
 
-  if (!env.json && !env.quiet) {
-    env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
-                               rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host));
-    for (const auto& j : rec.jobs) {
-      env.output.out(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
-                                 j.error.empty() ? "" : "  REFUSED: " + j.error));
-    }
+void print_submitted(Env& env, const RequestRecord& rec)
+{
+  if (env.json || env.quiet) {
+    return;
   }
-  if (rec.job_ids().empty()) {
+  env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
+                             rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host));
+  for (const auto& j : rec.jobs) {
+    env.output.out(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
+                               j.error.empty() ? "" : "  REFUSED: " + j.error));
+  }
+}
+
+} // namespace
+
+// Records the request, renders and submits every strategy in one round trip, records the job
+// ids and prints them. Fails when nothing could be submitted.
+Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
+                                const std::string& workdir, const char* kind, const RunExtras& extras,
+                                const std::string& shown_command)
+{
+  if (planned.plan.strategies.empty()) {
+    return std::unexpected(strategy::no_viable_strategy(planned.plan));
+  }
+  const SubmitInput in{planned, command_line, workdir, kind, extras, shown_command};
+  const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
+  RV_TRY(js, job_secrets(env, request_id, extras.notify));
+  // The record exists before anything reaches the cluster, the secrets file included: whatever
+  // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
+  // submitted or written is ever unknown.
+  OwnedRequest owner(env.cluster, env.requests, {});
+  owner.rec.id = request_id;
+  fill_record(env, in, js, owner.rec);
+  RV_TRY(submitting, store_record(env.requests, owner)); // held until the job ids are recorded
+  const auto submit_start = env.clock.now();
+  const int trips_before = env.cluster.round_trips();
+  RV_TRY(paths, request_paths(env, in, js, owner));
+  const auto rendered = render_scripts(in, js, paths, owner.rec);
+  auto sent = planned.roots ? prepare_and_submit(env.cluster, in, js, paths, owner.rec, rendered.subs)
+                            : Sent{slurm::submit_all(env.cluster, rendered.subs)};
+  spdlog::debug("submit: {} jobs in {} round trips, {:.3f} s", rendered.subs.size(),
+                env.cluster.round_trips() - trips_before,
+                std::chrono::duration<double>(env.clock.now() - submit_start).count());
+  if (!sent.results && !sent.settle) {
+    owner.finish(RequestState::failed); // no sbatch ran without the marker; removes the secrets
+    return std::unexpected(sent.results.error());
+  }
+  if (!sent.results) {
+    return std::unexpected(settle_failure(env, owner, sent.results.error()));
+  }
+  RV_TRY_VOID(record_jobs(env, planned, owner, rendered, *sent.results));
+  print_submitted(env, owner.rec);
+  if (owner.rec.job_ids().empty()) {
     owner.close();
-    return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", rec.id),
+    return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", owner.rec.id),
                 "the reasons are listed above; try --dry-run -v");
   }
   return Launched(std::move(owner), std::move(paths));

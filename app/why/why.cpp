@@ -5,6 +5,7 @@
 #include "app/request/record_view.hpp"
 #include "app/run/planning.hpp"
 #include "core/duration.hpp"
+#include "core/process/batch.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/jobs.hpp"
@@ -25,9 +26,6 @@ namespace {
 
 constexpr std::string_view why_sacct_fields =
     "JobID,State,ExitCode,Elapsed,Start,End,NodeList,AllocTRES,Partition,Reason,JobName";
-
-// The fixed part of the batch; scontrol per job and the discovery follow.
-enum Slot : std::size_t { date_s, request_s, pending_s, running_s, sacct_s, fixed_slots };
 
 // The request `key` names, or the latest pending one (else the latest of all).
 Result<RequestRecord> pick_request(Env& env, const std::string& key)
@@ -164,6 +162,219 @@ void find_alternatives(Env& env, const WhyOptions& opts, const RequestRecord& re
   }
 }
 
+// The one round trip of rv why, each command read back by name.
+struct WhyBatch {
+  proc::Batch batch{"rv why"};
+  proc::Handle date, request, pending, running, sacct;
+  proc::HandleRange jobs;                     // scontrol show job, one per job id
+  std::optional<proc::HandleRange> discovery; // none once the request is final
+};
+
+// The cluster's clock, the request's jobs and the queue around them (pending jobs of its
+// partitions, every running job), sacct and scontrol per job, and the cluster unless final.
+WhyBatch why_batch(Env& env, const RequestRecord& rec, bool final)
+{
+  const auto ids = rec.job_ids();
+  std::vector<std::string> partitions;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty() && std::find(partitions.begin(), partitions.end(), j.partition) == partitions.end()) {
+      partitions.push_back(j.partition);
+    }
+  }
+  WhyBatch b;
+  b.date = b.batch.add(slurm::command({"date", "+%s %z"}));
+  b.request = b.batch.add(slurm::command(slurm::squeue_query_argv("all", {}, ids, why_queue_format)));
+  b.pending = b.batch.add(slurm::command(slurm::squeue_query_argv("PD", partitions, {}, why_queue_format)));
+  b.running = b.batch.add(slurm::command(slurm::squeue_query_argv("R,CG", {}, {}, why_queue_format)));
+  b.sacct = b.batch.add(slurm::command(slurm::sacct_argv(ids, why_sacct_fields)));
+  std::vector<proc::Command> shows;
+  for (const auto& id : ids) {
+    shows.push_back(slurm::command(slurm::show_job_argv(id, true)));
+  }
+  b.jobs = b.batch.add(std::move(shows));
+  if (!final) {
+    slurm::DiscoveryQuery q;
+    q.user = env.cluster.user();
+    b.discovery = b.batch.add(slurm::discovery_commands(q));
+  }
+  return b;
+}
+
+// What the round trip says, parsed; what could not be read is a note in the report.
+struct WhyFacts {
+  std::int64_t now = 0;                // the cluster's clock: start estimates are cluster-local
+  std::int64_t offset = 0;             // its UTC offset
+  std::vector<slurm::SqueueJob> mine;  // the request's rows
+  std::vector<slurm::SqueueJob> queue; // pending jobs of its partitions, then every running job
+  std::map<std::string, slurm::SacctJob> acct;
+  std::map<std::string, slurm::JobInfo> info;
+  std::optional<model::Cluster> cluster;
+};
+
+WhyFacts read_facts(Env& env, const WhyBatch& b, const proc::Answers& a, WhyReport& rep)
+{
+  WhyFacts f;
+  f.now = env.clock.epoch_seconds();
+  if (auto w = slurm::text::split_ws(a[b.date].out); w.size() == 2) {
+    f.now = slurm::text::to_int(w[0]).value_or(f.now);
+    f.offset = slurm::parse_utc_offset(w[1]).value_or(0);
+  }
+  auto rows = [&](proc::Handle h) {
+    auto r = slurm::parse_squeue(a[h].out, why_queue_format);
+    if (!r) {
+      rep.notes.push_back("squeue: " + r.error().message);
+    }
+    return r ? *r : std::vector<slurm::SqueueJob>{};
+  };
+  f.mine = rows(b.request);
+  f.queue = rows(b.pending);
+  auto running = rows(b.running);
+  f.queue.insert(f.queue.end(), running.begin(), running.end());
+  if (auto jobs = slurm::parse_sacct(a[b.sacct].out, why_sacct_fields)) {
+    for (auto& j : *jobs) {
+      f.acct[j.job_id] = std::move(j);
+    }
+  }
+  for (const auto& show : a[b.jobs]) {
+    if (auto js = slurm::parse_scontrol_jobs(show.out)) {
+      for (auto& j : *js) {
+        f.info[j.job_id] = std::move(j);
+      }
+    }
+  }
+  if (b.discovery) {
+    const auto d = a[*b.discovery];
+    if (auto c = slurm::parse_discovery(std::vector<proc::Outcome>(d.begin(), d.end()))) {
+      f.cluster = std::move(*c);
+    } else {
+      rep.notes.push_back("discovery: " + c.error().message);
+    }
+  }
+  return f;
+}
+
+// When the pending job of `row` may start (the report's soonest start follows), and what is ahead of it.
+void place_in_queue(WhyJob& w, const slurm::SqueueJob& row, const std::optional<slurm::ClusterTime>& estimate,
+                    const WhyFacts& f, WhyReport& rep)
+{
+  if (estimate) {
+    w.start_in_s = std::max<std::int64_t>(0, slurm::to_unix_seconds(*estimate, f.offset) - f.now);
+    if (!rep.best_start_in_s || *w.start_in_s < *rep.best_start_in_s) {
+      rep.best_start_in_s = w.start_in_s;
+      rep.best_start = w.start_estimate;
+    }
+  }
+  std::vector<std::string> part_nodes;
+  if (f.cluster) {
+    for (const auto& p : slurm::text::comma_list(row.partition)) {
+      if (const auto* part = f.cluster->find_partition(p)) {
+        part_nodes.insert(part_nodes.end(), part->nodes.begin(), part->nodes.end());
+      }
+    }
+  }
+  w.ahead = whats_ahead(row, f.queue, part_nodes);
+}
+
+// Whether `w` still waits: Slurm says pending, or (the request not final) Slurm does not know it yet.
+bool is_waiting(const WhyJob& w, bool final)
+{
+  return slurm::parse_job_state(w.state) == slurm::JobState::pending || (w.state.empty() && !final);
+}
+
+// Job `jr` of `rec` as Slurm sees it now: squeue's row (a row with another name is a reused id,
+// not this job), else sacct's, else as last recorded; scontrol adds the dependency and estimate.
+WhyJob explain_job(const RequestRecord& rec, const JobRecord& jr, const WhyFacts& f, bool final, WhyReport& rep)
+{
+  WhyJob w;
+  w.strategy_id = jr.strategy_id;
+  w.label = jr.label;
+  w.job_id = jr.job_id;
+  w.est_su = planned_su(rec, jr.strategy_id);
+  const slurm::SqueueJob* row = nullptr;
+  for (const auto& m : f.mine) {
+    if (m.job_id == jr.job_id && (m.name == rec.name || rec.name.empty())) {
+      row = &m;
+    }
+  }
+  std::optional<slurm::ClusterTime> estimate; // squeue %S, else scontrol StartTime
+  if (row != nullptr) {
+    w.state = row->state;
+    w.raw_reason = row->reason;
+    w.nodes = row->nodes;
+    w.priority = row->priority;
+    estimate = row->start_time;
+  } else if (auto it = f.acct.find(jr.job_id); it != f.acct.end()) {
+    w.state = it->second.state;
+    w.raw_reason = it->second.reason;
+    w.nodes = it->second.nodes;
+  } else {
+    w.state = jr.state; // as last recorded: Slurm has forgotten it
+  }
+  if (auto it = f.info.find(jr.job_id); it != f.info.end()) {
+    w.dependency = it->second.dependency;
+    if (w.raw_reason.empty()) {
+      w.raw_reason = it->second.reason;
+    }
+    if (!estimate && row != nullptr) {
+      estimate = it->second.start_time;
+    }
+  }
+  if (estimate) {
+    w.start_estimate = slurm::format_cluster_time(*estimate);
+  }
+  w.reason = slurm::explain_reason(w.raw_reason);
+  if (is_waiting(w, final) && row != nullptr) {
+    place_in_queue(w, *row, estimate, f, rep);
+  }
+  return w;
+}
+
+// The report's status and one-line summary from its jobs; a pending request's alternatives.
+void summarize(Env& env, const WhyOptions& opts, const RequestRecord& rec, const WhyFacts& f, bool final,
+               WhyReport& rep)
+{
+  auto running = [](const WhyJob& j) {
+    const auto st = slurm::parse_job_state(j.state);
+    return slurm::is_started(st) && !slurm::is_terminal(st);
+  };
+  auto ended = [&](const WhyJob& j) {
+    return slurm::is_terminal(slurm::parse_job_state(j.state)) || (final && !is_waiting(j, final));
+  };
+  if (auto it = std::find_if(rep.jobs.begin(), rep.jobs.end(), running); it != rep.jobs.end()) {
+    rep.status = "running";
+    rep.summary = fmt::format("request {} is running: job {} ({}) on {}; nothing to wait for (rv logs -f {})", rec.id,
+                              it->job_id, it->label, it->nodes.empty() ? "?" : it->nodes, rec.id);
+  } else if (std::all_of(rep.jobs.begin(), rep.jobs.end(), ended)) {
+    rep.status = "ended";
+    rep.summary = ended_line(rec, rep.jobs, f.acct);
+  } else {
+    rep.status = "pending";
+    const auto waiting = std::count_if(rep.jobs.begin(), rep.jobs.end(), [](const WhyJob& j) {
+      return slurm::parse_job_state(j.state) == slurm::JobState::pending;
+    });
+    rep.summary = rep.best_start_in_s
+                      ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
+                                    waiting, wait_in_words(rep.best_start_in_s, rep.now_threshold_s), rep.best_start)
+                      : fmt::format("request {} is pending: {} job(s) waiting; Slurm gives no start estimate yet",
+                                    rec.id, waiting);
+    if (opts.replan && f.cluster) {
+      find_alternatives(env, opts, rec, *f.cluster, rep);
+    }
+  }
+}
+
+// The report of a request without a job id: still being submitted, or refused everywhere.
+void describe_jobless(const RequestRecord& rec, WhyReport& rep)
+{
+  const bool submitting = rec.state == RequestState::submitting;
+  rep.status = submitting ? "submitting" : "ended";
+  rep.summary =
+      submitting
+          ? fmt::format("request {} is still being submitted (if rv died meanwhile, rv ps finds its jobs)", rec.id)
+          : fmt::format("request {} ended ({}) without a job: sbatch refused every strategy", rec.id,
+                        to_string(rec.state));
+}
+
 } // namespace
 
 Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
@@ -178,179 +389,20 @@ Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
   rep.request_id = rec.id;
   rep.name = rec.name;
   rep.host = rec.host;
-  const auto ids = rec.job_ids();
-  if (ids.empty()) {
-    rep.status = rec.state == RequestState::submitting ? "submitting" : "ended";
-    rep.summary =
-        rec.state == RequestState::submitting
-            ? fmt::format("request {} is still being submitted (if rv died meanwhile, rv ps finds its jobs)", rec.id)
-            : fmt::format("request {} ended ({}) without a job: sbatch refused every strategy", rec.id,
-                          to_string(rec.state));
+  if (rec.job_ids().empty()) {
+    describe_jobless(rec, rep);
     return rep;
   }
-  std::vector<std::string> partitions;
-  for (const auto& j : rec.jobs) {
-    if (!j.job_id.empty() && std::find(partitions.begin(), partitions.end(), j.partition) == partitions.end()) {
-      partitions.push_back(j.partition);
-    }
-  }
-  std::vector<proc::Command> cmds(fixed_slots);
-  cmds[date_s] = slurm::command({"date", "+%s %z"});
-  cmds[request_s] = slurm::command(slurm::squeue_query_argv("all", {}, ids, why_queue_format));
-  cmds[pending_s] = slurm::command(slurm::squeue_query_argv("PD", partitions, {}, why_queue_format));
-  cmds[running_s] = slurm::command(slurm::squeue_query_argv("R,CG", {}, {}, why_queue_format));
-  cmds[sacct_s] = slurm::command(slurm::sacct_argv(ids, why_sacct_fields));
-  for (const auto& id : ids) {
-    cmds.push_back(slurm::command(slurm::show_job_argv(id, true)));
-  }
   const bool final = is_final_state(rec.state);
-  const std::size_t discovery_at = cmds.size();
-  if (!final) {
-    slurm::DiscoveryQuery q;
-    q.user = env.cluster.user();
-    auto d = slurm::discovery_commands(q);
-    cmds.insert(cmds.end(), d.begin(), d.end());
-  }
-  RV_TRY(outs, env.cluster.run_batch(cmds));
-  if (outs.size() != cmds.size()) {
-    return fail(ErrorCode::generic, fmt::format("rv why: {} answers to {} commands", outs.size(), cmds.size()));
-  }
-  // The cluster's clock and offset: start estimates are cluster-local.
-  std::int64_t now = env.clock.epoch_seconds(), offset = 0;
-  if (auto w = slurm::text::split_ws(outs[date_s].out); w.size() == 2) {
-    now = slurm::text::to_int(w[0]).value_or(now);
-    offset = slurm::parse_utc_offset(w[1]).value_or(0);
-  }
-  auto rows = [&](Slot s) {
-    auto r = slurm::parse_squeue(outs[s].out, why_queue_format);
-    if (!r) {
-      rep.notes.push_back("squeue: " + r.error().message);
-    }
-    return r ? *r : std::vector<slurm::SqueueJob>{};
-  };
-  const auto mine = rows(request_s);
-  auto queue = rows(pending_s);
-  auto running = rows(running_s);
-  queue.insert(queue.end(), running.begin(), running.end());
-  std::map<std::string, slurm::SacctJob> acct;
-  if (auto a = slurm::parse_sacct(outs[sacct_s].out, why_sacct_fields)) {
-    for (auto& j : *a) {
-      acct[j.job_id] = std::move(j);
-    }
-  }
-  std::map<std::string, slurm::JobInfo> info;
-  for (std::size_t i = fixed_slots; i < discovery_at; ++i) {
-    if (auto js = slurm::parse_scontrol_jobs(outs[i].out)) {
-      for (auto& j : *js) {
-        info[j.job_id] = std::move(j);
-      }
-    }
-  }
-  std::optional<model::Cluster> cluster;
-  if (!final) {
-    auto c = slurm::parse_discovery({outs.begin() + static_cast<std::ptrdiff_t>(discovery_at), outs.end()});
-    if (c) {
-      cluster = std::move(*c);
-    } else {
-      rep.notes.push_back("discovery: " + c.error().message);
-    }
-  }
-
-  bool any_running = false, all_ended = true;
+  const auto batch = why_batch(env, rec, final);
+  RV_TRY(answers, batch.batch.run(env.cluster));
+  const auto facts = read_facts(env, batch, answers, rep);
   for (const auto& jr : rec.jobs) {
-    if (jr.job_id.empty()) {
-      continue;
-    }
-    WhyJob w;
-    w.strategy_id = jr.strategy_id;
-    w.label = jr.label;
-    w.job_id = jr.job_id;
-    w.est_su = planned_su(rec, jr.strategy_id);
-    const slurm::SqueueJob* row = nullptr;
-    for (const auto& m : mine) {
-      if (m.job_id == jr.job_id && (m.name == rec.name || rec.name.empty())) {
-        row = &m; // a row with another name is a reused id: not this job
-      }
-    }
-    std::optional<slurm::ClusterTime> estimate; // squeue %S, else scontrol StartTime
-    if (row != nullptr) {
-      w.state = row->state;
-      w.raw_reason = row->reason;
-      w.nodes = row->nodes;
-      w.priority = row->priority;
-      estimate = row->start_time;
-    } else if (auto it = acct.find(jr.job_id); it != acct.end()) {
-      w.state = it->second.state;
-      w.raw_reason = it->second.reason;
-      w.nodes = it->second.nodes;
-    } else {
-      w.state = jr.state; // as last recorded: Slurm has forgotten it
-    }
-    if (auto it = info.find(jr.job_id); it != info.end()) {
-      w.dependency = it->second.dependency;
-      if (w.raw_reason.empty()) {
-        w.raw_reason = it->second.reason;
-      }
-      if (!estimate && row != nullptr) {
-        estimate = it->second.start_time;
-      }
-    }
-    if (estimate) {
-      w.start_estimate = slurm::format_cluster_time(*estimate);
-    }
-    w.reason = slurm::explain_reason(w.raw_reason);
-    const auto st = slurm::parse_job_state(w.state);
-    const bool pending = st == slurm::JobState::pending || (w.state.empty() && !final);
-    any_running = any_running || (slurm::is_started(st) && !slurm::is_terminal(st));
-    all_ended = all_ended && (slurm::is_terminal(st) || (final && !pending));
-    if (pending && row != nullptr) {
-      if (estimate) {
-        w.start_in_s = std::max<std::int64_t>(0, slurm::to_unix_seconds(*estimate, offset) - now);
-        if (!rep.best_start_in_s || *w.start_in_s < *rep.best_start_in_s) {
-          rep.best_start_in_s = w.start_in_s;
-          rep.best_start = w.start_estimate;
-        }
-      }
-      std::vector<std::string> part_nodes;
-      if (cluster) {
-        for (const auto& p : slurm::text::comma_list(row->partition)) {
-          if (const auto* part = cluster->find_partition(p)) {
-            part_nodes.insert(part_nodes.end(), part->nodes.begin(), part->nodes.end());
-          }
-        }
-      }
-      w.ahead = whats_ahead(*row, queue, part_nodes);
-    }
-    rep.jobs.push_back(std::move(w));
-  }
-
-  if (any_running) {
-    rep.status = "running";
-    for (const auto& j : rep.jobs) {
-      if (slurm::is_started(slurm::parse_job_state(j.state)) && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
-        rep.summary = fmt::format("request {} is running: job {} ({}) on {}; nothing to wait for (rv logs -f {})",
-                                  rec.id, j.job_id, j.label, j.nodes.empty() ? "?" : j.nodes, rec.id);
-        break;
-      }
-    }
-  } else if (all_ended) {
-    rep.status = "ended";
-    rep.summary = ended_line(rec, rep.jobs, acct);
-  } else {
-    rep.status = "pending";
-    int waiting = 0;
-    for (const auto& j : rep.jobs) {
-      waiting += slurm::parse_job_state(j.state) == slurm::JobState::pending ? 1 : 0;
-    }
-    rep.summary = rep.best_start_in_s
-                      ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
-                                    waiting, wait_in_words(rep.best_start_in_s, rep.now_threshold_s), rep.best_start)
-                      : fmt::format("request {} is pending: {} job(s) waiting; Slurm gives no start estimate yet",
-                                    rec.id, waiting);
-    if (opts.replan && cluster) {
-      find_alternatives(env, opts, rec, *cluster, rep);
+    if (!jr.job_id.empty()) {
+      rep.jobs.push_back(explain_job(rec, jr, facts, final, rep));
     }
   }
+  summarize(env, opts, rec, facts, final, rep);
   rep.round_trips = env.cluster.round_trips() - trips0;
   rep.seconds = std::chrono::duration<double>(env.clock.now() - t0).count();
   spdlog::debug("why: {} round trips, {:.2f} s", rep.round_trips, rep.seconds);

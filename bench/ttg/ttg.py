@@ -5,6 +5,7 @@ testbed lock, the environment); docs/benchmark-time-to-gpu.md explains the model
 """
 
 import argparse
+import atexit
 import json
 import math
 import os
@@ -48,11 +49,15 @@ class Env:
         self.ssh_config = os.environ["TB_SSH_CONFIG"]
         self.control = os.path.join(work, "ssh-%C")
         os.makedirs(os.path.join(work, "config", "rv"), exist_ok=True)
+        # The held connection (docs/ssh.md) of this run's own: in the shared default directory
+        # (/tmp/rv-UID) rv would use a holder another build started, and measure that build.
+        os.makedirs(os.path.join(work, "run"), mode=0o700, exist_ok=True)
         self.rv_env = dict(os.environ, RV_STATE_DIR=os.path.join(work, "state"),
                            XDG_CONFIG_HOME=os.path.join(work, "config"), NO_COLOR="1",
-                           RV_TIME_SCALE=str(SCALE))
+                           RV_TIME_SCALE=str(SCALE), XDG_RUNTIME_DIR=os.path.join(work, "run"))
         for k in ("RV_HOST", "RV_CONFIG", "RV_ACCOUNT"):
             self.rv_env.pop(k, None)
+        atexit.register(subprocess.run, [rv, "disconnect", "--all"], env=self.rv_env, capture_output=True)
 
     def ssh(self, remote, check=True):
         """One command on the login node as rvtest (its RPCs count as rvtest's), over a shared

@@ -30,11 +30,17 @@ struct SessionFreer {
   }
 };
 
-// Closes the channel (sends EOF and close when open), then frees it.
+// Closes the channel (sends EOF and close) when it is open, then frees it. One the server never
+// confirmed (refused under MaxSessions, or still opening) is only freed: libssh 0.10's
+// ssh_channel_close sends EOF and close for it anyway, to remote channel 0 (its id was never
+// set), which closes another command's channel and then ends the session ("close packet referred
+// to nonexistent channel 0"). ssh_channel_free answers a close the server sent.
 struct ChannelFreer {
   void operator()(ssh_channel channel) const noexcept
   {
-    ssh_channel_close(channel);
+    if (ssh_channel_is_open(channel) != 0) {
+      ssh_channel_close(channel);
+    }
     ssh_channel_free(channel);
   }
 };

@@ -3,6 +3,7 @@
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_forward.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
+#include "core/process/ssh_hold_spare.hpp"
 #include "core/process/ssh_session.hpp"
 #include "core/process/ssh_sftp.hpp"
 
@@ -48,6 +49,7 @@ struct Job {
   bool input_end = false;
   bool eof_sent = false;
   bool queued = false; // waiting for a channel slot (MaxSessions)
+  Clock::time_point queued_since{};
   json request;
   ChannelPtr channel;
   std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
@@ -77,7 +79,8 @@ struct Job {
 class Holder {
 public:
   Holder(Session& session, int listen_fd, std::string path, std::chrono::seconds idle)
-      : m_session(session), m_files(session), m_listen(listen_fd), m_path(std::move(path)), m_idle(idle)
+      : m_session(session), m_files(session), m_spare(session.get()), m_listen(listen_fd), m_path(std::move(path)),
+        m_idle(idle)
   {}
 
   void run()
@@ -88,14 +91,18 @@ public:
     std::signal(SIGPIPE, SIG_IGN);
     auto last_busy = Clock::now();
     auto last_keepalive = Clock::now();
+    m_spare.refill(false);
     while (!g_stop && !m_quit) {
       std::vector<pollfd> fds{{m_listen, POLLIN, 0}, {ssh_get_fd(m_session.get()), POLLIN, 0}};
       for (auto& job : m_jobs) {
         fds.push_back({job->fd, static_cast<short>(backlogged(*job) ? 0 : POLLIN), 0});
       }
       const bool busy =
-          std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream; });
+          std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream || j->queued; });
       ::poll(fds.data(), fds.size(), busy ? 10 : 500);
+      if (fds[1].revents & POLLIN) {
+        m_spare.pump();
+      }
       if (fds[0].revents & POLLIN) {
         accept_client();
       }
@@ -110,8 +117,15 @@ public:
       const auto before = m_jobs.size();
       m_jobs.remove_if([](const auto& j) { return j->done; });
       if (m_jobs.size() != before) {
+        m_spare.resume();
+      }
+      // A channel closed (its slot is free), or a refusal with none of ours open: the server may
+      // not have freed the slots of channels just closed; tried again every 50 ms.
+      if (any_queued() && (m_jobs.size() != before || Clock::now() - m_last_retry >= std::chrono::milliseconds(50))) {
+        m_last_retry = Clock::now();
         retry_queued();
       }
+      m_spare.refill(any_queued()); // off the commands' path: only sends the open
       if (!m_jobs.empty()) {
         last_busy = Clock::now();
       }
@@ -229,6 +243,11 @@ private:
     }
   }
 
+  bool any_queued() const
+  {
+    return std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->queued && !j->done; });
+  }
+
   int open_channels() const
   {
     return static_cast<int>(
@@ -242,7 +261,9 @@ private:
       json r{{"label", m_session.label()},  {"user", m_session.user()},
              {"pid", ::getpid()},           {"started", static_cast<long long>(m_started)},
              {"channels", open_channels()}, {"clients", static_cast<int>(m_jobs.size()) - 1},
-             {"served", m_served},          {"idle_limit_s", m_idle.count()}};
+             {"served", m_served},          {"idle_limit_s", m_idle.count()},
+             {"spare", m_spare.open()},     {"spare_used", m_spare_used},
+             {"spare_lost", m_spare_lost}};
       job.send(Frame::reply, r.dump());
       job.done = true;
       return;
@@ -300,27 +321,56 @@ private:
       job.send(Frame::started, "");
       return;
     }
-    ChannelPtr channel(ssh_channel_new(m_session.get()));
-    if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
-      return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
+    // The spare first; one the server closed meanwhile fails its exec: then a channel of its own.
+    for (bool spare : {true, false}) {
+      ChannelPtr channel = spare ? m_spare.take() : nullptr;
+      if (spare && !channel) {
+        continue;
+      }
+      if (spare) {
+        // The next spare's open goes out before this exec: both answers come in the same round
+        // trip, so a command right after this one finds its spare open.
+        m_spare.resume();
+        m_spare.refill(any_queued());
+      }
+      if (!channel) {
+        channel.reset(ssh_channel_new(m_session.get()));
+        if (!channel || ssh_channel_open_session(channel.get()) != SSH_OK) {
+          return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
+        }
+      }
+      if (run_on(job, channel.get())) {
+        m_spare_used += spare ? 1 : 0;
+        job.channel = std::move(channel);
+        job.queued = false;
+        job.send(Frame::started, "");
+        m_spare.resume();
+        return;
+      }
+      if (!spare) {
+        job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
+        return;
+      }
+      ++m_spare_lost;
+      spdlog::debug("held connection: the spare channel was gone; opening one");
     }
+  }
+
+  // The job's pty (if asked) and exec on `channel`; each waits for the server's answer.
+  bool run_on(Job& job, ssh_channel channel)
+  {
+    job.callbacks = {};
     job.callbacks.userdata = &job.exit_signal;
     job.callbacks.channel_exit_signal_function = on_exit_signal;
     ssh_callbacks_init(&job.callbacks);
-    ssh_set_channel_callbacks(channel.get(), &job.callbacks);
+    ssh_set_channel_callbacks(channel, &job.callbacks);
     const auto line = job.request.value("line", "");
-    bool ok = true;
-    if (op == "pty") {
-      ok = ssh_channel_request_pty_size(channel.get(), job.request.value("term", "xterm").c_str(),
-                                        job.request.value("cols", 80), job.request.value("rows", 24)) == SSH_OK;
+    if (job.request.value("op", "") == "pty" &&
+        ssh_channel_request_pty_size(channel, job.request.value("term", "xterm").c_str(), job.request.value("cols", 80),
+                                     job.request.value("rows", 24)) != SSH_OK) {
+      return false;
     }
-    if (!ok || ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
-      job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
-      return;
-    }
-    job.channel = std::move(channel);
-    job.queued = false;
-    job.send(Frame::started, "");
+    return ssh_channel_request_exec(channel, line.c_str()) == SSH_OK;
   }
 
   // Removes the socket once, so that no new client reaches this holder (and a new holder's socket
@@ -357,12 +407,18 @@ private:
                    m_session.label());
       return;
     }
-    if (open_channels() > 0 && ssh_is_connected(m_session.get()) != 0) {
+    // Refused while the session lives: MaxSessions. It waits for one of our channels to close;
+    // with none open, for the server to free the slots of channels just closed (a close and the
+    // next open can arrive in one read, before sshd frees the slot), at most 5 s.
+    if (ssh_is_connected(m_session.get()) != 0) {
       if (!job.queued) {
         spdlog::debug("held connection: channel refused with {} open; queued", open_channels());
+        job.queued = true;
+        job.queued_since = Clock::now();
       }
-      job.queued = true;
-      return;
+      if (open_channels() > 0 || Clock::now() - job.queued_since < std::chrono::seconds(5)) {
+        return;
+      }
     }
     job.finish_with(e);
   }
@@ -452,6 +508,10 @@ private:
 
   Session& m_session;
   SftpFiles m_files;
+  SpareChannel m_spare;
+  long m_spare_used = 0;
+  Clock::time_point m_last_retry{};
+  long m_spare_lost = 0;
   int m_listen;
   std::string m_path;
   bool m_withdrawn = false;

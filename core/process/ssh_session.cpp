@@ -138,6 +138,11 @@ Result<void> Session::configure(const SshDestination& dest)
   }
   long timeout = static_cast<long>(m_options.connect_timeout.count());
   ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &timeout);
+  // TCP_NODELAY, as OpenSSH's client sets it: libssh's default leaves Nagle on, and a small
+  // packet (an exec, a channel open) that follows an unacknowledged one waits for the server's
+  // delayed ACK, 40 ms on Linux (docs/ssh.md, "Surprises met on the way").
+  int nodelay = 1;
+  ssh_options_set(s, SSH_OPTIONS_NODELAY, &nodelay);
   m_label = endpoint.label();
   m_user = endpoint.user;
   return set_proxy_jump(endpoint);

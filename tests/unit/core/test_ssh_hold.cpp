@@ -1,5 +1,6 @@
 #include "core/process/ssh_hold_client.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
+#include "core/process/ssh_hold_spare.hpp"
 
 #include <doctest/doctest.h>
 
@@ -79,4 +80,30 @@ TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new
   REQUIRE_FALSE(hello);
   CHECK(gone_before_start(hello.error()));
   CHECK_FALSE(gone_before_start(Error{ErrorCode::unreachable, "ssh x: connection lost", ""}));
+}
+
+TEST_CASE("spare channel plan: one opened ahead, none while a command waits for a slot, held back once lost")
+{
+  using rv::proc::ssh::SparePlan;
+  SparePlan plan;
+  CHECK(plan.should_open(false));
+  CHECK_FALSE(plan.should_open(true)); // a command queued under MaxSessions gets the next slot
+  plan.sent();
+  CHECK(plan.phase() == SparePlan::Phase::opening);
+  CHECK_FALSE(plan.should_open(false)); // one at a time
+  plan.confirmed();
+  CHECK_FALSE(plan.should_open(false));
+  plan.taken();
+  CHECK(plan.phase() == SparePlan::Phase::none);
+  CHECK(plan.should_open(false)); // the next one right after a command took it
+
+  // Refused (MaxSessions) or closed by the server (ChannelTimeout): no retry until a command's
+  // channel starts or ends, so a server that keeps refusing is not asked in a loop.
+  plan.sent();
+  plan.lost();
+  CHECK(plan.held_back());
+  CHECK_FALSE(plan.should_open(false));
+  plan.resume();
+  CHECK(plan.should_open(false));
+  CHECK_FALSE(plan.should_open(true));
 }

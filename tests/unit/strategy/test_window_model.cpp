@@ -118,9 +118,13 @@ TEST_CASE("queue: an unreadable clock or squeue gives no model, and says why")
   proc::Outcome sq;
   sq.exit_code = 1;
   sq.err = "squeue: error: Invalid user\n";
-  auto failed = slurm::parse_queue(date, sq);
+  const std::vector<proc::Outcome> answers{date, sq};
+  auto failed = slurm::parse_queue(answers);
   CHECK_FALSE(failed.known);
   CHECK(failed.notes.at(0).find("Invalid user") != std::string::npos);
+  auto short_answers = slurm::parse_queue(std::span<const proc::Outcome>(answers).first(1));
+  CHECK_FALSE(short_answers.known);
+  CHECK(short_answers.notes.at(0) == "1 answers to the 2 queue reads: no queue model");
 }
 
 TEST_CASE("window model: the captured shapes, each in front of a high-priority reservation")
