@@ -85,3 +85,12 @@ tb2_is_up() {
   tb2_chroot sh -c 'munge -n </dev/null | unmunge >/dev/null' 2>/dev/null || return 1
   tb2_nodes_ok
 }
+
+# The slurmctld of the cluster whose env is sourced (TB_DIR; TB_ROOT only on cluster 2), for the
+# tests that stop it (test_recovery, tests/fault/campaign.sh): by its pidfile, never by name (both
+# clusters' controllers are called slurmctld: cluster 2's runs the root's /usr/sbin/slurmctld, a
+# link to slurmctld-wlm, so `pgrep -x slurmctld` sees both), and started again where it ran.
+tb_ctld_alive() { tb_pid_alive "${TB_DIR:?}/slurmctld.pid"; }
+tb_ctld_start() {
+  if [[ -n ${TB_ROOT:-} ]]; then chroot "$TB_ROOT" /usr/bin/env PATH="$TB2_PATH" slurmctld; else slurmctld; fi
+}

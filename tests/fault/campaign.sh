@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Fault-injection campaign on the real local cluster (issue #15, docs/reliability.md "Fault injection").
 #
-#   tests/fault/campaign.sh [--runs N] [--seed S] [--only RUN[,RUN...]] [--kinds K,K...] [--keep]
+#   tests/fault/campaign.sh [--cluster 1|2] [--runs N] [--seed S] [--only RUN[,RUN...]] [--kinds K,K...] [--keep]
+#
+# --cluster 2 runs it against the testbed's second cluster (Slurm 24.11 in a Debian 13 root,
+# testbed/up2.sh): its env, lock, login node (rvtb2) and client commands; its slurmctld is stopped
+# by its pidfile and started again inside the root, the tmpfs of fs_full is mounted in the root's
+# home, and the markers live under its $TB_DIR (the jobs' /tmp is the root's own).
 #
 # Each run starts `rv run -f` (a synced script) or `rv up --run` (an inline command) and injects
 # exactly one fault at a random moment of a random phase (sync/plan, submit, race, follow):
@@ -19,7 +24,8 @@
 # run left queued, no secrets file left. A summary per fault kind follows; exit 1 on any violation.
 #
 # Each run is decided by (seed, run number) alone: `--seed S --only RUN` replays exactly that run.
-# Each run holds the exclusive flock on /tmp/rv-testbed.lock for its own duration only, and puts the
+# Each run holds the exclusive flock on the cluster's lock (/tmp/rv-testbed.lock, /tmp/rv-testbed2.lock)
+# for its own duration only, and puts the
 # cluster back as it found it (slurmctld up, nodes resumed, tmpfs unmounted). Needs root.
 # Exit 125 (skipped) without a testbed, except in CI. RV = the rv binary (default build/cli/rv).
 # shellcheck disable=SC2088,SC2001  # "~/..." is for the login node to resolve
@@ -33,8 +39,10 @@ ONLY=""
 ALL_KINDS=(sigkill sigint ctld_restart sshd_cut node_down fs_full concurrent_ps concurrent_stop)
 KINDS=("${ALL_KINDS[@]}")
 KEEP=0
+CLUSTER=1
 while (($#)); do
   case $1 in
+    --cluster) CLUSTER=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
@@ -48,34 +56,56 @@ for k in "${KINDS[@]}"; do
   [[ " ${ALL_KINDS[*]} " == *" $k "* ]] || { printf 'campaign: unknown fault kind %s\n' "$k" >&2; exit 2; }
 done
 
-TB_DIR=${TB_DIR:-/tmp/rv-testbed}
+# shellcheck source=testbed/lib.sh
+. "$SRC/testbed/lib.sh"
+# shellcheck source=testbed/lib2.sh
+. "$SRC/testbed/lib2.sh"
+case $CLUSTER in
+  1) TB_DIR=${TB_DIR:-/tmp/rv-testbed} LOCK=${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock} up_cmd=testbed/up.sh ;;
+  2) TB_DIR=$TB2_DIR LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock} up_cmd="testbed/up.sh --clusters 2" ;;
+  *) printf 'campaign: --cluster is 1 or 2, not %s\n' "$CLUSTER" >&2; exit 2 ;;
+esac
 if [[ ! -f $TB_DIR/env ]]; then
   [[ ${CI:-} == true ]] && { printf 'campaign: FAIL: no testbed (%s/env)\n' "$TB_DIR" >&2; exit 1; }
-  printf 'campaign: SKIP: no testbed (%s/env missing; start one with testbed/up.sh)\n' "$TB_DIR" >&2
+  printf 'campaign: SKIP: no testbed (%s/env missing; start one with %s)\n' "$TB_DIR" "$up_cmd" >&2
   exit 125
 fi
+unset TB_ROOT TB_BIN TB_HOST # cluster 2's env sets them, cluster 1's does not
 # shellcheck source=/dev/null
 . "$TB_DIR/env"
+TB_HOST=${TB_HOST:-rvtb}
+[[ -z ${TB_BIN:-} ]] || PATH=$TB_BIN:$PATH # cluster 2's client commands (chroot wrappers)
 if [[ $(id -u) != 0 ]]; then
   printf 'campaign: %s: needs root (restarts slurmctld, sets nodes down, mounts)\n' "$([[ ${CI:-} == true ]] && echo FAIL || echo SKIP)" >&2
   [[ ${CI:-} == true ]] && exit 1
   exit 125
 fi
 [[ -x $RV ]] || { printf 'campaign: no rv binary at %s (set RV)\n' "$RV" >&2; exit 1; }
-LOCK=${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}
-RVHOME=$(getent passwd "$TB_SSH_USER" | cut -d: -f6)
+# The login node's home of the user, as a path here (cluster 2: inside its root; check.py reads
+# TB_ROOT for the absolute paths of the records).
+if [[ -n ${TB_ROOT:-} ]]; then
+  RVHOME=$TB_ROOT$(chroot "$TB_ROOT" getent passwd "$TB_SSH_USER" | cut -d: -f6)
+else
+  RVHOME=$(getent passwd "$TB_SSH_USER" | cut -d: -f6)
+fi
 CHECK=$SRC/tests/fault/check.py
 
 # --- the campaign's isolated rv: its own config, state, secrets and remote root ---------------
 CAMP=fi$SEED$$
-WORK=$(mktemp -d "/tmp/rv-fi-$SEED.XXXXXX")
+# The jobs append to markers in $WORK: on cluster 2 they see the root's own /tmp, and $TB_DIR at
+# its path here.
+WORK=$(mktemp -d "$([[ -n ${TB_ROOT:-} ]] && echo "$TB_DIR" || echo /tmp)/rv-fi-$SEED.XXXXXX")
 chmod 755 "$WORK"
 install -d -m 1777 "$WORK/markers"
 export XDG_CONFIG_HOME=$WORK/config XDG_STATE_HOME=$WORK/state RV_STATE_DIR=$WORK/state/rv NO_COLOR=1
+# rv's held connection (docs/ssh.md) is the campaign's own: its holder serves every run of the
+# campaign (as for a user), and sshd_cut cuts it too.
+export XDG_RUNTIME_DIR=$WORK/run
+install -d -m 700 "$XDG_RUNTIME_DIR"
 unset RV_HOST RV_CONFIG RV_ACCOUNT
 REMOTE_ROOT="~/.rv-$CAMP" # "~" resolves on the login node
 export RV_REMOTE_ROOT=$REMOTE_ROOT
-rvx() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb "$@"; }
+rvx() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
 printf 'value-of-%s\n' "$CAMP" | "$RV" env set FI_SECRET >/dev/null 2>&1
 # The project `rv run` syncs: the command names fi_job.sh, so every run pushes it.
 mkdir -p "$WORK/project"
@@ -140,12 +170,14 @@ wait_phase() {
   esac
 }
 
-# The testbed sshd processes serving connections that rv (or its ssh/rsync children) opened.
+# The testbed sshd processes serving connections that rv (or its ssh/rsync children, or the
+# holder of its held connection: a daemon, no child of rv) opened.
 sshd_of_rv() {
   local pids ports p
   pids=$(
     echo "$RV_PID"
     pgrep -P "$RV_PID" || true
+    ss -Hxlp 2>/dev/null | grep -F " $XDG_RUNTIME_DIR/rv/" | grep -o 'pid=[0-9]*' | cut -d= -f2
   )
   ports=$(ss -Htnp state established "( dport = :$TB_SSH_PORT )" 2>/dev/null |
     while read -r _ _ local _ users; do
@@ -165,8 +197,8 @@ FILL=""
 restore() {
   [[ -z $FILL ]] || { rm -f "$FILL"; FILL=""; }
   if ((CTLD_STOPPED)) || ! ctld_up; then
-    # by its pidfile: cluster 2's slurmctld (testbed/up2.sh) is a slurmctld too
-    { read -r p <"$TB_DIR/slurmctld.pid" && kill -0 "$p"; } 2>/dev/null || slurmctld
+    # by its pidfile: the other cluster's slurmctld is a slurmctld too (testbed/lib2.sh)
+    tb_ctld_alive || tb_ctld_start
     wait_until 60 ctld_up || log "  WARNING: slurmctld is not answering after a restart"
     CTLD_STOPPED=0
   fi
@@ -190,6 +222,7 @@ cleanup_all() {
   [[ -z $ids ]] || scancel $ids 2>/dev/null || true
   unmount_fs
   rm -rf "${RVHOME:?}/.rv-$CAMP"
+  "$RV" disconnect --all >/dev/null 2>&1 || true
   if ((KEEP)); then log "campaign files kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup_all EXIT
@@ -207,7 +240,7 @@ inject() { # KIND PHASE: runs in the foreground while rv runs in the background
     ctld_restart)
       wait_phase "$phase"
       FAULT_PHASE=$(phase_now)
-      read -r pid <"$TB_DIR/slurmctld.pid" || pid=""
+      pid=$(tb_pid_of "$TB_DIR/slurmctld.pid") || pid=""
       CTLD_STOPPED=1
       [[ -z $pid ]] || kill -TERM "$pid" 2>/dev/null || true
       wait_until 30 bash -c "! kill -0 '$pid' 2>/dev/null" || true
@@ -299,10 +332,10 @@ one_run() { # RUN
   local marker=$WORK/markers/$run secs=$((2 + R))
   MARKER=$marker
   FAULT_PHASE=""
-  t0=$SECONDS
 
   exec 8>>"$LOCK"
   flock -w 2400 8 || { log "run $run: the testbed lock stayed taken for 40 minutes"; exit 1; }
+  t0=$SECONDS # the run's own time, not the wait for the lock (other tests interleave between runs)
   ctld_up || restore
   if [[ $kind == fs_full ]]; then
     FS_MNT=$RVHOME/.rv-$CAMP-fs$run
@@ -316,10 +349,10 @@ one_run() { # RUN
 
   # rv in its own session (setsid): $RV_PID is rv, and its process group gets the SIGINT.
   if [[ $mode == run ]]; then
-    (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb run -f -g 1 --time 5m \
+    (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 --time 5m \
       --name "$NAME" -- bash fi_job.sh "$marker" "$secs" </dev/null >"$RUN_DIR/rv.out" 2>"$RUN_DIR/rv.err") &
   else
-    (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb up -g 1 --time 5m \
+    (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" up -g 1 --time 5m \
       --name "$NAME" --run "printf '%s %s secret=%s\n' \"\$SLURM_JOB_ID\" \"\$(hostname)\" \"\${FI_SECRET:+yes}\" >>$marker; sleep $secs" \
       </dev/null >"$RUN_DIR/rv.out" 2>"$RUN_DIR/rv.err") &
   fi
@@ -390,7 +423,7 @@ one_run() { # RUN
     FAILED_RUNS+=("$run")
     sed 's/^/      /' <<<"$violations"
     printf '      rv stderr (tail): %s\n' "$(tail -n 3 "$RUN_DIR/rv.err" | tr '\n' '|')"
-    printf '      replay: %s --seed %s --only %s\n' "$0" "$SEED" "$run"
+    printf '      replay: %s --cluster %s --seed %s --only %s\n' "$0" "$CLUSTER" "$SEED" "$run"
     KEEP=1
   fi
 }
@@ -401,8 +434,8 @@ if [[ -n $ONLY ]]; then
 else
   mapfile -t RUN_LIST < <(seq 1 "$RUNS")
 fi
-log "fault-injection campaign: seed $SEED, ${#RUN_LIST[@]} run(s), kinds ${KINDS[*]}, rv $RV"
-log "replay one run: $0 --seed $SEED --only RUN$([[ ${KINDS[*]} == "${ALL_KINDS[*]}" ]] || echo " --kinds $(IFS=,; echo "${KINDS[*]}")")"
+log "fault-injection campaign on cluster $TB_CLUSTER (Slurm $(sinfo --version | awk '{print $2}')): seed $SEED, ${#RUN_LIST[@]} run(s), kinds ${KINDS[*]}, rv $RV"
+log "replay one run: $0$([[ $CLUSTER == 1 ]] || echo " --cluster $CLUSTER") --seed $SEED --only RUN$([[ ${KINDS[*]} == "${ALL_KINDS[*]}" ]] || echo " --kinds $(IFS=,; echo "${KINDS[*]}")")"
 START=$SECONDS
 for run in "${RUN_LIST[@]}"; do one_run "$run"; done
 

@@ -10,6 +10,10 @@ check.py live STATE_DIR RUN_NAME
 check.py final STATE_DIR RUN_NAME SQUEUE HOME
     After the cleanup (rv stop of every live request, then rv ps): nothing of the run is pending or
     running, every secrets file of the run is gone.
+
+HOME is the login node's home of the user as a path here; on the testbed's cluster 2 the login
+node runs in a root (TB_ROOT in the environment), under which the records' absolute remote paths
+are read too.
 """
 import glob
 import json
@@ -71,7 +75,9 @@ def read_squeue(path):
 
 
 def remote_path(path, home):
-    return home + path[1:] if path.startswith("~/") else path
+    if path.startswith("~/"):
+        return home + path[1:]
+    return os.environ.get("TB_ROOT", "") + path if path.startswith("/") else path
 
 
 def secrets_files(rec, home):

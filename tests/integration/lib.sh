@@ -100,11 +100,13 @@ printf '%s: cluster %s (Slurm %s), login node %s\n' "$IT_NAME" "${TB_CLUSTER:-?}
 #   IT_PAIR_TYPE  a GPU type on two nodes of one partition (2-node jobs; one node broken)
 #   IT_SOLO_TYPE  a GPU type on one node (filled with a job to make a queue)
 #   IT_IDLE_TYPE  a GPU type the test leaves idle (where another request starts at once)
+#   IT_FREED_TYPE a GPU type whose nodes are in one partition only, filled (it_occupy) and then
+#                 freed: one strategy starts there (l40s-1 of cluster 2 is in two partitions)
 # it_nodes/it_partition/it_gpus TYPE read the testbed's node table (TB_NODES; TB2_NODES).
 if [[ ${TB_CLUSTER:-} == "$TB2_CLUSTER" ]]; then
-  IT_NODE_TABLE=("${TB2_NODES[@]}") IT_PAIR_TYPE=h100 IT_SOLO_TYPE=l40s IT_IDLE_TYPE=h100
+  IT_NODE_TABLE=("${TB2_NODES[@]}") IT_PAIR_TYPE=h100 IT_SOLO_TYPE=l40s IT_IDLE_TYPE=h100 IT_FREED_TYPE=h100
 else
-  IT_NODE_TABLE=("${TB_NODES[@]}") IT_PAIR_TYPE=a100 IT_SOLO_TYPE=a6000 IT_IDLE_TYPE=h200
+  IT_NODE_TABLE=("${TB_NODES[@]}") IT_PAIR_TYPE=a100 IT_SOLO_TYPE=a6000 IT_IDLE_TYPE=h200 IT_FREED_TYPE=a6000
 fi
 it_node_rows() { printf '%s\n' "${IT_NODE_TABLE[@]}" | awk -F'|' -v t="$1" '$8 == t'; }
 it_nodes() { it_node_rows "$1" | cut -d'|' -f1 | paste -sd' '; }          # TYPE -> "node node"
@@ -113,6 +115,16 @@ it_gpus() { it_node_rows "$1" | head -n 1 | cut -d'|' -f9; }              # TYPE
 it_gpu_name() { tb_gpu_model "$1" | cut -d'|' -f1; }                     # TYPE -> nvidia-smi's name
 it_mig_type() { printf '%s\n' "${IT_NODE_TABLE[@]}" | cut -d'|' -f8 | grep -m1 _; } # the MIG-like type
 it_cpu_partition() { printf '%s\n' "${IT_NODE_TABLE[@]}" | awk -F'|' '$8 == "" { print $2; exit }'; }
+it_gpu_types() { printf '%s\n' "${IT_NODE_TABLE[@]}" | cut -d'|' -f8 | grep -v _ | grep . | sort -u; } # whole GPUs
+# it_occupy TYPE [NAME]: a root job (default name rv-it-occupy) holding every GPU of every node of
+# TYPE, in its first partition; prints its id once it runs.
+it_occupy() {
+  local id
+  id=$(sbatch --parsable -p "$(it_partition "$1")" -N "$(it_node_rows "$1" | wc -l)" --gres="gpu:$1:$(it_gpus "$1")" \
+    -t 30 -J "${2:-rv-it-occupy}" -o /dev/null --wrap 'sleep 1800')
+  wait_for_job_state 120 "$id" RUNNING
+  printf '%s\n' "$id"
+}
 
 # One integration test at a time per cluster: they share it and most of them fill its
 # partitions. Benchmarks take the same lock (RV_TESTBED_LOCK). Waits at most 40 minutes.

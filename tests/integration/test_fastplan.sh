@@ -71,17 +71,15 @@ pass "an expired cache: cold, in one round trip"
 
 # --- predictions that learn ---------------------------------------------------------------------
 occupiers=()
-occupy() { # partition gres: a long job holding every GPU of one node
-  local id
-  id=$(sbatch --parsable -p "$1" --gres="$2" -t 30 -J "$NAME" -o /dev/null --wrap 'sleep 1800')
-  occupiers+=("$id")
-  wait_for_job_state 30 "$id" RUNNING
-}
+# A long job holding every GPU of the type the tests otherwise leave idle (h200; h100 on cluster 2).
+T=$IT_IDLE_TYPE
+P=$(it_partition "$T")
+occupy() { occupiers+=("$(it_occupy "$T" "$NAME")"); }
 run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
 assert_rc 0 "request 1 runs"
-# The second with gpu-h200 full: its strategy there is still pending when the winner starts, and
+# The second with $P full: its strategy there is still pending when the winner starts, and
 # the race cancels it while pending.
-occupy gpu-h200 gpu:h200:4
+occupy
 run ssh_rv run -f -g 1 --time 5m --name "$NAME" -- true
 assert_rc 0 "request 2 runs"
 scancel "${occupiers[@]}"
@@ -95,7 +93,7 @@ assert_json '[.[] | [.jobs[] | select(.started_at != "")] | length >= 1] | all' 
   "each request records when its winner started"
 assert_json '[.[].jobs[] | select(.predicted_wait_s != null and .predicted_start == "")] | length' '0' \
   "a predicted wait comes with its predicted start"
-assert_json '[.[].jobs[] | select(.partition == "gpu-h200" and .cancelled_pending_at != "" and .started_at == "")] | length' \
+assert_json "[.[].jobs[] | select(.partition == \"$P\" and .cancelled_pending_at != \"\" and .started_at == \"\")] | length" \
   '1' "the strategy on the full partition was recorded as cancelled while pending"
 pass "records: predicted and actual per strategy (rv ps -a --json)"
 
@@ -122,9 +120,9 @@ assert_contains "$RUN_OUT" "prediction history: 2 requests" "the table names the
 pass "rv stats: the medians the records give ($actual)"
 
 # --- Slurm's estimate at submission, recorded in the background (#30 item 3) ------------------------
-occupy gpu-h200 gpu:h200:4
-run ssh_rv --json run -t h200 -g 1 --time 5m --name "$NAME" -- true
-assert_rc 0 "a plain rv run on the full h200 node"
+occupy
+run ssh_rv --json run -t "$T" -g 1 --time 5m --name "$NAME" -- true
+assert_rc 0 "a plain rv run on the full $T node(s)"
 id=$(jq -r '.id // .request_id // .request.id' "$IT_DIR/out")
 rec=$RV_STATE_DIR/requests/$id.json
 # The record file itself (no rv ps: it would record the estimate too): the background rv wrote it.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# While rv waits (docs/events.md), on the real cluster: every v100 GPU held by another job, so
+# While rv waits (docs/events.md), on the real cluster: every GPU of one type (IT_FREED_TYPE: a6000,
+# h100 on cluster 2) held by another job, so
 # `rv run -f` stays PENDING (Resources) until the test frees them. Without a terminal, a plain
 # status line naming the reason reaches stderr before the winner and its output, with no control
 # sequences, and the job's stdout arrives byte for byte (also through `rv logs -f` on a request
@@ -23,26 +24,24 @@ cleanup_jobs() {
 }
 trap 'cleanup_jobs; it_cleanup' EXIT
 
-occupy_v100() { # every GPU of v100-1, held until free_v100
-  occupier=$(sbatch --parsable -p gpu-v100 --gres=gpu:v100:4 -t 30 -J rv-it-occupy -o /dev/null --wrap 'sleep 1800')
-  wait_for_job_state 120 "$occupier" RUNNING
-}
-free_v100() {
+T=$IT_FREED_TYPE
+occupy_type() { occupier=$(it_occupy "$T"); } # every GPU of type T, held until free_type
+free_type() {
   scancel "$occupier"
   occupier=
 }
-# start_waiting OUT ERR RV-ARGS...: rv in the background while v100-1 is full.
+# start_waiting OUT ERR RV-ARGS...: rv in the background while type T is full.
 start_waiting() {
   local out=$1 err=$2
   shift 2
-  occupy_v100
+  occupy_type
   ssh_rv "$@" </dev/null >"$out" 2>"$err" &
   bg_pid=$!
 }
 # finish_waiting WHAT: frees the GPUs, waits for rv; it must exit 0 (else shows LOG).
 finish_waiting() {
   local rc=0
-  free_v100
+  free_type
   wait "$bg_pid" || rc=$?
   bg_pid=
   [[ $rc == 0 ]] || it_fail "$1 exited $rc" "$(cat -v "$2" | head -40)"
@@ -54,7 +53,7 @@ printf 'line one\n\tindented  two\nno newline' >"$IT_DIR/expected"
 
 # ---- no terminal: plain lines on stderr (one per change with -v), the job's bytes on stdout ----
 t0=$SECONDS
-start_waiting "$IT_DIR/plain.out" "$IT_DIR/plain.err" -v run -f -g 1 -t v100 --time 5m --name "$NAME-plain" -- "$job"
+start_waiting "$IT_DIR/plain.out" "$IT_DIR/plain.err" -v run -f -g 1 -t "$T" --time 5m --name "$NAME-plain" -- "$job"
 pending_line() { grep -q 'PENDING: waiting for free GPUs (Resources)' "$IT_DIR/plain.err"; }
 wait_for 60 pending_line
 waited=$((SECONDS - t0))
@@ -73,8 +72,8 @@ cmp -s "$IT_DIR/expected" "$IT_DIR/plain.job" ||
 pass "no terminal: '$(grep -m1 Resources "$IT_DIR/plain.err")' on stderr within ${waited}s, before the winner; stdout byte-exact"
 
 # ---- rv logs -f on a request still pending: the same plain lines, then the job's bytes ----
-occupy_v100
-run ssh_rv run -g 1 -t v100 --time 5m --name "$NAME-logs" -- "$job"
+occupy_type
+run ssh_rv run -g 1 -t "$T" --time 5m --name "$NAME-logs" -- "$job"
 assert_rc 0 "rv run without -f"
 rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
 [[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
@@ -88,7 +87,7 @@ cmp -s "$IT_DIR/expected" "$IT_DIR/logs.out" ||
 pass "rv logs -f on a pending request: '$(grep -m1 Resources "$IT_DIR/logs.err")', then the job's bytes"
 
 # ---- --json: events on stdout, each line JSON ----
-start_waiting "$IT_DIR/json.out" "$IT_DIR/json.err" --json run -f -g 1 -t v100 --time 5m --name "$NAME-json" -- "$job"
+start_waiting "$IT_DIR/json.out" "$IT_DIR/json.err" --json run -f -g 1 -t "$T" --time 5m --name "$NAME-json" -- "$job"
 # (not jq -e: jq 1.6 takes its exit status from the last input alone)
 pending_event() { jq -c 'select(.event == "state" and .reason == "Resources")' "$IT_DIR/json.out" | grep -q .; }
 wait_for 60 pending_event
@@ -112,8 +111,8 @@ if ! command -v script >/dev/null; then
   pass "SKIP terminal check: script(1) is not installed"
   exit 0
 fi
-occupy_v100
-cmd=$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 -t v100 --time 5m --name "$NAME-tty" -- "$job")
+occupy_type
+cmd=$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 -t "$T" --time 5m --name "$NAME-tty" -- "$job")
 TERM=xterm NO_COLOR='' script -q -e -f -c "stty cols 200; $cmd" "$IT_DIR/tty.log" </dev/null >/dev/null 2>&1 &
 bg_pid=$!
 tty_block() { grep -q 'waiting for its job to start\|waiting for the first of' "$IT_DIR/tty.log"; }
