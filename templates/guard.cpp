@@ -25,8 +25,8 @@ _rv_cancel_siblings() {
 }
 
 # A tie: siblings that start within the settle time of each other. Each announces its rank, waits,
-# and yields to a better-ranked sibling that also started (the plan ranked it cheaper or sooner).
-# Prints the better rank that started, if any.
+# and yields to a better-ranked sibling that also started (the plan ranked it cheaper or sooner);
+# the best-ranked one yields to nobody, so it claims at once. Prints the better rank that started.
 _rv_better_started() {
   local f r best=""
   for f in "${RV_CLAIM_DIR%/*}"/started.*; do
@@ -49,7 +49,7 @@ _rv_guard() {
   fi
   if [ "$RV_STRATEGY_COUNT" -gt 1 ] && [ ! -e "$RV_CLAIM_DIR" ] && [ -z "${RV_CLAIM_OWNER:-}" ]; then
     : >"${RV_CLAIM_DIR%/*}/started.$RV_STRATEGY_RANK"
-    sleep "$RV_TIE_SETTLE_S"
+    [ "$RV_STRATEGY_RANK" -le 1 ] || sleep "$RV_TIE_SETTLE_S"
     better=$(_rv_better_started)
     if [ -n "$better" ] && [ ! -e "$RV_CLAIM_DIR" ]; then
       _rv_log "strategy $better (ranked better) started too; job $SLURM_JOB_ID (rank $RV_STRATEGY_RANK) yields and cancels itself"

@@ -6,7 +6,9 @@
 #include "core/process/shell.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <chrono>
 #include <regex>
 #include <string>
 
@@ -142,10 +144,11 @@ TEST_CASE("exec: a tie goes to the better-ranked sibling, even when it starts a 
   ExecFixture fx;
   auto opts = fx.options("req-tie");
   opts.command = "echo \"ran in $SLURM_JOB_ID\" >>'" + fx.path("ran.txt") + "'";
-  opts.strategy_count = 2;
-  opts.strategy_rank = 1;
-  auto best = fx.write_script("best", render_ok(base_strategy(), base_request(), opts));
+  // Ranks 2 and 3 of 3: both settle (rank 1 alone claims at once, the next case).
+  opts.strategy_count = 3;
   opts.strategy_rank = 2;
+  auto best = fx.write_script("best", render_ok(base_strategy(), base_request(), opts));
+  opts.strategy_rank = 3;
   auto second = fx.write_script("second", render_ok(base_strategy(), base_request(), opts));
   rv::testing::write_text(fx.path("squeue.txt"), "401 rv:req-tie\n402 rv:req-tie\n");
   auto run = [&](const std::string& id, const std::string& script) {
@@ -169,6 +172,32 @@ TEST_CASE("exec: a tie goes to the better-ranked sibling, even when it starts a 
   CHECK(ExecFixture::sh(fx2.job_env("500", "RV_TIE_SETTLE_S=0") + "bash '" + script + "' >'" + fx2.path("out.txt") +
                         "' 2>/dev/null") == 0);
   CHECK(fx2.read("out.txt") == "alone\n");
+}
+
+TEST_CASE("exec: the best-ranked sibling claims at once; a worse one still settling then cancels itself")
+{
+  ExecFixture fx;
+  auto opts = fx.options("req-first");
+  opts.command = "echo \"ran in $SLURM_JOB_ID\" >>'" + fx.path("ran.txt") + "'";
+  opts.strategy_count = 2;
+  opts.strategy_rank = 1;
+  auto best = fx.write_script("best", render_ok(base_strategy(), base_request(), opts));
+  opts.strategy_rank = 2;
+  auto second = fx.write_script("second", render_ok(base_strategy(), base_request(), opts));
+  rv::testing::write_text(fx.path("squeue.txt"), "401 rv:req-first\n402 rv:req-first\n");
+  auto run = [&](const std::string& id, const std::string& script, int settle_s) {
+    return fx.job_env(id, fmt::format("RV_TIE_SETTLE_S={} FAKE_SQUEUE_FILE='{}'", settle_s, fx.path("squeue.txt"))) +
+           "bash '" + script + "' >'" + fx.path(id + ".out") + "' 2>'" + fx.path(id + ".err") + "'";
+  };
+  // Rank 2 starts first and settles 2 s; rank 1 starts 0.3 s later with a settle time of 30 s,
+  // which it must not wait: nothing ranks better than it.
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(ExecFixture::sh("(" + run("402", second, 2) + ") & sleep 0.3; (" + run("401", best, 30) + ") & wait") == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  CHECK(fx.read("ran.txt") == "ran in 401\n");
+  CHECK(fx.read("rv/requests/req-first/claim/owner") == "401\n");
+  CHECK(fx.read("402.err").find("already claimed by job 401") != std::string::npos);
+  CHECK(fx.read("calls.log").find("scancel 402\n") != std::string::npos);
 }
 
 TEST_CASE("exec: multi-node tasks get their node rank and one master")
