@@ -112,10 +112,9 @@ def run_across(clusters, work, rv, sc, name, cap_s):
     chosen = None
     deadline = time.time() + 15  # the background settler chooses within its poll interval
     while first and time.time() < deadline and not chosen:
-        for r in member_records(state_dir, name):
-            cid = (r.get("race") or {}).get("chosen")
-            if cid:
-                chosen = next((m for m in member_records(state_dir, name) if m.get("id") == cid), None)
+        members = member_records(state_dir, name)
+        cids = {(r.get("race") or {}).get("chosen") for r in members} - {None, ""}
+        chosen = next((m for m in members if m.get("id") in cids), None)
         if not chosen:
             time.sleep(0.5)
     res["members"] = len(member_records(state_dir, name))
