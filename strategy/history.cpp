@@ -31,16 +31,12 @@ std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& sampl
   std::map<std::string, std::vector<std::int64_t>> errors;
   std::map<std::string, PartitionBias> out;
   for (const auto& s : samples) {
+    if (s.censored && s.actual_s <= s.predicted_s) {
+      continue; // cancelled before the predicted start: no information (and no row of its own)
+    }
     auto& b = out[s.partition];
     b.partition = s.partition;
-    if (s.censored) {
-      if (s.actual_s <= s.predicted_s) {
-        continue; // cancelled before the predicted start: no information
-      }
-      ++b.censored;
-    } else {
-      ++b.started;
-    }
+    ++(s.censored ? b.censored : b.started);
     errors[s.partition].push_back(s.actual_s - s.predicted_s);
   }
   std::vector<PartitionBias> list;

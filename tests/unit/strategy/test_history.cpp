@@ -84,6 +84,16 @@ TEST_CASE("history: mixed directions, small errors and censored samples")
     CHECK(b[0].median_error_s == 1200);
     CHECK(b[0].systematic);
   }
+  SUBCASE("a partition whose only samples were cancelled before their predicted start has no row")
+  {
+    // Not a row of zeros with a median error of 0 s (`rv stats` showed one; test_fastplan).
+    auto s = many("early", 2, 3600, 100, true);
+    auto t = many("p", 1, 0, 30);
+    s.insert(s.end(), t.begin(), t.end());
+    auto b = partition_biases(s);
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].partition == "p");
+  }
   CHECK(partition_biases({}).empty());
 }
 
