@@ -16,6 +16,7 @@ import datetime
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -108,12 +109,14 @@ def sample(seed, alias, rec, j):
     if est[:1].isdigit() and rec.get("utc_offset_s") is not None:
         at = datetime.datetime.fromisoformat(est).replace(tzinfo=datetime.timezone.utc).timestamp()
         slurm = int(at - rec["utc_offset_s"]) - sub
-    label = next((s.get("label") for s in (rec.get("plan") or {}).get("strategies", [])
-                  if s.get("id") == j.get("strategy_id")), None)
+    strat = next((s for s in (rec.get("plan") or {}).get("strategies", []) if s.get("id") == j.get("strategy_id")), {})
+    # rv's estimate before its history corrected it (the reason says "... corrected by history: X s -> Y s").
+    raw = next((int(m.group(1)) for m in (re.search(r"corrected by history: (\d+) s ->", x)
+                                          for x in strat.get("reasons", [])) if m), j.get("predicted_wait_s"))
     return dict(seed=seed, cluster=alias, partition=j.get("partition"), job=j.get("job_id"), request=rec["id"],
-                rv_s=j.get("predicted_wait_s"), slurm_s=slurm,
+                rv_s=j.get("predicted_wait_s"), rv_raw_s=raw, slurm_s=slurm, label=strat.get("label"),
                 slurm_seen_after_s=(iso_epoch(j.get("slurm_estimate_at")) or sub) - sub if est else None,
-                actual_s=(start or cancel or sub) - sub, censored=not start, label=label)
+                actual_s=(start or cancel or sub) - sub, censored=not start)
 
 
 def cluster_thread(cluster, a, results, lock):
@@ -138,31 +141,40 @@ def cluster_thread(cluster, a, results, lock):
         with lock:
             results.extend(rows)
             with open(os.path.join(a.out, "samples.json"), "w") as fh:
-                json.dump(dict(partial=True, seeds=a.seed_list, samples=results), fh, indent=1)
+                json.dump(dict(partial=True, seeds=a.seed_list, settings=vars(a), samples=results), fh, indent=1)
         waited = ", ".join(f"{r['partition']} {r['actual_s']} s{' (cap)' if r['censored'] else ''} rv {r['rv_s']} "
                            f"Slurm {r['slurm_s']}" for r in rows)
         log(f"{cluster.alias} seed {seed}: {waited} (lock wait {t_locked - t0:.0f} s, row {time.time() - t_locked:.0f} s)")
 
 
-def run_stats(a, results):
-    """`rv stats` over this run's requests only (not the --history ones): ttg.estimate_errors."""
-    mine = {(r["cluster"], r["request"]) for r in results}
-    tmp = os.path.join(a.out, "stats")
-    for alias, rid in mine:
-        os.makedirs(os.path.join(tmp, "requests"), exist_ok=True)
-        shutil.copy(os.path.join(a.out, alias, "state", "requests", f"{rid}.json"), os.path.join(tmp, "requests"))
+def run_stats(a, results, raw=False):
+    """`rv stats` over this run's requests only (not the --history ones): ttg.estimate_errors. With
+    `raw`, over the same jobs with rv's estimate before its history corrected it (each record's
+    predicted_wait_s replaced): what the plan said without the correction."""
+    raw_of = {(r["request"], r["job"]): r.get("rv_raw_s", r["rv_s"]) for r in results}
+    tmp = os.path.join(a.out, "stats-raw" if raw else "stats")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(os.path.join(tmp, "requests"))
+    for alias, rid in {(r["cluster"], r["request"]) for r in results}:
+        with open(os.path.join(getattr(a, "out_records", a.out), alias, "state", "requests", f"{rid}.json")) as fh:
+            rec = json.load(fh)
+        for j in rec.get("jobs", []) if raw else []:
+            j["predicted_wait_s"] = raw_of.get((rid, j.get("job_id")), j.get("predicted_wait_s"))
+        with open(os.path.join(tmp, "requests", f"{rid}.json"), "w") as fh:
+            json.dump(rec, fh)
     return ttg.estimate_errors(a.rv, [tmp])
 
 
 def render_samples(rows):
     lines = ["", "Every job (real s from submission; actual = start, or the cap when censored; Slurm = its first "
              "estimate, seen that many s after submission):", "",
-             "| seed | cluster | partition | strategy | rv | Slurm (seen after) | actual | censored |",
-             "| --- " * 8 + "|"]
+             "| seed | cluster | partition | strategy | rv | rv before history | Slurm (seen after) | actual | censored |",
+             "| --- " * 9 + "|"]
     for r in sorted(rows, key=lambda r: (r["cluster"], r["partition"] or "", r["seed"])):
         slurm = "-" if r["slurm_s"] is None else f"{r['slurm_s']} ({r['slurm_seen_after_s']})"
-        lines.append(f"| {r['seed']} | {r['cluster']} | {r['partition']} | {r['label']} | {r['rv_s']} | {slurm} | "
-                     f"{r['actual_s']} | {'yes' if r['censored'] else ''} |")
+        raw = r.get("rv_raw_s", r["rv_s"])
+        lines.append(f"| {r['seed']} | {r['cluster']} | {r['partition']} | {r['label']} | {r['rv_s']} | "
+                     f"{'' if raw == r['rv_s'] else raw} | {slurm} | {r['actual_s']} | {'yes' if r['censored'] else ''} |")
     return lines
 
 
@@ -182,9 +194,13 @@ def main():
                     "seed rv's history (its per-partition correction; they are not counted)")
     ap.add_argument("--requests1", default=REQUESTS["rvtb"], help="cluster 1's PARTITION:TYPE:GPUS,...")
     ap.add_argument("--requests2", default=REQUESTS["rvtb2"], help="cluster 2's PARTITION:TYPE:GPUS,...")
+    ap.add_argument("--from-dir", help="re-summarise an earlier run's directory from its rv records (a run cut "
+                    "short included; no cluster): writes estimates.md and samples.json in --out")
     a = ap.parse_args()
     a.requests = {"rvtb": a.requests1, "rvtb2": a.requests2}
     os.makedirs(a.out, exist_ok=True)
+    if a.from_dir:
+        return resummarise(a)
     a.seed_list = ttg.draw_seeds(a)
     log(f"seeds: {','.join(map(str, a.seed_list))} (replay: --seeds {','.join(map(str, a.seed_list))})")
     clusters = [across.Cluster(alias, env_file, lock, a.rv, os.path.join(a.out, alias))
@@ -196,17 +212,49 @@ def main():
         t.start()
     for t in threads:
         t.join()
-    wall = time.time() - t_all
+    write_report(a, results, time.time() - t_all)
+
+
+def write_report(a, results, wall):
     est = run_stats(a, results)
+    est_raw = run_stats(a, results, raw=True)
     with open(os.path.join(a.out, "samples.json"), "w") as fh:
-        json.dump(dict(seeds=a.seed_list, settings=vars(a), wall_s=round(wall), estimates=est, samples=results), fh,
-                  indent=1)
-    lines = [f"seeds {','.join(map(str, a.seed_list))} on {a.clusters}, cap {a.cap:g} s, wall time {wall:.0f} s"]
-    lines += ttg.render_estimates(est) + render_samples(results)
+        json.dump(dict(seeds=a.seed_list, settings=vars(a), wall_s=round(wall), estimates=est,
+                       estimates_before_history=est_raw, samples=results), fh, indent=1)
+    done = {c: sorted({r["seed"] for r in results if r["cluster"] == c}) for c in a.clusters.split(",")}
+    lines = [f"seeds {','.join(map(str, a.seed_list))} on {a.clusters}, cap {a.cap:g} s, wall time {wall:.0f} s; "
+             + "; ".join(f"{c}: {len(s)} seeds done" for c, s in done.items())]
+    lines += ttg.render_estimates(est)
+    if any(r.get("rv_raw_s") != r["rv_s"] for r in results):  # the history corrected some estimate
+        lines += ["", "The same jobs with rv's estimate before its history corrected it:"] + ttg.render_estimates(est_raw)[3:]
+    lines += render_samples(results)
     table = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "estimates.md"), "w") as fh:
         fh.write(table)
     print(table)
+
+
+def resummarise(a):
+    """The report of the run in a.from_dir from its rv records: every ttg-est-SEED- request of each
+    cluster's state dir (not the --history ones, which the run copied with their names)."""
+    with open(os.path.join(a.from_dir, "samples.json")) as fh:
+        old = json.load(fh)
+    a.seed_list = old["seeds"]
+    a.cap = (old.get("settings") or {}).get("cap", a.cap)
+    results, clusters = [], []
+    for alias in ("rvtb", "rvtb2"):
+        sdir = os.path.join(a.from_dir, alias, "state")
+        if not os.path.isdir(sdir):
+            continue
+        clusters.append(alias)
+        for rec in records(sdir):
+            m = re.match(rf"^{ttg.PREFIX}-est-(\d+)-", rec.get("name", ""))
+            if m and int(m.group(1)) in a.seed_list and any(j.get("started_at") or j.get("cancelled_pending_at")
+                                                            for j in rec.get("jobs", [])):
+                results += [sample(int(m.group(1)), alias, rec, j) for j in rec.get("jobs", []) if j.get("submitted_at")]
+    a.clusters = ",".join(clusters)
+    a.out_records = a.from_dir
+    write_report(a, results, old.get("wall_s", 0))
 
 
 if __name__ == "__main__":
