@@ -15,7 +15,6 @@
 #include <set>
 
 namespace rv::slurm {
-namespace {} // namespace
 
 bool only_gone_jobs(std::string_view scancel_stderr)
 {
@@ -203,6 +202,30 @@ Result<JobView> final_state(proc::Runner& runner, Clock& clock, const std::strin
               "check `sacct -j ID` on the cluster");
 }
 
+namespace {
+
+// Between two polls: a wait on the login node that a claim ends early (when the caller gave one
+// and no claim was read yet: one there already would end it at once), else a sleep here. A wait
+// that could not run (the connection) sleeps the rest; an interrupt ends either.
+void pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
+           std::chrono::milliseconds d)
+{
+  if (options.wait_for_claim && unclaimed && interrupt_signal() == 0) {
+    const auto t0 = clock.now();
+    if (auto w = runner.run(options.wait_for_claim(d)); w && w->ok()) {
+      return;
+    }
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - t0);
+    if (spent >= d || interrupt_signal() != 0) {
+      return;
+    }
+    d -= spent;
+  }
+  clock.sleep_for(d);
+}
+
+} // namespace
+
 Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const MonitorOptions& options)
 {
   RaceStats stats;
@@ -302,11 +325,8 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       return fail(ErrorCode::slurm_rejected, "every strategy ended without starting: " + why,
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");
     }
-    if (waiting_for_claim) {
-      clock.sleep_for(options.poll.initial); // the claim is due within seconds: look again soon
-      continue;
-    }
-    clock.sleep_for(backoff.next());
+    // The claim is due within seconds while a started sibling settles: look again soon.
+    pause(runner, clock, options, claimant.empty(), waiting_for_claim ? options.poll.initial : backoff.next());
   }
 }
 

@@ -23,6 +23,10 @@ struct MonitorOptions {
   // poll.initial) for the claim, up to claim_wait, before it decides by start time and rank.
   std::vector<std::string> claim_argv;
   std::chrono::milliseconds claim_wait{30000};
+  // With one: between polls, rv runs this command (given the pause) instead of sleeping, a wait on
+  // the login node that ends early once the claim is written (remote::wait_for_growth_command):
+  // a start is seen within a look and two round trips, while squeue is still called once a pause.
+  std::function<proc::Command(std::chrono::milliseconds)> wait_for_claim;
   // Called after every poll (state for `rv ps`-style progress and the request record).
   std::function<void(const Race&, const RaceDecision&)> on_update;
   // Called with job ids right before they are cancelled, so the caller can record it first.

@@ -63,7 +63,7 @@ struct ProbePolicy {
 };
 inline constexpr int k_max_concurrency = 16;
 
-// The whole script (every argument single-quoted), for `sh -s` on the login node.
+// The whole script (every argument single-quoted), for `sh -c` on the login node.
 std::string probe_script(const std::vector<ProbeJob>& jobs, const ProbePolicy& policy);
 
 // One probe's answer.

@@ -78,8 +78,11 @@ proc::Command probe_command(const std::vector<slurm::ProbeJob>& jobs, const stra
                             int concurrency)
 {
   proc::Command probe;
-  probe.argv = {"sh", "-s"};
-  probe.stdin_data = slurm::probe_script(jobs, {options.now_threshold_s, options.refine_resolution_s, 12, concurrency});
+  // In argv, not on stdin: it holds only sbatch's options, which `ps` shows anyway, and a batch
+  // with nothing on stdin saves a round trip (proc::batch_exec).
+  probe.argv = {"sh", "-c",
+                slurm::probe_script(jobs, {options.now_threshold_s, options.refine_resolution_s, 12, concurrency}),
+                "rv-probe"};
   probe.timeout = std::chrono::minutes(5);
   probe.concurrent = true;
   return probe;

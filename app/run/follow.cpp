@@ -11,6 +11,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 namespace rv::app {
 namespace {
 
@@ -30,6 +33,30 @@ std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std
   }
   const bool digits = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
   return digits ? id : std::string();
+}
+
+// Until `until`: a wait on the login node that new output ends early, begun no sooner than a
+// quarter second after the last read (at most four reads a second for a job that prints all the
+// time); a wait that could not run sleeps here.
+void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc::remote::Watched>& logs,
+                     std::chrono::steady_clock::time_point last_read, std::chrono::steady_clock::time_point until)
+{
+  using std::chrono::milliseconds;
+  constexpr milliseconds k_min_read_gap{250};
+  auto rest = [&] { return std::chrono::duration_cast<milliseconds>(until - clock.now()); };
+  if (const auto gap = std::chrono::duration_cast<milliseconds>(last_read + k_min_read_gap - clock.now());
+      gap.count() > 0 && interrupt_signal() == 0) {
+    clock.sleep_for(std::min(gap, std::max(rest(), milliseconds(0))));
+  }
+  if (rest().count() <= 0 || interrupt_signal() != 0) {
+    return;
+  }
+  if (auto w = runner.run(proc::remote::wait_for_growth_command(logs, rest())); w && w->ok()) {
+    return;
+  }
+  if (rest().count() > 0 && interrupt_signal() == 0) {
+    clock.sleep_for(rest());
+  }
 }
 
 } // namespace
@@ -69,7 +96,10 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
     }
     return {};
   };
+  // Squeue once a pause (1 s, 2 s, then every 3 s); between, rv waits on the login node for the
+  // logs to grow, so new output shows within a look (0.2 s) and a round trip, not a pause.
   slurm::Backoff backoff(slurm::Backoff::following());
+  auto next_poll = clock.now();
   while (true) {
     if (interrupt_signal() != 0) {
       return fail(ErrorCode::interrupted, fmt::format("stopped following; job {} keeps running", job.job_id),
@@ -78,29 +108,34 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
     if (auto f = flush(); !f) {
       return std::unexpected(f.error());
     }
-    RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds(), nullptr, {{job.job_id, r.name}}));
-    auto it = views.find(job.job_id);
-    if (it != views.end() && slurm::is_terminal(it->second.state)) {
-      if (auto f = flush(); !f) {
-        return std::unexpected(f.error());
+    const auto last_read = clock.now();
+    if (clock.now() >= next_poll) {
+      RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds(), nullptr, {{job.job_id, r.name}}));
+      auto it = views.find(job.job_id);
+      if (it != views.end() && slurm::is_terminal(it->second.state)) {
+        if (auto f = flush(); !f) {
+          return std::unexpected(f.error());
+        }
+        RV_TRY(status, final_status(runner, job.job_id, clock));
+        // A segment that resubmitted itself ends COMPLETED, status 0; anything else is final.
+        auto next = status.state == "COMPLETED" && status.exit_status == 0 ? next_segment(runner, r, job.job_id) : "";
+        if (next.empty()) {
+          return status;
+        }
+        spdlog::info("job {} resubmitted itself as job {} for the next checkpoint segment: following it", job.job_id,
+                     next);
+        if (on_next) {
+          on_next(job.job_id, next);
+        }
+        job.job_id = next;
+        out_off = err_off = 0;
+        backoff.reset();
+        continue;
       }
-      RV_TRY(status, final_status(runner, job.job_id, clock));
-      // A segment that resubmitted itself ends COMPLETED, status 0; anything else is final.
-      auto next = status.state == "COMPLETED" && status.exit_status == 0 ? next_segment(runner, r, job.job_id) : "";
-      if (next.empty()) {
-        return status;
-      }
-      spdlog::info("job {} resubmitted itself as job {} for the next checkpoint segment: following it", job.job_id,
-                   next);
-      if (on_next) {
-        on_next(job.job_id, next);
-      }
-      job.job_id = next;
-      out_off = err_off = 0;
-      backoff.reset();
-      continue;
+      next_poll = clock.now() + backoff.next();
     }
-    clock.sleep_for(backoff.next());
+    wait_for_output(runner, clock, {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}}, last_read,
+                    next_poll);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "app/request/reap.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/jobs.hpp"
 #include "slurm/monitor.hpp"
@@ -74,7 +75,11 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   slurm::Race race(std::move(entries));
   slurm::MonitorOptions mo;
   mo.job_name = rec.name; // scancel --name: a job id Slurm has reused is left alone
-  mo.claim_argv = {"cat", paths.requests + "/" + rec.id + "/claim/owner"};
+  const auto claim_file = paths.requests + "/" + rec.id + "/claim/owner";
+  mo.claim_argv = {"cat", claim_file};
+  mo.wait_for_claim = [claim_file](std::chrono::milliseconds d) {
+    return proc::remote::wait_for_growth_command({{claim_file, 0}}, d);
+  };
   mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision& d) {
     if (!d.adopted.empty()) { // it claimed the request, yet rv never learnt its id (N3)
       JobRecord& j = rec.jobs.emplace_back();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rv::proc::remote {
 namespace {
 
@@ -94,6 +96,33 @@ Command read_from_command(const std::string& path, std::size_t offset, std::size
                        "[ -r \"$1\" ] || { echo \"$0: cannot read $1\" >&2; exit 1; }; "
                        "tail -c \"+$2\" -- \"$1\" | head -c \"$3\"",
                        "tail", path, std::to_string(offset + 1), std::to_string(max_bytes)});
+}
+
+Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max)
+{
+  // $1 = the looks left (one per 0.2 s), then PATH SIZE pairs. A file that is not there counts
+  // as empty; `$((...))` reads wc's number with or without leading blanks.
+  std::vector<std::string> argv = {"sh", "-c",
+                                   "n=$1; shift\n"
+                                   "while :; do\n"
+                                   "  p=\n"
+                                   "  for a in \"$@\"; do\n"
+                                   "    if [ -z \"$p\" ]; then p=$a; continue; fi\n"
+                                   "    s=0; [ -f \"$p\" ] && s=$(($(wc -c <\"$p\" 2>/dev/null || echo 0)))\n"
+                                   "    [ \"$s\" -gt \"$a\" ] && exit 0\n"
+                                   "    p=\n"
+                                   "  done\n"
+                                   "  [ \"$n\" -gt 0 ] || exit 0\n"
+                                   "  if sleep 0.2 2>/dev/null; then n=$((n-1)); else sleep 1; n=$((n-5)); fi\n"
+                                   "done",
+                                   "rv-wait", std::to_string(std::max<long long>(0, max.count() / 200))};
+  for (const auto& f : files) {
+    argv.push_back(f.path);
+    argv.push_back(std::to_string(f.size));
+  }
+  auto cmd = with_timeout(std::move(argv));
+  cmd.timeout = max + std::chrono::seconds(15);
+  return cmd;
 }
 
 Command last_lines_command(const std::string& path, int lines)

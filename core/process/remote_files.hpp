@@ -7,6 +7,7 @@
 
 #include "core/process/runner.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -36,6 +37,18 @@ inline constexpr std::size_t k_log_chunk = 4u << 20;
 Command read_command(const std::string& path);
 Command read_from_command(const std::string& path, std::size_t offset, std::size_t max_bytes = k_log_chunk);
 Command last_lines_command(const std::string& path, int lines);
+
+// A file rv waits for, and the size it had: the wait ends once the file holds more bytes than that.
+struct Watched {
+  std::string path;
+  std::size_t size = 0;
+};
+
+// Waits on the login node, instead of sleeping here, until one of `files` has grown past its size
+// (a race's claim written, a log's new output) or `max` has passed; exit 0 either way. It looks
+// every 0.2 s (one `wc -c` per file; `sleep 0.2` where sleep takes fractions, else 1 s steps), so
+// what the job writes is seen within 0.2 s and one round trip, with no Slurm call.
+Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max);
 
 // Writes `content` (on stdin, never in argv) to PATH with mode 0600, its directory created 0700,
 // atomically (a temporary file renamed into place).

@@ -130,13 +130,29 @@ std::string ssh_option_quote(std::string_view value)
   return double_quote(value);
 }
 
-std::string login_shell_command(const std::vector<std::string>& argv)
+std::string login_shell_script(std::string_view script)
 {
   // Raw: printable ASCII except what a single-quoted word of fish (\\, \') or tcsh (!) treats
   // specially, and the quote itself. Newlines, control bytes and non-ASCII are escaped as well.
   auto neutral = [](char c) { return c >= 0x20 && c <= 0x7e && c != '\'' && c != '\\' && c != '!'; };
-  return "exec /bin/sh -c 'eval \"$(printf %b \"$1\")\"' rv '" + printf_b_escape("exec " + shell_join(argv), neutral) +
-         "'";
+  return "exec /bin/sh -c 'eval \"$(printf %b \"$1\")\"' rv '" + printf_b_escape(script, neutral) + "'";
+}
+
+std::string login_shell_command(const std::vector<std::string>& argv)
+{
+  return login_shell_script("exec " + shell_join(argv));
+}
+
+BatchExec batch_exec(const std::vector<Command>& cmds)
+{
+  auto script = batch_script(cmds);
+  if (std::none_of(cmds.begin(), cmds.end(), [](const Command& c) { return c.stdin_data.has_value(); })) {
+    auto line = login_shell_script(script);
+    if (line.size() <= k_batch_line_max) {
+      return {std::move(line), {}};
+    }
+  }
+  return {"exec /bin/sh -s", std::move(script)};
 }
 
 std::string batch_script(const std::vector<Command>& cmds)

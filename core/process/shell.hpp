@@ -41,12 +41,32 @@ std::string ssh_option_quote(std::string_view value);
 // own syntax never touches the command (docs/ssh.md, "Quoting").
 std::string login_shell_command(const std::vector<std::string>& argv);
 
+// The same line for a whole POSIX sh script: /bin/sh evals `script` itself (PAYLOAD = `script`).
+std::string login_shell_script(std::string_view script);
+
 // Builds one POSIX sh script that runs `cmds` in order and prints each one's exit status,
 // stdout and stderr in length-prefixed frames that `parse_batch_output` reads back. A command's
 // stdin_data reaches it byte for byte, NUL bytes included (printf %b with octal escapes).
 // Consecutive commands marked `concurrent` run at the same time, at most 8 at once; a command
 // not marked waits for all before it. The frames always come back in the order of `cmds`.
 std::string batch_script(const std::vector<Command>& cmds);
+
+// How a batch travels to a remote shell: the exec line, and what goes on its stdin.
+struct BatchExec {
+  std::string line;
+  std::string input;
+};
+
+// The longest exec line a batch's script rides in (the kernel's limit on one argument, which the
+// login shell's `-c LINE` is, is 128 KiB).
+inline constexpr std::size_t k_batch_line_max = 64 * 1024;
+
+// A batch whose commands carry no stdin_data, and whose line fits k_batch_line_max, rides in the
+// exec line (`login_shell_script`): the server gives a session channel no window for stdin until
+// its command has started, so a script on stdin costs a round trip more. Every word it holds is an
+// argv the login node's `ps` shows anyway while that command runs. Any stdin_data (a job script,
+// a file's content: possibly secret) sends the whole script on stdin of `exec /bin/sh -s`.
+BatchExec batch_exec(const std::vector<Command>& cmds);
 
 // Splits the output of a `batch_script` run into one Outcome per command.
 Result<std::vector<Outcome>> parse_batch_output(std::string_view out, std::size_t expected);

@@ -103,12 +103,14 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
   }
   RV_TRY_VOID(connect());
   ++m_round_trips;
-  // The script travels on stdin: no quoting through the login shell, no ARG_MAX, nothing in ps.
-  const auto script = batch_script(cmds);
+  // In the exec line when nothing rides on stdin, else on stdin (batch_exec, docs/ssh.md).
+  const auto batch = batch_exec(cmds);
   const auto envelope = ssh::batch_envelope(cmds);
+  spdlog::trace("ssh: batch of {} commands, script {}", cmds.size(),
+                batch.input.empty() ? "in the exec line" : "on stdin");
   RV_TRY(outcome, m_impl->held
-                      ? through_holder([&](hold::Client& c) { return c.exec("exec /bin/sh -s", script, envelope); })
-                      : ssh::exec_line(m_impl->session, "exec /bin/sh -s", script, envelope));
+                      ? through_holder([&](hold::Client& c) { return c.exec(batch.line, batch.input, envelope); })
+                      : ssh::exec_line(m_impl->session, batch.line, batch.input, envelope));
   if (outcome.timed_out) {
     return std::unexpected(ssh_failure(ErrorCode::timeout, where().substr(4),
                                        fmt::format("a batch of {} commands timed out", cmds.size())));

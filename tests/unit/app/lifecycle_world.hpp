@@ -61,7 +61,18 @@ public:
     ++m_round_trips;
     seen.push_back(cmd.argv);
     stdin_seen.push_back(cmd.stdin_data.value_or(""));
-    if ((m_steps.empty() || !m_steps.front().match(cmd.argv)) && fallback) {
+    const bool scripted = !m_steps.empty() && m_steps.front().match(cmd.argv);
+    if (auto wait = std::find(cmd.argv.begin(), cmd.argv.end(), "rv-wait"); !scripted && wait != cmd.argv.end()) {
+      // A wait on the login node (remote::wait_for_growth_command) that nothing ends early: it
+      // takes its looks of 0.2 s on the test's clock.
+      const auto looks = wait + 1 == cmd.argv.end() ? 0 : std::stoll(*(wait + 1));
+      waited_ms += looks * 200;
+      if (clock) {
+        clock->advance(std::chrono::milliseconds(looks * 200));
+      }
+      return ok();
+    }
+    if (!scripted && fallback) {
       if (auto answer = fallback(cmd.argv)) {
         return *answer;
       }
@@ -93,6 +104,8 @@ public:
   std::string user_name; // "" = unknown (no sacctmgr in discovery)
   bool done() const { return m_steps.empty(); }
   std::vector<std::size_t> batch_sizes;
+  FakeClock* clock = nullptr; // advanced by the waits on the login node
+  long long waited_ms = 0;    // their time
 
   std::vector<std::vector<std::string>> seen;
   std::vector<std::string> stdin_seen;
@@ -124,6 +137,7 @@ struct World {
         env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/home/alice", dir}
   {
     env.workspace_key_file = dir / "workspace.key";
+    cluster.clock = &clock;
   }
   ~World() { std::filesystem::remove_all(dir); }
 

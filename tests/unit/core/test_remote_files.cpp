@@ -5,8 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,4 +124,40 @@ TEST_CASE("remote files: a private file is written atomically, 0600 in a 0700 di
   CHECK(gone->ok());
   CHECK_FALSE(fs::exists(path));
   fs::remove_all(dir);
+}
+
+TEST_CASE("remote: wait_for_growth_command ends once a watched file grows past its size, else after max")
+{
+  const auto d = temp_dir("wait");
+  fs::create_directories(d);
+  const auto claim = (d / "claim" / "owner").string();
+  const auto log = (d / "out.log").string();
+  {
+    std::ofstream(log) << "hello\n"; // 6 bytes: what rv has read already
+  }
+  LocalRunner r;
+  using namespace std::chrono;
+  auto timed = [&](const Command& c) {
+    const auto t0 = steady_clock::now();
+    auto o = r.run(c);
+    REQUIRE(o);
+    CHECK(o->exit_code == 0);
+    return duration_cast<milliseconds>(steady_clock::now() - t0);
+  };
+  // Nothing grows (the claim not written, the log as read): the whole wait, and no longer.
+  const auto idle = timed(remote::wait_for_growth_command({{claim, 0}, {log, 6}}, milliseconds(600)));
+  CHECK(idle >= milliseconds(550));
+  CHECK(idle < milliseconds(5000));
+  // A file already past its size ends the wait at once (the log has 6 bytes, rv read 2).
+  CHECK(timed(remote::wait_for_growth_command({{claim, 0}, {log, 2}}, seconds(20))) < seconds(10));
+  // A claim written during the wait ends it early.
+  Command later;
+  later.argv = {"sh", "-c", "sleep 0.3; mkdir -p \"$(dirname \"$1\")\"; echo 41 >\"$1\"", "sh", claim};
+  later.timeout = seconds(20);
+  auto writer = std::async(std::launch::async, [&] { return LocalRunner().run(later); });
+  CHECK(timed(remote::wait_for_growth_command({{claim, 0}, {log, 6}}, seconds(20))) < seconds(10));
+  REQUIRE(writer.get());
+  // A max of 0 looks once and ends.
+  CHECK(timed(remote::wait_for_growth_command({{log, 6}}, milliseconds(0))) < seconds(5));
+  fs::remove_all(d);
 }

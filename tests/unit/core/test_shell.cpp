@@ -100,3 +100,67 @@ TEST_CASE("batch: stdin with NUL bytes and backslashes reaches the command byte 
   CHECK((*outs)[0].out == data);
   CHECK((*outs)[1].out.find("x  \\0   y") != std::string::npos);
 }
+
+TEST_CASE("batch_exec: a batch without stdin rides in the exec line and runs through every login shell")
+{
+  std::vector<std::string> argv = {"printf", "%s\\0"};
+  argv.insert(argv.end(), k_words.begin(), k_words.end());
+  Command words;
+  words.argv = argv;
+  Command failing;
+  failing.argv = {"sh", "-c", "echo 'to stderr' >&2; exit 3"};
+  failing.concurrent = true;
+  const auto batch = batch_exec({words, failing});
+  CHECK(batch.input.empty());
+  CHECK(batch.line.starts_with("exec /bin/sh -c 'eval \"$(printf %b \"$1\")\"' rv '"));
+  CHECK(batch.line.find('\n') == std::string::npos);
+  CHECK(batch.line.find('!') == std::string::npos);
+  LocalRunner local;
+  int shells = 0;
+  for (std::string shell : {"sh", "bash", "fish", "tcsh"}) {
+    if (!on_path(shell)) {
+      MESSAGE("SKIP: " << shell << " is not installed");
+      continue;
+    }
+    ++shells;
+    Command c;
+    c.argv = {shell, "-c", batch.line}; // as sshd runs it, with nothing on stdin
+    c.stdin_data = "";
+    c.timeout = 20s;
+    auto o = local.run(c);
+    REQUIRE(o);
+    CAPTURE(shell);
+    CAPTURE(o->err);
+    auto outs = parse_batch_output(o->out, 2);
+    REQUIRE(outs);
+    CHECK((*outs)[0].exit_code == 0);
+    CHECK((*outs)[0].out == nul_joined(k_words));
+    CHECK((*outs)[1].exit_code == 3);
+    CHECK((*outs)[1].err == "to stderr\n");
+  }
+  CHECK(shells >= 2);
+}
+
+TEST_CASE("batch_exec: stdin_data anywhere, or a line past the limit, sends the script on stdin")
+{
+  Command plain;
+  plain.argv = {"true"};
+  Command secret;
+  secret.argv = {"cat"};
+  secret.stdin_data = "export TOKEN=s3cret\n";
+  const auto with_input = batch_exec({plain, secret});
+  CHECK(with_input.line == "exec /bin/sh -s");
+  CHECK(with_input.input == batch_script({plain, secret}));
+  CHECK(with_input.line.find("s3cret") == std::string::npos);
+
+  Command big;
+  big.argv = {"echo", std::string(k_batch_line_max, 'x')};
+  const auto too_long = batch_exec({plain, big});
+  CHECK(too_long.line == "exec /bin/sh -s");
+  CHECK(too_long.input == batch_script({plain, big}));
+
+  // Just under: escapes count (a newline is 5 bytes in the line), the limit is the line's.
+  const auto small = batch_exec({plain});
+  CHECK(small.input.empty());
+  CHECK(small.line.size() <= k_batch_line_max);
+}

@@ -392,3 +392,70 @@ TEST_CASE("monitor: poll_jobs does not believe a reused job id")
   CHECK(views->at("11").state == JobState::cancelled);
   CHECK(views->at("11").source == "sacct");
 }
+
+TEST_CASE("monitor with a claim: between polls rv waits on the login node for the claim, not here")
+{
+  FakeRunner r;
+  FakeClock clock;
+  const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
+  std::vector<long long> waits; // the pauses rv handed to the login node
+  auto is_wait = [&](const std::vector<std::string>& argv) {
+    if (argv.size() < 2 || argv[0] != "wait-for-claim") {
+      return false;
+    }
+    waits.push_back(std::stoll(argv[1]));
+    return true;
+  };
+  // Poll 1: both pend; rv waits (1 s) on the login node. Poll 2: 92 runs, no claim yet (settling):
+  // the claim is due soon, a short wait (initial poll). Poll 3: claimed; 91 cancelled.
+  r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "PENDING", "Priority")));
+  r.expect(is_wait, FakeRunner::reply(0));
+  r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "RUNNING")));
+  r.expect_prefix(claim, FakeRunner::reply(1, "", "No such file or directory"));
+  r.expect(is_wait, FakeRunner::reply(0));
+  r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "RUNNING")));
+  r.expect_prefix(claim, FakeRunner::reply(0, "92\n"));
+  r.expect_prefix({"scancel", "91"}, FakeRunner::reply(0));
+  auto race = race_of({"91", "92"});
+  MonitorOptions opts;
+  opts.claim_argv = claim;
+  opts.poll = {std::chrono::milliseconds(1000), std::chrono::milliseconds(5000), 1.3};
+  opts.wait_for_claim = [](std::chrono::milliseconds d) {
+    proc::Command c;
+    c.argv = {"wait-for-claim", std::to_string(d.count())};
+    return c;
+  };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  REQUIRE(race.winner());
+  CHECK(*race.winner() == 1);
+  CHECK(waits == std::vector<long long>{1000, 1000});
+  CHECK(clock.slept_ms() == 0); // every pause was the login node's
+}
+
+TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
+{
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("95", "PENDING", "Resources")));
+  r.expect([](const std::vector<std::string>& argv) { return !argv.empty() && argv[0] == "wait-for-claim"; },
+           FakeRunner::reply(255, "", "connection lost"));
+  r.expect(is_squeue, FakeRunner::reply(0, row("95", "RUNNING")));
+  r.expect_prefix({"cat"}, FakeRunner::reply(0, "95\n"));
+  auto race = race_of({"95"});
+  MonitorOptions opts;
+  opts.claim_argv = {"cat", "/rv/requests/y/claim/owner"};
+  opts.wait_for_claim = [](std::chrono::milliseconds d) {
+    proc::Command c;
+    c.argv = {"wait-for-claim", std::to_string(d.count())};
+    return c;
+  };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  REQUIRE(race.winner());
+  CHECK(clock.slept_ms() == 1000);
+}

@@ -95,15 +95,15 @@ private:
     if (a[0] == "sh" && a[1] == "-c" && a.size() == 5 && a[3] == "rv-resolve") {
       return FakeRunner::reply(0, std::string("/home/test/") + a[4].substr(2) + '\0'); // rv's root, `~/.rv` by default
     }
-    if (a[0] == "sh" && a[1] == "-c") {
+    if (a[0] == "sh" && a[1] == "-c" && a.back() != "rv-probe") {
       return FakeRunner::reply(0, "1795000000 3242 42\n"); // the config stamp
     }
-    if (a == std::vector<std::string>{"sh", "-s"}) {
+    if (a.size() == 4 && a[0] == "sh" && a[1] == "-c" && a[3] == "rv-probe") {
       ++probe_scripts;
       // Every job id of the script answers once: its full walltime starts at NOW.
       std::string out;
       const std::regex job(R"(rv_job '([^']+)' '([0-9]+)')");
-      const auto& script = *c.stdin_data;
+      const auto& script = a[2];
       for (std::sregex_iterator it(script.begin(), script.end(), job), end; it != end; ++it) {
         const std::string answer =
             "sbatch: Job 9 to start at 2026-11-22T04:55:00 using 8 processors on nodes a100-1 in partition gpu-a100";
@@ -287,8 +287,8 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
     CHECK(w.trips == 2);
     CHECK_FALSE(std::filesystem::exists(w.dir / "cache"));
     for (const auto& a : w.cluster.seen) {
-      // no config stamp without a cache (rv's roots are resolved all the same)
-      CHECK_FALSE((a[0] == "sh" && a[1] == "-c" && !(a.size() > 3 && a[3] == "rv-resolve")));
+      // no config stamp without a cache (rv's roots are resolved and the probes run all the same)
+      CHECK_FALSE((a[0] == "sh" && a[1] == "-c" && !(a.size() > 3 && (a[3] == "rv-resolve" || a[3] == "rv-probe"))));
     }
   }
 }

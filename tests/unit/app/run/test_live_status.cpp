@@ -259,6 +259,7 @@ TEST_CASE("live status: rv run -f --json: submitted, states, winner, output and 
     return fmt::format("301|{}|{}|gpu-a100|{}|1|N/A|N/A|1:00:00|0:00|N/A|{}\n", state, reason, nodes, name);
   };
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("PENDING", "Resources", "")));
+  w.cluster.expect([](const auto& a) { return has(a, "rv-wait"); }, FakeRunner::reply(0)); // for the claim
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("RUNNING", "None", "a100-1")));
   w.cluster.expect([](const auto& a) { return a.front() == "cat"; }, FakeRunner::reply(0, "301\n"));
   w.cluster.expect([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, FakeRunner::reply(1));
