@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <string_view>
 
 namespace rv::strategy {
 namespace {
@@ -36,48 +35,12 @@ std::string by(const PartitionBias& b)
 
 namespace {
 
-// Whether errors `e` (actual - predicted) are systematic under `policy`: their median, the share
-// off in its direction, and one line why (`what` names the samples).
-struct Verdict {
-  std::int64_t median_error_s = 0;
-  double agreement = 0;
-  bool systematic = false;
-  std::string why;
-};
-
-Verdict judge(const std::vector<std::int64_t>& e, const HistoryPolicy& policy, std::string_view what)
-{
-  Verdict v;
-  v.median_error_s = median(e);
-  const auto agree = std::count_if(e.begin(), e.end(), [&](std::int64_t x) {
-    return v.median_error_s > 0 ? x > 0 : v.median_error_s < 0 ? x < 0 : x == 0;
-  });
-  v.agreement = e.empty() ? 0 : static_cast<double>(agree) / static_cast<double>(e.size());
-  const auto n = e.size();
-  if (n < static_cast<std::size_t>(policy.min_samples)) {
-    v.why = fmt::format("{} {}, fewer than {}", n, what, policy.min_samples);
-  } else if (std::llabs(v.median_error_s) < policy.min_bias_s) {
-    v.why = fmt::format("median error {} is within {} s", signed_duration(v.median_error_s), policy.min_bias_s);
-  } else if (v.agreement < policy.min_agreement) {
-    v.why = fmt::format("only {:.0f}% of {} {} are off the same way (needs {:.0f}%)", v.agreement * 100, n, what,
-                        policy.min_agreement * 100);
-  } else {
-    v.systematic = true;
-    v.why = fmt::format("{} of {} {} started {} than predicted, median {}", agree, n, what,
-                        v.median_error_s > 0 ? "later" : "sooner", signed_duration(v.median_error_s));
-  }
-  return v;
-}
-
 // The bias of the samples `group` (the partition's, or every partition's) under the name `name`.
-// The factor is judged on the samples predicted above 0 alone: those are the estimates it moves
-// (a "starts now" that waited says nothing about how far a planned wait is off).
 PartitionBias bias_of(const std::string& name, const std::vector<const WaitSample*>& group, const HistoryPolicy& policy)
 {
   PartitionBias b;
   b.partition = name;
   std::vector<std::int64_t> e;
-  std::vector<std::int64_t> e_planned; // of the samples predicted above 0
   std::vector<double> r;
   for (const auto* s : group) {
     if (s->censored) {
@@ -90,7 +53,6 @@ PartitionBias bias_of(const std::string& name, const std::vector<const WaitSampl
     }
     e.push_back(s->actual_s - s->predicted_s);
     if (s->predicted_s > 0) {
-      e_planned.push_back(s->actual_s - s->predicted_s);
       r.push_back(static_cast<double>(s->actual_s) / static_cast<double>(s->predicted_s));
     }
   }
@@ -98,20 +60,33 @@ PartitionBias bias_of(const std::string& name, const std::vector<const WaitSampl
   for (auto x : e) {
     abs.push_back(std::llabs(x));
   }
+  b.median_error_s = median(e);
   b.median_abs_error_s = median(abs);
-  const auto shift = judge(e, policy, "samples");
-  b.median_error_s = shift.median_error_s;
-  b.agreement = shift.agreement;
-  b.systematic = shift.systematic;
-  b.why = shift.why;
+  const auto agree = std::count_if(e.begin(), e.end(), [&](std::int64_t x) {
+    return b.median_error_s > 0 ? x > 0 : b.median_error_s < 0 ? x < 0 : x == 0;
+  });
+  b.agreement = e.empty() ? 0 : static_cast<double>(agree) / static_cast<double>(e.size());
+  const int n = b.started + b.censored;
+  if (n < policy.min_samples) {
+    b.why = fmt::format("{} samples, fewer than {}", n, policy.min_samples);
+  } else if (std::llabs(b.median_error_s) < policy.min_bias_s) {
+    b.why = fmt::format("median error {} is within {} s", signed_duration(b.median_error_s), policy.min_bias_s);
+  } else if (b.agreement < policy.min_agreement) {
+    b.why = fmt::format("only {:.0f}% of {} samples are off the same way (needs {:.0f}%)", b.agreement * 100, n,
+                        policy.min_agreement * 100);
+  } else {
+    b.systematic = true;
+    b.why = fmt::format("{} of {} samples started {} than predicted, median {}", agree, n,
+                        b.median_error_s > 0 ? "later" : "sooner", signed_duration(b.median_error_s));
+  }
   b.ratio_samples = static_cast<int>(r.size());
   if (!r.empty()) {
     std::sort(r.begin(), r.end());
     b.median_ratio = r[(r.size() - 1) / 2];
   }
-  if (const auto factor = judge(e_planned, policy, "samples predicted above 0"); factor.systematic) {
-    b.systematic = b.scaled = true;
-    b.why = fmt::format("{}, actual/predicted median {:.2g}", factor.why, b.median_ratio);
+  if (b.systematic && b.ratio_samples >= policy.min_samples) {
+    b.scaled = true;
+    b.why += fmt::format(", actual/predicted median {:.2g} over {}", b.median_ratio, b.ratio_samples);
   }
   return b;
 }

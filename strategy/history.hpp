@@ -33,9 +33,9 @@ struct HistoryPolicy {
 // predicted. A censored sample counts only when it already waited longer than predicted (its
 // error is at least actual - predicted); one cancelled sooner says nothing and is left out.
 // The error of a wait planned from time limits grows with the wait (running jobs end at a fraction
-// of their limits, and a long wait is many of them), so where the samples predicted above 0 are
-// systematic on their own (HistoryPolicy over them alone) the correction is a factor, the median
-// of actual / predicted over them; otherwise the median error of all samples, when systematic.
+// of their limits, and a long wait is many of them), so a partition with enough samples predicted
+// above 0 is corrected by a factor, the median of actual / predicted over them; otherwise by the
+// median error.
 struct PartitionBias {
   std::string partition;
   int started = 0;  // samples that started
@@ -46,7 +46,7 @@ struct PartitionBias {
   int ratio_samples = 0;   // informative samples predicted above 0
   double median_ratio = 1; // the median of actual / predicted over them
   bool systematic = false; // qualifies for a correction (HistoryPolicy)
-  bool scaled = false;     // the correction is the factor median_ratio (the samples above 0 are systematic)
+  bool scaled = false;     // the correction is the factor median_ratio (ratio_samples >= min_samples)
   std::string why;         // one line: why it does or does not qualify
 };
 
