@@ -32,10 +32,6 @@ struct HistoryPolicy {
 // What the history says about one partition. error = actual - predicted: > 0 started later than
 // predicted. A censored sample counts only when it already waited longer than predicted (its
 // error is at least actual - predicted); one cancelled sooner says nothing and is left out.
-// The error of a wait planned from time limits grows with the wait (running jobs end at a fraction
-// of their limits, and a long wait is many of them), so a partition with enough samples predicted
-// above 0 is corrected by a factor, the median of actual / predicted over them; otherwise by the
-// median error.
 struct PartitionBias {
   std::string partition;
   int started = 0;  // samples that started
@@ -43,20 +39,12 @@ struct PartitionBias {
   std::int64_t median_error_s = 0;
   std::int64_t median_abs_error_s = 0;
   double agreement = 0;    // share of samples off in the direction of the median
-  int ratio_samples = 0;   // informative samples predicted above 0
-  double median_ratio = 1; // the median of actual / predicted over them
   bool systematic = false; // qualifies for a correction (HistoryPolicy)
-  bool scaled = false;     // the correction is the factor median_ratio (ratio_samples >= min_samples)
   std::string why;         // one line: why it does or does not qualify
 };
 
 // The bias of every partition with samples, by partition name.
 std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
-
-// The bias of every partition's samples together (partition ""): what corrects a partition with
-// too few samples of its own, when it is scaled (early ends are the users' habit, not one
-// partition's).
-PartitionBias host_bias(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
 
 // rv's and Slurm's wait estimates against what happened, on one partition (`rv stats`).
 struct EstimateErrors {
@@ -77,12 +65,10 @@ struct EstimateErrors {
 // censored sample never makes an estimate look worse than it is).
 std::vector<EstimateErrors> estimate_errors(const std::vector<WaitSample>& samples);
 
-// Corrects the known est_wait_s of every strategy by its partition's bias when the partition has
-// policy.min_samples of its own, else by the host's (`biases`' entry with partition "") when that
-// one is scaled; only a systematic bias corrects. Scaled: an estimate times the median ratio (0
-// stays 0: the probe saw the GPUs free); else the median error added, never below 0. Each corrected
-// strategy gets a reason, and `notes` one line per partition corrected.
+// Corrects the known est_wait_s of every strategy on a partition with a systematic bias (the
+// median error added, never below 0); each corrected strategy gets a reason, and `notes` one line
+// per partition corrected. Biases that are not systematic change nothing.
 void correct_estimates(std::vector<model::Strategy>& strategies, const std::vector<PartitionBias>& biases,
-                       std::vector<std::string>& notes, const HistoryPolicy& policy = {});
+                       std::vector<std::string>& notes);
 
 } // namespace rv::strategy

@@ -99,10 +99,7 @@ std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& st
       records.push_back(std::move(*r));
     }
   }
-  const auto samples = wait_samples(records, host, now, window);
-  auto biases = strategy::partition_biases(samples);
-  biases.push_back(strategy::host_bias(samples)); // for partitions with too few samples of their own
-  return biases;
+  return strategy::partition_biases(wait_samples(records, host, now, window));
 }
 
 nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
@@ -134,10 +131,7 @@ nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::
                        {"median_error_s", b.median_error_s},
                        {"median_abs_error_s", b.median_abs_error_s},
                        {"agreement", b.agreement},
-                       {"ratio_samples", b.ratio_samples},
-                       {"median_ratio", b.median_ratio},
                        {"corrected", b.systematic},
-                       {"scaled", b.scaled},
                        {"why", b.why}});
     }
     host_list.push_back({{"host", host}, {"samples", samples.size()}, {"partitions", parts}});
