@@ -35,16 +35,17 @@ std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std
   return digits ? id : std::string();
 }
 
-// Until `until`: a wait on the login node that new output ends early, begun no sooner than a
-// quarter second after the last read (at most four reads a second for a job that prints all the
-// time); a wait that could not run sleeps here.
+// Until `until`: a wait on the login node that new output ends early. After a read that got
+// output it begins a quarter second after that read (at most four reads a second while a job
+// prints), after one that got none at once (the first line shows as soon as it is written). A
+// wait that could not run sleeps here.
 void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc::remote::Watched>& logs,
-                     std::chrono::steady_clock::time_point last_read, std::chrono::steady_clock::time_point until)
+                     std::chrono::steady_clock::time_point output_read, std::chrono::steady_clock::time_point until)
 {
   using std::chrono::milliseconds;
   constexpr milliseconds k_min_read_gap{250};
   auto rest = [&] { return std::chrono::duration_cast<milliseconds>(until - clock.now()); };
-  if (const auto gap = std::chrono::duration_cast<milliseconds>(last_read + k_min_read_gap - clock.now());
+  if (const auto gap = std::chrono::duration_cast<milliseconds>(output_read + k_min_read_gap - clock.now());
       gap.count() > 0 && interrupt_signal() == 0) {
     clock.sleep_for(std::min(gap, std::max(rest(), milliseconds(0))));
   }
@@ -105,10 +106,12 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
       return fail(ErrorCode::interrupted, fmt::format("stopped following; job {} keeps running", job.job_id),
                   fmt::format("`rv logs -f {}` follows it again, `rv stop {}` cancels it", r.id, r.id));
     }
+    const auto read_before = out_off + err_off;
     if (auto f = flush(); !f) {
       return std::unexpected(f.error());
     }
-    const auto last_read = clock.now();
+    // When this read got output (else the clock's epoch: long past).
+    const auto output_read = out_off + err_off != read_before ? clock.now() : std::chrono::steady_clock::time_point{};
     if (clock.now() >= next_poll) {
       RV_TRY(views, slurm::poll_jobs(runner, {job.job_id}, clock.epoch_seconds(), nullptr, {{job.job_id, r.name}}));
       auto it = views.find(job.job_id);
@@ -134,7 +137,7 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
       }
       next_poll = clock.now() + backoff.next();
     }
-    wait_for_output(runner, clock, {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}}, last_read,
+    wait_for_output(runner, clock, {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}}, output_read,
                     next_poll);
   }
 }
