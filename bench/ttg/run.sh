@@ -12,6 +12,10 @@
 # races one request across both testbed clusters (testbed/up.sh --clusters 2), each loaded from its
 # own seed, against rv on each alone, serial failover and each cluster's hindsight bound (across.py;
 # it takes both clusters' locks per row, not for the whole run). Results: DIR/across.md, across.json.
+#   bash bench/ttg/run.sh --estimates [--rv PATH] [--out DIR] [estimates.py options...]
+# measures rv's wait estimates against Slurm's own (issue #30 item 3): one single-strategy rv
+# request per loaded partition, per seed (estimates.py; --clusters rvtb,rvtb2 runs both clusters at
+# once, each taking its own lock per seed). Results: DIR/estimates.md, DIR/samples.json.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,9 +23,11 @@ rv=$root/build/cli/rv
 out=
 args=()
 across=0
+estimates=0
 while (($#)); do
   case $1 in
     --across) across=1 ;;
+    --estimates) estimates=1 ;;
     --short) args+=(--scenarios "1x30m,4x3h" --repeats 1 --cap 30 --hindsight-groups 1) ;;
     --rv) rv=$2; shift ;;
     --out) out=$2; shift ;;
@@ -33,11 +39,12 @@ done
 [[ -x $rv ]] || { echo "ttg: no rv binary at $rv (build it: cmake --build build --target rv)" >&2; exit 1; }
 # shellcheck source=/dev/null
 . "${TB_DIR:-/tmp/rv-testbed}/env"
-if ((across)); then
-  out=${out:-$root/build/bench-ttg/across-$(date +%Y%m%d-%H%M%S)}
+if ((across || estimates)); then
+  mode=$( ((across)) && echo across || echo estimates)
+  out=${out:-$root/build/bench-ttg/$mode-$(date +%Y%m%d-%H%M%S)}
   mkdir -p "$out"
   echo "ttg: results in $out (log: $out/log)" >&2
-  exec python3 "$here/across.py" --rv "$(realpath "$rv")" --out "$out" "${args[@]}" 2> >(tee "$out/log" >&2)
+  exec python3 "$here/$mode.py" --rv "$(realpath "$rv")" --out "$out" "${args[@]}" 2> >(tee "$out/log" >&2)
 fi
 if [[ ${RV_TESTBED_LOCKED:-0} != 1 ]]; then
   exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"

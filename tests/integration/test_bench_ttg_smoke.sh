@@ -3,7 +3,8 @@
 # generator is reproducible (same seed -> the same submission sequence, another seed -> another),
 # and `run.sh --short` replays the load for every contender, writes the table and the JSON with a
 # row per contender, and leaves no job behind. It checks that it works, not its numbers: one
-# scenario of --short's two (1x30m; the 4-GPU one replays the same code paths), about 1 minute.
+# scenario of --short's two (1x30m; the 4-GPU one replays the same code paths), about 1 minute;
+# then `run.sh --estimates` with one request and an 8 s cap (about 30 s).
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -37,6 +38,17 @@ run jq -r '.rows[] | .rv.ttg_s // "none"' "$out/results.json"
 assert_contains "$(cat "$out/table.md")" "| 1 GPU x 30m |" "the table has the 1-GPU row"
 ls "$out"/workload-seed*.jsonl >/dev/null 2>&1 || it_fail "the submission sequence was not written"
 pass "run.sh --short: table, JSON, every contender measured (${bench_secs}s)"
+
+# ---- --estimates (#30 item 3): one single-strategy request, Slurm's estimate recorded, rv stats ----
+est=$IT_DIR/est
+run env RV_TESTBED_LOCKED=1 bash "$TTG/run.sh" --estimates --seeds 11 --cap 8 --settle 3 \
+  --requests1 gpu-v100:v100:4 --rv "$RV" --out "$est"
+assert_rc 0 "bench/ttg/run.sh --estimates"
+est_secs=$RUN_SECS
+run jq -c '[.samples[] | [.partition, has("rv_s"), (.actual_s | type)]]' "$est/samples.json"
+assert_eq '[["gpu-v100",true,"number"]]' "$RUN_OUT" "one sample: rv's prediction and the actual wait"
+assert_contains "$(cat "$est/estimates.md")" "| gpu-v100 |" "the estimates table has the partition's row"
+pass "run.sh --estimates: one request, its prediction, the table (${est_secs}s)"
 
 left=$(squeue -h -u "$(printf 'rvbg%02d,' 1 2 3 4 5 6 7 8)rvtest" -o '%u %j %T' | awk '($1 ~ /^rvbg/ || $2 ~ /^ttg-/) && $3 ~ /PENDING|RUNNING/')
 assert_eq "" "$left" "no background or contender job is left running or pending"
