@@ -37,6 +37,10 @@ blocker=$(sbatch --parsable -p "$P" --gres="gpu:$T:$G" -c 4 -t 30 -J rv-it-why-b
 scontrol update jobid="$blocker" nice=-50000
 scontrol release "$blocker"
 wait_for_job_state 30 "$blocker" PENDING
+# A released job keeps the reason JobHeldUser until the scheduler's next pass (1-2 s here), and
+# rv why rightly leaves a held job out of what is ahead: wait for that pass (1 CI failure in 4).
+released() { [[ $(squeue -h -j "$blocker" -o %r) != JobHeld* ]]; }
+wait_for 30 released
 
 run ssh_rv run -g $((G / 2)) -t "$T" --time 1h --name "$NAME" -- sleep 600
 assert_rc 0 "rv run without -f"
