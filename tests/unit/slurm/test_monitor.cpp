@@ -43,6 +43,13 @@ std::string row(const char* id, const char* state, const char* reason = "None", 
   return fmt::format("{}|{}|{}|gpu-a100|{}|1|N/A|N/A|1:00:00|{}|gres:gpu:a100:1|rv-x\n", id, state, reason,
                      std::string(state) == "RUNNING" ? "a100-1" : "", elapsed);
 }
+// A stand-in for the login node's wait: its argv names the pause rv handed over.
+proc::Command wait_for_claim(std::chrono::milliseconds d)
+{
+  proc::Command c;
+  c.argv = {"wait-for-claim", std::to_string(d.count())};
+  return c;
+}
 } // namespace
 
 TEST_CASE("monitor: the winner's siblings are cancelled in one scancel, with backoff between polls")
@@ -420,11 +427,7 @@ TEST_CASE("monitor with a claim: between polls rv waits on the login node for th
   MonitorOptions opts;
   opts.claim_argv = claim;
   opts.poll = {std::chrono::milliseconds(1000), std::chrono::milliseconds(5000), 1.3};
-  opts.wait_for_claim = [](std::chrono::milliseconds d) {
-    proc::Command c;
-    c.argv = {"wait-for-claim", std::to_string(d.count())};
-    return c;
-  };
+  opts.wait_for_claim = wait_for_claim;
   auto stats = run_race(r, clock, race, opts);
   REQUIRE(stats);
   CHECK(r.unexpected().empty());
@@ -447,11 +450,7 @@ TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
   auto race = race_of({"95"});
   MonitorOptions opts;
   opts.claim_argv = {"cat", "/rv/requests/y/claim/owner"};
-  opts.wait_for_claim = [](std::chrono::milliseconds d) {
-    proc::Command c;
-    c.argv = {"wait-for-claim", std::to_string(d.count())};
-    return c;
-  };
+  opts.wait_for_claim = wait_for_claim;
   auto stats = run_race(r, clock, race, opts);
   REQUIRE(stats);
   CHECK(r.unexpected().empty());
