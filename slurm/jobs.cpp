@@ -14,13 +14,16 @@ proc::Command command(std::vector<std::string> argv, std::chrono::seconds timeou
 
 proc::Command patient_command(std::vector<std::string> argv)
 {
-  return command(std::move(argv), std::chrono::seconds(60));
+  auto c = command(std::move(argv), std::chrono::seconds(60));
+  c.repeatable = true;
+  return c;
 }
 
 proc::Command concurrent_read(std::vector<std::string> argv)
 {
   auto c = command(std::move(argv));
   c.concurrent = true;
+  c.repeatable = true;
   return c;
 }
 

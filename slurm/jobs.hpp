@@ -17,9 +17,11 @@ namespace rv::slurm {
 // where a late answer still beats none (the race's polls, rv status's batch) give 60 s.
 inline constexpr std::chrono::seconds k_query_timeout{30};
 proc::Command command(std::vector<std::string> argv, std::chrono::seconds timeout = k_query_timeout);
-proc::Command patient_command(std::vector<std::string> argv); // 60 s
+// 60 s, and repeatable (proc::Command): only reads and scancel are patient commands, and each
+// is safe to run again on a new held connection when the old one ends under it.
+proc::Command patient_command(std::vector<std::string> argv);
 // Discovery's reads: independent of one another, so a batch runs them at once (proc::Command's
-// `concurrent`): the round trip costs the slowest, not the sum.
+// `concurrent`): the round trip costs the slowest, not the sum. Repeatable, like every read.
 proc::Command concurrent_read(std::vector<std::string> argv);
 
 // A step inside a running job's allocation, beside whatever runs there (--overlap).

@@ -15,6 +15,13 @@ Command with_timeout(std::vector<std::string> argv, std::chrono::seconds timeout
   return c;
 }
 
+// Reads and waits change nothing: safe to run again on a new held connection (Command::repeatable).
+Command read_only(Command c)
+{
+  c.repeatable = true;
+  return c;
+}
+
 } // namespace
 
 std::string_view abs_path_function()
@@ -42,7 +49,7 @@ Command resolve_command(const std::vector<std::string>& paths)
   script += "for p in \"$@\"; do a=$(rv_abs \"$p\") || exit 1; printf '%s\\0' \"$a\"; done";
   std::vector<std::string> argv = {"sh", "-c", script, "rv-resolve"};
   argv.insert(argv.end(), paths.begin(), paths.end());
-  return with_timeout(std::move(argv));
+  return read_only(with_timeout(std::move(argv)));
 }
 
 Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths)
@@ -85,17 +92,17 @@ Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vect
 
 Command read_command(const std::string& path)
 {
-  return with_timeout({"cat", "--", path});
+  return read_only(with_timeout({"cat", "--", path}));
 }
 
 Command read_from_command(const std::string& path, std::size_t offset, std::size_t max_bytes)
 {
   // $0 is "tail": what its errors are named after.
-  return with_timeout({"sh", "-c",
-                       "[ -e \"$1\" ] || { echo \"$0: $1: No such file or directory\" >&2; exit 1; }; "
-                       "[ -r \"$1\" ] || { echo \"$0: cannot read $1\" >&2; exit 1; }; "
-                       "tail -c \"+$2\" -- \"$1\" | head -c \"$3\"",
-                       "tail", path, std::to_string(offset + 1), std::to_string(max_bytes)});
+  return read_only(with_timeout({"sh", "-c",
+                                 "[ -e \"$1\" ] || { echo \"$0: $1: No such file or directory\" >&2; exit 1; }; "
+                                 "[ -r \"$1\" ] || { echo \"$0: cannot read $1\" >&2; exit 1; }; "
+                                 "tail -c \"+$2\" -- \"$1\" | head -c \"$3\"",
+                                 "tail", path, std::to_string(offset + 1), std::to_string(max_bytes)}));
 }
 
 Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max)
@@ -120,14 +127,14 @@ Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::
     argv.push_back(f.path);
     argv.push_back(std::to_string(f.size));
   }
-  auto cmd = with_timeout(std::move(argv));
+  auto cmd = read_only(with_timeout(std::move(argv)));
   cmd.timeout = max + std::chrono::seconds(15);
   return cmd;
 }
 
 Command last_lines_command(const std::string& path, int lines)
 {
-  return with_timeout({"tail", "-n", std::to_string(lines < 0 ? 0 : lines), "--", path});
+  return read_only(with_timeout({"tail", "-n", std::to_string(lines < 0 ? 0 : lines), "--", path}));
 }
 
 Command write_private_command(const std::string& path, std::string content)

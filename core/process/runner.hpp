@@ -28,6 +28,10 @@ struct Command {
   // In a run_batch: may run at the same time as the batch's other concurrent commands (their
   // outputs still come back in order). A command without it waits for every earlier one.
   bool concurrent = false;
+  // Safe to run twice (a read, a wait, an scancel): when the held connection under it ends while
+  // it runs (the holder killed, its network dropped), the runner runs it again on a new one
+  // instead of failing. A command that changes something once (sbatch, a write) leaves it false.
+  bool repeatable = false;
 };
 
 // How a command ended. A non-zero exit is an Outcome, not an error.

@@ -24,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 constexpr const char* k_gone = "the held connection's process is gone";
+constexpr const char* k_ended = "the held connection ended while a command ran";
 
 Error gone(std::string_view path, std::string_view why)
 {
@@ -159,6 +160,16 @@ bool gone_before_start(const Error& e)
   return e.message.starts_with(k_gone);
 }
 
+bool ended_while_running(const Error& e)
+{
+  return e.code == ErrorCode::unreachable && e.message.starts_with(k_ended);
+}
+
+bool may_ask_again(const Error& e, bool repeatable)
+{
+  return gone_before_start(e) || (repeatable && ended_while_running(e));
+}
+
 Result<int> dial_unix(const std::string& path)
 {
   sockaddr_un addr{};
@@ -233,9 +244,7 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
       if (!started) {
         return std::unexpected(gone(m_path, frame.error().message));
       }
-      return fail(ErrorCode::unreachable,
-                  "the held connection ended while a command ran (its process died or the "
-                  "network dropped)",
+      return fail(ErrorCode::unreachable, fmt::format("{} (its process died or the network dropped)", k_ended),
                   "run the command again: rv starts a new held connection");
     }
     if (!*frame) {

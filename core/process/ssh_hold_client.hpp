@@ -16,6 +16,12 @@ namespace rv::proc::hold {
 // The holder was gone before the request started (no channel was opened for it): safe to start
 // a new holder and ask again. Every other failure is final.
 bool gone_before_start(const Error& e);
+// The holder ended after the command had started: it may have run. Only a command that is safe
+// to run twice (Command::repeatable) may be asked again, on a new holder.
+bool ended_while_running(const Error& e);
+// Whether a request that failed with `e` is asked once more on a new holder: always when the
+// holder was gone before it started, and for a repeatable command when it ended during it.
+bool may_ask_again(const Error& e, bool repeatable);
 
 class Client {
 public:

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace rv::proc {
 
 struct SshRunner::Impl {
@@ -26,12 +28,13 @@ struct SshRunner::Impl {
 };
 
 // Runs `f` on the held connection; when the holder was gone before the request started (killed,
-// or its network dropped while idle), starts a new one and asks once more.
+// or its network dropped while idle), starts a new one and asks once more. A repeatable command
+// (a read, a wait) is asked once more too when the holder ended while it ran.
 template <class F>
-auto SshRunner::through_holder(F&& f)
+auto SshRunner::through_holder(F&& f, bool repeatable)
 {
   auto result = f(*m_impl->held);
-  if (!result && hold::gone_before_start(result.error())) {
+  if (!result && hold::may_ask_again(result.error(), repeatable)) {
     spdlog::debug("ssh: {}; starting a new held connection", result.error().message);
     m_impl->held.reset();
     if (auto again = connect(); !again) {
@@ -91,7 +94,8 @@ Result<Outcome> SshRunner::run(const Command& cmd)
   spdlog::trace("ssh: run {}", shell_join(cmd.argv));
   const auto line = login_shell_command(cmd.argv);
   if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.exec(line, cmd.stdin_data.value_or(""), cmd); });
+    return through_holder([&](hold::Client& c) { return c.exec(line, cmd.stdin_data.value_or(""), cmd); },
+                          cmd.repeatable);
   }
   return ssh::exec_line(m_impl->session, line, cmd.stdin_data.value_or(""), cmd);
 }
@@ -109,7 +113,8 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
   spdlog::trace("ssh: batch of {} commands, script {}", cmds.size(),
                 batch.input.empty() ? "in the exec line" : "on stdin");
   RV_TRY(outcome, m_impl->held
-                      ? through_holder([&](hold::Client& c) { return c.exec(batch.line, batch.input, envelope); })
+                      ? through_holder([&](hold::Client& c) { return c.exec(batch.line, batch.input, envelope); },
+                                       std::ranges::all_of(cmds, &Command::repeatable))
                       : ssh::exec_line(m_impl->session, batch.line, batch.input, envelope));
   if (outcome.timed_out) {
     return std::unexpected(ssh_failure(ErrorCode::timeout, where().substr(4),
@@ -128,7 +133,7 @@ Result<int> SshRunner::run_interactive(const std::vector<std::string>& argv)
   ++m_round_trips;
   const auto line = login_shell_command(argv);
   if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.relay(line, true); });
+    return through_holder([&](hold::Client& c) { return c.relay(line, true); }, false);
   }
   return ssh::exec_interactive(m_impl->session, line);
 }

@@ -62,7 +62,7 @@ public:
 
 private:
   template <class F>
-  auto through_holder(F&& f);
+  auto through_holder(F&& f, bool repeatable = false);
 
   struct Impl;
   std::unique_ptr<Impl> m_impl;

@@ -141,19 +141,24 @@ step "ps again" rv2 ps
 assert_eq $((before + 1)) "$(logins)" "$count commands after rv connect: still exactly one login"
 pass "$count commands of every kind (exec, ps, status, run -f + sync, logs, why, up --run, ssh, gpu, forward) after one login: 1 counted by sshd; exec true ${held_ms} ms held (rv connect ${cold_ms} ms)"
 
-# ---- the holder killed during rv run -f: replaced (one more login), the run finishes ----
+# ---- the holder killed during rv run -f, twice: while the race waits for a start (a poll or the
+# login node's wait in flight, nearly always) and while the job runs (the follow's reads and
+# waits): each time replaced (one more login), the command in flight asked again, the run finishes.
 before=$(logins)
-with_askpass "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb-2fa run -f --time 5m --name "$NAME-kill" -- \
+with_askpass "$RV" -v --ssh-config "$TB_SSH_CONFIG" --host rvtb-2fa run -f --time 5m --name "$NAME-kill" -- \
   'sleep 6; echo finished-after-kill' </dev/null >"$IT_DIR/kill.out" 2>"$IT_DIR/kill.err" &
 runner=$!
+wait_for 60 bash -c "squeue -h -n '$NAME-kill' -o %i | grep -q ."
+for pid in $(holder_pids); do kill -9 "$pid"; done
 wait_for 60 bash -c "squeue -h -n '$NAME-kill' -o %T | grep -q RUNNING"
+for _ in $(seq 150); do [[ -z $(holder_pids) ]] || break; sleep 0.2; done
 for pid in $(holder_pids); do kill -9 "$pid"; done
 rc=0
 wait "$runner" || rc=$?
 [[ $rc == 0 ]] || it_fail "rv run -f after the holder was killed: exit $rc" "$(cat "$IT_DIR/kill.err")"
 grep -q finished-after-kill "$IT_DIR/kill.out" || it_fail "the run's output is missing" "$(cat "$IT_DIR/kill.out")"
 [[ -n $(holder_pids) ]] || it_fail "no new holder after the kill"
-pass "holder killed (SIGKILL) during rv run -f: replaced ($(($(logins) - before)) new login), the run finished"
+pass "holder killed (SIGKILL) twice during rv run -f (race, follow): replaced ($(($(logins) - before)) new logins), the run finished"
 
 # ---- another local user cannot use the socket ----
 sock=$(find "$XDG_RUNTIME_DIR/rv" -name '*.sock' | head -1)

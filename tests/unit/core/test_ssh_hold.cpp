@@ -2,9 +2,20 @@
 #include "core/process/ssh_hold_protocol.hpp"
 #include "core/process/ssh_hold_spare.hpp"
 
+#include "core/process/remote_files.hpp"
+#include "slurm/jobs.hpp"
+
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 using namespace rv;
 using namespace rv::proc;
@@ -80,6 +91,83 @@ TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new
   REQUIRE_FALSE(hello);
   CHECK(gone_before_start(hello.error()));
   CHECK_FALSE(gone_before_start(Error{ErrorCode::unreachable, "ssh x: connection lost", ""}));
+}
+
+TEST_CASE("hold client: a holder that dies after `started` is `ended while running`; only a repeatable command is "
+          "asked again")
+{
+  char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/h.sock";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  // A holder that opens the channel, says so, then dies (its socket closes) before any `end`.
+  std::string request;
+  std::thread holder([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) {
+      return;
+    }
+    std::string buffer;
+    char chunk[4096];
+    for (bool done = false; !done;) {
+      const auto n = ::read(fd, chunk, sizeof chunk);
+      if (n <= 0) {
+        break;
+      }
+      buffer.append(chunk, static_cast<std::size_t>(n));
+      while (auto frame = decode(buffer)) {
+        if (!*frame) {
+          break;
+        }
+        if ((*frame)->type == Frame::request) {
+          request = (*frame)->payload;
+        }
+        done = done || (*frame)->type == Frame::input_end;
+      }
+    }
+    send_frame(fd, Frame::started, "");
+    ::close(fd);
+  });
+  Client client(path);
+  Command cmd;
+  cmd.timeout = std::chrono::seconds(10);
+  auto got = client.exec("squeue --me", "", cmd);
+  holder.join();
+  ::close(listener);
+  std::filesystem::remove_all(dir_template);
+  CHECK(request.find("squeue --me") != std::string::npos);
+  REQUIRE_FALSE(got);
+  CHECK(got.error().code == ErrorCode::unreachable);
+  CHECK(ended_while_running(got.error()));
+  CHECK_FALSE(gone_before_start(got.error()));
+  CHECK(may_ask_again(got.error(), true));
+  CHECK_FALSE(may_ask_again(got.error(), false)); // sbatch may have run: never twice
+  // Gone before the start: asked again whatever the command.
+  auto gone = Client("/nonexistent-dir-rv-test/x.sock").exec("sbatch x", "", cmd);
+  REQUIRE_FALSE(gone);
+  CHECK(may_ask_again(gone.error(), false));
+  CHECK_FALSE(ended_while_running(gone.error()));
+}
+
+TEST_CASE("repeatable commands: the race's and the follow's reads and waits are; a submission and a write are not")
+{
+  CHECK(slurm::patient_command({"squeue", "-j", "1"}).repeatable);
+  CHECK(slurm::patient_command({"scancel", "1"}).repeatable);
+  CHECK(slurm::concurrent_read({"sinfo"}).repeatable);
+  CHECK(remote::read_command("/x").repeatable);
+  CHECK(remote::read_from_command("/x", 10).repeatable);
+  CHECK(remote::last_lines_command("/x", 5).repeatable);
+  CHECK(remote::resolve_command({"~/x"}).repeatable);
+  CHECK(remote::wait_for_growth_command({{"/x", 0}}, std::chrono::seconds(1)).repeatable);
+  CHECK_FALSE(slurm::command({"sbatch", "--parsable"}).repeatable);
+  CHECK_FALSE(remote::write_private_command("/x", "secret").repeatable);
+  CHECK_FALSE(Command{}.repeatable);
 }
 
 TEST_CASE("spare channel plan: one opened ahead, none while a command waits for a slot, held back once lost")
