@@ -3,6 +3,7 @@
 #include "core/duration.hpp"
 #include "slurm/cluster_time.hpp"
 #include "slurm/gres.hpp"
+#include "slurm/job_ends.hpp"
 #include "slurm/jobs.hpp"
 #include "slurm/scontrol.hpp"
 #include "slurm/sinfo.hpp"
@@ -19,9 +20,9 @@
 namespace rv::slurm {
 namespace {
 
-enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_p, assoc_p, qos_p, user_p };
+enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_p, assoc_p, qos_p, user_p, ends_p };
 constexpr std::size_t base_probes = 6;
-constexpr std::size_t all_probes = 9;
+constexpr std::size_t all_probes = 10;
 
 std::string failure(const char* what, const proc::Outcome& o)
 {
@@ -136,15 +137,18 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
     cmds.push_back(concurrent_read(
         {"sacctmgr", "-n", "-P", "show", "qos", "format=Name,MaxTRESPU,MaxJobsPU,MaxSubmitPU,MaxWall"}));
     cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "user", q.user, "format=DefaultAccount"}));
+    if (q.job_ends) {
+      cmds.push_back(job_ends_command()); // accounting too: read and cached with the associations
+    }
   }
   return cmds;
 }
 
 Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
 {
-  if (o.size() != base_probes && o.size() != all_probes) {
-    return fail(ErrorCode::generic,
-                fmt::format("discovery expected {} or {} outcomes, got {}", base_probes, all_probes, o.size()));
+  if (o.size() != base_probes && o.size() != all_probes - 1 && o.size() != all_probes) {
+    return fail(ErrorCode::generic, fmt::format("discovery expected {}, {} or {} outcomes, got {}", base_probes,
+                                                all_probes - 1, all_probes, o.size()));
   }
   model::Cluster c;
   // sinfo is the fallback for what scontrol did not say (a failed command, nodes without
@@ -219,13 +223,22 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
     c.warnings.push_back(failure("scontrol show config", o[config_p]));
   }
   parse_zone(o[date_p], o[zone_p], c);
-  if (o.size() == all_probes) {
+  if (o.size() >= all_probes - 1) {
     for (auto p : {assoc_p, qos_p, user_p}) {
       if (!o[p].ok()) {
         c.warnings.push_back(failure("sacctmgr", o[p])); // accounting may be unreadable: fine
       }
     }
     parse_limits(o[assoc_p], o[qos_p], o[user_p], c);
+  }
+  if (o.size() == all_probes) {
+    if (!o[ends_p].ok()) {
+      c.warnings.push_back(failure("sacct (how early jobs end)", o[ends_p]));
+    } else if (auto ends = parse_job_ends(o[ends_p].out); ends) {
+      c.end_ratios = std::move(*ends);
+    } else {
+      c.warnings.push_back(ends.error().message);
+    }
   }
   return c;
 }

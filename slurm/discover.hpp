@@ -14,15 +14,18 @@ namespace rv::slurm {
 struct DiscoveryQuery {
   std::string user;                    // for sacctmgr limits; "" skips them
   std::vector<std::string> partitions; // restrict sinfo; empty = all
+  bool job_ends = false;               // with a user: how early jobs end too (a plan's expected waits)
 };
 
 // The probes, in the order parse_discovery expects: sinfo, scontrol show partition/node/config,
-// `date '+%z %Z'`, `readlink /etc/localtime`, then (with a user) sacctmgr assoc, qos, user.
+// `date '+%z %Z'`, `readlink /etc/localtime`, then (with a user) sacctmgr assoc, qos, user, and
+// with `job_ends` how early the last day's jobs ended (slurm/job_ends.hpp: sacct, accounting as
+// sacctmgr is).
 std::vector<proc::Command> discovery_commands(const DiscoveryQuery& query);
 
 // Builds the cluster from the outcomes of discovery_commands (same order). Nodes come from
 // scontrol (sinfo fills in GresUsed and stands in when scontrol failed); failed optional
-// probes (config, timezone, sacctmgr) leave defaults and a warning in `Cluster::warnings`.
+// probes (config, timezone, sacctmgr, sacct) leave defaults and a warning in `Cluster::warnings`.
 Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& outcomes);
 
 // Runs discovery_commands with one runner.run_batch call, then parse_discovery.

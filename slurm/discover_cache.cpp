@@ -1,6 +1,7 @@
 #include "slurm/discover_cache.hpp"
 
 #include "core/text.hpp"
+#include "slurm/job_ends.hpp"
 #include "slurm/sinfo.hpp"
 
 #include <fmt/format.h>
@@ -36,8 +37,8 @@ bool is_static_discovery(const proc::Command& cmd)
   if (a.empty()) {
     return false;
   }
-  if (a[0] == "sacctmgr" || a[0] == "readlink") {
-    return true;
+  if (a[0] == "sacctmgr" || a[0] == "readlink" || is_job_ends_command(cmd)) {
+    return true; // how early jobs end changes as slowly as the associations (slurm/job_ends.hpp)
   }
   const bool show = a[0] == "scontrol" && std::find(a.begin(), a.end(), "show") != a.end();
   return show &&

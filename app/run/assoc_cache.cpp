@@ -2,6 +2,7 @@
 
 #include "core/store/cache_store.hpp"
 #include "slurm/discover.hpp"
+#include "slurm/job_ends.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -103,7 +104,7 @@ std::pair<std::vector<std::string>, proc::Outcome> cached_outcome(const nlohmann
 
 bool is_assoc_discovery(const proc::Command& cmd)
 {
-  return !cmd.argv.empty() && cmd.argv[0] == "sacctmgr";
+  return (!cmd.argv.empty() && cmd.argv[0] == "sacctmgr") || slurm::is_job_ends_command(cmd);
 }
 
 AssocServed serve_assoc(Env& env, const std::string& target, const std::string& user,
@@ -165,6 +166,7 @@ Result<void> refresh_assoc(Env& env)
 {
   slurm::DiscoveryQuery query;
   query.user = env.cluster.user();
+  query.job_ends = true; // kept with the association facts, as discovery reads them
   std::vector<proc::Command> cmds;
   for (auto& c : slurm::discovery_commands(query)) {
     if (is_assoc_discovery(c)) {

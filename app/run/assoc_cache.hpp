@@ -36,7 +36,8 @@ const char* to_string(AssocUse use);
 AssocUse assoc_use(std::optional<std::int64_t> fetched_at, bool failed, std::int64_t now, std::int64_t lifetime_s,
                    std::int64_t refresh_after_s);
 
-// Whether `cmd` (one of discovery_commands) reads association or QOS facts (sacctmgr).
+// Whether `cmd` (one of discovery_commands) reads association or QOS facts (sacctmgr), or how
+// early jobs end (slurm/job_ends.hpp: accounting as well, as slow to read and to change).
 bool is_assoc_discovery(const proc::Command& cmd);
 
 // The association facts for one plan: the outcome of each of `cmds` the cache serves (nullopt for

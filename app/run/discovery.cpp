@@ -395,6 +395,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   run.d.times.connect_s = seconds_since(env.clock, t0);
   slurm::DiscoveryQuery query;
   query.user = run.user;
+  query.job_ends = true; // the plan's expected waits (strategy/early_end.hpp)
   run.cmds = slurm::discovery_commands(query);
   run.caching = env.cache != nullptr && env.settings.discovery_cache_s > 0;
   run.target = env.cluster.where();

@@ -2,6 +2,7 @@
 // What rv knows about a cluster: filled by slurm/ parsers (and the site profile), read by
 // strategy/. Plain data; no behaviour beyond small queries.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -130,15 +131,25 @@ struct WalltimeLimit {
   std::string what() const { return qos.empty() ? "MaxTime" : "QOS " + qos + "'s MaxWall"; }
 };
 
+// How the jobs that ended on one partition used their time limits (accounting, the last day; the
+// jobs that ran, whoever's): how many ended at each elapsed/limit, in 20 steps of 0.05 and a last
+// count for at or past the limit. rv's expected waits (strategy/early_end.hpp) come from it.
+struct EndRatios {
+  static constexpr int steps = 20;
+  int jobs = 0;
+  std::array<int, steps + 1> counts{};
+};
+
 // Everything discovery produced.
 struct Cluster {
   std::vector<Partition> partitions;
   std::vector<Node> nodes;
   SchedulerConfig config;
   UserLimits limits;
-  std::string timezone;              // IANA name or a fixed offset like "+01:00"; "" = UTC
-  std::int64_t utc_offset_s = 0;     // the cluster's offset from UTC now
-  std::vector<std::string> warnings; // discovery steps that failed but were not needed
+  std::string timezone;                        // IANA name or a fixed offset like "+01:00"; "" = UTC
+  std::int64_t utc_offset_s = 0;               // the cluster's offset from UTC now
+  std::vector<std::string> warnings;           // discovery steps that failed but were not needed
+  std::map<std::string, EndRatios> end_ratios; // by partition; empty = not read
   const Partition* find_partition(const std::string& name) const;
   const Node* find_node(const std::string& name) const;
   // `qos`: the request's --qos ("" = none).

@@ -1,5 +1,6 @@
 #include "fakes/fake_runner.hpp"
 #include "slurm/discover.hpp"
+#include "slurm/job_ends.hpp"
 
 #include "fakes/recording_runner.hpp"
 
@@ -85,6 +86,9 @@ proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail
   if (starts(c, {"sacctmgr", "-n", "-P", "show", "user"})) {
     return FakeRunner::reply(1, "", "sacctmgr: error: Problem talking to the database\n");
   }
+  if (slurm::is_job_ends_command(c)) {
+    return FakeRunner::reply(0, "gpu 21 1 20 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+  }
   return FakeRunner::reply(1, "", "unexpected command");
 }
 
@@ -98,6 +102,35 @@ TEST_CASE("discovery_commands lists every probe, the sacctmgr ones only with a u
   CHECK(cmds[0].argv.front() == "sinfo");
   CHECK(cmds[0].argv.back() == "gpu");
   CHECK(cmds[6].argv[5] == "user=alice");
+  // With job_ends (a plan's discovery): how early jobs end, last, a read safe to repeat.
+  auto with_ends = discovery_commands({"alice", {}, true});
+  REQUIRE(with_ends.size() == 10);
+  CHECK(slurm::is_job_ends_command(with_ends[9]));
+  CHECK(with_ends[9].repeatable);
+  CHECK(with_ends[9].argv[2].find("sacct -a -X") != std::string::npos);
+  CHECK(discovery_commands({"", {}, true}).size() == 6); // no user, no accounting reads
+}
+
+TEST_CASE("discover with job ends: the partition's counts in the cluster; a failed sacct is a warning")
+{
+  BatchCounter runner([](const proc::Command& c) { return cluster_responder(c, false); });
+  auto cluster = discover(runner, {"alice", {}, true});
+  REQUIRE_MESSAGE(cluster.has_value(), (cluster ? "" : cluster.error().message));
+  CHECK(runner.recorded().size() == 10);
+  REQUIRE(cluster->end_ratios.count("gpu") == 1);
+  CHECK(cluster->end_ratios.at("gpu").jobs == 21);
+  CHECK(cluster->end_ratios.at("gpu").counts[1] == 20);
+  auto outcomes = std::vector<proc::Outcome>{};
+  for (const auto& c : discovery_commands({"alice", {}, true})) {
+    outcomes.push_back(slurm::is_job_ends_command(c)
+                           ? FakeRunner::reply(1, "", "sacct: error: Problem talking to the database\n")
+                           : cluster_responder(c, false));
+  }
+  auto failed = parse_discovery(outcomes);
+  REQUIRE(failed);
+  CHECK(failed->end_ratios.empty());
+  CHECK(std::any_of(failed->warnings.begin(), failed->warnings.end(),
+                    [](const auto& w) { return w.find("how early jobs end") != std::string::npos; }));
 }
 
 TEST_CASE("discover makes one round trip and builds the cluster")

@@ -32,14 +32,15 @@ TEST_CASE("discover cache: static commands are the node, config, zone and accoun
 {
   DiscoveryQuery q;
   q.user = "alice";
+  q.job_ends = true;
   std::vector<std::string> statics;
   for (const auto& c : discovery_commands(q)) {
     if (is_static_discovery(c)) {
       statics.push_back(c.argv[0] + (c.argv[0] == "scontrol" ? " " + c.argv.back() : ""));
     }
   }
-  CHECK(statics ==
-        std::vector<std::string>{"scontrol node", "scontrol config", "readlink", "sacctmgr", "sacctmgr", "sacctmgr"});
+  CHECK(statics == std::vector<std::string>{"scontrol node", "scontrol config", "readlink", "sacctmgr", "sacctmgr",
+                                            "sacctmgr", "sh"}); // sh -c 'sacct ...' rv-job-ends
   proc::Command squeue;
   squeue.argv = {"squeue", "--start"};
   CHECK_FALSE(is_static_discovery(squeue)); // anything not named is read every time

@@ -51,6 +51,12 @@ TEST_CASE("submission refused for an association reason: the association facts a
     for (int i = 0; i < 3; ++i) {
       w.cluster.on([](const auto& a) { return a[0] == "sacctmgr"; }, Cluster::ok("research|||||\n"));
     }
+    // How early jobs end: accounting too, read again with the association facts.
+    std::string ends = "gpu 1 1";
+    for (int i = 0; i < 20; ++i) {
+      ends += " 0";
+    }
+    w.cluster.on([](const auto& a) { return a.back() == "rv-job-ends"; }, Cluster::ok(ends + "\n"));
     auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
     REQUIRE_MESSAGE(launched, launched.error().message);
     CHECK(w.cluster.done());
