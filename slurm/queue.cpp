@@ -71,6 +71,7 @@ model::QueueSnapshot parse_queue(std::string_view date_out, std::string_view squ
       }
     }
     if (j.running) {
+      j.start_in_s = in_s(r.start_time); // when it started (negative)
       j.end_in_s = in_s(r.end_time);
     } else {
       j.start_in_s = in_s(r.start_time);

@@ -1,6 +1,7 @@
 #include "strategy/plan.hpp"
 
 #include "strategy/cost.hpp"
+#include "strategy/early_end.hpp"
 #include "strategy/estimate.hpp"
 #include "strategy/queue_plan.hpp"
 
@@ -55,6 +56,18 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
       continue;
     }
     produced.emplace(c.gpu_type, c.partition);
+    // Slurm's plan has every job run to its limit; where the partition's jobs end early, rv
+    // expects the start sooner (strategy/early_end.hpp).
+    for (auto& s : strategies) {
+      if (!s.est_wait_s || *s.est_wait_s <= opts.now_threshold_s) {
+        continue;
+      }
+      const auto runs_for = s.time_min_s > 0 ? s.time_min_s : s.walltime_s;
+      if (auto e = expected_wait(cluster, probes.queue, c, runs_for, *s.est_wait_s)) {
+        s.est_wait_s = e->wait_s;
+        s.reasons.push_back(e->why);
+      }
+    }
     const auto* part = cluster.find_partition(c.partition);
     auto rate = su_rate(*part, cluster.config, profile,
                         {c.nodes, c.cpus_per_task, c.mem_mb_per_node, c.gpus_per_node, c.gpu_type}, c.free);

@@ -14,30 +14,6 @@ namespace {
 
 constexpr std::int64_t forever = std::numeric_limits<std::int64_t>::max();
 
-// GPUs of `type` in a GRES list; "" counts every GPU. An untyped entry counts toward a typed
-// shape only when `untyped_counts` (reservations: conservative; releases: only on one-type nodes).
-int gpus_of(const std::vector<model::GpuGres>& list, const std::string& type, bool untyped_counts)
-{
-  int n = 0;
-  for (const auto& g : list) {
-    if (type.empty() || g.type == type || (g.type.empty() && untyped_counts)) {
-      n += g.count;
-    }
-  }
-  return n;
-}
-
-bool usable(const model::Node& n)
-{
-  static const std::vector<std::string> bad = {"down",   "drain", "drained",  "draining", "fail",   "failing",
-                                               "future", "maint", "reserved", "inval",    "unknown"};
-  if (!n.usable || std::find(bad.begin(), bad.end(), n.state) != bad.end()) {
-    return false;
-  }
-  return std::none_of(n.state_flags.begin(), n.state_flags.end(),
-                      [&](const std::string& f) { return std::find(bad.begin(), bad.end(), f) != bad.end(); });
-}
-
 struct NodeWindow {
   std::string name;
   int free_now = 0;
@@ -111,6 +87,28 @@ NodeWindow node_window(const model::Node& n, const model::QueueSnapshot& q, cons
 }
 
 } // namespace
+
+int gpus_of(const std::vector<model::GpuGres>& list, const std::string& type, bool untyped_counts)
+{
+  int n = 0;
+  for (const auto& g : list) {
+    if (type.empty() || g.type == type || (g.type.empty() && untyped_counts)) {
+      n += g.count;
+    }
+  }
+  return n;
+}
+
+bool usable(const model::Node& n)
+{
+  static const std::vector<std::string> bad = {"down",   "drain", "drained",  "draining", "fail",   "failing",
+                                               "future", "maint", "reserved", "inval",    "unknown"};
+  if (!n.usable || std::find(bad.begin(), bad.end(), n.state) != bad.end()) {
+    return false;
+  }
+  return std::none_of(n.state_flags.begin(), n.state_flags.end(),
+                      [&](const std::string& f) { return std::find(bad.begin(), bad.end(), f) != bad.end(); });
+}
 
 QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapshot& q, const Candidate& c)
 {

@@ -32,6 +32,13 @@ struct QueueWindow : model::Shape {
   std::string disagreement;
 };
 
+// GPUs of `type` in a GRES list; "" counts every GPU. An untyped entry counts toward a typed
+// shape only when `untyped_counts` (reservations: conservative; releases: only on one-type nodes).
+int gpus_of(const std::vector<model::GpuGres>& list, const std::string& type, bool untyped_counts);
+
+// Whether a job may start on the node (not down, drained, reserved, ...).
+bool usable(const model::Node& n);
+
 // The window of `c` from `queue`. Conservative where the queue is vague: a pending job with a
 // planned start but unknown GPUs takes every GPU of its nodes; a running job with unknown GPUs
 // frees none; a node whose GPUs in use are unknown is not idle. Every pending job with a planned

@@ -21,7 +21,8 @@ struct QueuedJob {
   std::vector<std::string> nodes;         // running: the allocation; pending: SchedNodeList; empty = unknown
   std::vector<GpuGres> gpus_per_node;     // from TRES per node
   bool gpus_known = false;                // false: the job's GPUs per node are unknown
-  std::optional<std::int64_t> start_in_s; // pending: the start backfill planned; nullopt = none
+  std::optional<std::int64_t> start_in_s; // pending: the start backfill planned; nullopt = none;
+                                          // running: when it started (<= 0)
   std::optional<std::int64_t> end_in_s;   // running: when its limit ends; pending: planned end
   std::int64_t priority = 0;
   std::string reason; // pending: Slurm's reason

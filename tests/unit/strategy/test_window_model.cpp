@@ -100,7 +100,7 @@ TEST_CASE("queue: the captured squeue with reservations reads into running and p
   CHECK(run.running);
   CHECK(run.nodes == std::vector<std::string>{"a6000-1"});
   CHECK(run.end_in_s == from_snapshot(11, 15, 5));
-  CHECK_FALSE(run.start_in_s);
+  CHECK(run.start_in_s == from_snapshot(10, 55, 5)); // when it started: 6 s before the snapshot
   auto a100 = job("blka100");
   CHECK(a100.nodes == std::vector<std::string>{"a100-1", "a100-2"});
   CHECK(job("scav").priority < blk.priority);

@@ -1,0 +1,306 @@
+// rv's expected wait (strategy/early_end.hpp): where jobs end early, the start comes sooner than
+// Slurm's plan, which has every job run to its limit; and the job-ends read that feeds it.
+
+#include "slurm/job_ends.hpp"
+#include "strategy/early_end.hpp"
+#include "strategy/plan.hpp"
+
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace rv;
+using namespace rv::strategy;
+
+namespace {
+
+model::EndRatios ratios(std::initializer_list<std::pair<int, int>> step_counts)
+{
+  model::EndRatios r;
+  for (auto [step, n] : step_counts) {
+    r.counts[static_cast<std::size_t>(step)] += n;
+    r.jobs += n;
+  }
+  return r;
+}
+
+model::Node a100_node(const std::string& name, int used)
+{
+  model::Node n;
+  n.name = name;
+  n.partitions = {"gpu"};
+  n.state = used == 4 ? "allocated" : "mixed";
+  n.gpus = {{"a100", 4}};
+  n.gpus_used = {{"a100", used}};
+  n.gpus_used_known = true;
+  return n;
+}
+
+model::QueuedJob running(const std::string& id, const std::string& node, std::int64_t started_ago, std::int64_t limit)
+{
+  model::QueuedJob j;
+  j.id = id;
+  j.running = true;
+  j.partition = "gpu";
+  j.nodes = {node};
+  j.gpus_per_node = {{"a100", 4}};
+  j.gpus_known = true;
+  j.start_in_s = -started_ago;
+  j.end_in_s = limit - started_ago;
+  return j;
+}
+
+// A pending job Slurm plans on `node` in `start_in` seconds, for `limit` seconds.
+model::QueuedJob pending(const std::string& id, const std::string& node, std::int64_t start_in, std::int64_t limit)
+{
+  model::QueuedJob j;
+  j.id = id;
+  j.partition = "gpu";
+  j.nodes = {node};
+  j.gpus_per_node = {{"a100", 4}};
+  j.gpus_known = true;
+  j.start_in_s = start_in;
+  j.end_in_s = start_in + limit;
+  return j;
+}
+
+// Two nodes of 4 A100s, both full: n1's job started a minute ago, n2's ten minutes ago, both with
+// an hour's limit. Slurm's plan: the first 4 GPUs free at n1's limit end, in 59 minutes.
+struct Fixture {
+  model::Cluster cluster;
+  model::QueueSnapshot queue;
+  Candidate c;
+
+  Fixture()
+  {
+    model::Partition p;
+    p.name = "gpu";
+    p.nodes = {"n1", "n2"};
+    cluster.partitions = {p};
+    cluster.nodes = {a100_node("n1", 4), a100_node("n2", 4)};
+    // 30 jobs ended in the last day, each after 10-15 % of its limit.
+    cluster.end_ratios["gpu"] = ratios({{2, 30}});
+    queue.known = true;
+    queue.now_epoch = 1'000'000;
+    queue.jobs = {running("1", "n1", 60, 3600), running("2", "n2", 600, 3600)};
+    c.gpu_type = "a100";
+    c.partition = "gpu";
+    c.nodes = 1;
+    c.gpus_per_node = 4;
+  }
+};
+
+} // namespace
+
+TEST_CASE("expected end ratio: the median of the ratios past what the job has used; its limit past them all")
+{
+  const auto early = ratios({{2, 30}}); // every job ended at 10-15 % of its limit
+  CHECK(expected_end_ratio(early, 0) == doctest::Approx(0.125));
+  CHECK(expected_end_ratio(early, 0.12) == doctest::Approx(0.135));     // the part of the step past 0.12
+  CHECK(expected_end_ratio(early, 0.2) == doctest::Approx(1.0));        // ran past them all: its limit
+  CHECK(expected_end_ratio(ratios({{0, 2}}), 0) == doctest::Approx(1)); // 2 jobs say nothing
+  model::EndRatios even;
+  for (std::size_t i = 0; i < model::EndRatios::steps; ++i) {
+    even.counts[i] = 10;
+    even.jobs += 10;
+  }
+  CHECK(expected_end_ratio(even, 0) == doctest::Approx(0.5));
+  CHECK(expected_end_ratio(even, 0.5) == doctest::Approx(0.75));
+  for (double used : {0.0, 0.3, 0.61, 0.99}) {
+    CHECK(expected_end_ratio(even, used) >= used); // never before now
+  }
+  // Jobs that all ran to their limit (TIMEOUT): the limit, whatever was used.
+  CHECK(expected_end_ratio(ratios({{model::EndRatios::steps, 25}}), 0) == doctest::Approx(1.0));
+}
+
+TEST_CASE("expected wait: a running job ends where jobs like it did; one already past them ends at its limit")
+{
+  Fixture f;
+  // n1's job (1 minute of an hour used) is expected to end at 12.5 % of its hour: 450 s from its
+  // start, 390 s from now. n2's (10 minutes used, past every ratio seen) at its limit.
+  auto e = expected_wait(f.cluster, f.queue, f.c, 600, 3540);
+  REQUIRE(e);
+  CHECK(e->wait_s == 390);
+  CHECK(e->why.find("30 ended jobs on gpu") != std::string::npos);
+  CHECK(e->why.find("Slurm's plan") != std::string::npos);
+
+  SUBCASE("a pending job planned ahead takes n1 first, for its own expected run; then n1 is ours")
+  {
+    f.queue.jobs.push_back(pending("3", "n1", 3540, 3600)); // Slurm: at n1's limit end; ours would follow it
+    auto later = expected_wait(f.cluster, f.queue, f.c, 600, 3540 + 3600);
+    REQUIRE(later);
+    CHECK(later->wait_s == 390 + 450); // after the pending job's expected 450 s on n1
+    CHECK(later->why.find("1 pending ahead") != std::string::npos);
+  }
+  SUBCASE("a pending job Slurm plans after this one is not ahead of it")
+  {
+    f.queue.jobs.push_back(pending("4", "n1", 4000, 3600));
+    auto same = expected_wait(f.cluster, f.queue, f.c, 600, 3540);
+    REQUIRE(same);
+    CHECK(same->wait_s == 390);
+  }
+  SUBCASE("the walltime must fit before a pending job ahead starts on the node")
+  {
+    f.queue.jobs[0] = running("1", "n1", 60, 600);         // n1 frees at 0.125 x 600 = 75 s from start: in 15 s
+    f.queue.jobs.push_back(pending("5", "n1", 540, 3600)); // Slurm's plan: at job 1's limit end
+    // The pending job starts on n1 when it frees (15 s) and holds it for 450 s; an hour's walltime
+    // fits on n1 only after that.
+    auto e2 = expected_wait(f.cluster, f.queue, f.c, 3600, 5000);
+    REQUIRE(e2);
+    CHECK(e2->wait_s == 15 + 450);
+  }
+  SUBCASE("too few ended jobs, no queue, or nothing before Slurm's start: the plan's wait stands")
+  {
+    f.cluster.end_ratios["gpu"] = ratios({{2, k_min_end_jobs - 1}});
+    CHECK_FALSE(expected_wait(f.cluster, f.queue, f.c, 600, 3540));
+    f.cluster.end_ratios["gpu"] = ratios({{2, 30}});
+    f.queue.known = false;
+    CHECK_FALSE(expected_wait(f.cluster, f.queue, f.c, 600, 3540));
+    f.queue.known = true;
+    CHECK_FALSE(expected_wait(f.cluster, f.queue, f.c, 600, 300)); // Slurm already says sooner
+  }
+  SUBCASE("two nodes wanted: the later of the two expected ends")
+  {
+    f.c.nodes = 2;
+    auto both = expected_wait(f.cluster, f.queue, f.c, 600, 3540);
+    REQUIRE(both);
+    CHECK(both->wait_s == 3000); // n2's job, past every ratio seen, ends at its limit
+  }
+}
+
+TEST_CASE("job ends: the login node's per-partition counts parsed; a wrong line is an error")
+{
+  std::string counts = " 3 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1";
+  auto got =
+      slurm::parse_job_ends("gpu-a100 5" + counts + "\n\ngpu-v100 1 0 0 0 0 0 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0\n");
+  REQUIRE(got);
+  REQUIRE(got->size() == 2);
+  CHECK(got->at("gpu-a100").jobs == 5);
+  CHECK(got->at("gpu-a100").counts[0] == 3);
+  CHECK(got->at("gpu-a100").counts[model::EndRatios::steps] == 1);
+  CHECK(got->at("gpu-v100").counts[10] == 1);
+  CHECK(slurm::parse_job_ends("").value().empty());
+  CHECK_FALSE(slurm::parse_job_ends("gpu 5 3 1"));                  // too few counts
+  CHECK_FALSE(slurm::parse_job_ends("gpu 6" + counts));             // counts add up to 5
+  CHECK_FALSE(slurm::parse_job_ends("gpu 5 x" + counts.substr(2))); // not a number
+}
+
+TEST_CASE("job ends: the command runs under /bin/sh against a fake sacct and counts each partition's ratios")
+{
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("rv-job-ends-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // Partition|ElapsedRaw (s)|TimelimitRaw (min), as sacct -P prints them: a job at 5 % of its
+  // hour, one at half, one that hit its limit, one past it (counted at the limit), one that never
+  // ran, one without a limit, another partition's, and a row with a name that is not a number.
+  {
+    std::ofstream(dir / "sacct") << "#!/bin/sh\n"
+                                    "echo \"$*\" > args\n"
+                                    "printf '%s\\n' 'gpu|180|60' 'gpu|1800|60' 'gpu|3600|60' 'gpu|3700|60' 'gpu|0|60' "
+                                    "'gpu|100|UNLIMITED' 'cpu|30|10' 'gpu|x|60'\n";
+  }
+  fs::permissions(dir / "sacct", fs::perms::owner_all);
+  const auto cmd = slurm::job_ends_command();
+  std::string line = "cd '" + dir.string() + "' && PATH='" + dir.string() + "':\"$PATH\" /bin/sh -c '";
+  for (char ch : cmd.argv[2]) {
+    line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  }
+  line += "' rv-job-ends > out";
+  REQUIRE(std::system(line.c_str()) == 0);
+  std::stringstream out, args;
+  out << std::ifstream(dir / "out").rdbuf();
+  args << std::ifstream(dir / "args").rdbuf();
+  CAPTURE(out.str());
+  auto got = slurm::parse_job_ends(out.str());
+  REQUIRE(got);
+  REQUIRE(got->count("gpu") == 1);
+  const auto& gpu = got->at("gpu");
+  CHECK(gpu.jobs == 4);
+  CHECK(gpu.counts[1] == 1);                       // 180 s of 60 min: 0.05
+  CHECK(gpu.counts[10] == 1);                      // half
+  CHECK(gpu.counts[model::EndRatios::steps] == 2); // at and past the limit
+  CHECK(got->at("cpu").counts[1] == 1);            // 30 s of 10 min
+  CHECK(args.str().find("-a -X -n -P -S now-1days") != std::string::npos);
+  // sacct failing (accounting unreachable) is the command's failure, not an empty answer.
+  {
+    std::ofstream(dir / "sacct") << "#!/bin/sh\necho 'sacct: error: Problem talking to the database' >&2\nexit 1\n";
+  }
+  CHECK(std::system((line + " 2>/dev/null").c_str()) != 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("plan: where the partition's jobs end early, a queued strategy's wait is rv's expected one, with why")
+{
+  auto cluster = test::campus();
+  for (auto& p : cluster.partitions) { // as discovery lists them
+    for (const auto& n : cluster.nodes) {
+      if (n.partitions.front() == p.name) {
+        p.nodes.push_back(n.name);
+      }
+    }
+  }
+  model::QueueSnapshot queue;
+  queue.known = true;
+  queue.now_epoch = 2'000'000;
+  for (auto& n : cluster.nodes) {
+    if (n.partitions.front() != "gpu-v100") {
+      continue;
+    }
+    n.gpus_used = {{"v100", 4}};
+    n.gpus_used_known = true;
+    model::QueuedJob j;
+    j.id = "run-" + n.name;
+    j.running = true;
+    j.partition = "gpu-v100";
+    j.nodes = {n.name};
+    j.gpus_per_node = {{"v100", 4}};
+    j.gpus_known = true;
+    j.start_in_s = -60;       // a minute of
+    j.end_in_s = 36'000 - 60; // a 10 h limit
+    queue.jobs.push_back(j);
+  }
+  model::JobRequest req;
+  req.time_s = 7200;
+  req.gpus = 4;
+  req.gpu_type = "v100";
+  PlanOptions opts;
+  auto profile = test::campus_profile();
+  auto cands = enumerate_candidates(cluster, profile, req, opts);
+  REQUIRE(cands);
+  auto windows = make_windows(test::fake_probes(cands->list, 0), cands->list, opts); // Slurm: in 6 h
+  windows.queue = queue;
+  auto v100_waits = [&](const model::Cluster& c) {
+    auto p = plan(c, profile, req, windows, opts);
+    REQUIRE(p);
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    for (const auto& s : p->strategies) {
+      if (s.gpu_type == "v100" && s.est_wait_s) {
+        std::string why;
+        for (const auto& r : s.reasons) {
+          why += r + "\n";
+        }
+        out.emplace_back(*s.est_wait_s, why);
+      }
+    }
+    REQUIRE_FALSE(out.empty());
+    return out;
+  };
+  for (const auto& [wait, why] : v100_waits(cluster)) {
+    CHECK(wait == 21'600); // no ratios read: Slurm's plan stands
+    CHECK(why.find("expected to start") == std::string::npos);
+  }
+  cluster.end_ratios["gpu-v100"] = ratios({{2, 40}}); // jobs end at 10-15 % of their limits
+  for (const auto& [wait, why] : v100_waits(cluster)) {
+    CHECK(wait == 4'500 - 60); // 12.5 % of the running jobs' 10 h, a minute of it gone
+    CHECK(why.find("expected to start in") != std::string::npos);
+    CHECK(why.find("Slurm's plan, every job to its limit, says 6h") != std::string::npos);
+  }
+}
