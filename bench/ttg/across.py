@@ -254,6 +254,7 @@ def render(rows, verdicts, cap, wall):
 
 
 def main():
+    ttg.exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rv", required=True)
     ap.add_argument("--out", required=True)

@@ -179,6 +179,7 @@ def render_samples(rows):
 
 
 def main():
+    ttg.exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rv", required=True)
     ap.add_argument("--out", required=True)

@@ -13,6 +13,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -182,6 +183,25 @@ def sbatch_bg(j, name, senv=None):
     return r.stdout.strip().split(";")[0]
 
 
+LIVE = set()  # the replays started and not yet ended (exit_on_sigterm ends them)
+
+
+def exit_on_sigterm():
+    """SIGTERM (a `timeout`, a killed session) ends the run as its `finally` blocks would: every
+    live replay's load and the contenders' jobs are purged first. Without it a killed run left its
+    load holding the testbed's GPUs under the next benchmark."""
+    def handler(signum, _frame):
+        log(f"signal {signum}: purging {len(LIVE)} live replay(s) before exiting")
+        for r in list(LIVE):
+            try:
+                r.stop.set()
+                purge(wait_s=10, senv=r.senv)
+            except Exception as e:  # noqa: BLE001 - exiting anyway: say what was left
+                log(f"purge failed: {e}")
+        os._exit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+
+
 class Replay:
     """One replay of a seed: the state at t0 (running set, then the queue), then arrivals on time."""
 
@@ -194,6 +214,7 @@ class Replay:
         self.t0 = None
 
     def start(self, settle_s):
+        LIVE.add(self)
         purge(senv=self.senv)
         run = [j for j in self.seq if j["kind"] == "running"]
         ids = [sbatch_bg(j, f"bg-{self.tag}", self.senv) for j in run]
@@ -229,6 +250,7 @@ class Replay:
         if self.thread:
             self.thread.join(timeout=10)
         purge(senv=self.senv)
+        LIVE.discard(self)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -695,6 +717,7 @@ def est_later(s):
 
 
 def main():
+    exit_on_sigterm()
     ap = argparse.ArgumentParser()
     ap.add_argument("--rv", required=True)
     ap.add_argument("--out", required=True)
