@@ -1,6 +1,7 @@
 #include "slurm/monitor.hpp"
 
 #include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
 #include "slurm/jobs.hpp"
 #include "slurm/sacct.hpp"
 #include "slurm/scontrol.hpp"
@@ -205,21 +206,14 @@ Result<JobView> final_state(proc::Runner& runner, Clock& clock, const std::strin
 namespace {
 
 // Between two polls: a wait on the login node that a claim ends early (when the caller gave one
-// and no claim was read yet: one there already would end it at once), else a sleep here. A wait
-// that could not run (the connection) sleeps the rest; an interrupt ends either.
+// and no claim was read yet: one there already would end it at once), else a sleep here
+// (proc::remote::wait_or_sleep: a wait that cannot run sleeps the rest; an interrupt ends either).
 void pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
            std::chrono::milliseconds d)
 {
-  if (options.wait_for_claim && unclaimed && interrupt_signal() == 0) {
-    const auto t0 = clock.now();
-    if (auto w = runner.run(options.wait_for_claim(d)); w && w->ok()) {
-      return;
-    }
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - t0);
-    if (spent >= d || interrupt_signal() != 0) {
-      return;
-    }
-    d -= spent;
+  if (options.wait_for_claim && unclaimed) {
+    proc::remote::wait_or_sleep(runner, clock, options.wait_for_claim(d), clock.now() + d);
+    return;
   }
   clock.sleep_for(d);
 }

@@ -49,15 +49,7 @@ void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc:
       gap.count() > 0 && interrupt_signal() == 0) {
     clock.sleep_for(std::min(gap, std::max(rest(), milliseconds(0))));
   }
-  if (rest().count() <= 0 || interrupt_signal() != 0) {
-    return;
-  }
-  if (auto w = runner.run(proc::remote::wait_for_growth_command(logs, rest())); w && w->ok()) {
-    return;
-  }
-  if (rest().count() > 0 && interrupt_signal() == 0) {
-    clock.sleep_for(rest());
-  }
+  proc::remote::wait_or_sleep(runner, clock, proc::remote::wait_for_growth_command(logs, rest()), until);
 }
 
 } // namespace

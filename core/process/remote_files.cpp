@@ -1,5 +1,7 @@
 #include "core/process/remote_files.hpp"
 
+#include "core/interrupt.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -130,6 +132,19 @@ Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::
   auto cmd = read_only(with_timeout(std::move(argv)));
   cmd.timeout = max + std::chrono::seconds(15);
   return cmd;
+}
+
+void wait_or_sleep(Runner& runner, Clock& clock, const Command& wait, std::chrono::steady_clock::time_point until)
+{
+  if (clock.now() >= until || interrupt_signal() != 0) {
+    return;
+  }
+  if (auto w = runner.run(wait); w && w->ok()) {
+    return;
+  }
+  if (const auto rest = until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
+    clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
+  }
 }
 
 Command last_lines_command(const std::string& path, int lines)

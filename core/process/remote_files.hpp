@@ -5,6 +5,7 @@
 // plus a helper that runs it. Domain-specific programs (snapshots, manifests, the race claim)
 // live with their domain; they take their paths from here.
 
+#include "core/clock.hpp"
 #include "core/process/runner.hpp"
 
 #include <chrono>
@@ -49,6 +50,11 @@ struct Watched {
 // every 0.2 s (one `wc -c` per file; `sleep 0.2` where sleep takes fractions, else 1 s steps), so
 // what the job writes is seen within 0.2 s and one round trip, with no Slurm call.
 Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max);
+
+// Runs `wait` (a wait_for_growth_command) on the login node and returns when it ends; when it
+// cannot run (the connection), sleeps here until `until` instead. An interrupt ends either at
+// once; nothing is run or slept once `until` has passed. The race's and the follow's pauses.
+void wait_or_sleep(Runner& runner, Clock& clock, const Command& wait, std::chrono::steady_clock::time_point until);
 
 // Writes `content` (on stdin, never in argv) to PATH with mode 0600, its directory created 0700,
 // atomically (a temporary file renamed into place).

@@ -2,6 +2,8 @@
 
 #include "core/process/local_runner.hpp"
 #include "core/process/remote_files.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
 
 #include <doctest/doctest.h>
 
@@ -160,4 +162,36 @@ TEST_CASE("remote: wait_for_growth_command ends once a watched file grows past i
   // A max of 0 looks once and ends.
   CHECK(timed(remote::wait_for_growth_command({{log, 6}}, milliseconds(0))) < seconds(5));
   fs::remove_all(d);
+}
+
+TEST_CASE("remote: wait_or_sleep waits on the login node; sleeps the rest here only when the wait cannot run")
+{
+  using std::chrono::milliseconds;
+  rv::test::FakeClock clock;
+  const auto wait = remote::wait_for_growth_command({{"/x/claim", 0}}, milliseconds(2000));
+  auto is_wait = [](const std::vector<std::string>& a) { return a.size() > 3 && a[3] == "rv-wait"; };
+  SUBCASE("the wait ran (a claim, or its time): nothing slept here")
+  {
+    rv::test::FakeRunner runner;
+    runner.expect(is_wait, rv::test::FakeRunner::reply(0));
+    remote::wait_or_sleep(runner, clock, wait, clock.now() + milliseconds(2000));
+    CHECK(runner.all_consumed());
+    CHECK(clock.slept_ms() == 0);
+  }
+  SUBCASE("the wait could not run: the rest of the pause is slept here")
+  {
+    rv::test::FakeRunner runner; // expects nothing: the run fails as a lost connection would
+    const auto until = clock.now() + milliseconds(2000);
+    clock.advance(milliseconds(300)); // the failed attempt's own time
+    remote::wait_or_sleep(runner, clock, wait, until);
+    CHECK(runner.seen().size() == 1);
+    CHECK(clock.slept_ms() == 1700);
+  }
+  SUBCASE("the pause is already over: nothing runs, nothing sleeps")
+  {
+    rv::test::FakeRunner runner;
+    remote::wait_or_sleep(runner, clock, wait, clock.now());
+    CHECK(runner.seen().empty());
+    CHECK(clock.slept_ms() == 0);
+  }
 }
