@@ -6,6 +6,7 @@
 #include "strategy/plan.hpp"
 
 #include "fixtures.hpp"
+#include "unit/test_data.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -97,6 +99,22 @@ struct Fixture {
     c.gpus_per_node = 4;
   }
 };
+
+// Runs job_ends_command under /bin/sh in `dir`, where a fake `sacct` lies: its exit status and
+// output.
+std::pair<int, std::string> run_job_ends(const std::filesystem::path& dir)
+{
+  const auto cmd = slurm::job_ends_command(); // kept: its argv outlives the loop
+  std::string line = "cd '" + dir.string() + "' && PATH='" + dir.string() + "':\"$PATH\" /bin/sh -c '";
+  for (char ch : cmd.argv[2]) {
+    line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  }
+  line += "' rv-job-ends > out 2> err";
+  const int rc = std::system(line.c_str());
+  std::stringstream out;
+  out << std::ifstream(dir / "out").rdbuf();
+  return {rc, out.str()};
+}
 
 } // namespace
 
@@ -208,18 +226,12 @@ TEST_CASE("job ends: the command runs under /bin/sh against a fake sacct and cou
                                     "'gpu|100|UNLIMITED' 'cpu|30|10' 'gpu|x|60'\n";
   }
   fs::permissions(dir / "sacct", fs::perms::owner_all);
-  const auto cmd = slurm::job_ends_command();
-  std::string line = "cd '" + dir.string() + "' && PATH='" + dir.string() + "':\"$PATH\" /bin/sh -c '";
-  for (char ch : cmd.argv[2]) {
-    line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  }
-  line += "' rv-job-ends > out";
-  REQUIRE(std::system(line.c_str()) == 0);
-  std::stringstream out, args;
-  out << std::ifstream(dir / "out").rdbuf();
+  const auto [rc, out] = run_job_ends(dir);
+  REQUIRE(rc == 0);
+  std::stringstream args;
   args << std::ifstream(dir / "args").rdbuf();
-  CAPTURE(out.str());
-  auto got = slurm::parse_job_ends(out.str());
+  CAPTURE(out);
+  auto got = slurm::parse_job_ends(out);
   REQUIRE(got);
   REQUIRE(got->count("gpu") == 1);
   const auto& gpu = got->at("gpu");
@@ -233,7 +245,7 @@ TEST_CASE("job ends: the command runs under /bin/sh against a fake sacct and cou
   {
     std::ofstream(dir / "sacct") << "#!/bin/sh\necho 'sacct: error: Problem talking to the database' >&2\nexit 1\n";
   }
-  CHECK(std::system((line + " 2>/dev/null").c_str()) != 0);
+  CHECK(run_job_ends(dir).first != 0);
   fs::remove_all(dir);
 }
 
@@ -302,5 +314,51 @@ TEST_CASE("plan: where the partition's jobs end early, a queued strategy's wait 
     CHECK(wait == 4'500 - 60); // 12.5 % of the running jobs' 10 h, a minute of it gone
     CHECK(why.find("expected to start in") != std::string::npos);
     CHECK(why.find("Slurm's plan, every job to its limit, says 6h") != std::string::npos);
+  }
+}
+
+TEST_CASE("job ends: the count of sacct's real rows (22.05 and 24.11, captured) matches one made row by row here")
+{
+  namespace fs = std::filesystem;
+  for (const std::string version : {"22.05", "24.11"}) {
+    CAPTURE(version);
+    const auto data = fs::absolute(fs::path(RV_TEST_DATA_DIR) / "slurm" / version / "sacct_job_ends.txt");
+    const auto dir = fs::temp_directory_path() / ("rv-job-ends-cap-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    {
+      std::ofstream(dir / "sacct") << "#!/bin/sh\ncat '" << data.string() << "'\n";
+    }
+    fs::permissions(dir / "sacct", fs::perms::owner_all);
+    const auto [rc, out] = run_job_ends(dir);
+    fs::remove_all(dir);
+    REQUIRE(rc == 0);
+    auto got = slurm::parse_job_ends(out);
+    REQUIRE(got);
+    // The same count, row by row: Partition|ElapsedRaw seconds|TimelimitRaw minutes.
+    std::map<std::string, model::EndRatios> want;
+    std::istringstream rows(testing::read_data(data));
+    int ran = 0;
+    for (std::string row; std::getline(rows, row);) {
+      const auto a = row.find('|'), b = row.find('|', a + 1);
+      REQUIRE(b != std::string::npos);
+      const long elapsed = std::stol(row.substr(a + 1, b - a - 1));
+      const long limit_min = std::stol(row.substr(b + 1));
+      if (elapsed <= 0 || limit_min <= 0) {
+        continue;
+      }
+      ++ran;
+      auto& r = want[row.substr(0, a)];
+      const auto step = std::min<long>(model::EndRatios::steps, elapsed * model::EndRatios::steps / (limit_min * 60));
+      ++r.counts[static_cast<std::size_t>(step)];
+      ++r.jobs;
+    }
+    CHECK(ran > 20); // the capture holds jobs that ran, not only cancelled pending ones
+    REQUIRE(got->size() == want.size());
+    for (const auto& [part, r] : want) {
+      CAPTURE(part);
+      REQUIRE(got->count(part) == 1);
+      CHECK(got->at(part).jobs == r.jobs);
+      CHECK(got->at(part).counts == r.counts);
+    }
   }
 }
