@@ -18,7 +18,7 @@ proc::Command job_ends_command()
   // ElapsedRaw is in seconds, TimelimitRaw in minutes (a word such as UNLIMITED for none). The
   // output of sacct is kept first, so its failure is the command's exit status.
   auto script = fmt::format(
-      "out=$(sacct -a -X -n -P -S now-1days -E now -s CD,F,TO,CA,OOM,NF,PR "
+      "out=$(sacct -a -X -n -P -S now-1days -E now -s CD,F,TO,OOM,NF,PR "
       "-o Partition,ElapsedRaw,TimelimitRaw) || exit $?\n"
       "printf '%s\\n' \"$out\" | awk -F'|' '$2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $2 > 0 && $3 > 0 {{\n"
       "  b = int($2 * {0} / ($3 * 60)); if (b > {0}) b = {0}; n[$1]++; c[$1, b]++\n"

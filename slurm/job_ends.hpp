@@ -13,10 +13,12 @@
 
 namespace rv::slurm {
 
-// `sh -c '... sacct -a -X -n -P -S now-1days -E now -s CD,F,TO,CA,OOM,NF,PR -o
+// `sh -c '... sacct -a -X -n -P -S now-1days -E now -s CD,F,TO,OOM,NF,PR -o
 // Partition,ElapsedRaw,TimelimitRaw ... | awk ...' rv-job-ends`: a line `PARTITION JOBS C0 .. C20`
 // per partition (EndRatios' counts). Jobs that never ran (elapsed 0) and jobs without a limit are
-// left out. Exit: sacct's when it fails (accounting unreachable), else 0. Repeatable (a read).
+// left out, and so are cancelled ones: when a cancelled job ended was someone's decision (a user,
+// rv's own `rv stop`, a benchmark's purge), not how long such jobs run; leaving them out can only
+// make the expected waits longer. Exit: sacct's when it fails (accounting unreachable), else 0. Repeatable (a read).
 proc::Command job_ends_command();
 
 // Whether `cmd` is job_ends_command (its cache entry is kept with the accounting facts).
