@@ -148,7 +148,8 @@ before=$(logins)
 with_askpass "$RV" -v --ssh-config "$TB_SSH_CONFIG" --host rvtb-2fa run -f --time 5m --name "$NAME-kill" -- \
   'sleep 6; echo finished-after-kill' </dev/null >"$IT_DIR/kill.out" 2>"$IT_DIR/kill.err" &
 runner=$!
-wait_for 60 bash -c "squeue -h -n '$NAME-kill' -o %i | grep -q ."
+# After the submission (sbatch is never repeated: a kill during it is a failed submission), in the race.
+wait_for 60 grep -q "waiting for the first of" "$IT_DIR/kill.err"
 for pid in $(holder_pids); do kill -9 "$pid"; done
 wait_for 60 bash -c "squeue -h -n '$NAME-kill' -o %T | grep -q RUNNING"
 for _ in $(seq 150); do [[ -z $(holder_pids) ]] || break; sleep 0.2; done
