@@ -21,8 +21,9 @@ namespace rv::slurm {
 namespace {
 
 enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_p, assoc_p, qos_p, user_p, ends_p };
-constexpr std::size_t base_probes = 6;
-constexpr std::size_t all_probes = 10;
+constexpr std::size_t base_probes = 6;  // no user: no accounting reads
+constexpr std::size_t assoc_probes = 9; // with a user: the sacctmgr reads
+constexpr std::size_t all_probes = 10;  // and how early jobs end (DiscoveryQuery::job_ends)
 
 std::string failure(const char* what, const proc::Outcome& o)
 {
@@ -146,9 +147,9 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
 
 Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
 {
-  if (o.size() != base_probes && o.size() != all_probes - 1 && o.size() != all_probes) {
+  if (o.size() != base_probes && o.size() != assoc_probes && o.size() != all_probes) {
     return fail(ErrorCode::generic, fmt::format("discovery expected {}, {} or {} outcomes, got {}", base_probes,
-                                                all_probes - 1, all_probes, o.size()));
+                                                assoc_probes, all_probes, o.size()));
   }
   model::Cluster c;
   // sinfo is the fallback for what scontrol did not say (a failed command, nodes without
@@ -223,7 +224,7 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
     c.warnings.push_back(failure("scontrol show config", o[config_p]));
   }
   parse_zone(o[date_p], o[zone_p], c);
-  if (o.size() >= all_probes - 1) {
+  if (o.size() >= assoc_probes) {
     for (auto p : {assoc_p, qos_p, user_p}) {
       if (!o[p].ok()) {
         c.warnings.push_back(failure("sacctmgr", o[p])); // accounting may be unreadable: fine
