@@ -29,6 +29,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   // How backfill sizes a queue window (strategy/backfill_rule.hpp): its grid, its pass interval,
   // and rv's own time from the queue snapshot to the submission.
   const BackfillTiming timing{cluster.config.bf_resolution_s, cluster.config.bf_interval_s, opts.queue_latency_s};
+  const QueueIndex queue(cluster, probes.queue); // once: every candidate asks about its nodes' jobs
   for (const auto& c : cands.list) {
     const auto* window = probes.find(c.shape());
     if (window) {
@@ -40,7 +41,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     }
     std::vector<model::Strategy> strategies;
     if (probes.queue.known) {
-      auto qw = queue_window(cluster, probes.queue, c);
+      auto qw = queue_window(cluster, queue, c);
       strategies = strategies_with_queue(c, window, qw, request, opts, timing);
       out.queue_windows.push_back(std::move(qw));
     } else {

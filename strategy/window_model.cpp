@@ -22,7 +22,7 @@ struct NodeWindow {
   std::string ends_by;
 };
 
-NodeWindow node_window(const model::Node& n, const model::QueueSnapshot& q, const Candidate& c)
+NodeWindow node_window(const model::Node& n, const QueueIndex& q, const Candidate& c)
 {
   NodeWindow w;
   w.name = n.name;
@@ -42,10 +42,8 @@ NodeWindow node_window(const model::Node& n, const model::QueueSnapshot& q, cons
     const model::QueuedJob* job;
   };
   std::vector<Event> events;
-  for (const auto& j : q.jobs) {
-    if (std::find(j.nodes.begin(), j.nodes.end(), n.name) == j.nodes.end()) {
-      continue;
-    }
+  for (const auto* jp : q.jobs_on(n.name)) {
+    const auto& j = *jp;
     if (j.running) {
       if (j.end_in_s && j.gpus_known) {
         events.push_back({std::max<std::int64_t>(0, *j.end_in_s), gpus_of(j.gpus_per_node, type, one_type), &j});
@@ -110,8 +108,38 @@ bool usable(const model::Node& n)
                       [&](const std::string& f) { return std::find(bad.begin(), bad.end(), f) != bad.end(); });
 }
 
-QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapshot& q, const Candidate& c)
+QueueIndex::QueueIndex(const model::Cluster& cluster, const model::QueueSnapshot& queue) : queue_(queue)
 {
+  nodes_.reserve(cluster.nodes.size());
+  for (const auto& n : cluster.nodes) {
+    nodes_.emplace(n.name, &n); // the first of a name, as Cluster::find_node
+  }
+  for (const auto& j : queue.jobs) {
+    for (const auto& name : j.nodes) {
+      auto& on = jobs_[name];
+      if (on.empty() || on.back() != &j) { // a node listed twice counts once
+        on.push_back(&j);
+      }
+    }
+  }
+}
+
+const model::Node* QueueIndex::node(const std::string& name) const
+{
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+const std::vector<const model::QueuedJob*>& QueueIndex::jobs_on(const std::string& node) const
+{
+  static const std::vector<const model::QueuedJob*> none;
+  auto it = jobs_.find(node);
+  return it == jobs_.end() ? none : it->second;
+}
+
+QueueWindow queue_window(const model::Cluster& cluster, const QueueIndex& index, const Candidate& c)
+{
+  const auto& q = index.queue();
   QueueWindow out;
   out.shape() = c.shape();
   out.candidate_id = c.id;
@@ -124,11 +152,11 @@ QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapsh
   auto excluded = text::split(c.exclude, ",");
   std::vector<NodeWindow> fit;
   for (const auto& name : part->nodes) {
-    const auto* n = cluster.find_node(name);
+    const auto* n = index.node(name);
     if (n == nullptr || std::find(excluded.begin(), excluded.end(), name) != excluded.end()) {
       continue;
     }
-    auto w = node_window(*n, q, c);
+    auto w = node_window(*n, index, c);
     if (n->gpus_used_known && usable(*n)) {
       out.idle_gpus += std::max(0, w.free_now);
     }

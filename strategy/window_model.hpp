@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace rv::strategy {
@@ -39,10 +40,29 @@ int gpus_of(const std::vector<model::GpuGres>& list, const std::string& type, bo
 // Whether a job may start on the node (not down, drained, reserved, ...).
 bool usable(const model::Node& n);
 
+// The cluster's nodes and the queue's jobs by node name, built once per plan: a busy cluster's
+// queue holds tens of thousands of jobs, and each candidate asks about its partition's nodes.
+class QueueIndex {
+public:
+  QueueIndex(const model::Cluster& cluster, const model::QueueSnapshot& queue);
+  const model::QueueSnapshot& queue() const { return queue_; }
+  const model::Node* node(const std::string& name) const;                             // nullptr: not in the cluster
+  const std::vector<const model::QueuedJob*>& jobs_on(const std::string& node) const; // in queue order
+
+private:
+  const model::QueueSnapshot& queue_;
+  std::unordered_map<std::string, const model::Node*> nodes_;
+  std::unordered_map<std::string, std::vector<const model::QueuedJob*>> jobs_;
+};
+
 // The window of `c` from `queue`. Conservative where the queue is vague: a pending job with a
 // planned start but unknown GPUs takes every GPU of its nodes; a running job with unknown GPUs
 // frees none; a node whose GPUs in use are unknown is not idle. Every pending job with a planned
 // start counts as ahead of a new job (its priority is not known before submission).
-QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapshot& queue, const Candidate& c);
+QueueWindow queue_window(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c);
+inline QueueWindow queue_window(const model::Cluster& cluster, const model::QueueSnapshot& queue, const Candidate& c)
+{
+  return queue_window(cluster, QueueIndex(cluster, queue), c);
+}
 
 } // namespace rv::strategy
