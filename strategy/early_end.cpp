@@ -7,31 +7,167 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <set>
+#include <numeric>
 
 namespace rv::strategy {
 namespace {
 
 constexpr std::int64_t forever = std::numeric_limits<std::int64_t>::max() / 4;
 
-const model::EndRatios* ratios_of(const model::Cluster& cluster, const std::string& partition)
+// The ratios each partition's jobs are drawn from: its own once k_min_end_jobs ended there, else
+// the whole cluster's when that many ended across its partitions (how early jobs end is more alike
+// across a cluster's partitions than their lengths), else none (the job runs to its limit).
+class RatioSource {
+public:
+  explicit RatioSource(const model::Cluster& cluster) : cluster_(cluster)
+  {
+    for (const auto& [name, r] : cluster.end_ratios) {
+      pooled_.jobs += r.jobs;
+      for (std::size_t i = 0; i < r.counts.size(); ++i) {
+        pooled_.counts[i] += r.counts[i];
+      }
+    }
+  }
+  const model::EndRatios* of(const std::string& partition) const
+  {
+    auto it = cluster_.end_ratios.find(partition);
+    if (it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs) {
+      return &it->second;
+    }
+    return pooled_.jobs >= k_min_end_jobs ? &pooled_ : nullptr;
+  }
+  bool own(const std::string& partition) const
+  {
+    auto it = cluster_.end_ratios.find(partition);
+    return it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs;
+  }
+
+private:
+  const model::Cluster& cluster_;
+  model::EndRatios pooled_;
+};
+
+// A fixed permutation of 0..n-1 per job (a Latin hypercube over the jobs: each job's draws cover
+// its distribution evenly, the pairing across jobs is shuffled), the same for the same job id.
+std::vector<int> shuffled(const std::string& id, int n)
 {
-  auto it = cluster.end_ratios.find(partition);
-  return it != cluster.end_ratios.end() && it->second.jobs >= k_min_end_jobs ? &it->second : nullptr;
+  std::uint64_t state = 1469598103934665603ULL;
+  for (char ch : id) {
+    state = (state ^ static_cast<unsigned char>(ch)) * 1099511628211ULL;
+  }
+  auto next = [&state] {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  for (std::size_t i = order.size(); i > 1; --i) {
+    std::swap(order[i - 1], order[next() % i]);
+  }
+  return order;
 }
 
-// Free GPUs of the candidate's type on one node over time: `now` plus the changes at each moment.
+// Where jobs past `used` of their limits ended: each step's share above `used` (counts spread
+// evenly within a step), and its quantiles.
+struct Conditional {
+  static constexpr std::size_t steps = model::EndRatios::steps;
+  static constexpr double step = 1.0 / steps;
+  double used = 0;
+  std::array<double, steps + 1> mass{};
+  double total = 0;
+
+  Conditional(const model::EndRatios& r, double used_share) : used(std::clamp(used_share, 0.0, 1.0))
+  {
+    for (std::size_t i = 0; i <= steps; ++i) {
+      const double lo = static_cast<double>(i) * step, hi = lo + step;
+      double share = 1.0;
+      if (i < steps) {
+        share = used >= hi ? 0.0 : used <= lo ? 1.0 : (hi - used) / step;
+      }
+      mass[i] = r.counts[i] * share;
+      total += mass[i];
+    }
+  }
+  double quantile(double q) const
+  {
+    if (total < 3) {
+      return 1.0;
+    }
+    const double want = total * std::clamp(q, 0.0, 1.0);
+    double seen = 0;
+    for (std::size_t i = 0; i < steps; ++i) {
+      if (mass[i] > 0 && seen + mass[i] >= want) {
+        const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
+        return std::max(used, lo + (hi - lo) * (want - seen) / mass[i]);
+      }
+      seen += mass[i];
+    }
+    return 1.0;
+  }
+  // The quantiles at (i + 0.5) / n, i = 0..n-1, in one sweep.
+  std::vector<double> quantiles(int n) const
+  {
+    std::vector<double> out(static_cast<std::size_t>(n), 1.0);
+    if (total < 3) {
+      return out;
+    }
+    std::size_t i = 0;
+    double seen = 0;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const double want = total * (static_cast<double>(k) + 0.5) / n;
+      while (i < steps && (mass[i] <= 0 || seen + mass[i] < want)) {
+        seen += mass[i];
+        ++i;
+      }
+      if (i == steps) {
+        break; // the rest ran to their limits
+      }
+      const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
+      out[k] = std::max(used, lo + (hi - lo) * (want - seen) / mass[i]);
+    }
+    return out;
+  }
+};
+
+// A job's end (from the snapshot, never past its limit) in each replay: replay k draws the
+// (order[k] + 0.5) / k_replays quantile of the ratios past what it has used. `start` <= 0 for a
+// running job; 0 for a pending one (its run, drawn as if it started now). No ratios: its limit.
+std::vector<std::int64_t> drawn_ends(const std::string& id, const model::EndRatios* r, std::int64_t start,
+                                     std::int64_t limit)
+{
+  std::vector<std::int64_t> ends(k_replays, limit == forever ? forever : start + limit);
+  if (r == nullptr || limit == forever) {
+    return ends;
+  }
+  const auto ratio = Conditional(*r, static_cast<double>(-start) / static_cast<double>(limit)).quantiles(k_replays);
+  const auto order = shuffled(id, k_replays);
+  for (std::size_t k = 0; k < ends.size(); ++k) {
+    const auto run =
+        std::max<std::int64_t>(1, std::llround(ratio[static_cast<std::size_t>(order[k])] * static_cast<double>(limit)));
+    ends[k] = std::min(start + limit, std::max<std::int64_t>(0, start + run));
+  }
+  return ends;
+}
+
+// Free GPUs of the candidate's type on one node over time: `now` plus the changes, in time order.
 struct Timeline {
   int now = 0;
-  std::map<std::int64_t, int> changes;
+  std::vector<std::pair<std::int64_t, int>> changes; // sorted by time
 
   void add(std::int64_t at, int delta)
   {
     if (at < forever) {
-      changes[std::max<std::int64_t>(0, at)] += delta;
+      const std::pair<std::int64_t, int> c{std::max<std::int64_t>(0, at), delta};
+      changes.insert(std::upper_bound(changes.begin(), changes.end(), c,
+                                      [](const auto& a, const auto& b) { return a.first < b.first; }),
+                     c);
     }
   }
   // The fewest free GPUs in [from, from + length).
@@ -51,171 +187,189 @@ struct Timeline {
   }
 };
 
-// The expected end of a job that started at `start_in_s` with limit end `end_in_s` (seconds from
-// the snapshot): where jobs like it ended, else its limit.
-std::int64_t expected_end(const model::EndRatios* r, std::int64_t start_in_s, std::int64_t end_in_s)
-{
-  const auto limit = end_in_s - start_in_s;
-  if (r == nullptr || limit <= 0) {
-    return end_in_s;
-  }
-  const double used = std::clamp(static_cast<double>(-start_in_s) / static_cast<double>(limit), 0.0, 1.0);
-  const auto end = start_in_s + std::llround(expected_end_ratio(*r, used) * static_cast<double>(limit));
-  return std::min(end_in_s, std::max<std::int64_t>(0, end));
-}
-
 } // namespace
+
+double end_ratio_quantile(const model::EndRatios& r, double used, double q)
+{
+  return Conditional(r, used).quantile(q);
+}
 
 double expected_end_ratio(const model::EndRatios& r, double used)
 {
-  constexpr std::size_t steps = model::EndRatios::steps;
-  constexpr double step = 1.0 / steps;
-  used = std::clamp(used, 0.0, 1.0);
-  // The mass of each step above `used` (the part of the step past it, counts spread evenly).
-  std::array<double, steps + 1> mass{};
-  double total = 0;
-  for (std::size_t i = 0; i <= steps; ++i) {
-    const double lo = static_cast<double>(i) * step, hi = lo + step;
-    double share = 1.0;
-    if (i < steps) {
-      share = used >= hi ? 0.0 : used <= lo ? 1.0 : (hi - used) / step;
-    }
-    mass[i] = r.counts[i] * share;
-    total += mass[i];
-  }
-  if (total < 3) {
-    return 1.0;
-  }
-  double seen = 0;
-  for (std::size_t i = 0; i < steps; ++i) {
-    if (mass[i] > 0 && seen + mass[i] >= total / 2) {
-      const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
-      return std::max(used, lo + (hi - lo) * (total / 2 - seen) / mass[i]);
-    }
-    seen += mass[i];
-  }
-  return 1.0;
+  return end_ratio_quantile(r, used, 0.5);
 }
 
-std::optional<ExpectedWait> expected_wait(const model::Cluster& cluster, const model::QueueSnapshot& q,
-                                          const Candidate& c, std::int64_t walltime_s, std::int64_t slurm_wait_s)
+ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c)
+    : partition_(c.partition), gpus_per_node_(c.gpus_per_node), nodes_wanted_(std::max(1, c.nodes))
 {
-  const auto* own = ratios_of(cluster, c.partition);
+  const RatioSource ratios(cluster);
+  const auto* own = ratios.of(c.partition);
   const auto* part = cluster.find_partition(c.partition);
-  if (!q.known || own == nullptr || part == nullptr || slurm_wait_s <= 0) {
-    return std::nullopt;
+  if (!queue.queue().known || own == nullptr || part == nullptr) {
+    return;
   }
+  own_jobs_ = own->jobs;
+  own_partition_ = ratios.own(c.partition);
+  median_ratio_ = expected_end_ratio(*own, 0);
   const auto excluded = text::split(c.exclude, ",");
-  std::map<std::string, Timeline> nodes; // the candidate's usable nodes with its GPU type
+  std::map<std::string, std::size_t> index; // the candidate's usable nodes with its GPU type
   for (const auto& name : part->nodes) {
-    const auto* n = cluster.find_node(name);
+    const auto* n = queue.node(name);
     if (n == nullptr || !n->gpus_used_known || !usable(*n) ||
         std::find(excluded.begin(), excluded.end(), name) != excluded.end()) {
       continue;
     }
     const int total = gpus_of(n->gpus, c.gpu_type, true);
-    if (total < c.gpus_per_node) {
+    if (total < c.gpus_per_node || index.contains(name)) {
       continue;
     }
-    nodes[name].now = total - gpus_of(n->gpus_used, c.gpu_type, true);
+    index[name] = free_now_.size();
+    free_now_.push_back(total - gpus_of(n->gpus_used, c.gpu_type, true));
   }
-  if (nodes.size() < static_cast<std::size_t>(std::max(1, c.nodes))) {
-    return std::nullopt;
+  if (free_now_.size() < static_cast<std::size_t>(nodes_wanted_)) {
+    return;
   }
-  // The running jobs free their GPUs at their expected ends.
-  for (const auto& j : q.jobs) {
-    if (!j.running || !j.gpus_known || !j.start_in_s || !j.end_in_s) {
-      continue;
+  // The jobs on those nodes, once each, in queue order.
+  std::vector<const model::QueuedJob*> jobs;
+  for (const auto& [name, at] : index) {
+    const auto& on = queue.jobs_on(name);
+    jobs.insert(jobs.end(), on.begin(), on.end());
+  }
+  std::sort(jobs.begin(), jobs.end(), std::less<>{}); // one vector's elements: its order
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  std::vector<const model::QueuedJob*> planned;
+  for (const auto* j : jobs) {
+    if (j->running) {
+      // A running job frees its GPUs on these nodes when it ends.
+      if (!j->gpus_known || !j->start_in_s || !j->end_in_s) {
+        continue;
+      }
+      Drawn d;
+      for (const auto& name : j->nodes) {
+        if (auto it = index.find(name); it != index.end()) {
+          const auto* n = queue.node(name);
+          d.on.emplace_back(it->second, gpus_of(j->gpus_per_node, c.gpu_type, n != nullptr && n->gpus.size() <= 1));
+        }
+      }
+      d.ends = drawn_ends(j->id, ratios.of(j->partition), *j->start_in_s,
+                          std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s));
+      running_.push_back(std::move(d));
+    } else if (j->start_in_s) {
+      planned.push_back(j);
     }
-    const auto end = expected_end(ratios_of(cluster, j.partition), *j.start_in_s, *j.end_in_s);
-    for (const auto& name : j.nodes) {
-      if (auto it = nodes.find(name); it != nodes.end()) {
-        const auto* n = cluster.find_node(name);
-        it->second.add(end, gpus_of(j.gpus_per_node, c.gpu_type, n != nullptr && n->gpus.size() <= 1));
+  }
+  // The pending jobs Slurm plans, in the order it plans them; each starts on its planned nodes as
+  // soon as they have room for its run.
+  std::stable_sort(planned.begin(), planned.end(), [](const auto* a, const auto* b) {
+    return *a->start_in_s != *b->start_in_s ? *a->start_in_s < *b->start_in_s : a->priority > b->priority;
+  });
+  for (const auto* j : planned) {
+    Drawn d;
+    const int need = j->gpus_known ? gpus_of(j->gpus_per_node, c.gpu_type, true) : c.gpus_per_node * 1000;
+    for (const auto& name : j->nodes) {
+      if (auto it = index.find(name); it != index.end()) {
+        d.on.emplace_back(it->second, need);
       }
     }
+    d.start = std::max<std::int64_t>(0, *j->start_in_s);
+    d.ends = drawn_ends(j->id, ratios.of(j->partition), 0,
+                        j->end_in_s ? std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s) : forever);
+    pending_.push_back(std::move(d));
   }
-  // Moments a job may start: now, and whenever GPUs free.
-  auto moments = [&] {
-    std::set<std::int64_t> at{0};
-    for (const auto& [name, t] : nodes) {
-      for (const auto& [when, delta] : t.changes) {
-        if (delta > 0) {
-          at.insert(when);
+  ready_ = true;
+}
+
+std::optional<ExpectedWait> ExpectedWaits::at(std::int64_t walltime_s, std::int64_t slurm_wait_s) const
+{
+  if (!ready_ || slurm_wait_s <= 0) {
+    return std::nullopt;
+  }
+  std::size_t ahead = 0; // the pending jobs Slurm plans to start no later than this one
+  while (ahead < pending_.size() && pending_[ahead].start <= slurm_wait_s) {
+    ++ahead;
+  }
+  std::vector<Timeline> nodes(free_now_.size());
+  std::vector<std::int64_t> moments; // when a job may start: now, and whenever GPUs free
+  // One replay: the start of this job (slurm_wait_s when nothing sooner).
+  auto replay = [&](std::size_t k) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      nodes[i].now = free_now_[i];
+      nodes[i].changes.clear();
+    }
+    moments.assign(1, 0);
+    for (const auto& j : running_) {
+      for (auto [node, gpus] : j.on) {
+        nodes[node].add(j.ends[k], gpus);
+      }
+      if (j.ends[k] < forever) {
+        moments.push_back(std::max<std::int64_t>(0, j.ends[k]));
+      }
+    }
+    std::sort(moments.begin(), moments.end());
+    moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+    for (std::size_t a = 0; a < ahead; ++a) {
+      const auto& j = pending_[a];
+      const auto run = j.ends[k];
+      auto start = j.start;
+      for (auto t : moments) {
+        if (t >= j.start) {
+          break;
+        }
+        if (std::all_of(j.on.begin(), j.on.end(),
+                        [&](const auto& on) { return nodes[on.first].least(t, run) >= on.second; })) {
+          start = t;
+          break;
+        }
+      }
+      for (auto [node, need] : j.on) {
+        nodes[node].add(start, -need);
+        if (run != forever) {
+          nodes[node].add(start + run, need);
+        }
+      }
+      if (run != forever) {
+        const auto free_at = start + run;
+        if (auto it = std::lower_bound(moments.begin(), moments.end(), free_at);
+            it == moments.end() || *it != free_at) {
+          moments.insert(it, free_at);
         }
       }
     }
-    return at;
+    for (auto t : moments) {
+      if (t >= slurm_wait_s) {
+        break;
+      }
+      std::ptrdiff_t fit = 0;
+      for (const auto& n : nodes) {
+        if (n.least(t, walltime_s) >= gpus_per_node_ && ++fit == nodes_wanted_) {
+          return t;
+        }
+      }
+    }
+    return slurm_wait_s;
   };
-  // The pending jobs Slurm plans to start no later than this one, in that order, each on its
-  // planned nodes as soon as they have room for its expected run.
-  std::vector<const model::QueuedJob*> ahead;
-  for (const auto& j : q.jobs) {
-    if (!j.running && j.start_in_s && *j.start_in_s <= slurm_wait_s && !j.nodes.empty()) {
-      ahead.push_back(&j);
-    }
+  std::vector<std::int64_t> starts;
+  starts.reserve(k_replays);
+  for (std::size_t k = 0; k < static_cast<std::size_t>(k_replays); ++k) {
+    starts.push_back(replay(k));
   }
-  std::stable_sort(ahead.begin(), ahead.end(), [](const auto* a, const auto* b) {
-    return *a->start_in_s != *b->start_in_s ? *a->start_in_s < *b->start_in_s : a->priority > b->priority;
-  });
-  int placed = 0;
-  for (const auto* j : ahead) {
-    std::vector<Timeline*> on;
-    for (const auto& name : j->nodes) {
-      if (auto it = nodes.find(name); it != nodes.end()) {
-        on.push_back(&it->second);
-      }
-    }
-    if (on.empty()) {
-      continue;
-    }
-    const int need = j->gpus_known ? gpus_of(j->gpus_per_node, c.gpu_type, true) : c.gpus_per_node * 1000;
-    const auto planned = std::max<std::int64_t>(0, *j->start_in_s);
-    const auto* r = ratios_of(cluster, j->partition);
-    const auto limit = j->end_in_s ? std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s) : forever;
-    const auto run =
-        limit == forever || r == nullptr
-            ? limit
-            : std::max<std::int64_t>(1, std::llround(expected_end_ratio(*r, 0) * static_cast<double>(limit)));
-    auto start = planned;
-    for (auto t : moments()) {
-      if (t >= planned) {
-        break;
-      }
-      if (std::all_of(on.begin(), on.end(), [&](const Timeline* tl) { return tl->least(t, run) >= need; })) {
-        start = t;
-        break;
-      }
-    }
-    for (auto* tl : on) {
-      tl->add(start, -need);
-      if (run != forever) {
-        tl->add(start + run, need);
-      }
-    }
-    ++placed;
+  std::sort(starts.begin(), starts.end());
+  const auto median = starts[k_replays / 2];
+  if (median >= slurm_wait_s) {
+    return std::nullopt;
   }
-  // This job: the first moment enough nodes have its GPUs for its whole walltime.
-  const auto want = static_cast<std::size_t>(std::max(1, c.nodes));
-  for (auto t : moments()) {
-    if (t >= slurm_wait_s) {
-      break;
-    }
-    const auto fit = std::count_if(nodes.begin(), nodes.end(),
-                                   [&](const auto& kv) { return kv.second.least(t, walltime_s) >= c.gpus_per_node; });
-    if (static_cast<std::size_t>(fit) >= want) {
-      ExpectedWait e;
-      e.wait_s = t;
-      e.why =
-          fmt::format("expected to start in {}: jobs end early (the last day's {} ended jobs on {} used a median "
-                      "{:.0f} % of their limits, from sacct; {} pending ahead replayed); Slurm's plan, every job to "
-                      "its limit, says {}",
-                      format_human_duration(t), own->jobs, c.partition, 100 * expected_end_ratio(*own, 0), placed,
-                      format_human_duration(slurm_wait_s));
-      return e;
-    }
-  }
-  return std::nullopt;
+  ExpectedWait e;
+  e.wait_s = median;
+  e.why = fmt::format(
+      "expected to start in {} (the median of {} replays of the queue, half of them between {} and {}): jobs end "
+      "early ({} ended jobs on {} in the last day used a median {:.0f} % of their limits, from sacct; {} pending "
+      "ahead replayed); Slurm's plan, every job to its limit, says {}",
+      format_human_duration(median), k_replays, format_human_duration(starts[k_replays / 4]),
+      format_human_duration(starts[3 * k_replays / 4]),
+      own_partition_ ? fmt::format("the {}", own_jobs_)
+                     : fmt::format("too few on {}: the cluster's {}", partition_, own_jobs_),
+      own_partition_ ? partition_ : "its partitions", 100 * median_ratio_, ahead, format_human_duration(slurm_wait_s));
+  return e;
 }
 
 } // namespace rv::strategy

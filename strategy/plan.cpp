@@ -59,12 +59,16 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     produced.emplace(c.gpu_type, c.partition);
     // Slurm's plan has every job run to its limit; where the partition's jobs end early, rv
     // expects the start sooner (strategy/early_end.hpp).
+    std::optional<ExpectedWaits> expected; // the queue's draws, made when a strategy first asks
     for (auto& s : strategies) {
       if (!s.est_wait_s || *s.est_wait_s <= opts.now_threshold_s) {
         continue;
       }
+      if (!expected) {
+        expected.emplace(cluster, queue, c);
+      }
       const auto runs_for = s.time_min_s > 0 ? s.time_min_s : s.walltime_s;
-      if (auto e = expected_wait(cluster, probes.queue, c, runs_for, *s.est_wait_s)) {
+      if (auto e = expected->at(runs_for, *s.est_wait_s)) {
         s.est_wait_s = e->wait_s;
         s.reasons.push_back(e->why);
       }
