@@ -290,6 +290,7 @@ std::optional<ExpectedWait> ExpectedWaits::at(std::int64_t walltime_s, std::int6
   }
   std::vector<Timeline> nodes(free_now_.size());
   std::vector<std::int64_t> moments; // when a job may start: now, and whenever GPUs free
+  std::vector<std::int64_t> when;    // ... a pending job, on its nodes
   // One replay: the start of this job (slurm_wait_s when nothing sooner).
   auto replay = [&](std::size_t k) {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -310,8 +311,25 @@ std::optional<ExpectedWait> ExpectedWaits::at(std::int64_t walltime_s, std::int6
     for (std::size_t a = 0; a < ahead; ++a) {
       const auto& j = pending_[a];
       const auto run = j.ends[k];
+      // Between its nodes' releases its nodes only lose GPUs: it can first fit now or when GPUs
+      // free on one of them.
+      when.assign(1, 0);
+      for (auto [node, need] : j.on) {
+        for (const auto& [at, delta] : nodes[node].changes) {
+          if (at >= j.start) {
+            break;
+          }
+          if (delta > 0) {
+            when.push_back(at);
+          }
+        }
+      }
+      if (j.on.size() > 1) { // one node's changes come in time order
+        std::sort(when.begin(), when.end());
+      }
+      when.erase(std::unique(when.begin(), when.end()), when.end());
       auto start = j.start;
-      for (auto t : moments) {
+      for (auto t : when) {
         if (t >= j.start) {
           break;
         }

@@ -178,6 +178,19 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
     REQUIRE(e2);
     CHECK(e2->wait_s == doctest::Approx(15 + 450).epsilon(0.02));
   }
+  SUBCASE("a pending job on two nodes starts when the later of them frees; ours fits on n1 before it or after")
+  {
+    auto both = pending("6", "n1", 3540, 3600);
+    both.nodes = {"n1", "n2"};
+    f.queue.jobs.push_back(both); // Slurm plans it on both nodes in 3540 s
+    // n1 frees in 300-480 s, n2 at its limit (3000 s): the pending job starts at 3000 on both.
+    auto short_one = expected_wait(f.cluster, f.queue, f.c, 600, 3540 + 3600);
+    REQUIRE(short_one);
+    CHECK(short_one->wait_s == 390); // 600 s fit on n1 before 3000
+    auto long_one = expected_wait(f.cluster, f.queue, f.c, 3000, 3540 + 3600);
+    REQUIRE(long_one);
+    CHECK(long_one->wait_s == doctest::Approx(3000 + 450).epsilon(0.02)); // after the pending job's run
+  }
   SUBCASE("too few ended jobs, no queue, or nothing before Slurm's start: the plan's wait stands")
   {
     f.cluster.end_ratios["gpu"] = ratios({{2, k_min_end_jobs - 1}});
