@@ -6,6 +6,7 @@
 #include "core/result.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rv::slurm {
@@ -16,6 +17,13 @@ struct DiscoveryQuery {
   std::vector<std::string> partitions; // restrict sinfo; empty = all
   bool job_ends = false;               // with a user: how early jobs end too (a plan's expected waits)
 };
+
+// What a plan discovers (rv run, rv up, the association refresh that keeps the same facts): every
+// partition, `user`'s association facts, and how early jobs end (strategy/early_end.hpp).
+inline DiscoveryQuery plan_discovery_query(std::string user)
+{
+  return {std::move(user), {}, true};
+}
 
 // The probes, in the order parse_discovery expects: sinfo, scontrol show partition/node/config,
 // `date '+%z %Z'`, `readlink /etc/localtime`, then (with a user) sacctmgr assoc, qos, user, and

@@ -164,9 +164,7 @@ void save_assoc(Env& env, const std::string& target, const std::string& user, st
 
 Result<void> refresh_assoc(Env& env)
 {
-  slurm::DiscoveryQuery query;
-  query.user = env.cluster.user();
-  query.job_ends = true; // kept with the association facts, as discovery reads them
+  const auto query = slurm::plan_discovery_query(env.cluster.user());
   std::vector<proc::Command> cmds;
   for (auto& c : slurm::discovery_commands(query)) {
     if (is_assoc_discovery(c)) {

@@ -393,10 +393,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   auto t0 = env.clock.now();
   run.user = env.cluster.user(); // connects first: the times below are after connecting
   run.d.times.connect_s = seconds_since(env.clock, t0);
-  slurm::DiscoveryQuery query;
-  query.user = run.user;
-  query.job_ends = true; // the plan's expected waits (strategy/early_end.hpp)
-  run.cmds = slurm::discovery_commands(query);
+  run.cmds = slurm::discovery_commands(slurm::plan_discovery_query(run.user));
   run.caching = env.cache != nullptr && env.settings.discovery_cache_s > 0;
   run.target = env.cluster.where();
   run.key = store::CacheStore::key_for("discovery", run.target + "\n" + run.user);
