@@ -4,9 +4,10 @@
 // were a median 0.37 of Slurm's estimate: docs/benchmark-time-to-gpu.md). From the queue snapshot
 // and how early the last day's jobs ended on each partition (model::EndRatios, from sacct), the
 // queue is replayed k_replays times: in each, every running job ends at a ratio drawn from how jobs
-// like it ended, the pending jobs Slurm planned ahead of this one start as soon as their nodes have
-// room and end early too, and the candidate starts at the first moment `nodes` of its nodes have
-// its GPUs free for its walltime. The expected wait is the median of those starts: a start that
+// like it ended, the pending jobs Slurm planned (all taken as ahead of this one: their
+// reservations hold their nodes) start as soon as their nodes have room and end early too, and
+// the candidate starts at the first moment `nodes` of its nodes have its GPUs free for its
+// walltime. The expected wait is the median of those starts: a start that
 // needs several jobs to end is as late as the last of them, which the jobs' median ends alone
 // would put too soon. The draws are fixed per job id (the same snapshot, the same answer). Pure.
 
