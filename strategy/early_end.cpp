@@ -104,12 +104,17 @@ struct Conditional {
     double seen = 0;
     for (std::size_t i = 0; i < steps; ++i) {
       if (mass[i] > 0 && seen + mass[i] >= want) {
-        const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
-        return std::max(used, lo + (hi - lo) * (want - seen) / mass[i]);
+        return within(i, want, seen);
       }
       seen += mass[i];
     }
     return 1.0;
+  }
+  // Where in step i the `want`-th job ended, `seen` of them in the steps below (spread evenly).
+  double within(std::size_t i, double want, double seen) const
+  {
+    const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
+    return std::max(used, lo + (hi - lo) * (want - seen) / mass[i]);
   }
   // The quantiles at (i + 0.5) / n, i = 0..n-1, in one sweep.
   std::vector<double> quantiles(int n) const
@@ -129,8 +134,7 @@ struct Conditional {
       if (i == steps) {
         break; // the rest ran to their limits
       }
-      const double lo = std::max(used, static_cast<double>(i) * step), hi = static_cast<double>(i + 1) * step;
-      out[k] = std::max(used, lo + (hi - lo) * (want - seen) / mass[i]);
+      out[k] = within(i, want, seen);
     }
     return out;
   }
@@ -146,7 +150,7 @@ std::vector<std::int64_t> drawn_ends(const std::string& id, const model::EndRati
   if (r == nullptr || limit == forever) {
     return ends;
   }
-  const auto ratio = Conditional(*r, static_cast<double>(-start) / static_cast<double>(limit)).quantiles(k_replays);
+  const auto ratio = end_ratio_quantiles(*r, static_cast<double>(-start) / static_cast<double>(limit), k_replays);
   const auto order = shuffled(id, k_replays);
   for (std::size_t k = 0; k < ends.size(); ++k) {
     const auto run =
@@ -192,6 +196,11 @@ struct Timeline {
 double end_ratio_quantile(const model::EndRatios& r, double used, double q)
 {
   return Conditional(r, used).quantile(q);
+}
+
+std::vector<double> end_ratio_quantiles(const model::EndRatios& r, double used, int n)
+{
+  return Conditional(r, used).quantiles(n);
 }
 
 double expected_end_ratio(const model::EndRatios& r, double used)

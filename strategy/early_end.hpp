@@ -36,6 +36,8 @@ inline constexpr int k_replays = 33;
 // of its limit, from the partition's ratios above `used` (spread evenly within each step); 1 (its
 // limit) when fewer than 3 of the jobs ended past `used`. Never below `used`.
 double end_ratio_quantile(const model::EndRatios& r, double used, double q);
+// The quantiles at (i + 0.5) / n, i = 0..n-1 (the draws of k_replays replays), in one pass.
+std::vector<double> end_ratio_quantiles(const model::EndRatios& r, double used, int n);
 
 // Where a job that has used `used` of its limit is expected to end: end_ratio_quantile at 0.5.
 double expected_end_ratio(const model::EndRatios& r, double used);

@@ -375,6 +375,16 @@ TEST_CASE("end ratio quantiles: the distribution past what was used, in order; t
     CHECK(r >= 0.3);
     last = r;
   }
+  // The replays' draws in one pass are the same quantiles, one by one.
+  for (const auto& r : {even, ratios({{1, 15}, {7, 4}, {model::EndRatios::steps, 15}}), ratios({{0, 2}})}) {
+    for (double used : {0.0, 0.07, 0.5}) {
+      const auto all = end_ratio_quantiles(r, used, k_replays);
+      REQUIRE(all.size() == static_cast<std::size_t>(k_replays));
+      for (int k = 0; k < k_replays; ++k) {
+        CHECK(all[static_cast<std::size_t>(k)] == doctest::Approx(end_ratio_quantile(r, used, (k + 0.5) / k_replays)));
+      }
+    }
+  }
   // Half the jobs ended early (5-10 %), half hit their limits: the upper quantiles are the limit.
   const auto split = ratios({{1, 15}, {model::EndRatios::steps, 15}});
   CHECK(end_ratio_quantile(split, 0, 0.25) == doctest::Approx(0.075));
