@@ -70,6 +70,24 @@ std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& sampl
   return list;
 }
 
+std::vector<PartitionBias> estimator_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy)
+{
+  std::map<std::string, std::vector<WaitSample>> by_model;
+  for (const auto& s : samples) {
+    if (!s.model.empty()) {
+      by_model[s.model].push_back(s);
+    }
+  }
+  std::vector<PartitionBias> out;
+  for (const auto& [model, list] : by_model) {
+    for (auto& b : partition_biases(list, policy)) {
+      b.model = model;
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // |error| of `estimate` against sample `s`, or nullopt when `s` says nothing about it.
@@ -121,18 +139,20 @@ void correct_estimates(std::vector<model::Strategy>& strategies, const std::vect
     }
     int corrected = 0;
     for (auto& s : strategies) {
-      if (s.partition != b.partition || !s.est_wait_s) {
+      if (s.partition != b.partition || s.wait_model != b.model || !s.est_wait_s) {
         continue;
       }
       const auto before = *s.est_wait_s;
       s.est_wait_s = std::max<std::int64_t>(0, before + b.median_error_s);
-      s.reasons.push_back(fmt::format("wait corrected by history: {} s -> {} s ({} on {}: {})", before, *s.est_wait_s,
-                                      signed_duration(b.median_error_s), b.partition, b.why));
+      s.reasons.push_back(fmt::format("wait corrected by history: {} s -> {} s ({} on {} for {}'s estimates: {})",
+                                      before, *s.est_wait_s, signed_duration(b.median_error_s), b.partition,
+                                      b.model.empty() ? "every estimator" : b.model, b.why));
       ++corrected;
     }
     if (corrected > 0) {
-      notes.push_back(fmt::format("history: estimates on {} corrected by {} ({}); `rv stats` shows the history",
-                                  b.partition, signed_duration(b.median_error_s), b.why));
+      notes.push_back(fmt::format("history: {}estimates on {} corrected by {} ({}); `rv stats` shows the history",
+                                  b.model.empty() ? "" : b.model + " ", b.partition, signed_duration(b.median_error_s),
+                                  b.why));
     }
   }
 }

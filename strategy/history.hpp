@@ -20,6 +20,7 @@ struct WaitSample {
   std::int64_t actual_s = 0;           // submitted -> started; censored: submitted -> cancelled while pending
   bool censored = false;               // it never started (cancelled while pending): actual_s is a lower bound
   std::optional<std::int64_t> slurm_s; // Slurm's estimate at submission as a wait (squeue --start); none = unknown
+  std::string model;                   // the estimator that predicted it (model::Strategy::wait_model)
 };
 
 // When a partition's bias counts as systematic.
@@ -34,8 +35,9 @@ struct HistoryPolicy {
 // error is at least actual - predicted); one cancelled sooner says nothing and is left out.
 struct PartitionBias {
   std::string partition;
-  int started = 0;  // samples that started
-  int censored = 0; // informative censored samples
+  std::string model; // the estimator whose samples these are ("" = every sample: `rv stats`)
+  int started = 0;   // samples that started
+  int censored = 0;  // informative censored samples
   std::int64_t median_error_s = 0;
   std::int64_t median_abs_error_s = 0;
   double agreement = 0;    // share of samples off in the direction of the median
@@ -45,6 +47,12 @@ struct PartitionBias {
 
 // The bias of every partition with samples, by partition name.
 std::vector<PartitionBias> partition_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
+
+// The biases the planner corrects with: per estimator and partition, each from that estimator's
+// own samples (an estimator's history says nothing about another's errors: a new version of rv's
+// replays starts a history of its own). Samples that name no estimator (records older than the
+// field) correct nothing.
+std::vector<PartitionBias> estimator_biases(const std::vector<WaitSample>& samples, const HistoryPolicy& policy = {});
 
 // rv's and Slurm's wait estimates against what happened, on one partition (`rv stats`).
 struct EstimateErrors {
@@ -65,8 +73,8 @@ struct EstimateErrors {
 // censored sample never makes an estimate look worse than it is).
 std::vector<EstimateErrors> estimate_errors(const std::vector<WaitSample>& samples);
 
-// Corrects the known est_wait_s of every strategy on a partition with a systematic bias (the
-// median error added, never below 0); each corrected strategy gets a reason, and `notes` one line
+// Corrects the known est_wait_s of every strategy on a partition with a systematic bias of its
+// own estimator (PartitionBias::model == Strategy::wait_model; the median error added, never below 0); each corrected strategy gets a reason, and `notes` one line
 // per partition corrected. Biases that are not systematic change nothing.
 void correct_estimates(std::vector<model::Strategy>& strategies, const std::vector<PartitionBias>& biases,
                        std::vector<std::string>& notes);

@@ -45,6 +45,7 @@ json to_json(const model::Strategy& s)
           {"free", s.free},
           {"mig_like", s.mig_like},
           {"window_source", s.window_source},
+          {"wait_model", s.wait_model},
           {"reasons", s.reasons}};
 }
 

@@ -60,6 +60,7 @@ nlohmann::json to_json(const RequestRecord& r)
         {{"predicted_wait_s", j.predicted_wait_s ? nlohmann::json(*j.predicted_wait_s) : nlohmann::json()},
          {"predicted_start",
           j.predicted_wait_s && j.submitted_at > 0 ? utc_iso(j.submitted_at + *j.predicted_wait_s) : std::string()},
+         {"predicted_by", j.predicted_by},
          {"submitted_at", iso_or_empty(j.submitted_at)},
          {"started_at", iso_or_empty(j.started_at)},
          {"cancelled_pending_at", iso_or_empty(j.cancelled_pending_at)},
@@ -165,6 +166,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       if (auto p = jj.find("predicted_wait_s"); p != jj.end() && p->is_number_integer()) {
         job.predicted_wait_s = p->get<std::int64_t>();
       }
+      job.predicted_by = jj.value("predicted_by", ""); // absent before session 13: not recorded
       job.submitted_at = epoch_of_iso(jj.value("submitted_at", ""));
       job.started_at = epoch_of_iso(jj.value("started_at", ""));
       job.cancelled_pending_at = epoch_of_iso(jj.value("cancelled_pending_at", ""));

@@ -43,6 +43,7 @@ struct JobRecord {
   // Predictions that learn (docs/requests.md, "Predictions"): what the plan predicted and what
   // happened, epoch seconds of rv's clock (0 = not known / did not happen).
   std::optional<std::int64_t> predicted_wait_s; // the plan's est_wait_s; nullopt = unknown
+  std::string predicted_by;                     // the estimator that made it (Strategy::wait_model); "" = not recorded
   std::int64_t submitted_at = 0;                // sbatch answered with the job id
   std::int64_t started_at = 0;                  // it started (rv's clock when seen, minus its run time)
   std::int64_t cancelled_pending_at = 0;        // cancelled (by rv or the user) while still pending

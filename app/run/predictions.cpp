@@ -1,6 +1,7 @@
 #include "app/run/predictions.hpp"
 
 #include "core/duration.hpp"
+#include "core/text.hpp"
 #include "slurm/cluster_time.hpp"
 
 #include <fmt/format.h>
@@ -62,10 +63,11 @@ std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestReco
       }
       if (j.started_at > 0) {
         out.push_back({j.partition, *j.predicted_wait_s, std::max<std::int64_t>(0, j.started_at - j.submitted_at),
-                       false, slurm_wait(*r, j)});
+                       false, slurm_wait(*r, j), j.predicted_by});
       } else if (j.cancelled_pending_at > 0) {
         out.push_back({j.partition, *j.predicted_wait_s,
-                       std::max<std::int64_t>(0, j.cancelled_pending_at - j.submitted_at), true, slurm_wait(*r, j)});
+                       std::max<std::int64_t>(0, j.cancelled_pending_at - j.submitted_at), true, slurm_wait(*r, j),
+                       j.predicted_by});
       }
     }
   }
@@ -99,7 +101,7 @@ std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& st
       records.push_back(std::move(*r));
     }
   }
-  return strategy::partition_biases(wait_samples(records, host, now, window));
+  return strategy::estimator_biases(wait_samples(records, host, now, window));
 }
 
 nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
@@ -118,8 +120,16 @@ nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::
     for (auto& e : strategy::estimate_errors(samples)) {
       vs_slurm[e.partition] = e;
     }
+    // What the planner corrects: per estimator, from its own samples (strategy::estimator_biases).
+    std::map<std::string, std::vector<std::string>> corrected;
+    for (const auto& b : strategy::estimator_biases(samples)) {
+      if (b.systematic) {
+        corrected[b.partition].push_back(fmt::format("{}'s estimates: {}", b.model, b.why));
+      }
+    }
     for (const auto& b : strategy::partition_biases(samples)) {
       const auto& e = vs_slurm[b.partition];
+      const auto fix = corrected.find(b.partition);
       parts.push_back({{"partition", b.partition},
                        {"slurm_samples", e.slurm_samples},
                        {"slurm_median_abs_error_s", e.slurm_median_abs_s},
@@ -131,8 +141,8 @@ nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::
                        {"median_error_s", b.median_error_s},
                        {"median_abs_error_s", b.median_abs_error_s},
                        {"agreement", b.agreement},
-                       {"corrected", b.systematic},
-                       {"why", b.why}});
+                       {"corrected", fix != corrected.end()},
+                       {"why", fix != corrected.end() ? text::join(fix->second, "; ") : b.why}});
     }
     host_list.push_back({{"host", host}, {"samples", samples.size()}, {"partitions", parts}});
   }

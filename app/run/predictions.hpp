@@ -31,7 +31,8 @@ struct HistoryWindow {
 std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const std::string& host,
                                                std::int64_t now, const HistoryWindow& window = {});
 
-// The biases of `host`'s partitions from the store's records (unreadable records skipped).
+// The biases of `host`'s partitions per estimator from the store's records (unreadable records
+// skipped): strategy::estimator_biases, what the planner corrects with.
 std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const std::string& host,
                                                     std::int64_t now, const HistoryWindow& window = {});
 

@@ -140,6 +140,7 @@ void fill_record(Env& env, const SubmitInput& in, const JobSecrets& js, RequestR
     j.gpu_type = s.gpu_type;
     j.nodes = s.nodes;
     j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
+    j.predicted_by = s.wait_model;
   }
 }
 

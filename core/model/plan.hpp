@@ -60,6 +60,10 @@ struct Strategy : Shape {
   // Where its wait estimate comes from: "probe" (sbatch --test-only), "queue" (rv's window model
   // of the scheduler's queue), "probe+queue" (both agree), "" (neither: unknown).
   std::string window_source;
+  // Which estimator made est_wait_s (strategy/early_end.hpp: k_wait_model_plan, the version of
+  // rv's replays), recorded with the prediction: the history corrects an estimator only from its
+  // own past. "" = no estimate.
+  std::string wait_model;
 };
 
 // Names a strategy kind as it appears in JSON and tables.

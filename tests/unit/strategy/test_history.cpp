@@ -10,17 +10,18 @@ using namespace rv::strategy;
 namespace {
 
 std::vector<WaitSample> many(const std::string& part, int n, std::int64_t predicted, std::int64_t actual,
-                             bool censored = false)
+                             bool censored = false, const std::string& model = "")
 {
   return std::vector<WaitSample>(static_cast<std::size_t>(n),
-                                 WaitSample{part, predicted, actual, censored, std::nullopt});
+                                 WaitSample{part, predicted, actual, censored, std::nullopt, model});
 }
 
-model::Strategy on(const std::string& part, std::optional<std::int64_t> wait)
+model::Strategy on(const std::string& part, std::optional<std::int64_t> wait, const std::string& model = "")
 {
   model::Strategy s;
   s.partition = part;
   s.est_wait_s = wait;
+  s.wait_model = model;
   return s;
 }
 
@@ -102,17 +103,17 @@ TEST_CASE("estimate errors: rv's and Slurm's median |error| per partition, censo
 {
   std::vector<WaitSample> s = {
       // started: |actual - estimate| for both
-      {"a100", 60, 100, false, 400},  // rv 40, Slurm 300
-      {"a100", 0, 10, false, 10},     // rv 10, Slurm 0
-      {"a100", 120, 100, false, 700}, // rv 20, Slurm 600
+      {"a100", 60, 100, false, 400, ""},  // rv 40, Slurm 300
+      {"a100", 0, 10, false, 10, ""},     // rv 10, Slurm 0
+      {"a100", 120, 100, false, 700, ""}, // rv 20, Slurm 600
       // cancelled while pending after 500 s: informs both estimates below it (error >= 500 - e)
-      {"a100", 100, 500, true, 50}, // rv >= 400, Slurm >= 450
+      {"a100", 100, 500, true, 50, ""}, // rv >= 400, Slurm >= 450
       // cancelled at 200 s: rv's 300 s was not yet reached (no information); Slurm's 60 s was
-      {"a100", 300, 200, true, 60}, // rv -, Slurm >= 140
+      {"a100", 300, 200, true, 60, ""}, // rv -, Slurm >= 140
       // no Slurm estimate (the job started before squeue showed one): rv's error only
-      {"a100", 0, 5, false, std::nullopt}, // rv 5
+      {"a100", 0, 5, false, std::nullopt, ""}, // rv 5
       // another partition: Slurm's estimate missed by an hour, rv's by a minute
-      {"v100", 600, 660, false, 3600 + 660},
+      {"v100", 600, 660, false, 3600 + 660, ""},
   };
   auto e = estimate_errors(s);
   REQUIRE(e.size() == 2);
@@ -129,10 +130,44 @@ TEST_CASE("estimate errors: rv's and Slurm's median |error| per partition, censo
   CHECK(e[1].rv_paired_median_abs_s == 60);
   CHECK(e[1].slurm_paired_median_abs_s == 3600);
   // A sample cancelled before either estimate informs neither.
-  auto none = estimate_errors({{"h200", 900, 100, true, 800}});
+  auto none = estimate_errors({{"h200", 900, 100, true, 800, ""}});
   REQUIRE(none.size() == 1);
   CHECK(none[0].rv_samples == 0);
   CHECK(none[0].slurm_samples == 0);
   CHECK(none[0].paired == 0);
   CHECK(none[0].rv_median_abs_s == 0);
+}
+
+TEST_CASE("history: each estimator is corrected from its own samples only; samples naming none correct nothing")
+{
+  // On one partition: Slurm's plan was 10 min too late five times, rv's replays right five times,
+  // and five older records that name no estimator were 10 min too early.
+  auto samples = many("gpu-v100", 5, 900, 300, false, "plan");
+  auto replay = many("gpu-v100", 5, 300, 310, false, "replay-2");
+  auto old = many("gpu-v100", 5, 0, 600);
+  samples.insert(samples.end(), replay.begin(), replay.end());
+  samples.insert(samples.end(), old.begin(), old.end());
+  auto b = estimator_biases(samples);
+  REQUIRE(b.size() == 2); // plan and replay-2; the unnamed ones make no row
+  CHECK(b[0].model == "plan");
+  CHECK(b[0].systematic);
+  CHECK(b[0].median_error_s == -600);
+  CHECK(b[1].model == "replay-2");
+  CHECK_FALSE(b[1].systematic);
+
+  std::vector<model::Strategy> s = {on("gpu-v100", 900, "plan"), on("gpu-v100", 300, "replay-2"),
+                                    on("gpu-v100", 900, "")};
+  std::vector<std::string> notes;
+  correct_estimates(s, b, notes);
+  CHECK(s[0].est_wait_s == 300); // the plan's own bias
+  CHECK(s[1].est_wait_s == 300); // the replays were right: untouched
+  CHECK(s[2].est_wait_s == 900); // no estimator named: nothing applies
+  REQUIRE(s[0].reasons.size() == 1);
+  CHECK(s[0].reasons[0].find("for plan's estimates") != std::string::npos);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].starts_with("history: plan estimates on gpu-v100 corrected by -10m"));
+  // `rv stats`' partition row counts every sample (15): the errors seen, whatever made them.
+  auto all = partition_biases(samples);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].started == 15);
 }

@@ -145,7 +145,7 @@ TEST_CASE("idle: the read command and its output, split by watchdog directory an
   r.remote_root = "/home/u/.rv";
   r.winner = "s1";
   r.jobs.push_back(
-      {"s1", "", "", "", 2, "241", "", "RUNNING", "", "a100-[1-2]", {}, "", 0, std::nullopt, 0, 0, 0, "", 0});
+      {"s1", "", "", "", 2, "241", "", "RUNNING", "", "a100-[1-2]", {}, "", 0, std::nullopt, "", 0, 0, 0, "", 0});
   CHECK(running_watchdog_dirs({r}) == std::vector<std::string>{"/home/u/.rv/requests/aa/watchdog"});
   auto act = activity_of(r, all, 60);
   REQUIRE(act);

@@ -23,6 +23,7 @@ JobRecord job(const std::string& part, std::optional<std::int64_t> predicted, st
   j.partition = part;
   j.job_id = "1";
   j.predicted_wait_s = predicted;
+  j.predicted_by = "plan";
   j.submitted_at = submitted;
   j.started_at = started;
   j.cancelled_pending_at = cancelled;
@@ -54,6 +55,8 @@ TEST_CASE("request records: the prediction history round-trips; schema 1 records
   auto back = request_from_json(j);
   REQUIRE(back);
   CHECK(back->jobs[0].predicted_wait_s == 480);
+  CHECK(j["jobs"][0]["predicted_by"] == "plan");
+  CHECK(back->jobs[0].predicted_by == "plan");
   CHECK(back->jobs[0].submitted_at == k_now);
   CHECK(back->jobs[0].started_at == k_now + 2);
   CHECK_FALSE(back->jobs[1].predicted_wait_s);
@@ -64,6 +67,7 @@ TEST_CASE("request records: the prediction history round-trips; schema 1 records
   auto loaded = request_from_json(old);
   REQUIRE(loaded);
   CHECK_FALSE(loaded->jobs[0].predicted_wait_s);
+  CHECK(loaded->jobs[0].predicted_by.empty());
   CHECK(loaded->jobs[0].started_at == 0);
   CHECK(epoch_of_iso("2026-11-22T05:37:42Z") == 1795325862);
   CHECK(epoch_of_iso("garbage") == 0);
@@ -112,6 +116,17 @@ TEST_CASE("rv stats: samples per host and partition within the window, medians a
   CHECK(parts[1]["started"] == 5);
   CHECK(parts[1]["median_error_s"] == 3 - 480); // waits 1..5 s: median 3 s
   CHECK(parts[1]["corrected"] == true);
+  CHECK(parts[1]["why"].get<std::string>().starts_with("plan's estimates: 5 of 5"));
+  // The same history in records that name no estimator (before session 13): shown, not corrected.
+  auto unnamed = records;
+  for (auto& r : unnamed) {
+    for (auto& j : r.jobs) {
+      j.predicted_by.clear();
+    }
+  }
+  const auto old_stats = prediction_stats(unnamed, k_now, {});
+  CHECK(old_stats["hosts"][1]["partitions"][1]["median_error_s"] == 3 - 480);
+  CHECK(old_stats["hosts"][1]["partitions"][1]["corrected"] == false);
   CHECK(stats["hosts"][0]["partitions"][0]["median_error_s"] == 600);
   auto last2 = prediction_stats(records, k_now, {2, 30});
   CHECK(last2["requests"] == 2);
