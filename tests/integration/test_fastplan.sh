@@ -93,6 +93,8 @@ assert_json '[.[] | [.jobs[] | select(.started_at != "")] | length >= 1] | all' 
   "each request records when its winner started"
 assert_json '[.[].jobs[] | select(.predicted_wait_s != null and .predicted_start == "")] | length' '0' \
   "a predicted wait comes with its predicted start"
+assert_json '[.[].jobs[] | select(.predicted_wait_s != null) | .predicted_by | test("^(plan|replay-[0-9]+)$")] | all' \
+  'true' "each prediction names the estimator that made it (the history corrects each from its own)"
 # Request 2's (the later one's): in request 1 a sibling the scheduler had not started yet when the
 # best-ranked strategy claimed at once may be cancelled while pending too.
 assert_json "[sort_by(.created_at) | last | .jobs[] | select(.partition == \"$P\" and .cancelled_pending_at != \"\" and .started_at == \"\")] | length" \
