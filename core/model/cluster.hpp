@@ -89,6 +89,7 @@ struct SchedulerConfig {
   std::string slurm_version;
   std::string cluster_name;
   std::string scheduler_type;      // sched/backfill
+  std::string priority_type;       // priority/basic (first come, first served) or priority/multifactor
   std::int64_t bf_interval_s = 30; // bf_interval
   std::int64_t bf_resolution_s = 60;
   std::int64_t bf_window_min = 1440;

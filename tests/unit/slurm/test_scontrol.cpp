@@ -136,6 +136,7 @@ TEST_CASE("parse_scontrol_config reads scheduler settings")
   CHECK_FALSE(c->requeue_allowed);
   CHECK(c->def_mem_per_cpu_mb == 0);
   CHECK(c->scheduler_type == "sched/backfill");
+  CHECK(c->priority_type.empty()); // not in this text
   CHECK_FALSE(parse_scontrol_config("nothing here").has_value());
 }
 
