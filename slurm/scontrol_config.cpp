@@ -41,6 +41,7 @@ Result<model::SchedulerConfig> parse_scontrol_config(std::string_view input)
   c.cluster_name = get("ClusterName");
   c.scheduler_type = get("SchedulerType");
   c.priority_type = get("PriorityType");
+  c.first_come = c.priority_type == "priority/basic";
   c.select_type_parameters = get("SelectTypeParameters");
   c.priority_flags = get("PriorityFlags");
   for (const auto& flag : text::comma_list(c.priority_flags)) {

@@ -209,8 +209,8 @@ double expected_end_ratio(const model::EndRatios& r, double used)
 }
 
 ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c)
-    : first_come_(cluster.config.priority_type == "priority/basic"), partition_(c.partition),
-      gpus_per_node_(c.gpus_per_node), nodes_wanted_(std::max(1, c.nodes))
+    : first_come_(cluster.config.first_come), partition_(c.partition), gpus_per_node_(c.gpus_per_node),
+      nodes_wanted_(std::max(1, c.nodes))
 {
   const RatioSource ratios(cluster);
   const auto* own = ratios.of(c.partition);

@@ -72,7 +72,7 @@ private:
     std::vector<std::int64_t> ends;              // per replay: running, its end; pending, its run
   };
   bool ready_ = false;
-  bool first_come_ = false; // priority/basic: every pending job was there first
+  bool first_come_ = false; // SchedulerConfig::first_come
   std::string partition_;
   int gpus_per_node_ = 0;
   std::ptrdiff_t nodes_wanted_ = 1;

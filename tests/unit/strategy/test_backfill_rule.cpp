@@ -84,6 +84,7 @@ TEST_CASE("backfill rule: the captured scheduler settings (the ones rv reads)")
     CHECK(c.scheduler_type == "sched/backfill");
     // The testbed's two clusters, as the field has both: first come (22.05), priorities (24.11).
     CHECK(c.priority_type == (std::string(v) == "22.05" ? "priority/basic" : "priority/multifactor"));
+    CHECK(c.first_come == (std::string(v) == "22.05"));
     CHECK(c.bf_resolution_s == 60);
     CHECK(c.bf_interval_s == 2);
     CHECK(c.bf_window_min == 1440);

@@ -163,7 +163,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
   }
   SUBCASE("first come, first served: a pending job Slurm plans after this one still takes n1 first (it came first)")
   {
-    f.cluster.config.priority_type = "priority/basic";
+    f.cluster.config.first_come = true; // priority/basic
     f.queue.jobs.push_back(pending("4", "n1", 4000, 3600));
     auto after = expected_wait(f.cluster, f.queue, f.c, 600, 3540);
     REQUIRE(after);
@@ -172,7 +172,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
   }
   SUBCASE("with priorities a pending job Slurm plans after this one may be outranked: not ahead of it")
   {
-    f.cluster.config.priority_type = "priority/multifactor";
+    f.cluster.config.first_come = false; // priority/multifactor
     f.queue.jobs.push_back(pending("4", "n1", 4000, 3600));
     auto same = expected_wait(f.cluster, f.queue, f.c, 600, 3540);
     REQUIRE(same);
@@ -181,7 +181,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
   }
   SUBCASE("idle GPUs a whole-node job has reserved: a walltime longer than the gap waits for another node")
   {
-    f.cluster.config.priority_type = "priority/basic";
+    f.cluster.config.first_come = true; // priority/basic
     // n1: 4 of 8 GPUs idle now, the other 4 held by a job started a minute ago; a pending 8-GPU
     // job is planned on n1 when that job's limit ends. n2: full until its limit (3000 s).
     f.cluster.nodes[0].gpus = {{"a100", 8}};
