@@ -32,18 +32,18 @@ public:
       }
     }
   }
-  const model::EndRatios* of(const std::string& partition) const
+  // The ratios a job of `partition` is drawn from, and whether they are the partition's own.
+  struct Source {
+    const model::EndRatios* ratios = nullptr; // none: the job runs to its limit
+    bool own = false;
+  };
+  Source of(const std::string& partition) const
   {
-    auto it = cluster_.end_ratios.find(partition);
-    if (it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs) {
-      return &it->second;
+    if (auto it = cluster_.end_ratios.find(partition);
+        it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs) {
+      return {&it->second, true};
     }
-    return pooled_.jobs >= k_min_end_jobs ? &pooled_ : nullptr;
-  }
-  bool own(const std::string& partition) const
-  {
-    auto it = cluster_.end_ratios.find(partition);
-    return it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs;
+    return {pooled_.jobs >= k_min_end_jobs ? &pooled_ : nullptr, false};
   }
 
 private:
@@ -213,14 +213,14 @@ ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& qu
       nodes_wanted_(std::max(1, c.nodes))
 {
   const RatioSource ratios(cluster);
-  const auto* own = ratios.of(c.partition);
+  const auto source = ratios.of(c.partition);
   const auto* part = cluster.find_partition(c.partition);
-  if (!queue.queue().known || own == nullptr || part == nullptr) {
+  if (!queue.queue().known || source.ratios == nullptr || part == nullptr) {
     return;
   }
-  own_jobs_ = own->jobs;
-  own_partition_ = ratios.own(c.partition);
-  median_ratio_ = expected_end_ratio(*own, 0);
+  own_jobs_ = source.ratios->jobs;
+  own_partition_ = source.own;
+  median_ratio_ = expected_end_ratio(*source.ratios, 0);
   const auto excluded = text::split(c.exclude, ",");
   std::map<std::string, std::size_t> index; // the candidate's usable nodes with its GPU type
   for (const auto& name : part->nodes) {
@@ -261,7 +261,7 @@ ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& qu
           d.on.emplace_back(it->second, gpus_of(j->gpus_per_node, c.gpu_type, n != nullptr && n->gpus.size() <= 1));
         }
       }
-      d.ends = drawn_ends(j->id, ratios.of(j->partition), *j->start_in_s,
+      d.ends = drawn_ends(j->id, ratios.of(j->partition).ratios, *j->start_in_s,
                           std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s));
       running_.push_back(std::move(d));
     } else if (j->start_in_s) {
@@ -282,7 +282,7 @@ ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& qu
       }
     }
     d.start = std::max<std::int64_t>(0, *j->start_in_s);
-    d.ends = drawn_ends(j->id, ratios.of(j->partition), 0,
+    d.ends = drawn_ends(j->id, ratios.of(j->partition).ratios, 0,
                         j->end_in_s ? std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s) : forever);
     pending_.push_back(std::move(d));
   }
