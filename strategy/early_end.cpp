@@ -18,39 +18,6 @@ namespace {
 
 constexpr std::int64_t forever = std::numeric_limits<std::int64_t>::max() / 4;
 
-// The ratios each partition's jobs are drawn from: its own once k_min_end_jobs ended there, else
-// the whole cluster's when that many ended across its partitions (how early jobs end is more alike
-// across a cluster's partitions than their lengths), else none (the job runs to its limit).
-class RatioSource {
-public:
-  explicit RatioSource(const model::Cluster& cluster) : cluster_(cluster)
-  {
-    for (const auto& [name, r] : cluster.end_ratios) {
-      pooled_.jobs += r.jobs;
-      for (std::size_t i = 0; i < r.counts.size(); ++i) {
-        pooled_.counts[i] += r.counts[i];
-      }
-    }
-  }
-  // The ratios a job of `partition` is drawn from, and whether they are the partition's own.
-  struct Source {
-    const model::EndRatios* ratios = nullptr; // none: the job runs to its limit
-    bool own = false;
-  };
-  Source of(const std::string& partition) const
-  {
-    if (auto it = cluster_.end_ratios.find(partition);
-        it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs) {
-      return {&it->second, true};
-    }
-    return {pooled_.jobs >= k_min_end_jobs ? &pooled_ : nullptr, false};
-  }
-
-private:
-  const model::Cluster& cluster_;
-  model::EndRatios pooled_;
-};
-
 // A fixed permutation of 0..n-1 per job (a Latin hypercube over the jobs: each job's draws cover
 // its distribution evenly, the pairing across jobs is shuffled), the same for the same job id.
 std::vector<int> shuffled(const std::string& id, int n)
@@ -143,12 +110,12 @@ struct Conditional {
 // A job's end (from the snapshot, never past its limit) in each replay: replay k draws the
 // (order[k] + 0.5) / k_replays quantile of the ratios past what it has used. `start` <= 0 for a
 // running job; 0 for a pending one (its run, drawn as if it started now). No ratios: its limit.
-std::vector<std::int64_t> drawn_ends(const std::string& id, const model::EndRatios* r, std::int64_t start,
-                                     std::int64_t limit)
+void draw_ends(EndDraws::Ends& ends, const std::string& id, const model::EndRatios* r, std::int64_t start,
+               std::int64_t limit)
 {
-  std::vector<std::int64_t> ends(k_replays, limit == forever ? forever : start + limit);
+  ends.fill(limit == forever ? forever : start + limit);
   if (r == nullptr || limit == forever) {
-    return ends;
+    return;
   }
   const auto ratio = end_ratio_quantiles(*r, static_cast<double>(-start) / static_cast<double>(limit), k_replays);
   const auto order = shuffled(id, k_replays);
@@ -157,7 +124,6 @@ std::vector<std::int64_t> drawn_ends(const std::string& id, const model::EndRati
         std::max<std::int64_t>(1, std::llround(ratio[static_cast<std::size_t>(order[k])] * static_cast<double>(limit)));
     ends[k] = std::min(start + limit, std::max<std::int64_t>(0, start + run));
   }
-  return ends;
 }
 
 // Free GPUs of the candidate's type on one node over time: `now` plus the changes, in time order.
@@ -208,12 +174,49 @@ double expected_end_ratio(const model::EndRatios& r, double used)
   return end_ratio_quantile(r, used, 0.5);
 }
 
-ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c)
+EndDraws::EndDraws(const model::Cluster& cluster) : cluster_(cluster)
+{
+  for (const auto& [name, r] : cluster.end_ratios) {
+    pooled_.jobs += r.jobs;
+    for (std::size_t i = 0; i < r.counts.size(); ++i) {
+      pooled_.counts[i] += r.counts[i];
+    }
+  }
+}
+
+EndDraws::Source EndDraws::of(const std::string& partition) const
+{
+  if (auto it = cluster_.end_ratios.find(partition);
+      it != cluster_.end_ratios.end() && it->second.jobs >= k_min_end_jobs) {
+    return {&it->second, true};
+  }
+  return {pooled_.jobs >= k_min_end_jobs ? &pooled_ : nullptr, false};
+}
+
+const EndDraws::Ends* EndDraws::ends(const model::QueuedJob& j)
+{
+  if (auto it = ends_.find(&j); it != ends_.end()) {
+    return &it->second;
+  }
+  Ends e{};
+  if (j.running) {
+    if (!j.start_in_s || !j.end_in_s) {
+      return nullptr;
+    }
+    draw_ends(e, j.id, of(j.partition).ratios, *j.start_in_s, std::max<std::int64_t>(1, *j.end_in_s - *j.start_in_s));
+  } else {
+    draw_ends(e, j.id, of(j.partition).ratios, 0,
+              j.start_in_s && j.end_in_s ? std::max<std::int64_t>(1, *j.end_in_s - *j.start_in_s) : forever);
+  }
+  return &ends_.emplace(&j, e).first->second;
+}
+
+ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c,
+                             EndDraws& draws)
     : first_come_(cluster.config.first_come), partition_(c.partition), gpus_per_node_(c.gpus_per_node),
       nodes_wanted_(std::max(1, c.nodes))
 {
-  const RatioSource ratios(cluster);
-  const auto source = ratios.of(c.partition);
+  const auto source = draws.of(c.partition);
   const auto* part = cluster.find_partition(c.partition);
   if (!queue.queue().known || source.ratios == nullptr || part == nullptr) {
     return;
@@ -261,8 +264,7 @@ ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& qu
           d.on.emplace_back(it->second, gpus_of(j->gpus_per_node, c.gpu_type, n != nullptr && n->gpus.size() <= 1));
         }
       }
-      d.ends = drawn_ends(j->id, ratios.of(j->partition).ratios, *j->start_in_s,
-                          std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s));
+      d.ends = draws.ends(*j);
       running_.push_back(std::move(d));
     } else if (j->start_in_s) {
       planned.push_back(j);
@@ -282,8 +284,7 @@ ExpectedWaits::ExpectedWaits(const model::Cluster& cluster, const QueueIndex& qu
       }
     }
     d.start = std::max<std::int64_t>(0, *j->start_in_s);
-    d.ends = drawn_ends(j->id, ratios.of(j->partition).ratios, 0,
-                        j->end_in_s ? std::max<std::int64_t>(1, *j->end_in_s - *j->start_in_s) : forever);
+    d.ends = draws.ends(*j);
     pending_.push_back(std::move(d));
   }
   ready_ = true;
@@ -318,18 +319,20 @@ std::optional<ExpectedWait> ExpectedWaits::at(std::int64_t walltime_s, std::int6
     }
     moments.assign(1, 0);
     for (const auto& j : running_) {
+      const auto end = std::max<std::int64_t>(0, (*j.ends)[k]); // a running job has a limit: never forever
       for (auto [node, gpus] : j.on) {
-        nodes[node].add(j.ends[k], gpus);
+        nodes[node].changes.emplace_back(end, gpus);
       }
-      if (j.ends[k] < forever) {
-        moments.push_back(std::max<std::int64_t>(0, j.ends[k]));
-      }
+      moments.push_back(end);
+    }
+    for (auto& n : nodes) { // only frees so far: their order at one time does not matter
+      std::sort(n.changes.begin(), n.changes.end());
     }
     std::sort(moments.begin(), moments.end());
     moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
     for (std::size_t a = 0; a < ahead; ++a) {
       const auto& j = pending_[a];
-      const auto run = j.ends[k];
+      const auto run = (*j.ends)[k];
       // Between its nodes' releases its nodes only lose GPUs: it can first fit now or when GPUs
       // free on one of them.
       when.assign(1, 0);

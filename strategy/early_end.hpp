@@ -16,10 +16,12 @@
 #include "strategy/enumerate.hpp"
 #include "strategy/window_model.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -48,16 +50,43 @@ std::vector<double> end_ratio_quantiles(const model::EndRatios& r, double used, 
 // Where a job that has used `used` of its limit is expected to end: end_ratio_quantile at 0.5.
 double expected_end_ratio(const model::EndRatios& r, double used);
 
+// Each queued job's drawn ends, made once per plan: every candidate whose nodes a job is on
+// replays it with the same draws (they depend on the job alone), and the ratios each partition's
+// jobs are drawn from. Filled as candidates ask; the same job, the same draws.
+class EndDraws {
+public:
+  explicit EndDraws(const model::Cluster& cluster);
+  using Ends = std::array<std::int64_t, k_replays>;
+  // The ratios a job of `partition` is drawn from: the partition's own once k_min_end_jobs ended
+  // there, else the whole cluster's when that many ended across its partitions (how early jobs end
+  // is more alike across a cluster's partitions than their lengths), else none (to their limits).
+  struct Source {
+    const model::EndRatios* ratios = nullptr;
+    bool own = false;
+  };
+  Source of(const std::string& partition) const;
+  // A running job's end per replay (from the snapshot, never past its limit), or a pending job's
+  // run per replay (as if it started now; forever when it has no limit). Null for a running job
+  // with unknown times.
+  const Ends* ends(const model::QueuedJob& j);
+
+private:
+  const model::Cluster& cluster_;
+  model::EndRatios pooled_;
+  std::unordered_map<const model::QueuedJob*, Ends> ends_; // references stay valid as it grows
+};
+
 struct ExpectedWait {
   std::int64_t wait_s = 0;
   std::string why; // one line for --dry-run
 };
 
-// The expected waits of candidate `c`'s strategies: the queue's draws are made once per candidate,
-// then each strategy asks with its walltime and Slurm's wait for it.
+// The expected waits of candidate `c`'s strategies: its nodes' jobs are gathered once per
+// candidate (their draws from the plan's `draws`), then each strategy asks with its walltime and
+// Slurm's wait for it.
 class ExpectedWaits {
 public:
-  ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c);
+  ExpectedWaits(const model::Cluster& cluster, const QueueIndex& queue, const Candidate& c, EndDraws& draws);
   // The expected wait of a strategy with walltime `walltime_s` that Slurm's plan starts in
   // `slurm_wait_s`. nullopt when the model has nothing better: no queue snapshot, fewer than
   // k_min_end_jobs ended jobs on the partition and on the cluster, or a median start no sooner
@@ -69,7 +98,7 @@ private:
   struct Drawn {
     std::vector<std::pair<std::size_t, int>> on; // (node index, GPUs of the candidate's type)
     std::int64_t start = 0;                      // pending: Slurm's planned start
-    std::vector<std::int64_t> ends;              // per replay: running, its end; pending, its run
+    const EndDraws::Ends* ends = nullptr;        // per replay: running, its end; pending, its run
   };
   bool ready_ = false;
   bool first_come_ = false; // SchedulerConfig::first_come
@@ -88,7 +117,8 @@ private:
 inline std::optional<ExpectedWait> expected_wait(const model::Cluster& cluster, const QueueIndex& queue,
                                                  const Candidate& c, std::int64_t walltime_s, std::int64_t slurm_wait_s)
 {
-  return ExpectedWaits(cluster, queue, c).at(walltime_s, slurm_wait_s);
+  EndDraws draws(cluster);
+  return ExpectedWaits(cluster, queue, c, draws).at(walltime_s, slurm_wait_s);
 }
 inline std::optional<ExpectedWait> expected_wait(const model::Cluster& cluster, const model::QueueSnapshot& queue,
                                                  const Candidate& c, std::int64_t walltime_s, std::int64_t slurm_wait_s)

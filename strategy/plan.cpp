@@ -30,6 +30,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
   // and rv's own time from the queue snapshot to the submission.
   const BackfillTiming timing{cluster.config.bf_resolution_s, cluster.config.bf_interval_s, opts.queue_latency_s};
   const QueueIndex queue(cluster, probes.queue); // once: every candidate asks about its nodes' jobs
+  EndDraws draws(cluster);                       // each job's ends drawn once, whichever candidates replay it
   for (const auto& c : cands.list) {
     const auto* window = probes.find(c.shape());
     if (window) {
@@ -66,7 +67,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
         continue;
       }
       if (!expected) {
-        expected.emplace(cluster, queue, c);
+        expected.emplace(cluster, queue, c, draws);
       }
       const auto runs_for = s.time_min_s > 0 ? s.time_min_s : s.walltime_s;
       if (auto e = expected->at(runs_for, *s.est_wait_s)) {

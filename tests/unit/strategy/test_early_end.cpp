@@ -439,7 +439,17 @@ TEST_CASE("expected waits: one candidate's draws answer each of its strategies a
   Fixture f;
   f.queue.jobs.push_back(pending("3", "n1", 3540, 3600));
   const QueueIndex index(f.cluster, f.queue);
-  const ExpectedWaits waits(f.cluster, index, f.c);
+  // The plan's draws are shared by its candidates: another candidate (2 GPUs per node) draws the
+  // same jobs first, and this one's answers are still a fresh model's.
+  EndDraws draws(f.cluster);
+  auto two = f.c;
+  two.gpus_per_node = 2;
+  const ExpectedWaits other(f.cluster, index, two, draws);
+  REQUIRE(other.at(600, 3540).has_value());
+  const auto* drawn = draws.ends(f.queue.jobs[0]);
+  REQUIRE(drawn != nullptr);
+  CHECK(draws.ends(f.queue.jobs[0]) == drawn); // drawn once: the same draws, not new ones
+  const ExpectedWaits waits(f.cluster, index, f.c, draws);
   for (auto [walltime, slurm] : {std::pair<std::int64_t, std::int64_t>{600, 3540}, {3600, 3540 + 3600}, {60, 7200}}) {
     CAPTURE(walltime);
     const auto shared = waits.at(walltime, slurm);
@@ -451,6 +461,16 @@ TEST_CASE("expected waits: one candidate's draws answer each of its strategies a
     }
   }
   CHECK_FALSE(waits.at(600, 0)); // Slurm says now: nothing sooner
+  // A running job's ends are drawn past what it has used, never past its limit; a pending job's
+  // runs are never past its limit either.
+  for (auto end : *drawn) {
+    CHECK(end >= 0);
+    CHECK(end <= 3600 - 60);
+  }
+  for (auto run : *draws.ends(f.queue.jobs[2])) {
+    CHECK(run >= 1);
+    CHECK(run <= 3600);
+  }
 }
 
 TEST_CASE("expected wait: a partition with too few ended jobs uses the cluster's, and says so")
