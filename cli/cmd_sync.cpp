@@ -4,6 +4,7 @@
 #include "app/manage/project_sync.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
+#include "core/printable.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -113,11 +114,18 @@ Result<int> run_pull(const PullOpts& o, Context& ctx)
   const auto& settings = real->env.settings.sync;
   RV_TRY(pulled, pull(real->env, key, o.local, settings));
   const auto& report = pulled.report;
+  if (!report.skipped_links.empty()) {
+    // Never made here: a link to outside the destination is how a pull would write elsewhere.
+    spdlog::warn("{} symlink(s) pointing outside {} not made here (first: {}); rv sync pull makes only links "
+                 "that stay inside",
+                 report.skipped_links.size(), report.local_path, printable(report.skipped_links.front()));
+  }
   if (ctx.global.json) {
     print_json({{"remote", pulled.source},
                 {"local", report.local_path},
                 {"files", report.files},
                 {"bytes", report.bytes},
+                {"skipped_links", report.skipped_links},
                 {"transport", sync::to_string(report.transport)},
                 {"seconds", report.seconds}});
     return 0;

@@ -1,6 +1,7 @@
 #include "sync/files.hpp"
 
 #include "core/process/local_runner.hpp"
+#include "core/store/beneath.hpp"
 #include "core/text.hpp"
 #include "sync/target.hpp"
 
@@ -13,35 +14,6 @@
 #include <sys/stat.h>
 
 namespace rv::sync {
-namespace {
-
-// Whether a relative symlink target, seen from the link's directory, stays inside the root.
-bool stays_inside(const std::string& link_path, const std::string& target)
-{
-  if (target.empty() || target.front() == '/') {
-    return false;
-  }
-  int depth = static_cast<int>(std::count(link_path.begin(), link_path.end(), '/'));
-  std::string_view rest = target;
-  while (!rest.empty()) {
-    auto slash = rest.find('/');
-    auto part = rest.substr(0, slash);
-    if (part == "..") {
-      if (--depth < 0) {
-        return false;
-      }
-    } else if (!part.empty() && part != ".") {
-      ++depth;
-    }
-    if (slash == std::string_view::npos) {
-      break;
-    }
-    rest.remove_prefix(slash + 1);
-  }
-  return true;
-}
-
-} // namespace
 
 std::string human_bytes(std::uint64_t n)
 {
@@ -110,7 +82,7 @@ FileSelection select_files(const std::filesystem::path& root, std::vector<std::s
       std::error_code ec;
       e.type = EntryType::symlink;
       e.link_target = std::filesystem::read_symlink(full, ec).string();
-      if (ec || !stays_inside(rel, e.link_target)) {
+      if (ec || !store::link_stays_inside(rel, e.link_target)) {
         sel.skipped.push_back({rel, fmt::format("symlink to '{}' leaves the project", e.link_target)});
         continue;
       }

@@ -136,7 +136,7 @@ Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
   if (rewrite) {
     c.argv.push_back("--ignore-times");
   }
-  c.argv.insert(c.argv.end(), {"--from0", "--files-from=-", "--stats", "--out-format=%n", from, to});
+  c.argv.insert(c.argv.end(), {"--safe-links", "--from0", "--files-from=-", "--stats", "--out-format=%n", from, to});
   std::string list;
   for (const auto& p : paths) {
     list += p;

@@ -34,7 +34,8 @@ Result<std::string> rsync_ssh_command(const SshTarget& target);
 Result<std::string> rsync_remote_spec(const SshTarget& target, const std::string& dir);
 
 // Copies `paths` (relative to `from`, NUL-separated on stdin) to `to` with `rsync -a`; `progress`
-// gets each file name rsync reports. Returns the bytes rsync sent on the wire.
+// gets each file name rsync reports. Returns the bytes rsync sent on the wire. A symlink that
+// points outside the copied tree is not made (`--safe-links`): a pull stays inside its destination.
 // `rewrite`: every listed file is written anew, to a temporary file renamed over the old one
 // (`--ignore-times`), even when only its mode changed; rsync would otherwise chmod it in place,
 // and a hard link to it (a job's snapshot, sync/snapshot.hpp) would change too.

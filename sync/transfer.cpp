@@ -2,7 +2,9 @@
 
 #include "core/enum_names.hpp"
 #include "core/interrupt.hpp"
+#include "core/printable.hpp"
 #include "core/process/local_runner.hpp"
+#include "core/store/beneath.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -166,6 +168,23 @@ Result<void> keep_remote_files(PushReport& report)
   report.kept.insert(report.kept.end(), plan.remove_dirs.begin(), plan.remove_dirs.end());
   plan.remove.clear();
   plan.remove_dirs.clear();
+  return {};
+}
+
+// A pull writes only below its destination: every path of the cluster's listing must be plain
+// relative (find prints no other; a listing with one is refused whole, before anything is written).
+Result<void> check_pulled_paths(const std::vector<RemoteEntry>& entries, const std::string& remote_path,
+                                const std::string& where)
+{
+  for (const auto& e : entries) {
+    if (!store::is_plain_relative(e.path)) {
+      return fail(ErrorCode::parse,
+                  fmt::format("the listing of {} on {} holds the path '{}', which would leave the destination: "
+                              "nothing was pulled",
+                              remote_path, where, printable(e.path)),
+                  "pull it again; if it persists, the login node is not answering as it should");
+    }
+  }
   return {};
 }
 
@@ -403,44 +422,72 @@ Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::st
   if (ec) {
     return fail(ErrorCode::io, fmt::format("cannot create {}: {}", target.string(), ec.message()));
   }
+  if (single_file) {
+    // The destination is the user's own path: fetched as named (a link named is followed there).
+    const auto& only = listing.entries.front();
+    if (only.type != 'f' && only.type != 'l') {
+      return fail(ErrorCode::io, fmt::format("cannot read {} on {}", remote_path, remote.where()),
+                  "check its permissions there (`rv exec ls -ld PATH`)");
+    }
+    report.files = 1;
+    report.bytes = only.size;
+    if (transport == Transport::rsync) {
+      RV_TRY(spec, rsync_remote_spec(options.ssh, base));
+      RV_TRY_VOID(rsync_file(local, options.ssh, spec, target.string()));
+    } else {
+      RV_TRY(n, remote.get_file(base, target.string()));
+      (void)n;
+    }
+    if (options.progress) {
+      options.progress(name.string());
+    }
+    report.seconds = seconds_since(t0);
+    return report;
+  }
+  // Below the destination, every path comes from the cluster's listing: checked before anything
+  // is written, and written without following a link (docs/sync.md).
+  RV_TRY_VOID(check_pulled_paths(listing.entries, remote_path, remote.where()));
+  RV_TRY(tree, store::BeneathDir::open(target));
   std::vector<std::string> files;
   for (const auto& e : listing.entries) {
     if (e.type == 'd') {
-      if (!single_file) {
-        fs::create_directories(target / e.path, ec);
-      }
-      continue;
-    }
-    if (e.type == 'f' || e.type == 'l') {
+      RV_TRY_VOID(tree.make_dirs(e.path));
+    } else if (e.type == 'l' && !store::link_stays_inside(e.path, e.link_target)) {
+      report.skipped_links.push_back(e.path);
+    } else if (e.type == 'f' || e.type == 'l') {
       files.push_back(e.path);
       report.bytes += e.size;
     }
   }
   report.files = files.size();
   if (transport == Transport::rsync) {
-    RV_TRY(spec, rsync_remote_spec(options.ssh, single_file ? base : base + "/"));
-    if (single_file) {
-      RV_TRY_VOID(rsync_file(local, options.ssh, spec, target.string()));
-    } else {
-      RV_TRY(wire, rsync_files(local, options.ssh, options.progress, spec, target.string() + "/", files));
-      (void)wire;
-    }
+    // rsync is confined by itself (it replaces a link with a directory and, with --safe-links,
+    // makes no link that leaves the tree).
+    RV_TRY(spec, rsync_remote_spec(options.ssh, base + "/"));
+    RV_TRY(wire, rsync_files(local, options.ssh, options.progress, spec, tree.root().string() + "/", files));
+    (void)wire;
   } else {
+    // Each file is fetched by path into a private directory rv just made, then moved into place.
+    RV_TRY(staging, store::StagingDir::make(tree));
+    const std::string fetched = "fetched";
     for (const auto& e : listing.entries) {
       if (interrupt_signal() != 0) {
         return fail(ErrorCode::interrupted, "interrupted while fetching files");
       }
-      const auto dst = single_file ? target : target / e.path;
-      const auto src = single_file ? base : base + "/" + e.path;
       if (e.type == 'l') {
-        fs::remove(dst, ec);
-        fs::create_symlink(e.link_target, dst, ec);
+        RV_TRY(made, tree.make_symlink(e.path, e.link_target));
+        if (!made) {
+          continue;
+        }
       } else if (e.type == 'f') {
-        RV_TRY(n, remote.get_file(src, dst.string()));
+        RV_TRY(n, remote.get_file(base + "/" + e.path, staging.path_of(fetched).string()));
         (void)n;
+        RV_TRY_VOID(tree.move_in(staging.fd(), fetched, e.path));
+      } else {
+        continue;
       }
-      if (options.progress && e.type != 'd') {
-        options.progress(e.path.empty() ? name.string() : e.path);
+      if (options.progress) {
+        options.progress(e.path);
       }
     }
   }

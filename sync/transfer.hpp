@@ -88,11 +88,14 @@ struct PullReport {
   std::size_t files = 0;
   std::uint64_t bytes = 0;
   double seconds = 0;
-  std::string local_path; // where it went
+  std::string local_path;                 // where it went
+  std::vector<std::string> skipped_links; // the cluster's symlinks not made here: they point outside
 };
 
 // Copies `remote_path` (a file or a directory, recursively) to `local_path`; an existing local
-// directory receives it under its basename. Never deletes local files.
+// directory receives it under its basename. Never deletes local files, and never writes outside the
+// destination: the listing's paths are checked, a local link on the way is replaced by a directory
+// and a remote link is made only when it stays inside (store::BeneathDir, docs/sync.md).
 Result<PullReport> pull(proc::Runner& remote, proc::Runner& local, const std::string& remote_path,
                         const std::filesystem::path& local_path, const PushOptions& options);
 

@@ -2,6 +2,8 @@
 // RAII owners of libssh handles: each handle is freed exactly once, on every path, so no early
 // return can leak or double-free one. Internal to core/process (libssh is a private dependency).
 
+#include "core/unique_fd.hpp"
+
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
@@ -60,21 +62,7 @@ using SftpPtr = std::unique_ptr<sftp_session_struct, Freer<sftp_free>>;
 using SftpFilePtr = std::unique_ptr<sftp_file_struct, Freer<sftp_close>>;
 using SftpAttributesPtr = std::unique_ptr<sftp_attributes_struct, Freer<sftp_attributes_free>>;
 
-// A local file descriptor, closed once.
-class UniqueFd {
-public:
-  explicit UniqueFd(int fd) : m_fd(fd) {}
-  ~UniqueFd() { close(); }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return m_fd; }
-  explicit operator bool() const { return m_fd >= 0; }
-  // Closes now; whether close(2) succeeded (a write may only fail here).
-  bool close() { return m_fd < 0 || ::close(std::exchange(m_fd, -1)) == 0; }
-
-private:
-  int m_fd;
-};
+// A local file descriptor, closed once (core/unique_fd.hpp).
+using UniqueFd = rv::UniqueFd;
 
 } // namespace rv::proc::ssh

@@ -93,3 +93,35 @@ assert_contains "$RUN_ERR" "symbolic link" "rv says it will not delete through t
 assert_eq "data" "$(remote cat "$base-scratch/dataset.bin")" "the file behind the link is kept"
 assert_eq 'print("hi")' "$(remote cat "$base-scratch/train.py")" "the project's file arrived behind the link"
 pass "a symlinked target receives the files; nothing behind the link is deleted"
+
+# S1 (security review 3): a pull stays inside its destination on both transports. A lab-mate's
+# link on the cluster points at the laptop's ~/.config; it is not made here. A link there anyway
+# (an older rv made it) is replaced by a directory when the cluster swaps the link for
+# cfg/autostart/evil.desktop; a link to a parent is not made either.
+for transport in rsync sftp; do
+  lab="$base/lab-$transport"
+  laptop="$IT_DIR/laptop-$transport"
+  mkdir -p "$laptop/.config" "$laptop/pulled"
+  remote "mkdir -p $lab/results/sub && printf 'loss 0.1\n' > $lab/results/sub/metrics.csv &&
+    ln -s '$laptop/.config' $lab/results/cfg && ln -s .. $lab/results/up && ln -s sub $lab/results/inner"
+  RV_SYNC_TRANSPORT=$transport run ssh_rv sync pull --json "$lab/results" "$laptop/pulled"
+  assert_rc 0 "rv sync pull over $transport (first)"
+  assert_json '.transport' "\"$transport\"" "the pull went over $transport"
+  assert_json '.skipped_links | sort | join(",")' '"cfg,up"' "the links that leave the destination are named"
+  [[ ! -e $laptop/pulled/results/cfg && ! -L $laptop/pulled/results/cfg ]] ||
+    it_fail "$transport: the link to the laptop's ~/.config was made" "$(ls -la "$laptop/pulled/results")"
+  [[ ! -L $laptop/pulled/results/up ]] || it_fail "$transport: the link to a parent was made"
+  assert_eq "sub" "$(readlink "$laptop/pulled/results/inner")" "$transport: a link inside is kept"
+  ln -s "$laptop/.config" "$laptop/pulled/results/cfg"
+  remote "rm $lab/results/cfg && mkdir -p $lab/results/cfg/autostart &&
+    printf '[Desktop Entry]\n' > $lab/results/cfg/autostart/evil.desktop"
+  RV_SYNC_TRANSPORT=$transport run ssh_rv sync pull "$lab/results" "$laptop/pulled"
+  assert_rc 0 "rv sync pull over $transport (second, the link swapped for a directory)"
+  [[ -z $(ls -A "$laptop/.config") ]] ||
+    it_fail "$transport: the pull wrote into the laptop's ~/.config" "$(find "$laptop/.config")"
+  [[ -d $laptop/pulled/results/cfg && ! -L $laptop/pulled/results/cfg ]] ||
+    it_fail "$transport: the local link was not replaced by a directory"
+  assert_eq "[Desktop Entry]" "$(<"$laptop/pulled/results/cfg/autostart/evil.desktop")" \
+    "$transport: the file landed inside the destination"
+  pass "$transport: two pulls around a link swapped for a directory write nothing outside the destination"
+done
