@@ -1,5 +1,6 @@
 #include "core/process/ssh_kbdint.hpp"
 
+#include "core/printable.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/ssh_failures.hpp"
 
@@ -57,13 +58,9 @@ public:
       return std::unexpected(no_prompter_failure(m_label, round.prompts.empty() ? "" : round.prompts[0].text));
     }
     std::vector<std::string> answers;
-    for (const auto* line : {&round.name, &round.instruction}) {
-      if (!line->empty()) {
-        write_all(fd, *line + (line->ends_with('\n') ? "" : "\n"));
-      }
-    }
+    write_all(fd, round_header_text(round));
     for (const auto& prompt : round.prompts) {
-      write_all(fd, prompt.text);
+      write_all(fd, prompt_text(prompt));
       termios saved{};
       const bool hide = !prompt.echo && ::tcgetattr(fd, &saved) == 0;
       if (hide) {
@@ -148,6 +145,23 @@ private:
 };
 
 } // namespace
+
+std::string round_header_text(const KbdintRound& round)
+{
+  std::string text;
+  for (const auto* line : {&round.name, &round.instruction}) {
+    if (!line->empty()) {
+      text += printable(*line);
+      text += line->ends_with('\n') ? "" : "\n";
+    }
+  }
+  return text;
+}
+
+std::string prompt_text(const KbdintPrompt& prompt)
+{
+  return printable(prompt.text);
+}
 
 PromptChannel choose_prompt_channel(std::string_view askpass, std::string_view require, bool has_terminal)
 {

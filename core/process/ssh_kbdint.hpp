@@ -52,6 +52,13 @@ bool is_password_prompt(std::string_view prompt);
 Result<std::vector<std::string>> answer_round(const KbdintRound& round, std::optional<std::string>& password,
                                               SecondFactorPrompter& user);
 
+// What the terminal shows of a round before its prompts: the name and the instruction, each on a
+// line of its own, with the server's control characters escaped (printable(): an escape sequence
+// in a PAM banner cannot retitle, clear or rewrite the user's terminal; S5 of the third review).
+std::string round_header_text(const KbdintRound& round);
+// A prompt as the terminal shows it: escaped the same way.
+std::string prompt_text(const KbdintPrompt& prompt);
+
 // The error when the host asks for a second factor and there is neither a terminal nor askpass.
 Error no_prompter_failure(std::string_view label, std::string_view prompt);
 

@@ -8,6 +8,10 @@
 set -euo pipefail
 
 files=(cli/cmd_init.cpp cli/cmd_forward.cpp cli/cmd_ssh.cpp cli/cmd_ps.cpp)
+# The files that write the server's text to the terminal (/dev/tty) themselves: every write_all
+# there writes a literal, or text made by a function that escapes it (printable(), or the
+# *_text() helpers built on it). A keyboard-interactive banner cannot retitle or clear the screen.
+tty_files=(core/process/ssh_kbdint.cpp)
 
 check() {
   local root=$1 bad=0 f
@@ -20,6 +24,14 @@ check() {
       bad=1
     done < <(awk '/std::fputs\(/ { c = $0; while (c !~ /\);/ && (getline l) > 0) c = c " " l; gsub(/[ \t]+/, " ", c); print c }' "$root/$f")
   done
+  for f in "${tty_files[@]}"; do
+    [[ -f $root/$f ]] || continue
+    while IFS= read -r call; do
+      [[ $call == *'write_all(fd, "'* || $call == *'printable('* || $call =~ write_all\(fd,\ [a-z_]+_text\( ]] && continue
+      printf '%s: a terminal write of text that did not go through printable(): %s\n' "$f" "$call"
+      bad=1
+    done < <(awk '/write_all\(fd,/ { c = $0; while (c !~ /\);/ && (getline l) > 0) c = c " " l; gsub(/[ \t]+/, " ", c); print c }' "$root/$f")
+  done
   return $bad
 }
 
@@ -27,12 +39,18 @@ if [[ ${1:-} == --self-test ]]; then
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  mkdir -p "$tmp/cli"
-  for f in "${files[@]}"; do cp "$here/$f" "$tmp/$f"; done
+  mkdir -p "$tmp/cli" "$tmp/core/process"
+  for f in "${files[@]}" "${tty_files[@]}"; do cp "$here/$f" "$tmp/$f"; done
   check "$tmp" >/dev/null || { echo "self-test: the tree itself fails" >&2; exit 1; }
   printf 'void planted() { std::fputs(node.c_str(), stdout); }\n' >>"$tmp/cli/cmd_forward.cpp"
   if check "$tmp" >/dev/null; then
     echo "self-test: a raw fputs was not caught" >&2
+    exit 1
+  fi
+  cp "$here/cli/cmd_forward.cpp" "$tmp/cli/cmd_forward.cpp"
+  printf 'void planted(int fd) { write_all(fd, prompt.text); }\n' >>"$tmp/core/process/ssh_kbdint.cpp"
+  if check "$tmp" >/dev/null; then
+    echo "self-test: a raw terminal write was not caught" >&2
     exit 1
   fi
   echo "self-test: ok"

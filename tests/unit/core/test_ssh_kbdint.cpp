@@ -125,3 +125,21 @@ TEST_CASE("no_prompter_failure: exit 254, names the host and the prompt, says ho
   CHECK(e.hint.find("rv connect") != std::string::npos);
   CHECK(e.hint.find("SSH_ASKPASS_REQUIRE=force") != std::string::npos);
 }
+
+TEST_CASE("the terminal shows a round's name, instruction and prompts with the server's control characters escaped")
+{
+  // A pam_echo banner that retitles the window, clears the screen and asks for another password
+  // (the third security review's S5 reproduction).
+  KbdintRound round{
+      "\x1b]0;PWNED-TITLE\x07", "\x1b[2J\x1b[HRe-enter your laptop password below", {{"Password\x1b[8m:", false}}};
+  const auto header = round_header_text(round);
+  CHECK(header.find('\x1b') == std::string::npos);
+  CHECK(header.find('\x07') == std::string::npos);
+  CHECK(header == "\\x1b]0;PWNED-TITLE\\x07\n\\x1b[2J\\x1b[HRe-enter your laptop password below\n");
+  const auto prompt = prompt_text(round.prompts[0]);
+  CHECK(prompt == "Password\\x1b[8m:");
+  // Plain text, a newline kept, an empty name leaves no blank line.
+  KbdintRound plain{"", "Enter the code\nfrom your phone\n", {{"Verification code: ", true}}};
+  CHECK(round_header_text(plain) == "Enter the code\nfrom your phone\n");
+  CHECK(prompt_text(plain.prompts[0]) == "Verification code: ");
+}
