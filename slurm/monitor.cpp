@@ -38,7 +38,9 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   if (job_ids.empty()) {
     return {};
   }
-  std::vector<std::string> argv = {"scancel"};
+  // --me: only the user's own jobs, even for an operator or a coordinator whose scancel could
+  // cancel others' jobs on a wrong or reused id (the name guards a reused id as well).
+  std::vector<std::string> argv = {"scancel", "--me"};
   if (!job_name.empty()) {
     argv.push_back("--name=" + job_name);
   }

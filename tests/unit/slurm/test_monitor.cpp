@@ -58,7 +58,7 @@ TEST_CASE("monitor: the winner's siblings are cancelled in one scancel, with bac
   FakeClock clock;
   r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "PENDING", "Priority")));
   r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "RUNNING", "None", "0:03")));
-  r.expect_prefix({"scancel", "11"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "11"}, FakeRunner::reply(0));
   auto race = race_of({"11", "12"});
   std::vector<std::string> recorded;
   MonitorOptions opts;
@@ -81,7 +81,7 @@ TEST_CASE("monitor: with the siblings' job name, every scancel names it, so a re
   FakeRunner r;
   FakeClock clock;
   r.expect(is_squeue, FakeRunner::reply(0, row("11", "PENDING", "Resources") + row("12", "RUNNING", "None", "0:03")));
-  r.expect_prefix({"scancel", "--name=rv-x", "11"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "--name=rv-x", "11"}, FakeRunner::reply(0));
   auto race = race_of({"11", "12"});
   MonitorOptions opts;
   opts.job_name = "rv-x";
@@ -91,7 +91,7 @@ TEST_CASE("monitor: with the siblings' job name, every scancel names it, so a re
   CHECK(r.unexpected().empty());
   CHECK(r.all_consumed());
   FakeRunner direct;
-  direct.expect_prefix({"scancel", "--name=train", "7", "8"}, FakeRunner::reply(0));
+  direct.expect_prefix({"scancel", "--me", "--name=train", "7", "8"}, FakeRunner::reply(0));
   CHECK(cancel_jobs(direct, {"7", "8"}, "train"));
   CHECK(direct.unexpected().empty());
   CHECK(direct.all_consumed());
@@ -113,7 +113,7 @@ TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacc
       is_sacct,
       FakeRunner::reply(
           0, "22|COMPLETED|0:0|00:00:02|2026-11-22T04:00:00|2026-11-22T04:00:02|a100-2|billing=1|gpu-a100|rv-x\n"));
-  r.expect_prefix({"scancel", "21"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "21"}, FakeRunner::reply(0));
   auto race = race_of({"21", "22"});
   auto stats = run_race(r, clock, race, {});
   REQUIRE(stats);
@@ -132,7 +132,7 @@ TEST_CASE("monitor: a job that failed within its first second, between polls, st
            FakeRunner::reply(
                0, row("31", "PENDING", "Resources") +
                       "32|FAILED|NonZeroExitCode|gpu-a6000|a6000-1|1|N/A|N/A|5:00|0:00|gres:gpu:a6000:1|rv-x\n"));
-  r.expect_prefix({"scancel", "31"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "31"}, FakeRunner::reply(0));
   auto race = race_of({"31", "32"});
   auto stats = run_race(r, clock, race, {});
   REQUIRE(stats);
@@ -153,7 +153,7 @@ TEST_CASE("monitor: a job gone from squeue that scontrol shows done in 0 s on a 
   r.expect(is_squeue, FakeRunner::reply(0, row("1", "PENDING", "Resources")));
   r.expect_prefix({"scontrol", "show", "job", "2"}, FakeRunner::reply(0, completed));
   r.expect(is_sacct, FakeRunner::reply(0, ""));
-  r.expect_prefix({"scancel", "1"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "1"}, FakeRunner::reply(0));
   auto race = race_of({"1", "2"});
   auto stats = run_race(r, clock, race, {});
   REQUIRE(stats);
@@ -170,7 +170,7 @@ TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
   FakeRunner r;
   FakeClock clock;
   r.expect(is_squeue, FakeRunner::reply(0, row("31", "PENDING", "Resources") + row("32", "PENDING", "Priority")));
-  r.expect_prefix({"scancel", "31", "32"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "31", "32"}, FakeRunner::reply(0));
   auto race = race_of({"31", "32"});
   MonitorOptions opts;
   opts.on_update = [](const Race&, const RaceDecision&) { raise_interrupt(SIGINT); };
@@ -190,7 +190,7 @@ TEST_CASE("monitor: a timeout cancels everything; all failing is an error naming
     for (int i = 0; i < 3; ++i) {
       r.expect(is_squeue, FakeRunner::reply(0, row("41", "PENDING", "Resources")));
     }
-    r.expect_prefix({"scancel", "41"}, FakeRunner::reply(0));
+    r.expect_prefix({"scancel", "--me", "41"}, FakeRunner::reply(0));
     auto race = race_of({"41"});
     MonitorOptions opts;
     opts.timeout = std::chrono::milliseconds(2500);
@@ -204,7 +204,7 @@ TEST_CASE("monitor: a timeout cancels everything; all failing is an error naming
     FakeClock clock;
     r.expect(is_squeue,
              FakeRunner::reply(0, row("51", "FAILED", "NonZeroExitCode") + row("52", "PENDING", "PartitionTimeLimit")));
-    r.expect_prefix({"scancel", "52"}, FakeRunner::reply(0));
+    r.expect_prefix({"scancel", "--me", "52"}, FakeRunner::reply(0));
     auto race = race_of({"51", "52"});
     auto stats = run_race(r, clock, race, {});
     REQUIRE_FALSE(stats);
@@ -288,7 +288,7 @@ TEST_CASE("monitor with a claim: the claimant wins even before squeue shows it s
   const std::vector<std::string> claim = {"cat", "/rv/requests/x/claim/owner"};
   r.expect(is_squeue, FakeRunner::reply(0, row("61", "PENDING", "Resources") + row("62", "RUNNING")));
   r.expect_prefix(claim, FakeRunner::reply(0, "61\n"));
-  r.expect_prefix({"scancel", "62"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "62"}, FakeRunner::reply(0));
   auto race = race_of({"61", "62"});
   MonitorOptions opts;
   opts.claim_argv = claim;
@@ -340,7 +340,7 @@ TEST_CASE("monitor with a claim: no claim within claim_wait falls back to start 
     r.expect(is_squeue, FakeRunner::reply(0, row("71", "PENDING", "Resources") + row("72", "RUNNING")));
     r.expect_prefix(claim, FakeRunner::reply(1));
   }
-  r.expect_prefix({"scancel", "71"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "71"}, FakeRunner::reply(0));
   auto race = race_of({"71", "72"});
   auto stats = run_race(r, clock, race, opts);
   REQUIRE(stats);
@@ -362,17 +362,17 @@ TEST_CASE("monitor: scancel --name of a job that already ended is not a failure;
                              "scancel: error: Unable to contact slurm controller (connect failure)\n"));
   rv::test::FakeRunner r;
   r.expect_prefix(
-      {"scancel", "--name=train", "1305"},
+      {"scancel", "--me", "--name=train", "1305"},
       rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
   CHECK(cancel_jobs(r, {"1305"}, "train"));
   r.expect_prefix(
-      {"scancel", "--name=train", "1306"},
+      {"scancel", "--me", "--name=train", "1306"},
       rv::test::FakeRunner::reply(1, "", "scancel: error: Unable to contact slurm controller (connect failure)\n"));
   auto down = cancel_jobs(r, {"1306"}, "train");
   REQUIRE_FALSE(down);
   CHECK(down.error().message.find("Unable to contact slurm controller") != std::string::npos);
   r.expect_prefix(
-      {"scancel", "1307"},
+      {"scancel", "--me", "1307"},
       rv::test::FakeRunner::reply(1, "", "scancel: error: Kill job error on job id 1307: Invalid job id specified\n"));
   CHECK_FALSE(cancel_jobs(r, {"1307"})); // without the name, an invalid id is an error as before
 }
@@ -422,7 +422,7 @@ TEST_CASE("monitor with a claim: between polls rv waits on the login node for th
   r.expect(is_wait, FakeRunner::reply(0));
   r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "RUNNING")));
   r.expect_prefix(claim, FakeRunner::reply(0, "92\n"));
-  r.expect_prefix({"scancel", "91"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "91"}, FakeRunner::reply(0));
   auto race = race_of({"91", "92"});
   MonitorOptions opts;
   opts.claim_argv = claim;

@@ -66,7 +66,7 @@ TEST_CASE("reap: after rv was killed, the next rv ps cancels the losers of a sta
   r.expect(
       [](const auto& a) { return has(a, "squeue"); },
       FakeRunner::reply(0, row("11", "PENDING", "", "rv-aaaa0001") + row("12", "RUNNING", "v100-1", "rv-aaaa0001")));
-  r.expect_prefix({"scancel", "--name=rv-aaaa0001", "11"}, FakeRunner::reply(0)); // the name guards a reused id
+  r.expect_prefix({"scancel", "--me", "--name=rv-aaaa0001", "11"}, FakeRunner::reply(0)); // the name guards a reused id
   auto report = refresh_and_reap(r, clock, store, reqs);
   REQUIRE(report);
   CHECK(r.all_consumed());
@@ -318,7 +318,7 @@ TEST_CASE("reap: a failed submission's jobs are found by comment and cancelled a
   FakeRunner r;
   r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0001"); },
            FakeRunner::reply(0, "31|PENDING|rv:ffff0001|rv-ffff0001\n777|PENDING|(null)|rv-ffff0001\n"));
-  r.expect_prefix({"scancel", "--name=rv-ffff0001", "31"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "--name=rv-ffff0001", "31"}, FakeRunner::reply(0));
   // The second search, after the settle gap: nothing new.
   r.expect([](const auto& a) { return has(a, "squeue") && has(a, "--me"); },
            FakeRunner::reply(0, "31|CANCELLED|rv:ffff0001|rv-ffff0001\n"));
@@ -400,9 +400,9 @@ TEST_CASE("reap: a job an in-flight sbatch creates after the first search is fou
   FakeRunner r;
   auto search = [](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "rv-ffff0004"); };
   r.expect(search, FakeRunner::reply(0, "31|PENDING|rv:ffff0004|rv-ffff0004\n"));
-  r.expect_prefix({"scancel", "--name=rv-ffff0004", "31"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "--name=rv-ffff0004", "31"}, FakeRunner::reply(0));
   r.expect(search, FakeRunner::reply(0, "31|CANCELLED|rv:ffff0004|rv-ffff0004\n32|PENDING|rv:ffff0004|rv-ffff0004\n"));
-  r.expect_prefix({"scancel", "--name=rv-ffff0004", "32"}, FakeRunner::reply(0));
+  r.expect_prefix({"scancel", "--me", "--name=rv-ffff0004", "32"}, FakeRunner::reply(0));
   r.expect(search, FakeRunner::reply(0, "32|CANCELLED|rv:ffff0004|rv-ffff0004\n"));
   FakeClock clock;
   auto line = settle_failed_submission(r, clock, store, req, RequestState::cancelled);

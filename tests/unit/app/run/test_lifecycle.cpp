@@ -155,7 +155,7 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
                Cluster::ok("201|PENDING|rv:c0ffee01|train\n777|RUNNING|(null)|train\n"));
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "201"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "201"};
       },
       Cluster::ok());
   // The second search, after the settle gap, finds nothing new.
@@ -223,7 +223,7 @@ TEST_CASE("lifecycle: every sbatch timed out: the jobs they created anyway are f
                Cluster::ok("301|PENDING|rv:c0ffee03|train\n"));
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "301"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
@@ -253,7 +253,7 @@ TEST_CASE("lifecycle: rv run -f: the first to start wins, the sibling is cancell
   w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("302\n"));
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "301"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "301"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1)); // type check
@@ -322,7 +322,7 @@ TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; r
              "501");
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "502"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "502"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));

@@ -28,7 +28,7 @@ TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps runn
   expect_win(w.cluster, "801,802", squeue_row("801", "RUNNING", "a100-1") + squeue_row("802", "PENDING", ""), "801");
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "802"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "802"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
@@ -230,7 +230,7 @@ TEST_CASE("lifecycle: a tie with no claim seen: rv waits for the claim, then the
   };
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "1202"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "1202"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
