@@ -1,6 +1,8 @@
 #include "app/request/cluster_race.hpp"
 
 #include "app/request/lookup.hpp"
+#include "app/request/reap.hpp"
+#include "core/process/remote_files.hpp"
 #include "core/store/record_store.hpp"
 #include "core/text.hpp"
 #include "slurm/backoff.hpp"
@@ -23,11 +25,19 @@ std::string request_dir(const RequestRecord& rec)
   return rec.remote_root + "/requests/" + rec.id;
 }
 
-// Writes `file` (go or stop) in the member's request directory on its cluster.
+// Writes `file` (go or stop) in the member's request directory on its cluster. The directory is
+// resolved there (rv_abs): a record still `submitting` holds the configured root (`~/.rv`), not
+// yet the resolved one, and `"$1"` would make a directory literally named `~` (S6).
 Result<void> mark(proc::Runner& runner, const RequestRecord& rec, const std::string& file)
 {
   proc::Command c;
-  c.argv = {"sh", "-c", "mkdir -p -- \"$1\" && : >\"$1/$2\"", "sh", request_dir(rec), file};
+  c.argv = {"sh",
+            "-c",
+            std::string(proc::remote::abs_path_function()) +
+                "d=$(rv_abs \"$1\") || exit 1; mkdir -p -- \"$d\" && : >\"$d/$2\"",
+            "sh",
+            request_dir(rec),
+            file};
   c.timeout = std::chrono::seconds(30);
   RV_TRY(o, runner.run(c));
   if (!o.ok()) {
@@ -99,6 +109,14 @@ Result<void> stop_member(Env& member_env, RequestRecord& rec)
   auto& runner = member_env.cluster;
   if (auto s = mark(runner, rec, "stop"); !s) {
     spdlog::warn("{}", s.error().message); // the gate's own wait still ends a started job
+  }
+  if (rec.state == RequestState::submitting) {
+    // Its sbatch may have made jobs whose ids never came back: found by their comment first, so
+    // that they are cancelled with the rest (S6); a search that fails leaves the member as it is.
+    RV_TRY(found, adopt_orphans(runner, rec));
+    if (!found.empty()) {
+      spdlog::info("request {}: found job(s) {} by their comment", rec.id, fmt::join(found, " "));
+    }
   }
   const auto ids = live_job_ids(rec);
   if (ids.empty()) {

@@ -242,3 +242,49 @@ TEST_CASE("cluster race: the background settler polls again after half a second,
   CHECK(t.b().done());
   CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
 }
+
+// S6 (security review 3): a member still `submitting` (its sbatch answer lost) holds the
+// configured root `~/.rv`; its stop used to make a directory literally named `~` and its jobs,
+// never recorded, were left to run. The root is resolved on the cluster and the jobs are found by
+// their comment and cancelled before the member is ended.
+TEST_CASE(
+    "cluster race: a losing member still submitting is stopped under its resolved root, its jobs found and cancelled")
+{
+  TwoClusters t;
+  t.add_members();
+  auto a = t.read("aaaa0001");
+  a.state = RequestState::submitting;
+  a.remote_root = "~/.rv";
+  a.jobs.clear();
+  save(t.world.requests, a);
+  t.b().on([](const auto& argv) { return has(argv, "squeue") && has(argv, "7"); },
+           Cluster::ok(squeue_row("7", "RUNNING", "h1")));
+  t.b().on([](const auto& argv) { return writes(argv, "go"); }, Cluster::ok());
+  std::vector<std::string> stop_argv;
+  t.a().on(
+      [&](const auto& argv) {
+        stop_argv = argv;
+        return argv.size() > 2 && argv.front() == "sh" && argv.back() == "stop";
+      },
+      Cluster::ok());
+  t.a().on([](const auto& argv) { return has(argv, "squeue") && has(argv, "-n") && has(argv, "train"); },
+           Cluster::ok("55|PENDING|rv:aaaa0001|train\n56|PENDING|rv:other|train\n"));
+  t.a().on([](const auto& argv) { return has(argv, "scancel") && has(argv, "--me") && has(argv, "55"); },
+           Cluster::ok());
+  auto members = load_race_members(t.world.env, t.read("bbbb0002"));
+  REQUIRE(members);
+  auto step = settle_step(t.world.env, *members);
+  REQUIRE(step);
+  REQUIRE(step->chosen);
+  CHECK((*members)[*step->chosen].rec.id == "bbbb0002");
+  CHECK(t.a().unexpected.empty());
+  CHECK(t.a().done());
+  // The stop's directory is resolved on the cluster, not used as the literal "~/.rv/...".
+  REQUIRE(stop_argv.size() > 4);
+  CHECK(stop_argv[2].find("rv_abs") != std::string::npos);
+  CHECK(stop_argv[stop_argv.size() - 2] == "~/.rv/requests/aaaa0001");
+  const auto ended = t.read("aaaa0001");
+  CHECK(ended.state == RequestState::cancelled);
+  CHECK(ended.job_ids() == std::vector<std::string>{"55"});
+  CHECK(ended.jobs[0].state == "CANCELLED");
+}
