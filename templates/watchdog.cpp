@@ -29,14 +29,20 @@ _rv_wd_log_bytes() {
   echo "$n"
 }
 # One line: t=<epoch> job=<id> util=<%,...> mem=<MiB,...> log=<bytes>; util and mem are "-" when
-# nvidia-smi failed or hung, "?" for a GPU that reports no value ([N/A] in MIG mode).
+# nvidia-smi failed or hung, "?" for a GPU that reports no value ([N/A] in MIG mode). Only the
+# job's own GPUs: where nvidia-smi lists more than Slurm granted (no ConstrainDevices), those whose
+# index is in SLURM_STEP_GPUS (else SLURM_JOB_GPUS); under device constraints NVML lists only the
+# job's GPUs, renumbered from 0, and every one is the job's.
 # shellcheck disable=SC2317  # run by srun, a trap or in the background
 _rv_wd_sample() {
-  local out i u m util="" mem=""
+  local out i u m util="" mem="" own="${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-}}"
   if out=$(timeout -k 2 "$RV_WD_SMI_TIMEOUT" nvidia-smi --query-gpu=index,utilization.gpu,memory.used \
     --format=csv,noheader,nounits 2>/dev/null) && [ -n "$out" ]; then
+    [ -n "$own" ] && [ "$(printf '%s\n' "$out" | grep -c .)" -gt "$(tr ',' '\n' <<<"$own" | grep -c .)" ] ||
+      own=""
     while IFS=', ' read -r i u m; do
       [ -n "$i" ] || continue
+      if [ -n "$own" ]; then case ",$own," in *",$i,"*) ;; *) continue ;; esac; fi
       case $u in '' | *[!0-9]*) u='?' ;; esac
       case $m in '' | *[!0-9]*) m='?' ;; esac
       util="${util:+$util,}$u" mem="${mem:+$mem,}$m"

@@ -38,6 +38,9 @@ struct WatchdogRun {
 
   std::string samples() const { return fx.read("rv/requests/req-wd/watchdog/node-1.samples"); }
 
+  // Variables of the job's environment beyond the fixture's ("SLURM_JOB_GPUS=1,3 ").
+  std::string extra_env;
+
   // Runs the single-node job `command`; its exit status.
   int run(const std::string& command, const model::Strategy& s = base_strategy())
   {
@@ -46,7 +49,8 @@ struct WatchdogRun {
     REQUIRE_MESSAGE(script.has_value(), script.error().message);
     auto file = fx.write_script("job", *script);
     const std::string path = "PATH='" + fx.path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin'";
-    return ExecFixture::sh(fx.job_env("101", path + " SLURM_JOB_NODELIST=node-1 FAKE_HOSTNAMES=node-1") + "bash '" +
+    return ExecFixture::sh(fx.job_env("101", path + " SLURM_JOB_NODELIST=node-1 FAKE_HOSTNAMES=node-1 " + extra_env) +
+                           "bash '" +
                            file + "' >'" + fx.path("out.txt") + "' 2>'" + fx.path("err.txt") + "'");
   }
 };
@@ -111,6 +115,50 @@ TEST_CASE("watchdog: a busy GPU, a hung nvidia-smi or none at all never end the 
     CHECK(w.run("sleep 3") == 0);
     CHECK_FALSE(std::filesystem::exists(w.fx.path("rv/requests/req-wd/watchdog/node-1.samples")));
     CHECK(w.fx.read("err.txt").find("watchdog") == std::string::npos);
+  }
+}
+
+// N17 (security review 3): on a node without device constraints nvidia-smi lists every GPU, and
+// another user's busy GPU kept an idle job alive (or their idle ones made a busy job look idle).
+TEST_CASE("watchdog: only the job's own GPUs are sampled when nvidia-smi lists the node's others")
+{
+  SUBCASE("SLURM_JOB_GPUS picks the job's indexes out of the node's four")
+  {
+    WatchdogRun w;
+    w.fake_smi("printf '0, 7, 100\\n1, 90, 5000\\n2, 0, 0\\n3, 80, 4000\\n'");
+    w.opts.preflight = false; // its own check of granted against visible GPUs is not this test's
+    w.extra_env = "SLURM_JOB_GPUS=1,3";
+    CHECK(w.run("sleep 2.5") == 0);
+    CHECK(w.samples().find("util=90,80 mem=5000,4000") != std::string::npos);
+    CHECK(w.samples().find("util=7") == std::string::npos);
+  }
+  SUBCASE("a step's own GPUs win over the job's")
+  {
+    WatchdogRun w;
+    w.fake_smi("printf '0, 7, 100\\n1, 90, 5000\\n2, 0, 0\\n3, 80, 4000\\n'");
+    w.opts.preflight = false; // its own check of granted against visible GPUs is not this test's
+    w.extra_env = "SLURM_JOB_GPUS=1,3 SLURM_STEP_GPUS=2";
+    CHECK(w.run("sleep 2.5") == 0);
+    CHECK(w.samples().find("util=0 mem=0") != std::string::npos);
+  }
+  SUBCASE("constrained (as many GPUs listed as granted, renumbered from 0): every one is the job's")
+  {
+    WatchdogRun w;
+    w.fake_smi("printf '0, 40, 10\\n1, 60, 20\\n'");
+    w.opts.preflight = false; // its own check of granted against visible GPUs is not this test's
+    w.extra_env = "SLURM_JOB_GPUS=5,7";
+    CHECK(w.run("sleep 2.5") == 0);
+    CHECK(w.samples().find("util=40,60 mem=10,20") != std::string::npos);
+  }
+  SUBCASE("another user's busy GPU does not keep an idle job alive")
+  {
+    WatchdogRun w;
+    w.fake_smi("printf '0, 99, 30000\\n1, 0, 3\\n'");
+    w.opts.preflight = false; // its own check of granted against visible GPUs is not this test's
+    w.extra_env = "SLURM_JOB_GPUS=1";
+    w.opts.watchdog.idle_timeout_s = 2;
+    CHECK(w.run("sleep 60") == k_exit_idle);
+    CHECK(w.samples().find("util=0 mem=3") != std::string::npos);
   }
 }
 
