@@ -70,7 +70,7 @@ occupy_all() {
 }
 
 record_state() { jq -r .state "$RV_STATE_DIR/requests/$1.json" 2>/dev/null; }
-submitted() { rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$WORK/out"); [[ -n $rid && $(record_state "$rid") == submitted ]]; }
+submitted() { rid=$(sed -n 's/^request \([0-9a-f]\{8\}\) (.*/\1/p' "$WORK/err" | head -n1); [[ -n $rid && $(record_state "$rid") == submitted ]]; } # rv run -f: the table is on stderr
 rv_done() { ! kill -0 "$rv_pid" 2>/dev/null; }
 sacct_final() { # every job of the comma list has a final state in accounting
   local n

@@ -101,6 +101,7 @@ Result<int> launch_across(Env& env, const AcrossPlan& plans, const AcrossLaunch&
     auto& extras = m.smart.extras;
     extras.gate_wait_s = env.settings.race_gate_wait_s;
     extras.race = race;
+    extras.followed = how.mode != AcrossMode::submit;
     if (!how.refanout.is_null()) {
       extras.refanout = how.refanout;
     }

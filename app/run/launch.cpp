@@ -68,7 +68,9 @@ Result<int> launch_run(Env& env, const PlanRun& planned, const std::vector<std::
   {
     LiveStatus live(env, follow);
     live.phase(submitting_text(planned.plan.strategies.size(), env.cluster.where()), true); // said once submitted
-    RV_TRY(launched, submit_request(env, planned, line, workdir, "run", extras));
+    RunExtras this_run = extras;
+    this_run.followed = follow;
+    RV_TRY(launched, submit_request(env, planned, line, workdir, "run", this_run));
     if (!follow) {
       launched.release(); // the jobs run on without rv; `rv ps` cleans up after them
       if (env.json) {
@@ -92,6 +94,7 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
   auto& store = env.requests;
   PlanRun current = planned;
   RunExtras this_try = extras;
+  this_try.followed = true;
   std::optional<Launched> first(std::move(submitted));
   // The nodes that failed this request, round by round (a round across clusters carries it in).
   std::vector<RefanoutStep> history = refanout_history(extras.refanout);
@@ -221,6 +224,7 @@ Result<Launched> submit_up(Env& env, const PlanRun& planned, const std::string& 
   RunExtras holder = extras;
   holder.setup.clear();
   holder.venv.clear();
+  holder.followed = true; // the shell's (or CMD's) output owns stdout
   return submit_request(env, planned, "exec sleep 2147483647", workdir, "up", holder,
                         command.empty() ? "(interactive shell)" : command);
 }

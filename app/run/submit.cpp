@@ -310,16 +310,21 @@ Result<void> record_jobs(Env& env, const PlanRun& planned, OwnedRequest& owner, 
   return {};
 }
 
-void print_submitted(Env& env, const RequestRecord& rec)
+void print_submitted(Env& env, const RequestRecord& rec, bool followed)
 {
   if (env.json || env.quiet) {
     return;
   }
-  env.output.out(fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
-                             rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host));
+  std::string table = fmt::format("request {} ({}): {} {} on {}\n", rec.id, rec.name, rec.jobs.size(),
+                                  rec.jobs.size() == 1 ? "strategy" : "strategies", rec.host);
   for (const auto& j : rec.jobs) {
-    env.output.out(fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
-                               j.error.empty() ? "" : "  REFUSED: " + j.error));
+    table += fmt::format("  {:<4} {:<10} {}{}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id, j.label,
+                         j.error.empty() ? "" : "  REFUSED: " + j.error);
+  }
+  if (followed) {
+    env.output.err(table); // the job's output owns stdout
+  } else {
+    env.output.out(table);
   }
 }
 
@@ -361,7 +366,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
     return std::unexpected(settle_failure(env, owner, sent.results.error()));
   }
   RV_TRY_VOID(record_jobs(env, planned, owner, rendered, *sent.results));
-  print_submitted(env, owner.rec);
+  print_submitted(env, owner.rec, extras.followed);
   if (owner.rec.job_ids().empty()) {
     owner.close();
     return fail(ErrorCode::slurm_rejected, fmt::format("Slurm refused every strategy of request {}", owner.rec.id),

@@ -35,6 +35,10 @@ struct RunExtras {
   // choice) and the race group recorded as "race"; 0 and null on one cluster.
   std::int64_t gate_wait_s = 0;
   nlohmann::json race;
+  // rv follows or attaches to the job (rv run -f, rv up): stdout is the job's alone, so the
+  // submitted strategies' table goes to stderr (UX review 3, N3); without it the table is the
+  // command's answer, on stdout.
+  bool followed = false;
 };
 
 // A submitted request: its record (job ids known), owned by this process until it is finished or

@@ -149,6 +149,19 @@ run() {
   RUN_ERR=$(<"$IT_DIR/err")
 }
 
+# record_of ID: the path of request ID's record in this test's RV_STATE_DIR.
+record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
+
+# it_request_id OUT_FILE: the request id rv printed for a run whose stdout went to OUT_FILE: the
+# first line of the submitted table ("request ID (NAME): N strategies on HOST"), on stdout for
+# `rv run`, on stderr (the file beside it: .out -> .err, out -> err) for `rv run -f` and `rv up`,
+# whose stdout is the job's alone (UX review 3, N3). Empty when nothing was submitted.
+it_request_id() {
+  local out=$1 err=$1
+  [[ $out == *out ]] && err=${out%out}err
+  sed -n 's/^request \([0-9a-f]\{8\}\) (.*/\1/p' "$out" "$err" 2>/dev/null | head -n1
+}
+
 # What the last `run` did, for failure messages.
 it_last_run() {
   printf '%s\n' "command: $RUN_CMD" "exit: $RUN_RC after ${RUN_SECS}s" "stdout: $(head -c 2000 "$IT_DIR/out")" \

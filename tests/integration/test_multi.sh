@@ -61,7 +61,6 @@ cleanup_multi() {
 trap 'rc=$?; cleanup_multi; (exit "$rc"); it_cleanup' EXIT
 # The command: one line per run, naming the cluster, in the marker file of the cluster it ran on.
 CMD="echo \"\$SLURM_CLUSTER_NAME \$SLURM_JOB_ID\" >>\"\$HOME/$MARKS\"; echo ran on \$SLURM_CLUSTER_NAME"
-record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
 state_of() { jq -r .state "$(record_of "$1")"; }
 # The race group of the records (one race at a time in this test).
 newest_race() { jq -r '.race.group // empty' "$RV_STATE_DIR"/requests/*.json | head -1; }

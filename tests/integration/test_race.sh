@@ -45,12 +45,7 @@ occupy() { # partition gres [nodes]: a long job that holds every GPU of every no
   wait_for_job_state 120 "$id" RUNNING
 }
 
-# The request id from the first line of `rv run`'s stdout ("request ID (NAME): ...").
-request_id_of() { sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$1"; }
-record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
 job_ids_of() { jq -r '.jobs[] | select(.job_id != "") | .job_id' "$(record_of "$1")" | paste -sd,; }
-# What rv's command printed: stdout without rv's own submission listing (the header + one line a job).
-job_stdout() { awk 'NR == 1 && /^request / { skip = 1; next } skip && /^  s[0-9]+ / { next } { skip = 0; print }' "$1"; }
 # sacct rows "JOBID|STATE|START|END" (epoch seconds) of the given comma-separated job ids.
 sacct_rows() { SLURM_TIME_FORMAT=%s sacct -X -P -n -j "$1" -o JobID,State,Start,End 2>/dev/null; }
 # Succeeds once accounting has every job of $1 (comma list) in a final state.
@@ -73,7 +68,7 @@ timeout_t0=$SECONDS
 # ---- exit status and the two streams ----
 run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-exit" -- 'echo to-stdout; echo to-stderr >&2; exit 3'
 assert_rc 3 "rv run -f of 'exit 3'"
-assert_eq "to-stdout" "$(job_stdout "$IT_DIR/out")" "the job's stdout arrives on stdout, alone"
+assert_eq "to-stdout" "$(<"$IT_DIR/out")" "the job's stdout arrives on stdout, alone"
 assert_contains "$RUN_ERR" "to-stderr" "the job's stderr arrives on stderr"
 assert_contains "$RUN_ERR" "exit code 3" "rv names the exit code"
 pass "exit 3 -> rv exits 3; the job's stdout on stdout, its stderr on stderr"
@@ -83,21 +78,21 @@ weird='a $HOME "dq" '\''sq'\'' `id` \back $(echo x) ${PATH} ;|&* ~ end'
 run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-argv" -- printf '<%s>\n' "$weird" 'two  spaces' '' '-n' '%s'
 assert_rc 0 "printf with nasty arguments"
 expected=$(printf '<%s>\n' "$weird" 'two  spaces' '' '-n' '%s')
-assert_eq "$expected" "$(job_stdout "$IT_DIR/out")" "argv form: every argument arrives exactly as typed"
+assert_eq "$expected" "$(<"$IT_DIR/out")" "argv form: every argument arrives exactly as typed"
 pass "argv form: \$, quotes, backticks, empty and option-like arguments arrive exactly"
 
 # One word is a shell command line: the remote shell interprets it just as bash -c would here.
 line='printf "%s|" "$((6*7))" '\''$HOME `id` "dq"'\'' `echo bt` "$(echo cs)" a\ b; echo'
 run ssh_rv run -f -g 1 -t "$FREE_T" --time 5m --name "$NAME-line" -- "$line"
 assert_rc 0 "single-string command line"
-assert_eq "$(bash -c "$line")" "$(job_stdout "$IT_DIR/out")" "single-string form behaves as the shell line it is"
+assert_eq "$(bash -c "$line")" "$(<"$IT_DIR/out")" "single-string form behaves as the shell line it is"
 pass "single-string form: the command line runs as typed (expansions, quotes, backticks)"
 
 # ---- a winner that is over before the first poll: found (scontrol/sacct), rv exits 0 ----
 run ssh_rv run -f -g 1 --time 5m --name "$NAME-fast" -- true
 assert_rc 0 "rv run -f true (fan-out)"
-rid=$(request_id_of "$IT_DIR/out")
-[[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
+rid=$(it_request_id "$IT_DIR/out")
+[[ -n $rid ]] || it_fail "no request id printed" "$(it_last_run)"
 assert_eq "done" "$(jq -r .state "$(record_of "$rid")")" "the fast request's record is done"
 winner=$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .job_id' "$(record_of "$rid")")
 [[ -n $winner ]] || it_fail "the fast request has no winner" "$(cat "$(record_of "$rid")")"
@@ -115,9 +110,9 @@ for fill in "${FULL[@]}"; do
 done
 run ssh_rv run -f -g 1 --time 5m --name "$NAME-race" -- 'echo "won on $SLURM_JOB_PARTITION"'
 assert_rc 0 "the race"
-won=$(job_stdout "$IT_DIR/out")
+won=$(<"$IT_DIR/out")
 assert_match "${won#won on }" "$WIN_RE" "the free partition won and ran the command ($won)"
-rid=$(request_id_of "$IT_DIR/out")
+rid=$(it_request_id "$IT_DIR/out")
 rec=$(record_of "$rid")
 assert_eq "$STRATS" "$(jq '[.jobs[] | select(.job_id != "")] | length' "$rec")" "$STRATS strategies submitted (one per partition)"
 winner=$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .job_id' "$rec")
@@ -144,10 +139,10 @@ env --default-signal=INT "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" r
 rv_pid=$!
 bg_pids+=("$rv_pid")
 # shellcheck disable=SC2317  # called through wait_for
-racing() { grep -q 'interrupt\|won' "$IT_DIR/int.err" && return 1; rid=$(request_id_of "$IT_DIR/int.out"); [[ -n $rid ]] &&
+racing() { grep -q 'interrupt\|won' "$IT_DIR/int.err" && return 1; rid=$(it_request_id "$IT_DIR/int.out"); [[ -n $rid ]] &&
   [[ $(jq -r .state "$(record_of "$rid")" 2>/dev/null) == submitted ]]; }
 wait_for 30 racing
-rid=$(request_id_of "$IT_DIR/int.out")
+rid=$(it_request_id "$IT_DIR/int.out")
 ids=$(job_ids_of "$rid")
 assert_eq "$STRATS" "$(squeue -h -t PD -j "$ids" | wc -l)" "all $STRATS strategies pend before the interrupt"
 sleep 2 # let the race poll at least once
@@ -169,5 +164,5 @@ cp "$IT_DIR/timeout.out" "$IT_DIR/out" && cp "$IT_DIR/timeout.err" "$IT_DIR/err"
 ((RUN_RC != 0)) || it_fail "a job past its time limit: rv exited 0" "$(it_last_run)"
 assert_rc 124 "TIMEOUT maps to 124 (docs/exit-codes.md)"
 assert_contains "$(<"$IT_DIR/timeout.err")" "TIMEOUT" "stderr names TIMEOUT"
-assert_eq "started" "$(job_stdout "$IT_DIR/timeout.out")" "the timed-out job's output was streamed"
+assert_eq "started" "$(<"$IT_DIR/timeout.out")" "the timed-out job's output was streamed"
 pass "a job past its --time ends TIMEOUT: rv exits 124 and says TIMEOUT (${RUN_SECS}s)"

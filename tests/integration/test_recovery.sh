@@ -37,12 +37,10 @@ trap 'cleanup_jobs; it_cleanup' EXIT
 
 FREE=$IT_FREED_TYPE
 FREE_PART=$(it_partition "$FREE")
-request_id_of() { sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$1"; }
-record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
 job_ids_of() { jq -r '.jobs[] | select(.job_id != "") | .job_id' "$(record_of "$1")" | paste -sd,; }
 # Waits until the background rv ($1 = its stdout) has submitted and records the request.
 # shellcheck disable=SC2317  # called through wait_for
-submitted() { local r; r=$(request_id_of "$1"); [[ -n $r && $(jq -r .state "$(record_of "$r")" 2>/dev/null) == submitted ]]; }
+submitted() { local r; r=$(it_request_id "$1"); [[ -n $r && $(jq -r .state "$(record_of "$r")" 2>/dev/null) == submitted ]]; }
 pending_of() { squeue -h -t PD -j "$1" -o %i 2>/dev/null | wc -l; }
 
 # Every GPU type but the MIG-like one (rv drops it for a whole-GPU request).
@@ -55,7 +53,7 @@ done
 # ---- 1. SIGKILL mid-race, then rv ps ----
 bg_rv "$IT_DIR/kill.out" "$IT_DIR/kill.err" run -f -g 1 --time 5m --name "$NAME-kill" -- 'echo ran-once'
 wait_for 60 submitted "$IT_DIR/kill.out"
-rid=$(request_id_of "$IT_DIR/kill.out")
+rid=$(it_request_id "$IT_DIR/kill.out")
 ids=$(job_ids_of "$rid")
 n=$(tr , '\n' <<<"$ids" | wc -l)
 ((n >= 2)) || it_fail "the race needs at least 2 strategies (ids $ids)"
@@ -99,7 +97,7 @@ occupiers+=("$free_job")
 # ---- 2. slurmctld restarts mid-race: the race still completes ----
 bg_rv "$IT_DIR/ctld.out" "$IT_DIR/ctld.err" run -f -g 1 --time 5m --name "$NAME-ctld" -- 'echo survived-restart'
 wait_for 60 submitted "$IT_DIR/ctld.out"
-rid=$(request_id_of "$IT_DIR/ctld.out")
+rid=$(it_request_id "$IT_DIR/ctld.out")
 ids=$(job_ids_of "$rid")
 sleep 2
 ctld_pid=$(tb_pid_of "$TB_DIR/slurmctld.pid")

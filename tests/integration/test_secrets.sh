@@ -18,8 +18,6 @@ cleanup_jobs() {
   [[ -z $ids ]] || scancel $ids 2>/dev/null || true
 }
 trap 'cleanup_jobs; it_cleanup' EXIT
-request_id_of() { sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$1"; }
-record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
 on_login() { remote "$@"; }
 
 secret='tok-'\''sq'\'' "dq" $HOME `id` \n ;|& end'
@@ -50,7 +48,7 @@ occupiers+=("$occ")
 wait_for_job_state 120 "$occ" RUNNING
 run ssh_rv -vvv run -g 1 -t a6000 --time 5m --name "$NAME-run" -- 'printf "%s|%s" "$HF_TOKEN" "$OTHER_KEY" | sha256sum'
 assert_rc 0 "rv run with secrets"
-rid=$(request_id_of "$IT_DIR/out")
+rid=$(it_request_id "$IT_DIR/out")
 [[ -n $rid ]] || it_fail "no request id" "$(it_last_run)"
 trace="$RUN_OUT$RUN_ERR"
 job=$(jq -r '.jobs[0].job_id' "$(record_of "$rid")")
@@ -85,7 +83,7 @@ pass "the job read the secrets exactly; its file is gone once read"
 run ssh_rv up -g 1 -t a6000 --time 5m --name "$NAME-up" --run 'printf "%s|%s" "$HF_TOKEN" "$OTHER_KEY" | sha256sum'
 assert_rc 0 "rv up --run with secrets"
 assert_contains "$RUN_OUT" "$want" "rv up --run saw both secrets byte for byte"
-rid=$(request_id_of "$IT_DIR/out")
+rid=$(it_request_id "$IT_DIR/out")
 assert_eq "" "$(jq -r '.secrets_file' "$(record_of "$rid")")" "the record says the secrets file was removed"
 on_login test ! -e "$file" || it_fail "rv run's secrets file $file is still on the cluster"
 on_login test ! -e "$(dirname "$file")/../$rid/env" || it_fail "rv up's secrets file is still on the cluster"

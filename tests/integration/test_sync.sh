@@ -21,9 +21,6 @@ cleanup_sync() {
 }
 trap 'cleanup_sync; it_cleanup' EXIT
 
-request_id_of() { sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$1"; }
-record_of() { printf '%s/requests/%s.json' "$RV_STATE_DIR" "$1"; }
-job_stdout() { awk 'NR == 1 && /^request / { skip = 1; next } skip && /^  s[0-9]+ / { next } { skip = 0; print }' "$1"; }
 git_commit() { git -c user.email=it@rv -c user.name=it commit -qam "$1"; }
 # rv run -f with a short, narrow fan-out (the jobs take seconds).
 run_job() { run ssh_rv run -f -g 1 --time 5m --max-strategies 2 --name "$NAME-$1" "${@:2}"; }
@@ -44,10 +41,10 @@ printf 'untracked but sent\n' >src/untracked.txt
 cd src || exit 1 # run from a subdirectory: the job runs from the same one
 run_job v1 python3 hello.py
 assert_rc 0 "rv run -f python3 hello.py"
-assert_eq "hello v1 42" "$(job_stdout "$IT_DIR/out")" "the job ran hello.py from the snapshot (and imported its neighbour)"
+assert_eq "hello v1 42" "$(<"$IT_DIR/out")" "the job ran hello.py from the snapshot (and imported its neighbour)"
 assert_contains "$RUN_ERR" "smart execution: python3 names hello.py" "rv says why it syncs"
 assert_match "$RUN_ERR" "sync: sent 5 of 5 files" "rv reports the files sent"
-rid1=$(request_id_of "$IT_DIR/out")
+rid1=$(it_request_id "$IT_DIR/out")
 rec1=$(record_of "$rid1")
 snap1=$(jq -r .sync.snapshot "$rec1")
 ws=$(jq -r .sync.workspace "$rec1")
@@ -73,9 +70,9 @@ assert_contains "$RUN_OUT" "delete  src/extra.py" "the dry run lists the deleted
 assert_eq "old" "$(remote cat "$ws/src/extra.py")" "a dry run changes nothing"
 run_job v2 -o results python3 hello.py
 assert_rc 0 "second run after the edit"
-assert_eq "hello v2 42" "$(job_stdout "$IT_DIR/out")" "the second job ran the new version"
+assert_eq "hello v2 42" "$(<"$IT_DIR/out")" "the second job ran the new version"
 assert_match "$RUN_ERR" "sync: sent 1 of 4 files " "only the changed file moved (the deleted one: checked in the workspace below)"
-rid2=$(request_id_of "$IT_DIR/out")
+rid2=$(it_request_id "$IT_DIR/out")
 snap2=$(jq -r .sync.snapshot "$(record_of "$rid2")")
 assert_contains "$(remote cat "$snap1/src/hello.py")" 'print("hello v1", helper.X)' "the first job's snapshot is unchanged"
 assert_eq "old" "$(remote cat "$snap1/src/extra.py")" "the first snapshot keeps the file deleted later"
@@ -149,19 +146,19 @@ printf -- '--no-index\n--find-links ./wheels\nrvtinypkg==0.1\n' >requirements.tx
 printf 'import rvtinypkg, sys\nprint(rvtinypkg.VALUE, sys.prefix.endswith("/venv"))\n' >app.py
 run_job deps1 python3 app.py
 assert_rc 0 "first run with requirements.txt"
-assert_eq "tiny-ok True" "$(job_stdout "$IT_DIR/out")" "the job imported the package from the project's venv"
+assert_eq "tiny-ok True" "$(<"$IT_DIR/out")" "the job imported the package from the project's venv"
 assert_contains "$RUN_ERR" "rv-deps: installing" "the first run installs"
 assert_contains "$RUN_ERR" "deps: installed" "rv reports the install"
-venv=$(jq -r .sync.venv "$(record_of "$(request_id_of "$IT_DIR/out")")")
+venv=$(jq -r .sync.venv "$(record_of "$(it_request_id "$IT_DIR/out")")")
 project_dirs+=("${venv%/_default/venv}")
 assert_eq "$(sha256sum requirements.txt | cut -d' ' -f1)" "$(remote cat "$venv/.rv-deps-hash")" "the venv records the file's hash"
 # Pruning: an old snapshot of a finished request goes, an old one whose job is still queued stays.
-snaps=$(dirname "$(jq -r .sync.snapshot "$(record_of "$(request_id_of "$IT_DIR/out")")")")
+snaps=$(dirname "$(jq -r .sync.snapshot "$(record_of "$(it_request_id "$IT_DIR/out")")")")
 remote mkdir -p "$snaps/1000000000-0ddba11" "$snaps/1000000000-cafef00d"
 holder=$(remote sbatch --parsable -p cpu -J "$NAME-holder" --comment=rv:cafef00d --begin=now+1hour -o /dev/null --wrap true)
 run_job deps2 python3 app.py
 assert_rc 0 "second run, same requirements.txt"
-assert_eq "tiny-ok True" "$(job_stdout "$IT_DIR/out")" "the second job uses the same venv"
+assert_eq "tiny-ok True" "$(<"$IT_DIR/out")" "the second job uses the same venv"
 assert_contains "$RUN_ERR" "up to date, install skipped" "the second run skips the install"
 assert_not_contains "$RUN_ERR" "rv-deps: installing" "nothing is installed the second time"
 remote test ! -e "$snaps/1000000000-0ddba11" || it_fail "an old snapshot of a finished request was not pruned"
@@ -173,7 +170,7 @@ run ssh_rv run -g 1 --time 5m --name "$NAME-bad" python3 app.py
 [[ $RUN_RC != 0 ]] || it_fail "a failing install still submitted" "$(it_last_run)"
 assert_contains "$RUN_ERR" "No matching distribution found for rv-no-such-package" "pip's own error is shown"
 assert_contains "$RUN_ERR" "installing requirements.txt into" "rv's one-line error names the file"
-[[ -z $(request_id_of "$IT_DIR/out") ]] || it_fail "a request was submitted despite the failed install" "$(it_last_run)"
+[[ -z $(it_request_id "$IT_DIR/out") ]] || it_fail "a request was submitted despite the failed install" "$(it_last_run)"
 scancel "$holder" 2>/dev/null || remote scancel "$holder"
 pass "requirements.txt with an offline wheel: installed once, skipped on the second run; install errors surface"
 pass "pruning removed an old snapshot but kept the one whose job (${holder}) is still queued"

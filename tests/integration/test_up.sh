@@ -85,14 +85,14 @@ cd src || exit 1
 run ssh_rv up --gpu 4 --time 10m --name "$NAME" --run "torchrun --nproc_per_node=4 train.py"
 assert_rc 3 "rv up --run returns the command's own status"
 assert_contains "$RUN_ERR" "smart execution: torchrun names train.py" "rv syncs for up --run as for run"
-rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
+rid=$(it_request_id "$IT_DIR/out")
 rec=$RV_STATE_DIR/requests/$rid.json
 [[ -f $rec ]] || it_fail "no record for request '$rid'" "$(it_last_run)"
 snap=$(jq -r .sync.snapshot "$rec")
 venv=$(jq -r .sync.venv "$rec")
 project_dir=$(jq -r .sync.workspace "$rec")
 project_dir=${project_dir%/_default/code}
-job_out=$(awk 'NR == 1 && /^request / { skip = 1; next } skip && /^  s[0-9]+ / { next } { skip = 0; print }' "$IT_DIR/out")
+job_out=$(<"$IT_DIR/out") # stdout is the job's alone (N3)
 port=$(sed -n 's/^MASTER_PORT //p' <<<"$job_out")
 ckpt=$(sed -n 's/^RV_CHECKPOINT_DIR //p' <<<"$job_out")
 omp=$(sed -n 's/^OMP_NUM_THREADS //p' <<<"$job_out")

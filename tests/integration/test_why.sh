@@ -44,7 +44,7 @@ wait_for 30 released
 
 run ssh_rv run -g $((G / 2)) -t "$T" --time 1h --name "$NAME" -- sleep 600
 assert_rc 0 "rv run without -f"
-rid=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
+rid=$(it_request_id "$IT_DIR/out")
 [[ -n $rid ]] || it_fail "no request id on stdout" "$(it_last_run)"
 job=$(ssh_rv --json ps | jq -r ".[] | select(.id == \"$rid\") | .jobs[0].job_id")
 [[ $job =~ ^[0-9]+$ ]] || it_fail "no job id for request $rid" "$(ssh_rv --json ps)"
@@ -112,7 +112,7 @@ scancel "$filler" "$blocker"
 filler='' blocker=''
 run ssh_rv run -g 1 -t "$IDLE_T" --time 5m --name "$NAME-run" -- sleep 600
 assert_rc 0 "rv run ($IDLE_T, idle)"
-rid2=$(sed -n '1s/^request \([0-9a-f]*\) .*/\1/p' "$IT_DIR/out")
+rid2=$(it_request_id "$IT_DIR/out")
 running() { ssh_rv --json why "$rid2" | jq -e '.status == "running"' >/dev/null; }
 wait_for 60 running
 run ssh_rv why "$rid2"
