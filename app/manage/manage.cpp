@@ -109,24 +109,6 @@ namespace {
 
 constexpr int k_failure_lines = 20; // of a failed job's stderr, shown before its stdout
 
-// The job of a request without a winner that ran the command: one that ended other than
-// cancelled or refused (a job that failed within a poll interval is never seen running).
-const JobRecord* job_that_ran(const RequestRecord& r)
-{
-  const JobRecord* found = nullptr;
-  for (const auto& j : r.jobs) {
-    const auto s = slurm::parse_job_state(j.state);
-    if (j.job_id.empty() || s == slurm::JobState::cancelled || s == slurm::JobState::pending ||
-        s == slurm::JobState::unknown) {
-      continue;
-    }
-    if (found == nullptr || j.started_at > found->started_at) {
-      found = &j;
-    }
-  }
-  return found;
-}
-
 } // namespace
 
 Result<int> show_logs(Env& env, const LogsRequest& req)
@@ -148,7 +130,7 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
   auto pick = [&] {
     job = r.winner_job();
     if (job == nullptr) {
-      job = job_that_ran(r); // a job that failed before any poll saw it running is named no winner
+      job = r.job_that_ran(); // a job that failed before any poll saw it running is named no winner
     }
     for (const auto& j : r.jobs) {
       if (!req.key.empty() && j.job_id == req.key) {

@@ -1,5 +1,6 @@
 #include "app/manage/project_sync.hpp"
 
+#include "app/request/reap.hpp"
 #include "app/request/requests.hpp"
 #include "core/interrupt.hpp"
 #include "sync/hash.hpp"
@@ -34,6 +35,13 @@ Result<std::string> pull_source(Env& env, const std::string& key)
   }
   if (key.find('/') == std::string::npos && !key.starts_with("~")) {
     if (auto r = find_request(env.requests, key)) {
+      if (!r->winner_job()) {
+        // Asked before any rv ps saw it end: the job that ran is found by asking the cluster (N4).
+        std::vector<RequestRecord> one = {*r};
+        RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
+        (void)report;
+        *r = std::move(one.front());
+      }
       const auto* job = r->winner_job();
       if (!job || job->job_id.empty()) {
         return fail(ErrorCode::usage, fmt::format("request {} has no winner yet, so no outputs", r->id),

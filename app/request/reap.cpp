@@ -174,7 +174,9 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       apply_polled(j, it->second, clock.epoch_seconds());
       changed = true;
     }
-    // The winner: the one the record names, else the first (in rank order) that started.
+    // The winner: the one the record names, else the first (in rank order) that started, else
+    // the one that ran the command and ended before any poll saw it running (a fast crash: its
+    // outputs, logs and `*` in rv ps belong to it; UX review 3, N4).
     if (r.winner.empty()) {
       for (const auto& j : r.jobs) {
         if (slurm::is_started(slurm::parse_job_state(j.state))) {
@@ -183,6 +185,13 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
           changed = true;
           break;
         }
+      }
+    }
+    if (r.winner.empty()) {
+      if (const auto* ran = r.job_that_ran()) {
+        r.winner = ran->strategy_id;
+        r.state = RequestState::won;
+        changed = true;
       }
     }
     if (!r.winner.empty()) {

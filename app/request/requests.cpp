@@ -41,6 +41,22 @@ const JobRecord* RequestRecord::winner_job() const
   return nullptr;
 }
 
+const JobRecord* RequestRecord::job_that_ran() const
+{
+  const JobRecord* found = nullptr;
+  for (const auto& j : jobs) {
+    const auto s = slurm::parse_job_state(j.state);
+    if (j.job_id.empty() || s == slurm::JobState::cancelled || s == slurm::JobState::pending ||
+        s == slurm::JobState::unknown) {
+      continue;
+    }
+    if (found == nullptr || j.started_at > found->started_at) {
+      found = &j;
+    }
+  }
+  return found;
+}
+
 std::vector<std::string> RequestRecord::job_ids() const
 {
   std::vector<std::string> ids;

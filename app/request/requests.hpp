@@ -108,6 +108,10 @@ struct RequestRecord {
 
   // The winner's job, or nullptr.
   const JobRecord* winner_job() const;
+  // The job that ran the command though no winner is recorded: one that ended other than
+  // cancelled after it started (a job that failed within a poll interval is never seen running;
+  // a sibling that loses at the gate cancels itself), the latest started; nullptr when none.
+  const JobRecord* job_that_ran() const;
   // Job ids that were submitted.
   std::vector<std::string> job_ids() const;
 };

@@ -10,7 +10,10 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 using namespace rv;
@@ -24,9 +27,16 @@ class LogNode final : public proc::Runner {
 public:
   std::map<std::string, std::string> files; // path -> content
   std::vector<std::vector<std::string>> seen;
+  // Answers other commands (squeue) first, when set.
+  std::function<std::optional<proc::Outcome>(const std::vector<std::string>&)> answer;
   Result<proc::Outcome> run(const proc::Command& c) override
   {
     seen.push_back(c.argv);
+    if (answer) {
+      if (auto a = answer(c.argv)) {
+        return *a;
+      }
+    }
     proc::Outcome o;
     // `sh -c SCRIPT tail PATH FROM MAX` is read_from_command: bytes FROM.. (1-based), at most MAX
     const bool chunk = c.argv.front() == "sh";
@@ -161,4 +171,42 @@ TEST_CASE("sync pull: a request run without -o has no outputs, and says so")
   auto some = pull_source(w.env, "2267e17d");
   REQUIRE_MESSAGE(some, some.error().message);
   CHECK(*some == "/home/alice/.rv/outputs/rv-2267e17d-45");
+}
+
+// UX review 3, N4: `rv sync pull` of a request whose job crashed before any rv saw it running (no
+// winner recorded) asks the cluster which job ran, instead of "has no winner yet".
+TEST_CASE("sync pull: a request whose job ended before any poll saw it running pulls that job's outputs")
+{
+  World w("pull-fast");
+  auto rec = request_from_json(nlohmann::json{{"id", "3a7e17d0"},
+                                              {"host", "scripted"},
+                                              {"name", "rv-3a7e17d0"},
+                                              {"state", "submitted"},
+                                              {"remote_root", "/home/alice/.rv"},
+                                              {"created_at", "2026-11-22T05:00:00Z"},
+                                              {"sync", {{"outputs", {"results"}}}},
+                                              {"jobs",
+                                               {{{"strategy_id", "s1"}, {"job_id", "44"}, {"state", "PENDING"}},
+                                                {{"strategy_id", "s2"}, {"job_id", "45"}, {"state", "PENDING"}}}}});
+  REQUIRE(rec);
+  REQUIRE(w.requests.create(rec->id, to_json(*rec)));
+  // squeue still lists both: s1 cancelled itself at the gate, s2 ran the command and failed.
+  w.cluster.answer = [](const std::vector<std::string>& argv) -> std::optional<proc::Outcome> {
+    if (std::find(argv.begin(), argv.end(), "squeue") == argv.end()) {
+      return std::nullopt;
+    }
+    proc::Outcome o;
+    o.exit_code = 0;
+    o.out = "44|CANCELLED|None|p||1|N/A|N/A|1:00:00|0:00|N/A|rv-3a7e17d0\n"
+            "45|FAILED|None|p|v100-1|1|N/A|N/A|1:00:00|0:03|N/A|rv-3a7e17d0\n";
+    return o;
+  };
+  auto got = pull_source(w.env, "3a7e17d0");
+  REQUIRE_MESSAGE(got, got.error().message);
+  CHECK(*got == "/home/alice/.rv/outputs/rv-3a7e17d0-45");
+  REQUIRE(w.cluster.seen.size() == 1); // one squeue, nothing else
+  CHECK(std::find(w.cluster.seen[0].begin(), w.cluster.seen[0].end(), "squeue") != w.cluster.seen[0].end());
+  auto saved = w.requests.read("3a7e17d0");
+  REQUIRE(saved);
+  CHECK((*saved)["winner"] == "s2");
 }

@@ -443,3 +443,29 @@ TEST_CASE("records: concurrent savers merge their changes instead of writing bac
   CHECK(racer->secrets_file.empty());  // and the racer now knows it
   std::filesystem::remove_all(store.dir());
 }
+
+// UX review 3, N4: a job that ran the command and crashed within a poll interval was never seen
+// running, so no winner was recorded: `rv sync pull` said "no winner yet" and `rv ps` showed no `*`.
+TEST_CASE("reap: the sibling that ran the command and ended before any poll saw it running is the winner")
+{
+  auto store = temp_store("fast-crash");
+  std::vector<RequestRecord> reqs = {request("aaaa0010", RequestState::submitted)};
+  REQUIRE(store.create(reqs[0].id, to_json(reqs[0])));
+  FakeRunner r;
+  FakeClock clock;
+  // s1 cancelled itself at the gate (it lost); s2 ran the command and failed.
+  r.expect(
+      [](const auto& a) { return has(a, "squeue"); },
+      FakeRunner::reply(0, row("11", "CANCELLED", "", "rv-aaaa0010") + row("12", "FAILED", "v100-1", "rv-aaaa0010")));
+  auto report = refresh_and_reap(r, clock, store, reqs);
+  REQUIRE(report);
+  CHECK(r.all_consumed());
+  CHECK(r.unexpected().empty());
+  CHECK(report->cancelled.empty());
+  CHECK(reqs[0].winner == "s2");
+  auto saved = store.read("aaaa0010");
+  REQUIRE(saved);
+  CHECK((*saved)["winner"] == "s2");
+  CHECK((*saved)["state"] == "failed");
+  std::filesystem::remove_all(store.dir());
+}
