@@ -13,6 +13,11 @@ Error ssh_failure(ErrorCode code, std::string_view label, std::string_view what,
   return Error{code, std::move(message), std::move(hint)};
 }
 
+ExecFailure exec_failure(bool session_alive, bool answered_no)
+{
+  return session_alive && answered_no ? ExecFailure::refused : ExecFailure::may_have_run;
+}
+
 Result<void> host_key_verdict(KnownHost state, std::string_view label, std::string_view fingerprint,
                               std::string_view why)
 {

@@ -35,6 +35,13 @@ Error connect_failure(std::string_view label, std::string_view why);
 // The server refused every key: auth_failed (254). `why` is libssh's text, "" when it only said no.
 Error auth_failure(std::string_view label, std::string_view why);
 
+// What a failed exec request says of its command. `refused` only when the session lives and the
+// server answered no (or had closed the channel): the command did not run and may be tried on
+// another channel. Otherwise (the session died once the request was written, or no answer came in
+// time) it `may_have_run`, and is never sent again without the caller's consent.
+enum class ExecFailure { refused, may_have_run };
+ExecFailure exec_failure(bool session_alive, bool answered_no);
+
 // An SFTP status (SSH_FX_*) in words; `session_error` when the status says no more than "failure".
 std::string sftp_status_text(int status, std::string_view session_error);
 

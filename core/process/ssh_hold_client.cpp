@@ -24,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 constexpr const char* k_gone = "the held connection's process is gone";
-constexpr const char* k_ended = "the held connection ended while a command ran";
 
 Error gone(std::string_view path, std::string_view why)
 {
@@ -101,6 +100,9 @@ public:
       if ((*frame)->type == Frame::started) {
         return {};
       }
+      if ((*frame)->type == Frame::not_sent) {
+        return std::unexpected(gone(path, (*frame)->payload));
+      }
       if ((*frame)->type == Frame::error) {
         return std::unexpected(error_from_payload((*frame)->payload));
       }
@@ -160,14 +162,9 @@ bool gone_before_start(const Error& e)
   return e.message.starts_with(k_gone);
 }
 
-bool ended_while_running(const Error& e)
-{
-  return e.code == ErrorCode::unreachable && e.message.starts_with(k_ended);
-}
-
 bool may_ask_again(const Error& e, bool repeatable)
 {
-  return gone_before_start(e) || (repeatable && ended_while_running(e));
+  return gone_before_start(e) || (repeatable && is_answer_lost(e));
 }
 
 Result<int> dial_unix(const std::string& path)
@@ -195,6 +192,12 @@ Result<int> Client::dial()
   return dial_unix(m_path);
 }
 
+Error Client::lost(std::string_view why) const
+{
+  spdlog::debug("held connection {}: no answer after the request was sent ({})", m_path, why);
+  return answer_lost(m_label.empty() ? std::filesystem::path(m_path).filename().string() : m_label);
+}
+
 Result<json> Client::hello(const std::string& op)
 {
   RV_TRY(fd, dial());
@@ -219,15 +222,21 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
   const auto start = Clock::now();
   RV_TRY(fd, dial());
   Conn conn(fd);
-  bool sent = conn.send(Frame::request, json{{"op", "exec"}, {"line", line}}.dump());
+  // A request frame not wholly sent is never read (the holder takes complete frames only).
+  if (!conn.send(Frame::request, json{{"op", "exec"}, {"line", line}}.dump())) {
+    return std::unexpected(gone(m_path, "cannot send"));
+  }
+  // From here the holder may have sent the command to the server: a failure is "may have run"
+  // unless the holder says `not_sent` (docs/ssh.md, "Never run twice"). A send that fails means the
+  // holder closed the socket: its last frames are still read below.
+  bool sent = true;
   for (std::size_t at = 0; sent && at < input.size(); at += 1u << 20) {
     sent = conn.send(Frame::input, std::string_view(input).substr(at, 1u << 20));
   }
-  if (!sent || !conn.send(Frame::input_end, "")) {
-    return std::unexpected(gone(m_path, "cannot send"));
+  if (sent) {
+    conn.send(Frame::input_end, "");
   }
   Outcome outcome;
-  bool started = false;
   while (true) {
     const bool over_time = cmd.timeout.count() > 0 && Clock::now() - start >= cmd.timeout;
     if (over_time || (!cmd.uninterruptible && interrupt_signal() != 0)) {
@@ -241,11 +250,7 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
     }
     auto frame = conn.next(50);
     if (!frame) {
-      if (!started) {
-        return std::unexpected(gone(m_path, frame.error().message));
-      }
-      return fail(ErrorCode::unreachable, fmt::format("{} (its process died or the network dropped)", k_ended),
-                  "run the command again: rv starts a new held connection");
+      return std::unexpected(lost(frame.error().message)); // its process died or its session dropped
     }
     if (!*frame) {
       continue;
@@ -253,8 +258,9 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
     auto& [type, payload] = **frame;
     switch (type) {
     case Frame::started:
-      started = true;
       break;
+    case Frame::not_sent:
+      return std::unexpected(gone(m_path, payload));
     case Frame::out:
     case Frame::err: {
       const bool is_err = type == Frame::err;
@@ -332,7 +338,7 @@ Result<int> Client::relay(const std::string& line, bool pty)
     if (!frame) {
       restore();
       if (!started) {
-        return std::unexpected(gone(m_path, frame.error().message));
+        return std::unexpected(lost(frame.error().message));
       }
       return fail(ErrorCode::unreachable, "the held connection ended during the interactive command");
     }
@@ -340,6 +346,9 @@ Result<int> Client::relay(const std::string& line, bool pty)
       auto& [type, payload] = **frame;
       if (type == Frame::started) {
         started = true;
+      } else if (type == Frame::not_sent) {
+        restore();
+        return std::unexpected(gone(m_path, payload));
       } else if (type == Frame::out || type == Frame::err) {
         [[maybe_unused]] auto w = ::write(type == Frame::err ? 2 : 1, payload.data(), payload.size());
       } else if (type == Frame::end) {
@@ -379,6 +388,9 @@ Result<json> Client::file_op(const json& request)
     }
     if (!*frame) {
       continue;
+    }
+    if ((*frame)->type == Frame::not_sent) {
+      return std::unexpected(gone(m_path, (*frame)->payload));
     }
     if ((*frame)->type == Frame::error) {
       return std::unexpected(error_from_payload((*frame)->payload));

@@ -13,19 +13,20 @@
 
 namespace rv::proc::hold {
 
-// The holder was gone before the request started (no channel was opened for it): safe to start
-// a new holder and ask again. Every other failure is final.
+// The request never reached the server: the holder's socket could not be dialled, or the holder
+// said `not_sent`. Safe to start a new holder and ask again, whatever the command.
 bool gone_before_start(const Error& e);
-// The holder ended after the command had started: it may have run. Only a command that is safe
-// to run twice (Command::repeatable) may be asked again, on a new holder.
-bool ended_while_running(const Error& e);
-// Whether a request that failed with `e` is asked once more on a new holder: always when the
-// holder was gone before it started, and for a repeatable command when it ended during it.
+// Whether a request that failed with `e` is asked once more on a new holder: always when it never
+// reached the server; a repeatable command (Command::repeatable) also when its answer was lost
+// after it was sent (is_answer_lost: it may have run). Anything else is never sent twice.
 bool may_ask_again(const Error& e, bool repeatable);
 
 class Client {
 public:
   explicit Client(std::string socket_path) : m_path(std::move(socket_path)) {}
+
+  // The connection's name in errors ("ssh LABEL: ..."), as the holder's hello gives it.
+  void set_label(std::string label) { m_label = std::move(label); }
 
   // Asks the holder who it is ({"label", "user", "pid", ...}); fails fast (2 s) on a stale
   // socket or a hung holder.
@@ -48,9 +49,32 @@ public:
 private:
   Result<int> dial();
   Result<nlohmann::json> file_op(const nlohmann::json& request);
+  // answer_lost for this connection, with `why` in the debug log.
+  Error lost(std::string_view why) const;
 
   std::string m_path;
+  std::string m_label;
 };
+
+// Asks `ask(held)`; when the failure allows it (may_ask_again), asks once more of the client that
+// `reconnect(error)` gives (a new holder), unless that is null (rv fell back to a direct session: the
+// first answer stands). The one place a request is sent twice.
+template <class Ask, class Reconnect>
+auto ask_held(Client& held, Ask&& ask, bool repeatable, Reconnect&& reconnect) -> decltype(ask(held))
+{
+  auto result = ask(held);
+  if (result || !may_ask_again(result.error(), repeatable)) {
+    return result;
+  }
+  Result<Client*> next = reconnect(result.error());
+  if (!next) {
+    return std::unexpected(next.error());
+  }
+  if (*next != nullptr) {
+    result = ask(**next);
+  }
+  return result;
+}
 
 // Dials the Unix socket at `path` (connect only); the fd, or why not (ENOENT, ECONNREFUSED...).
 Result<int> dial_unix(const std::string& path);

@@ -1,5 +1,7 @@
 #include "core/process/ssh_hold_protocol.hpp"
 
+#include "core/process/ssh_failures.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -36,6 +38,21 @@ bool send_frame(int fd, Frame type, std::string_view payload)
     rest.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
+}
+
+namespace {
+constexpr std::string_view k_answer_lost = "the held connection ended after the command was sent: it may have run";
+} // namespace
+
+Error answer_lost(std::string_view label)
+{
+  return ssh_failure(ErrorCode::unreachable, label, k_answer_lost, {},
+                     "check whether it ran before running it again (the next rv command starts a new held connection)");
+}
+
+bool is_answer_lost(const Error& e)
+{
+  return e.code == ErrorCode::unreachable && e.message.find(k_answer_lost) != std::string::npos;
 }
 
 Result<std::optional<Decoded>> decode(std::string& buffer)

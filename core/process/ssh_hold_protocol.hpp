@@ -8,6 +8,9 @@
 // ("COLS ROWS") for a PTY. The holder answers `started` once the channel is open, then `out` /
 // `err` frames, and ends with `end` (JSON: exit, signal, bytes) or `error` (JSON: code,
 // message, hint). Closing the socket early abandons the channel (the holder sends it SIGTERM).
+// A holder that lets a request go without sending it to the server says so (`not_sent`, payload:
+// why): only then, or when the socket could not be dialled, may the client ask another holder.
+// A socket closed with no answer after the request went out means the command may have run.
 
 #include "core/process/ssh_runner.hpp"
 #include "core/result.hpp"
@@ -30,6 +33,7 @@ enum class Frame : char {
   end = 'x',
   error = 'E',
   reply = 'r',
+  not_sent = 'n',
 };
 
 // Largest payload accepted: a frame longer than this is a protocol error, not an allocation.
@@ -53,6 +57,13 @@ Result<std::optional<Decoded>> decode(std::string& buffer);
 // An Error as the `error` frame's payload, and back.
 std::string error_payload(const Error& e);
 Error error_from_payload(std::string_view payload);
+
+// A command whose exec request was sent (to the holder, or by it to the server) but whose end
+// never came back: it may have run, so it is asked again only when Command::repeatable.
+// `label` names the connection ("rvtest@127.0.0.1:2222"). Unreachable (255).
+Error answer_lost(std::string_view label);
+// Whether `e` is answer_lost's error (it travels in `error` frames: the code and the message).
+bool is_answer_lost(const Error& e);
 
 // The private directory of this user's held connections: $XDG_RUNTIME_DIR/rv when that is set,
 // else /tmp/rv-UID (both 0700, created when missing).

@@ -55,6 +55,7 @@ struct Job {
   std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
   std::string exit_signal;
   ssh_channel_callbacks_struct callbacks{};
+  bool exec_sent = false; // ssh_channel_request_exec was called: the command may run from here on
   bool done = false;
 
   ~Job()
@@ -147,10 +148,9 @@ public:
     }
     withdraw();
     for (auto& job : m_jobs) {
-      if (!let_go_unstarted(*job)) {
-        job->finish_with(ssh_failure(ErrorCode::unreachable, m_session.label(), "the held connection ended"));
-      }
+      let_go(*job, "the held connection ended before sending the command");
     }
+    turn_away_waiting();
   }
 
 private:
@@ -339,13 +339,25 @@ private:
           return refused(job, m_session.failure(ErrorCode::unreachable, "cannot open a channel"));
         }
       }
-      if (run_on(job, channel.get())) {
+      const int rc = run_on(job, channel.get());
+      if (rc == SSH_OK) {
         m_spare_used += spare ? 1 : 0;
         job.channel = std::move(channel);
         job.queued = false;
         job.send(Frame::started, "");
         m_spare.resume();
         return;
+      }
+      if (job.exec_sent) {
+        const bool answered_no = rc == SSH_ERROR && (ssh_get_error_code(m_session.get()) == SSH_REQUEST_DENIED ||
+                                                     ssh_channel_is_closed(channel.get()) != 0);
+        if (exec_failure(ssh_is_connected(m_session.get()) != 0, answered_no) == ExecFailure::may_have_run) {
+          spdlog::warn("held connection to {}: no answer to a command's exec ({}): it may have run, not sent again",
+                       m_session.label(), rc == SSH_AGAIN ? "none in time" : "the session ended");
+          job.finish_with(hold::answer_lost(m_session.label()));
+          return;
+        }
+        job.exec_sent = false; // the server said no: the command did not run
       }
       if (!spare) {
         job.finish_with(m_session.failure(ErrorCode::unreachable, "cannot run command"));
@@ -356,8 +368,9 @@ private:
     }
   }
 
-  // The job's pty (if asked) and exec on `channel`; each waits for the server's answer.
-  bool run_on(Job& job, ssh_channel channel)
+  // The job's pty (if asked) and exec on `channel`; each waits for the server's answer. libssh's
+  // code (SSH_OK once the command started); `job.exec_sent` says whether the exec went out.
+  int run_on(Job& job, ssh_channel channel)
   {
     job.callbacks = {};
     job.callbacks.userdata = &job.exit_signal;
@@ -368,9 +381,10 @@ private:
     if (job.request.value("op", "") == "pty" &&
         ssh_channel_request_pty_size(channel, job.request.value("term", "xterm").c_str(), job.request.value("cols", 80),
                                      job.request.value("rows", 24)) != SSH_OK) {
-      return false;
+      return SSH_ERROR;
     }
-    return ssh_channel_request_exec(channel, line.c_str()) == SSH_OK;
+    job.exec_sent = true;
+    return ssh_channel_request_exec(channel, line.c_str());
   }
 
   // Removes the socket once, so that no new client reaches this holder (and a new holder's socket
@@ -383,28 +397,46 @@ private:
     }
   }
 
-  // A job whose command never started, once the session is gone: its client is let go without
-  // an answer, which it reads as "the holder was gone before the start" and sends the request
-  // again to a new holder (docs/ssh.md, "Stale or dead"). True when the job was let go.
-  bool let_go_unstarted(Job& job)
+  // A job the holder cannot serve further (its session ended, or the holder ends). One whose
+  // command was never sent to the server is told `not_sent` (`why`): its client asks a new holder.
+  // One whose exec went out, running or not yet answered, may have run: answer_lost (a repeatable
+  // command is asked again, nothing else; docs/ssh.md, "Never run twice"). A forward just ends.
+  void let_go(Job& job, std::string_view why)
   {
-    if (job.channel || job.stream || ssh_is_connected(m_session.get()) != 0) {
-      return false;
+    if (job.done) {
+      return;
     }
-    withdraw();
-    if (job.fd >= 0) {
-      ::close(job.fd);
-      job.fd = -1;
+    if (job.channel || job.exec_sent) {
+      job.finish_with(hold::answer_lost(m_session.label()));
+    } else if (job.stream) {
+      job.finish_with(ssh_failure(ErrorCode::unreachable, m_session.label(), "the held connection ended"));
+    } else {
+      job.send(Frame::not_sent, why);
+      job.done = true;
     }
-    job.done = true;
-    return true;
+  }
+
+  // Clients that dialled the socket but were never accepted (the holder ends): told `not_sent`,
+  // rather than left to a reset that would read as "may have run".
+  void turn_away_waiting()
+  {
+    for (pollfd p{m_listen, POLLIN, 0}; ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);) {
+      const int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) {
+        return;
+      }
+      hold::send_frame(fd, Frame::not_sent, "the held connection ended before sending the command");
+      ::close(fd);
+    }
   }
 
   void refused(Job& job, const Error& e)
   {
-    if (let_go_unstarted(job)) {
+    if (ssh_is_connected(m_session.get()) == 0) {
       spdlog::warn("held connection to {}: the session ended (network drop or server); a new one takes the request",
                    m_session.label());
+      withdraw();
+      let_go(job, "the session ended before the command was sent");
       return;
     }
     // Refused while the session lives: MaxSessions. It waits for one of our channels to close;
@@ -467,7 +499,9 @@ private:
         got = true;
         job.send(is_stderr ? Frame::err : Frame::out, std::string_view(buf, static_cast<std::size_t>(n)));
       } else if (n == SSH_ERROR) {
-        job.finish_with(m_session.failure(ErrorCode::unreachable, "connection lost"));
+        spdlog::warn("held connection to {}: a running command's channel failed ({})", m_session.label(),
+                     ssh_get_error(m_session.get()));
+        job.finish_with(hold::answer_lost(m_session.label()));
         return;
       }
     }

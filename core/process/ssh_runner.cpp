@@ -27,24 +27,19 @@ struct SshRunner::Impl {
   explicit Impl(SshOptions options) : session(std::move(options)) {}
 };
 
-// Runs `f` on the held connection; when the holder was gone before the request started (killed,
-// or its network dropped while idle), starts a new one and asks once more. A repeatable command
-// (a read, a wait) is asked once more too when the holder ended while it ran.
+// Runs `f` on the held connection; when the request never reached the server (the holder was
+// gone, killed, or its network dropped before it sent the exec), starts a new holder and asks once
+// more. A repeatable command (a read, a wait) is asked once more too when its answer was lost after
+// it was sent; any other command then fails as "may have run" (docs/ssh.md, "Never run twice").
 template <class F>
 auto SshRunner::through_holder(F&& f, bool repeatable)
 {
-  auto result = f(*m_impl->held);
-  if (!result && hold::may_ask_again(result.error(), repeatable)) {
-    spdlog::debug("ssh: {}; starting a new held connection", result.error().message);
+  return hold::ask_held(*m_impl->held, f, repeatable, [&](const Error& e) -> Result<hold::Client*> {
+    spdlog::debug("ssh: {}; starting a new held connection", e.message);
     m_impl->held.reset();
-    if (auto again = connect(); !again) {
-      return decltype(result)(std::unexpected(again.error()));
-    }
-    if (m_impl->held) {
-      result = f(*m_impl->held);
-    }
-  }
-  return result;
+    RV_TRY_VOID(connect());
+    return m_impl->held ? &*m_impl->held : nullptr;
+  });
 }
 
 SshRunner::SshRunner(SshOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
@@ -65,6 +60,7 @@ Result<void> SshRunner::connect()
       if (hello) {
         i.held_label = hello->value("label", "");
         i.held_user = hello->value("user", "");
+        client->set_label(i.held_label);
         i.held = std::move(*client);
         return {};
       }

@@ -1,3 +1,4 @@
+#include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_hold_client.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
 #include "core/process/ssh_hold_spare.hpp"
@@ -7,10 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -93,66 +97,207 @@ TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new
   CHECK_FALSE(gone_before_start(Error{ErrorCode::unreachable, "ssh x: connection lost", ""}));
 }
 
-TEST_CASE("hold client: a holder that dies after `started` is `ended while running`; only a repeatable command is "
-          "asked again")
-{
-  char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
-  REQUIRE(::mkdtemp(dir_template) != nullptr);
-  const std::string path = std::string(dir_template) + "/h.sock";
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  REQUIRE(listener >= 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(listener, 1) == 0);
-  // A holder that opens the channel, says so, then dies (its socket closes) before any `end`.
-  std::string request;
-  std::thread holder([&] {
-    const int fd = ::accept(listener, nullptr, nullptr);
-    if (fd < 0) {
-      return;
+namespace {
+
+// A fake holder on a Unix socket in a temp dir: it counts the requests it receives and answers
+// the n-th connection as `answers[n]` says (the last one for every later connection).
+class FakeHolder {
+public:
+  enum class Answer {
+    close,         // reads the request and its input, then closes without a word (SIGKILL, a crash)
+    started_close, // says `started`, then closes (died while the command ran)
+    not_sent,      // says it never sent the command
+    ok,            // runs it: `started`, "ran\n" on stdout, exit 0
+  };
+  explicit FakeHolder(std::vector<Answer> answers) : m_answers(std::move(answers))
+  {
+    char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
+    REQUIRE(::mkdtemp(dir_template) != nullptr);
+    m_dir = dir_template;
+    path = m_dir + "/h.sock";
+    m_listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    REQUIRE(m_listener >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    REQUIRE(::bind(m_listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(m_listener, 4) == 0);
+    m_thread = std::thread([this] { serve(); });
+  }
+  ~FakeHolder()
+  {
+    m_stop = true;
+    m_thread.join();
+    ::close(m_listener);
+    std::filesystem::remove_all(m_dir);
+  }
+  FakeHolder(const FakeHolder&) = delete;
+  FakeHolder& operator=(const FakeHolder&) = delete;
+
+  std::string path;
+  std::atomic<int> requests{0}; // exec requests received, whatever the answer
+  std::string last_line;        // the last request's command line
+
+private:
+  void serve()
+  {
+    for (std::size_t n = 0; !m_stop;) {
+      pollfd p{m_listener, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) {
+        continue;
+      }
+      const int fd = ::accept(m_listener, nullptr, nullptr);
+      if (fd < 0) {
+        continue;
+      }
+      answer(fd, m_answers[std::min(n++, m_answers.size() - 1)]);
+      ::close(fd);
     }
+  }
+  void answer(int fd, Answer how)
+  {
     std::string buffer;
     char chunk[4096];
     for (bool done = false; !done;) {
-      const auto n = ::read(fd, chunk, sizeof chunk);
-      if (n <= 0) {
+      const auto got = ::read(fd, chunk, sizeof chunk);
+      if (got <= 0) {
         break;
       }
-      buffer.append(chunk, static_cast<std::size_t>(n));
+      buffer.append(chunk, static_cast<std::size_t>(got));
       while (auto frame = decode(buffer)) {
         if (!*frame) {
           break;
         }
         if ((*frame)->type == Frame::request) {
-          request = (*frame)->payload;
+          last_line = nlohmann::json::parse((*frame)->payload).value("line", "");
+          ++requests;
         }
         done = done || (*frame)->type == Frame::input_end;
       }
     }
-    send_frame(fd, Frame::started, "");
-    ::close(fd);
-  });
-  Client client(path);
+    switch (how) {
+    case Answer::close:
+      return;
+    case Answer::started_close:
+      send_frame(fd, Frame::started, "");
+      return;
+    case Answer::not_sent:
+      send_frame(fd, Frame::not_sent, "the session ended before the command was sent");
+      return;
+    case Answer::ok:
+      send_frame(fd, Frame::started, "");
+      send_frame(fd, Frame::out, "ran\n");
+      send_frame(fd, Frame::end, R"({"exit":0,"signal":""})");
+      return;
+    }
+  }
+
+  std::vector<Answer> m_answers;
+  std::string m_dir;
+  int m_listener = -1;
+  std::atomic<bool> m_stop{false};
+  std::thread m_thread;
+};
+
+// Runs `line` through ask_held as SshRunner does: a new holder is the same fake (or `next`).
+struct Asked {
+  Result<Outcome> result;
+  int reconnects = 0;
+};
+Asked ask(Client& first, const std::string& line, bool repeatable, Client* next = nullptr)
+{
   Command cmd;
   cmd.timeout = std::chrono::seconds(10);
-  auto got = client.exec("squeue --me", "", cmd);
-  holder.join();
-  ::close(listener);
-  std::filesystem::remove_all(dir_template);
-  CHECK(request.find("squeue --me") != std::string::npos);
-  REQUIRE_FALSE(got);
-  CHECK(got.error().code == ErrorCode::unreachable);
-  CHECK(ended_while_running(got.error()));
-  CHECK_FALSE(gone_before_start(got.error()));
-  CHECK(may_ask_again(got.error(), true));
-  CHECK_FALSE(may_ask_again(got.error(), false)); // sbatch may have run: never twice
-  // Gone before the start: asked again whatever the command.
-  auto gone = Client("/nonexistent-dir-rv-test/x.sock").exec("sbatch x", "", cmd);
+  Asked a{Outcome{}, 0};
+  a.result = ask_held(
+      first, [&](Client& c) { return c.exec(line, "", cmd); }, repeatable,
+      [&](const Error&) -> Result<Client*> {
+        ++a.reconnects;
+        return next ? next : &first;
+      });
+  return a;
+}
+
+} // namespace
+
+TEST_CASE("hold client: a socket closed with no answer after the request was sent: `may have run`, never sent twice")
+{
+  using A = FakeHolder::Answer;
+  for (auto how : {A::close, A::started_close}) { // killed before the exec's answer, or while it ran
+    CAPTURE(static_cast<int>(how));
+    FakeHolder holder({how, A::ok});
+    Client client(holder.path);
+    client.set_label("me@login:22");
+    auto got = ask(client, "sbatch x", false);
+    CHECK(holder.requests == 1); // not asked again: it may have run
+    CHECK(got.reconnects == 0);
+    REQUIRE_FALSE(got.result);
+    CHECK(is_answer_lost(got.result.error()));
+    CHECK_FALSE(gone_before_start(got.result.error()));
+    CHECK(exit_code_for(got.result.error().code) == 255);
+    CHECK(got.result.error().message ==
+          "ssh me@login:22: the held connection ended after the command was sent: it may have run");
+    CHECK(got.result.error().hint.starts_with("check whether it ran before running it again"));
+  }
+}
+
+TEST_CASE("hold client: a repeatable command whose answer was lost is asked again, once, on a new holder")
+{
+  using A = FakeHolder::Answer;
+  FakeHolder holder({A::close, A::ok});
+  Client client(holder.path);
+  auto got = ask(client, "squeue --me", true);
+  CHECK(holder.requests == 2);
+  CHECK(got.reconnects == 1);
+  REQUIRE(got.result);
+  CHECK(got.result->out == "ran\n");
+  // Lost twice: the second loss is the answer (no loop).
+  FakeHolder twice({A::close});
+  Client again(twice.path);
+  auto lost = ask(again, "squeue --me", true);
+  CHECK(twice.requests == 2);
+  REQUIRE_FALSE(lost.result);
+  CHECK(is_answer_lost(lost.result.error()));
+}
+
+TEST_CASE("hold client: a holder's explicit `not_sent` is asked again, whatever the command")
+{
+  using A = FakeHolder::Answer;
+  FakeHolder holder({A::not_sent, A::ok});
+  Client client(holder.path);
+  auto got = ask(client, "sbatch x", false);
+  CHECK(holder.requests == 2); // the first holder never sent it to the server
+  CHECK(holder.last_line == "sbatch x");
+  CHECK(got.reconnects == 1);
+  REQUIRE(got.result);
+  CHECK(got.result->exit_code == 0);
+}
+
+TEST_CASE("hold client: a socket that cannot be dialled is asked again on a new holder, whatever the command")
+{
+  using A = FakeHolder::Answer;
+  FakeHolder fresh({A::ok});
+  Client dead("/nonexistent-dir-rv-test/x.sock");
+  Client next(fresh.path);
+  auto got = ask(dead, "sbatch x", false, &next);
+  CHECK(got.reconnects == 1);
+  CHECK(fresh.requests == 1);
+  REQUIRE(got.result);
+  CHECK(got.result->out == "ran\n");
+  // The error a dial gives: `gone before start`.
+  auto gone = dead.exec("sbatch x", "", Command{});
   REQUIRE_FALSE(gone);
+  CHECK(gone_before_start(gone.error()));
   CHECK(may_ask_again(gone.error(), false));
-  CHECK_FALSE(ended_while_running(gone.error()));
+  CHECK_FALSE(is_answer_lost(gone.error()));
+}
+
+TEST_CASE("exec failure: only a server's `no` on a live session says the command did not run")
+{
+  CHECK(exec_failure(true, true) == ExecFailure::refused);
+  CHECK(exec_failure(true, false) == ExecFailure::may_have_run); // no answer in time
+  CHECK(exec_failure(false, true) == ExecFailure::may_have_run); // the session died with the request out
+  CHECK(exec_failure(false, false) == ExecFailure::may_have_run);
 }
 
 TEST_CASE("repeatable commands: the race's and the follow's reads and waits are; a submission and a write are not")
