@@ -85,12 +85,21 @@ public:
     m_steps.pop_front();
     return step.answer;
   }
-  // Each batch's size (the round trips of a real runner), then its commands one by one.
+  // Each batch's size (the round trips of a real runner), then its commands one by one; with
+  // `lose_next_batch_answer`, the next batch runs and its answer is that error (a connection that
+  // ended after the batch was sent).
   Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override
   {
     batch_sizes.push_back(cmds.size());
-    return Runner::run_batch(cmds);
+    auto outcomes = Runner::run_batch(cmds);
+    if (lose_next_batch_answer) {
+      auto lost = std::move(*lose_next_batch_answer);
+      lose_next_batch_answer.reset();
+      return std::unexpected(std::move(lost));
+    }
+    return outcomes;
   }
+  std::optional<Error> lose_next_batch_answer;
   // rv up's shell on a PTY: answered as a scripted command is (its status).
   Result<int> run_interactive(const std::vector<std::string>& argv) override
   {

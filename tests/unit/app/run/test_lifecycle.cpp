@@ -8,10 +8,13 @@
 #include "app/run/race.hpp"
 #include "app/run/submit.hpp"
 #include "core/interrupt.hpp"
+#include "core/process/ssh_hold_protocol.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 using namespace rv;
 using namespace rv::app;
@@ -180,6 +183,53 @@ TEST_CASE("lifecycle: Ctrl-C during submission: the jobs sbatch created are foun
     CHECK(j["job_id"] != "777"); // the user's unrelated job of the same name
   }
   CHECK(found);
+}
+
+// S2 (security-review-3): the one-trip submission batch reached the login node, then the held
+// connection ended before its answer came back. The runner never sends it again (every sbatch may
+// have run); submit treats it as a failed submission: the jobs are found by their comment and
+// cancelled, and the error says the batch may have run.
+TEST_CASE("lifecycle: the submission batch's answer was lost after it was sent: sent once, its jobs found and "
+          "cancelled")
+{
+  World w("answer-lost");
+  REQUIRE(w.secrets.set({{"HF_TOKEN", "hf_x"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
+  RunExtras extras;
+  extras.request_id = "c0ffee04";
+  expect_prepare(w.cluster);
+  expect_sbatch(w.cluster, "101");
+  expect_sbatch(w.cluster, "102");
+  w.cluster.lose_next_batch_answer = proc::hold::answer_lost("alice@login:22");
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("101|PENDING|rv:c0ffee04|train\n102|PENDING|rv:c0ffee04|train\n"));
+  w.cluster.on(
+      [](const auto& a) {
+        return a == std::vector<std::string>{"scancel", "--name=train", "101", "102"};
+      },
+      Cluster::ok());
+  w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
+               Cluster::ok("101|CANCELLED|rv:c0ffee04|train\n102|CANCELLED|rv:c0ffee04|train\n"));
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/c0ffee04/env"); }, Cluster::ok());
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(std::count_if(w.cluster.seen.begin(), w.cluster.seen.end(), [](const auto& a) { return has(a, "sbatch"); }) ==
+        2); // each sbatch once: the batch was not sent again
+  CHECK(exit_code_for(launched.error().code) == 255);
+  CHECK(launched.error().message.find("it may have run") != std::string::npos);
+  CHECK(launched.error().message.find("(request c0ffee04: cancelled 101 102 that sbatch had already created)") !=
+        std::string::npos);
+  auto saved = w.record();
+  CHECK(saved["state"] == "failed");
+  CHECK(saved["secrets_file"] == "");
+  int cancelled = 0;
+  for (const auto& j : saved["jobs"]) {
+    cancelled += j.value("job_id", "") != "" && j["state"] == "CANCELLED" ? 1 : 0;
+  }
+  CHECK(cancelled == 2);
 }
 
 // N3: an sbatch killed by its 60 s timeout (an overloaded slurmctld) may have created its job. In a
