@@ -7,6 +7,7 @@
 #include "core/process/ssh_runner.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <ctime>
@@ -96,6 +97,19 @@ Result<int> run_connect(const ConnectOptions& o, Context& ctx)
   return 0;
 }
 
+// Ends the holder at `socket`; first warns when channels are still open on it: their commands end
+// with it, "may have run" (reads and waits are asked again, on a new held connection).
+bool end_holder(const std::string& socket)
+{
+  if (auto status = proc::hold::Client(socket).hello("status"); status && status->value("channels", 0) > 0) {
+    const int open = status->value("channels", 0);
+    spdlog::warn("the held connection to {} has {} open channel{}: ending it ends {} (a command may have run; reads "
+                 "and waits start a new held connection)",
+                 status->value("label", "?"), open, open == 1 ? "" : "s", open == 1 ? "it" : "them");
+  }
+  return proc::hold::quit_holder(socket);
+}
+
 Result<int> run_disconnect(const std::string& host, bool all, Context& ctx)
 {
   std::vector<std::string> sockets;
@@ -111,7 +125,7 @@ Result<int> run_disconnect(const std::string& host, bool all, Context& ctx)
   }
   nlohmann::json ended = nlohmann::json::array();
   for (const auto& s : sockets) {
-    if (proc::hold::quit_holder(s)) {
+    if (end_holder(s)) {
       ended.push_back(s);
     }
   }

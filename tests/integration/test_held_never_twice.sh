@@ -6,7 +6,8 @@
 # off as soon as FILE has its line, before the exec's answer is back: (a) the holder is SIGKILLed,
 # (b) the proxy resets the connection (a Wi-Fi or VPN change). Each time FILE keeps one line and rv
 # exits 255 saying the command may have run. Before the fix rv started a new holder and ran it
-# again (exit 0, two lines). ~40 s.
+# again (exit 0, two lines). (c) rv disconnect while a command runs warns, and the command ends
+# "may have run" (S4). ~15 s.
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -89,3 +90,25 @@ run rvw exec -- sh -c "echo again >> $IT_DIR/remote/after"
 assert_rc 0 "rv exec after the cut"
 assert_eq 1 "$(wc -l <"$IT_DIR/remote/after")" "the next command ran once"
 pass "the next command after a cut-off runs once on a new holder"
+
+# ---- (c) rv disconnect while a command runs (security-review-3 S4): rv disconnect warns, and the
+# command ends "may have run" (before: "the held connection ended", which no read was asked again
+# after: a race poll hit by it cancelled the request) ----
+echo 40 >"$IT_DIR/wan/rtt_ms"
+run rvw connect
+assert_rc 0 "rv connect (disconnect case)"
+(
+  rc=0
+  rvw exec -- sh -c "echo start >> $IT_DIR/remote/long; sleep 20" >/dev/null 2>"$IT_DIR/long.err" </dev/null || rc=$?
+  echo "$rc" >"$IT_DIR/long.rc"
+) &
+wait_for 10 test -s "$IT_DIR/remote/long"
+run rvw disconnect
+assert_rc 0 "rv disconnect with a command running"
+assert_contains "$RUN_ERR" "has 1 open channel: ending it ends it (a command may have run" "rv disconnect's warning"
+wait_for 10 test -s "$IT_DIR/long.rc"
+assert_eq 255 "$(cat "$IT_DIR/long.rc")" "the running command's status after rv disconnect"
+assert_contains "$(cat "$IT_DIR/long.err")" "the held connection ended after the command was sent: it may have run" \
+  "the running command's error after rv disconnect"
+assert_eq 1 "$(wc -l <"$IT_DIR/remote/long")" "the command was not run again"
+pass "rv disconnect with a command running: a warning; the command ends 255, may have run, not run again"
