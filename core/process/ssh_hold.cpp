@@ -28,7 +28,13 @@ Error infra(std::string what)
 }
 
 // A listening socket at `path`, only for this user (0600 inside the 0700 directory).
-Result<int> listen_at(const std::string& path)
+// A socket listening at `path`, and the file its bind made there.
+struct Listening {
+  int fd;
+  SocketFile file;
+};
+
+Result<Listening> listen_at(const std::string& path)
 {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -48,7 +54,12 @@ Result<int> listen_at(const std::string& path)
     ::close(fd);
     return std::unexpected(infra(fmt::format("cannot listen on {}: {}", path, std::strerror(err))));
   }
-  return fd;
+  auto file = socket_file(path); // under the start lock: no other holder binds here meanwhile
+  if (!file) {
+    ::close(fd);
+    return std::unexpected(infra(fmt::format("{} vanished after bind", path)));
+  }
+  return Listening{fd, *file};
 }
 
 // In the holder: every descriptor but the ones it needs is closed, so that it holds no caller's
@@ -147,7 +158,8 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
   }
   ::unlink(path.c_str()); // stale: its process is gone or does not answer
   RV_TRY_VOID(session.connect());
-  RV_TRY(listen_fd, listen_at(path));
+  RV_TRY(listening, listen_at(path));
+  const int listen_fd = listening.fd;
   bool ready = false;
   const auto log = path.substr(0, path.size() - 5) + ".log";
   auto detached = detach(log, &ready);
@@ -161,7 +173,7 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
     close_others({session_fd, listen_fd, detached->ready_fd});
     spdlog::info("held connection to {}: pid {}, socket {}", session.label(), ::getpid(), path);
     proc::ready(*detached);
-    ssh::serve_held_session(session, listen_fd, path, options.persist);
+    ssh::serve_held_session(session, listen_fd, path, listening.file, options.persist);
     std::_Exit(0);
   }
   ::close(listen_fd);

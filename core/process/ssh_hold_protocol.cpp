@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace rv::proc::hold {
 
@@ -88,6 +90,24 @@ Error error_from_payload(std::string_view payload)
   }
   return Error{static_cast<ErrorCode>(j.value("code", static_cast<int>(ErrorCode::io))), j.value("message", ""),
                j.value("hint", "")};
+}
+
+std::optional<SocketFile> socket_file(const std::string& path)
+{
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    return std::nullopt;
+  }
+  return SocketFile{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+}
+
+bool remove_own_socket(const std::string& path, const SocketFile& mine)
+{
+  const auto now = socket_file(path);
+  if (!now || now->dev != mine.dev || now->ino != mine.ino) {
+    return false; // gone, or another holder's socket now
+  }
+  return ::unlink(path.c_str()) == 0;
 }
 
 std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid)

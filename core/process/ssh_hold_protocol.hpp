@@ -69,6 +69,17 @@ bool is_answer_lost(const Error& e);
 // else /tmp/rv-UID (both 0700, created when missing).
 std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid);
 
+// The file a socket's bind made at its path (device and inode), recorded right after the bind.
+struct SocketFile {
+  unsigned long long dev = 0;
+  unsigned long long ino = 0;
+};
+// The file at `path` now (lstat), or nullopt when there is none.
+std::optional<SocketFile> socket_file(const std::string& path);
+// Removes `path` only while it is still the file `mine` (a holder that was stopped, found stale
+// and replaced must not remove its successor's socket when it ends); whether it removed it.
+bool remove_own_socket(const std::string& path, const SocketFile& mine);
+
 // The socket of the connection that `options` would open: the destination (made safe for a
 // file name) and a stable hash of every option that changes the session.
 std::string socket_name(const SshOptions& options);

@@ -79,9 +79,9 @@ struct Job {
 
 class Holder {
 public:
-  Holder(Session& session, int listen_fd, std::string path, std::chrono::seconds idle)
+  Holder(Session& session, int listen_fd, std::string path, const hold::SocketFile& socket, std::chrono::seconds idle)
       : m_session(session), m_files(session), m_spare(session.get()), m_listen(listen_fd), m_path(std::move(path)),
-        m_idle(idle)
+        m_socket(socket), m_idle(idle)
   {}
 
   void run()
@@ -387,12 +387,14 @@ private:
     return ssh_channel_request_exec(channel, line.c_str());
   }
 
-  // Removes the socket once, so that no new client reaches this holder (and a new holder's socket
-  // at the same path is never removed by this one).
+  // Removes the socket once, so that no new client reaches this holder; a new holder's socket at
+  // the same path (this one was stopped, found stale and replaced) is left alone.
   void withdraw()
   {
     if (!m_withdrawn) {
-      ::unlink(m_path.c_str());
+      if (!hold::remove_own_socket(m_path, m_socket)) {
+        spdlog::info("held connection: {} is no longer this holder's socket; left in place", m_path);
+      }
       m_withdrawn = true;
     }
   }
@@ -548,6 +550,7 @@ private:
   long m_spare_lost = 0;
   int m_listen;
   std::string m_path;
+  hold::SocketFile m_socket;
   bool m_withdrawn = false;
   std::chrono::seconds m_idle;
   std::list<std::unique_ptr<Job>> m_jobs;
@@ -558,9 +561,10 @@ private:
 
 } // namespace
 
-void serve_held_session(Session& session, int listen_fd, const std::string& socket_path, std::chrono::seconds idle)
+void serve_held_session(Session& session, int listen_fd, const std::string& socket_path, const hold::SocketFile& socket,
+                        std::chrono::seconds idle)
 {
-  Holder(session, listen_fd, socket_path, idle).run();
+  Holder(session, listen_fd, socket_path, socket, idle).run();
 }
 
 } // namespace rv::proc::ssh

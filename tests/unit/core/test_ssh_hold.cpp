@@ -99,6 +99,18 @@ TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new
 
 namespace {
 
+// A Unix socket bound at `path` (not listening yet).
+int bind_unix(const std::string& path)
+{
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
 // A fake holder on a Unix socket in a temp dir: it counts the requests it receives and answers
 // the n-th connection as `answers[n]` says (the last one for every later connection).
 class FakeHolder {
@@ -115,12 +127,7 @@ public:
     REQUIRE(::mkdtemp(dir_template) != nullptr);
     m_dir = dir_template;
     path = m_dir + "/h.sock";
-    m_listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    REQUIRE(m_listener >= 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    REQUIRE(::bind(m_listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    m_listener = bind_unix(path);
     REQUIRE(::listen(m_listener, 4) == 0);
     m_thread = std::thread([this] { serve(); });
   }
@@ -290,6 +297,31 @@ TEST_CASE("hold client: a socket that cannot be dialled is asked again on a new 
   CHECK(gone_before_start(gone.error()));
   CHECK(may_ask_again(gone.error(), false));
   CHECK_FALSE(is_answer_lost(gone.error()));
+}
+
+// S3 (security-review-3): a holder stopped long enough to be found stale is replaced (its socket
+// removed, a new holder bound at the same path); when it resumed and ended, it removed the
+// successor's socket, leaving a holder nobody could reach.
+TEST_CASE("hold socket: a holder removes its socket path only while the path is still its own")
+{
+  char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const std::string path = std::string(dir_template) + "/h.sock";
+  const int old_fd = bind_unix(path);
+  const auto old_file = socket_file(path);
+  REQUIRE(old_file);
+  REQUIRE(::unlink(path.c_str()) == 0); // found stale: the successor removes it and binds its own
+  const int new_fd = bind_unix(path);
+  const auto new_file = socket_file(path);
+  REQUIRE(new_file);
+  CHECK_FALSE(remove_own_socket(path, *old_file)); // the old holder ends: the successor's socket stays
+  CHECK(socket_file(path).has_value());
+  CHECK(remove_own_socket(path, *new_file));
+  CHECK_FALSE(socket_file(path).has_value());
+  CHECK_FALSE(remove_own_socket(path, *new_file)); // already gone
+  ::close(old_fd);
+  ::close(new_fd);
+  std::filesystem::remove_all(dir_template);
 }
 
 TEST_CASE("exec failure: only a server's `no` on a live session says the command did not run")
