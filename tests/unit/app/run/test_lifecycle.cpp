@@ -206,7 +206,7 @@ TEST_CASE("lifecycle: the submission batch's answer was lost after it was sent: 
                Cluster::ok("101|PENDING|rv:c0ffee04|train\n102|PENDING|rv:c0ffee04|train\n"));
   w.cluster.on(
       [](const auto& a) {
-        return a == std::vector<std::string>{"scancel", "--name=train", "101", "102"};
+        return a == std::vector<std::string>{"scancel", "--me", "--name=train", "101", "102"};
       },
       Cluster::ok());
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "--me") && has(a, "train"); },
