@@ -155,8 +155,9 @@ void find_alternatives(Env& env, const WhyOptions& opts, const RequestRecord& re
   for (const auto& j : rec.jobs) {
     labels.push_back(j.label);
   }
-  rep.alternatives = pick_alternatives(plans, labels, rep.best_start_in_s, options.now_threshold_s,
-                                       std::max<std::int64_t>(60, options.now_threshold_s), opts.max_alternatives);
+  rep.alternatives =
+      pick_alternatives(plans, labels, rep.best_start_in_s, options.now_threshold_s,
+                        alternative_margin_s(rep.best_start_in_s, options.now_threshold_s), opts.max_alternatives);
   if (rep.alternatives.empty()) {
     rep.notes.push_back("no change of GPU type, GPU count or time would start sooner than this request");
   }
@@ -354,7 +355,7 @@ void summarize(Env& env, const WhyOptions& opts, const RequestRecord& rec, const
     });
     rep.summary = rep.best_start_in_s
                       ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
-                                    waiting, wait_in_words(rep.best_start_in_s, rep.now_threshold_s), rep.best_start)
+                                    waiting, wait_in_words(rep.best_start_in_s), rep.best_start)
                       : fmt::format("request {} is pending: {} job(s) waiting; Slurm gives no start estimate yet",
                                     rec.id, waiting);
     if (opts.replan && f.cluster) {

@@ -134,6 +134,12 @@ struct VariantPlan {
   std::vector<model::Strategy> strategies;
 };
 
+// How much sooner an alternative must start to be worth a change of the request: half the
+// request's own wait, at least a minute and at most `max_margin_s` (the planner's "now"); without
+// an estimate, `max_margin_s`. A 5-minute wait must not hide a type that starts now (UX review 3,
+// N5), nor a 1-hour wait offer one that starts 2 minutes sooner.
+std::int64_t alternative_margin_s(std::optional<std::int64_t> current_wait_s, std::int64_t max_margin_s);
+
 // The alternatives that start sooner than `current_wait_s` (the request's best estimate; nullopt =
 // unknown, when only a start within `now_s` counts), by at least `margin_s`: strategies with a
 // known wait, not already one of the request's siblings (`sibling_labels`), each label once,

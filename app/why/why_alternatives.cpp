@@ -70,6 +70,13 @@ std::vector<Variant> derived_variants(const model::JobRequest& request, const st
   return out;
 }
 
+std::int64_t alternative_margin_s(std::optional<std::int64_t> current_wait_s, std::int64_t max_margin_s)
+{
+  constexpr std::int64_t k_minute = 60;
+  const auto most = std::max(k_minute, max_margin_s);
+  return current_wait_s ? std::clamp(*current_wait_s / 2, k_minute, most) : most;
+}
+
 std::vector<Alternative> pick_alternatives(const std::vector<VariantPlan>& plans,
                                            const std::vector<std::string>& sibling_labels,
                                            std::optional<std::int64_t> current_wait_s, std::int64_t now_s,

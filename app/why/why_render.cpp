@@ -142,7 +142,7 @@ std::string render_why(const WhyReport& r)
     }
     if (!j.start_estimate.empty()) {
       out += fmt::format("       est. start {} ({}){}\n", printable(j.start_estimate),
-                         wait_in_words(j.start_in_s.value_or(0), r.now_threshold_s),
+                         wait_in_words(j.start_in_s.value_or(0)), // Slurm's estimate: "now" once it has come
                          j.nodes.empty() ? "" : ", planned on " + printable(j.nodes));
     } else {
       out += "       no start estimate from Slurm yet\n";

@@ -205,6 +205,17 @@ TEST_CASE("why: alternatives are changes that start sooner, not the request's ow
   REQUIRE(unknown.size() == 2);
   CHECK(unknown[0].strategy.est_wait_s == 0);
   CHECK(unknown[1].strategy.est_wait_s == 100);
+  // UX review 3, N5: a request 5 minutes from its start still hears of a type that starts now; the
+  // margin is half its wait (at least a minute, at most the planner's "now").
+  CHECK(alternative_margin_s(294, 300) == 147);
+  CHECK(alternative_margin_s(3000, 300) == 300);
+  CHECK(alternative_margin_s(90, 300) == 60);
+  CHECK(alternative_margin_s(std::nullopt, 300) == 300);
+  auto soon = pick_alternatives(plans, siblings, 294, 300, alternative_margin_s(294, 300), 6);
+  REQUIRE(soon.size() == 2);
+  CHECK(soon[0].strategy.label == "1x4 h200 backfill 1h on gpu-h200");   // starts now: 294 s sooner
+  CHECK(soon[1].strategy.label == "1x2 a6000 backfill 1h on gpu-a6000"); // 100 s: 194 s sooner
+  CHECK(pick_alternatives(plans, siblings, 294, 300, 300, 6).empty());   // the old fixed margin hid both
   // Kinds a variant keeps: a --checkpoint variant offers only checkpoint strategies.
   Variant ck{"checkpoint segments", {"--checkpoint"}, r, {model::StrategyKind::checkpoint}};
   std::vector<VariantPlan> ck_plans = {

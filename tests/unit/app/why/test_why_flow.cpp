@@ -53,6 +53,7 @@ public:
   int batches = 0;
   bool gone = false;     // the request's job has left squeue: only sacct knows it
   bool no_start = false; // squeue prints no start (N/A): scontrol's StartTime stands in
+  std::string date;      // the cluster's `date +%s %z`, when not the captured one
   std::vector<std::vector<std::string>> seen;
 
 private:
@@ -67,7 +68,7 @@ private:
   {
     const auto joined = fmt::format("{}", fmt::join(a, " "));
     if (a[0] == "date" && a[1] == "+%s %z") {
-      return ok(data_file("why/date.txt"));
+      return ok(date.empty() ? data_file("why/date.txt") : date);
     }
     if (has_arg(a, "squeue") && has_arg(a, "-j")) {
       auto text = data_file("why/squeue_request.txt");
@@ -213,4 +214,25 @@ TEST_CASE("why flow: a request submitted elsewhere is refused, naming both hosts
         "request " + rec.id + " was submitted on ssh bob@other:22, but rv is connected to scripted");
   CHECK(rep.error().hint.find("someone else's job") != std::string::npos);
   CHECK(login.batches == 0);
+}
+
+// UX review 3, N5: a pending job whose estimate is 5 minutes away was said to start "now" (the
+// planner's 5-minute "now" applied to Slurm's estimate of a job that is still pending).
+TEST_CASE("why flow: a pending job 5 minutes from its estimate starts in ~5m, not now")
+{
+  test::lifecycle::World w("why-soon");
+  Captured login;
+  login.date = "1795606920 +0000\n"; // 11:42:00 on the cluster; the estimate is 11:47:00
+  Env env{login, w.local, w.clock, w.requests, w.secrets, w.settings, w.output, false, 0, "/home/alice", w.dir};
+  REQUIRE(w.requests.create("0123abcd", to_json(pending_record())));
+  WhyOptions opts;
+  opts.replan = false;
+  auto rep = explain_request(env, opts);
+  REQUIRE(rep);
+  REQUIRE(rep->best_start_in_s);
+  CHECK(*rep->best_start_in_s == 300);
+  CHECK(rep->summary.find("the soonest may start in ~5m (2026-11-25T11:47:00)") != std::string::npos);
+  CHECK(rep->summary.find("start now") == std::string::npos);
+  const auto text = render_why(*rep);
+  CHECK(text.find("est. start 2026-11-25T11:47:00 (in ~5m)") != std::string::npos);
 }
