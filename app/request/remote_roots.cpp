@@ -1,6 +1,8 @@
 #include "app/request/remote_roots.hpp"
 
+#include "core/printable.hpp"
 #include "core/process/remote_files.hpp"
+#include "core/text.hpp"
 
 #include <fmt/format.h>
 
@@ -70,6 +72,12 @@ proc::Command prepare_command(const std::string& root, const std::string& scratc
                   "[ -z \"$4\" ] || [ -d \"$4\" ] || exit " +
                   std::to_string(k_no_workdir) +
                   "; "
+                  // The command's program: on the PATH the job inherits, or in the project's venv.
+                  "[ -z \"$6\" ] || command -v -- \"$6\" >/dev/null 2>&1 || "
+                  "{ [ -n \"$7\" ] && v=$(rv_abs \"$7\") && [ -x \"$v/bin/$6\" ]; } || "
+                  "{ command -v -- \"${6}3\" >/dev/null 2>&1 && printf '%s\\n' \"${6}3\" >&2; exit " +
+                  std::to_string(k_no_program) +
+                  "; }; "
                   "if [ -z \"$2\" ]; then c=\"$r/cache\"; else c=$(rv_abs \"$2\") || exit 1; fi; "
                   // Private from the start (N7): the caches hold models, tokens and wheels. A
                   // cache root rv cannot chmod (another's) is used as it is.
@@ -84,7 +92,9 @@ proc::Command prepare_command(const std::string& root, const std::string& scratc
               scratch,
               prep.secrets.empty() ? std::string() : prep.secrets_id,
               prep.workdir,
-              prep.marker_id};
+              prep.marker_id,
+              prep.program,
+              prep.venv};
   if (!prep.secrets.empty()) {
     cmd.stdin_data = prep.secrets;
   }
@@ -92,12 +102,22 @@ proc::Command prepare_command(const std::string& root, const std::string& scratc
   return cmd;
 }
 
-Result<RemotePaths> read_prepared(const proc::Outcome& out, const std::string& root, const std::string& workdir,
+Result<RemotePaths> read_prepared(const proc::Outcome& out, const std::string& root, const Preparation& prep,
                                   const std::string& where)
 {
-  if (out.exit_code == k_no_workdir && !workdir.empty()) {
-    return fail(ErrorCode::usage, fmt::format("--workdir {}: no such directory on {}", workdir, where),
+  if (out.exit_code == k_no_workdir && !prep.workdir.empty()) {
+    return fail(ErrorCode::usage, fmt::format("--workdir {}: no such directory on {}", prep.workdir, where),
                 "create it first (rv exec mkdir -p DIR), or leave --workdir out to sync the project");
+  }
+  if (out.exit_code == k_no_program && !prep.program.empty()) {
+    const auto instead = text::first_line(out.err);
+    return fail(ErrorCode::usage,
+                fmt::format("{}: command not found on {}{}; nothing was submitted", printable(prep.program), where,
+                            prep.venv.empty() ? "" : " (nor in the project's venv)"),
+                !instead.empty() && instead == prep.program + "3"
+                    ? fmt::format("did you mean {}? (rv run ... {} ...)", printable(instead), printable(instead))
+                    : "check its name and PATH there (rv exec command -v NAME); a program the job makes or loads "
+                      "itself needs a path (./tool, $HOME/bin/tool)");
   }
   auto nl = out.out.find('\n');
   if (!out.ok() || nl == std::string::npos) {

@@ -34,14 +34,21 @@ struct Preparation {
   std::string secrets_id; // the request whose secrets they are ("" with no secrets)
   std::string workdir;    // must be a directory there ("" = no check); else exit k_no_workdir
   std::string marker_id;  // created last, as marker_path: the guard of sbatch commands in the same batch
+  // The program the job's command starts (`python`), checked on the login node's PATH or in
+  // `venv`'s bin ("" = no check); else exit k_no_program, printing `PROGRAM3` on stderr when that
+  // exists (`python` missing, `python3` there: UX review 3, N7). Nothing is written then.
+  std::string program;
+  std::string venv; // the project's venv on the cluster ("" = none)
 };
 inline constexpr int k_no_workdir = 3; // the script's exit status when the workdir is not a directory
+inline constexpr int k_no_program = 4; // ... when the command's program is not there
 
 // The script that creates rv's directories under `root` (and `scratch`: the cache, "" = below the
 // root), mode 0700, and does what `prep` says; it prints the resolved root and cache directories.
 proc::Command prepare_command(const std::string& root, const std::string& scratch, const Preparation& prep);
-// Its outcome: the directories, or a usage error (the workdir) or an io error (anything else).
-Result<RemotePaths> read_prepared(const proc::Outcome& outcome, const std::string& root, const std::string& workdir,
+// Its outcome: the directories, or a usage error (the workdir, the program) or an io error
+// (anything else).
+Result<RemotePaths> read_prepared(const proc::Outcome& outcome, const std::string& root, const Preparation& prep,
                                   const std::string& where);
 
 // The file prepare_command creates last for request `id` under the resolved `root`.

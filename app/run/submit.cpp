@@ -4,6 +4,8 @@
 #include "app/run/assoc_cache.hpp"
 #include "app/run/notify.hpp"
 #include "app/run/uncertain_submit.hpp"
+#include "core/command/grammar.hpp"
+#include "core/command/words.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/batch.hpp"
 #include "core/process/remote_files.hpp"
@@ -15,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -37,7 +40,7 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
   prep.secrets_id = request_id;
   prep.workdir = workdir;
   RV_TRY(out, runner.run(prepare_command(settings.remote_root, settings.scratch_root, prep)));
-  return read_prepared(out, settings.remote_root, workdir, runner.where());
+  return read_prepared(out, settings.remote_root, prep, runner.where());
 }
 
 templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
@@ -230,6 +233,30 @@ struct Sent {
   bool settle = true;
 };
 
+// The program the command line runs first, when the login node can tell whether the job will find
+// it: a plain name (not a path, an expansion or a quoted oddity), and no set-up lines of the job's
+// (a dependency install run in the job) that could bring it. "" = not checked.
+std::string checked_program(const std::string& line, const RunExtras& extras)
+{
+  if (!extras.setup.empty()) {
+    return {};
+  }
+  const auto commands = command::simple_commands(line);
+  if (commands.empty()) {
+    return {};
+  }
+  const auto words = commands.front().argv();
+  const auto inv = command::invocation(words);
+  if (inv.program == command::Invocation::npos) {
+    return {};
+  }
+  const auto& program = words[inv.program];
+  const bool plain = !program.empty() && std::all_of(program.begin(), program.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+  });
+  return plain ? program : std::string();
+}
+
 // rv's directories, the secrets and every sbatch in ONE round trip, each sbatch guarded by the
 // marker the preparation writes last: no sbatch runs when the preparation failed.
 Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSecrets& js, const RemotePaths& paths,
@@ -240,6 +267,8 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   prep.secrets_id = rec.id;
   prep.workdir = in.workdir;
   prep.marker_id = rec.id;
+  prep.program = checked_program(in.command_line, in.extras);
+  prep.venv = in.extras.venv;
   proc::Batch batch("submission");
   const auto prepare = batch.add(prepare_command(paths.root, paths.cache, prep));
   std::vector<proc::Command> sbatches;
@@ -253,7 +282,7 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   }
   const auto outs = (*answers)[submits];
   auto results = slurm::parse_submit_outcomes(subs, std::vector<proc::Outcome>(outs.begin(), outs.end()));
-  auto prepared = read_prepared((*answers)[prepare], paths.root, in.workdir, runner.where());
+  auto prepared = read_prepared((*answers)[prepare], paths.root, prep, runner.where());
   if (prepared) {
     return {std::move(results)};
   }

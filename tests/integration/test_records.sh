@@ -67,7 +67,15 @@ assert_rc 2 "rv up without a terminal"
 assert_contains "$RUN_ERR" "there is no terminal here" "says why"
 assert_contains "$RUN_ERR" "--run CMD" "and what to do"
 [[ -z $(squeue -h -n "$NAME-notty" -o %i) ]] || it_fail "rv up without a terminal submitted jobs" "$(squeue)"
-pass "a missing script and a shell without a terminal stop before the queue"
+# A program the login node does not have (UX review 3, N7): `bash` is there, `bash3` is not;
+# `rvnosuchprog` is named with the way to check it. Nothing reaches the queue.
+run ssh_rv run -f -g 1 --time 5m --no-sync --name "$NAME-noprog" -- rvnosuchprog --lr 3
+assert_rc 2 "a program missing on the login node is a usage error"
+assert_contains "$RUN_ERR" "rvnosuchprog: command not found on" "the error names the program"
+assert_contains "$RUN_ERR" "nothing was submitted" "and says nothing was submitted"
+assert_contains "$RUN_ERR" "rv exec command -v NAME" "the hint says how to check it"
+[[ -z $(squeue -h -n "$NAME-noprog" -o %i) ]] || it_fail "a job reached the queue for a missing program" "$(squeue)"
+pass "a missing script, a missing program and a shell without a terminal stop before the queue"
 
 # 5. rv run without -f says what to do next.
 run ssh_rv run -g 1 --time 5m --name "$NAME-next" -- sleep 30

@@ -92,12 +92,14 @@ TEST_CASE("lifecycle: roots known from discovery: directories, secrets and every
   CHECK(w.cluster.batch_sizes == std::vector<std::size_t>{3}); // prepare + 2 sbatch, one batch
   const auto& id = launched->rec.id;
   const auto& prepare = w.cluster.seen[0];
-  REQUIRE(prepare.size() == 9);
+  REQUIRE(prepare.size() == 11);
   CHECK(prepare[3] == "rv-prepare");
   CHECK(prepare[4] == "/home/alice/.rv");   // the resolved root
   CHECK(prepare[5] == "/scratch/alice/rv"); // the resolved cache
   CHECK(prepare[6] == id);                  // the secrets' request
   CHECK(prepare[8] == id);                  // the marker's request
+  CHECK(prepare[9] == "python");            // the program, looked up before any sbatch (N7)
+  CHECK(prepare[10].empty());               // no venv
   CHECK(w.cluster.stdin_seen[0].find("s3cr3t") != std::string::npos);
   for (std::size_t i = 1; i <= 2; ++i) {
     const auto& g = w.cluster.seen[i];

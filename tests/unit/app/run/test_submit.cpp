@@ -66,7 +66,7 @@ TEST_CASE("prepare_command + guarded: the sbatch of a batch runs only after rv's
   {
     auto outs = local.run_batch({prepare_command(root, "", prep), guarded(touch, marker_path(root, "abcd1234"))});
     REQUIRE(outs);
-    auto paths = read_prepared((*outs)[0], root, "", local.where());
+    auto paths = read_prepared((*outs)[0], root, prep, local.where());
     REQUIRE_MESSAGE(paths, paths.error().message);
     CHECK(paths->cache == root + "/cache");
     CHECK((*outs)[1].exit_code == 0);
@@ -81,7 +81,7 @@ TEST_CASE("prepare_command + guarded: the sbatch of a batch runs only after rv's
     std::ofstream(dir / "rv") << "not a directory";
     auto outs = local.run_batch({prepare_command(root, "", prep), guarded(touch, marker_path(root, "abcd1234"))});
     REQUIRE(outs);
-    CHECK_FALSE(read_prepared((*outs)[0], root, "", local.where()));
+    CHECK_FALSE(read_prepared((*outs)[0], root, prep, local.where()));
     CHECK((*outs)[1].exit_code == k_not_prepared);
     CHECK((*outs)[1].err.find("rv's directories were not prepared") != std::string::npos);
     CHECK_FALSE(fs::exists(ran));
@@ -93,7 +93,7 @@ TEST_CASE("prepare_command + guarded: the sbatch of a batch runs only after rv's
     prep.workdir = (dir / "nosuch").string();
     auto outs = local.run_batch({prepare_command(root, "", prep), guarded(touch, marker_path(root, "abcd1234"))});
     REQUIRE(outs);
-    auto paths = read_prepared((*outs)[0], root, prep.workdir, local.where());
+    auto paths = read_prepared((*outs)[0], root, prep, local.where());
     REQUIRE_FALSE(paths);
     CHECK(paths.error().code == ErrorCode::usage);
     CHECK((*outs)[1].exit_code == k_not_prepared);
@@ -128,5 +128,59 @@ TEST_CASE("prepare_command: the cache root and the directories it creates are pr
   }
   CHECK(mode(dir / "scratch" / ".cache") == fs::perms(0700)); // a parent rv made
   CHECK(mode(dir / "scratch") == fs::perms(0755));            // one it did not make is left alone
+  fs::remove_all(dir);
+}
+
+// UX review 3, N7: `python train.py` on a login node with only python3 cost a full race (every
+// strategy submitted, a GPU won, then `python: command not found`, exit 127). The program is
+// looked up in the submission's own round trip, by a real shell; nothing is written when it is
+// missing, and `python3` is named when it is there.
+TEST_CASE("prepare_command: the command's program is looked up first; a missing one submits nothing")
+{
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / fmt::format("rv-submit-program-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "bin");
+  fs::create_directories(dir / "venv" / "bin");
+  auto exe = [](const fs::path& p) {
+    std::ofstream(p) << "#!/bin/sh\n";
+    fs::permissions(p, fs::perms::owner_all);
+  };
+  exe(dir / "bin" / "rvtoolx3");         // on the PATH: rvtoolx3, not rvtoolx
+  exe(dir / "venv" / "bin" / "rvvenvx"); // only in the project's venv
+  proc::LocalRunner local;
+  const std::string root = (dir / "rv").string();
+  auto prepare = [&](const std::string& program, const std::string& venv) {
+    Preparation prep;
+    prep.marker_id = "abcd1234";
+    prep.program = program;
+    prep.venv = venv;
+    auto cmd = prepare_command(root, "", prep);
+    // The login node's PATH, with the test's bin first.
+    cmd.argv[2] = "PATH='" + (dir / "bin").string() + "':\"$PATH\"; " + cmd.argv[2];
+    auto out = local.run(cmd);
+    REQUIRE(out);
+    return std::pair{read_prepared(*out, root, prep, local.where()), prep};
+  };
+  auto [missing, p1] = prepare("rvtoolx", "");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::usage);
+  CHECK(missing.error().message ==
+        fmt::format("rvtoolx: command not found on {}; nothing was submitted", local.where()));
+  CHECK(missing.error().hint == "did you mean rvtoolx3? (rv run ... rvtoolx3 ...)");
+  CHECK_FALSE(fs::exists(marker_path(root, "abcd1234"))); // no sbatch of the batch can run
+  CHECK_FALSE(fs::exists(dir / "rv"));
+  auto [unknown, p2] = prepare("rvnosuchtool", (dir / "venv").string());
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message.find("(nor in the project's venv)") != std::string::npos);
+  CHECK(unknown.error().hint.find("--setup") == std::string::npos);
+  CHECK(unknown.error().hint.find("rv exec command -v NAME") != std::string::npos);
+  auto [on_path, p3] = prepare("rvtoolx3", "");
+  CHECK_MESSAGE(on_path, on_path.error().message);
+  CHECK(fs::exists(marker_path(root, "abcd1234")));
+  auto [in_venv, p4] = prepare("rvvenvx", (dir / "venv").string());
+  CHECK_MESSAGE(in_venv, in_venv.error().message);
+  auto [builtin, p5] = prepare("echo", "");
+  CHECK(builtin);
   fs::remove_all(dir);
 }
