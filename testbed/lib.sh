@@ -408,3 +408,7 @@ tb_stop_daemons() {
     TB_STOPPED+=("$name")
   done
 }
+
+# The testbed locks: tb_lock, tb_unlock, tb_lock_holders.
+# shellcheck source=testbed/lib_lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib_lock.sh"

@@ -24,8 +24,8 @@
 # run left queued, no secrets file left. A summary per fault kind follows; exit 1 on any violation.
 #
 # Each run is decided by (seed, run number) alone: `--seed S --only RUN` replays exactly that run.
-# Each run holds the exclusive flock on the cluster's lock (/tmp/rv-testbed.lock, /tmp/rv-testbed2.lock)
-# for its own duration only, and puts the
+# Each run holds the exclusive flock on the cluster's lock (/tmp/rv-testbed.lock, /tmp/rv-testbed2.lock;
+# tb_lock: a bounded wait that names the holder) for its own duration only, and puts the
 # cluster back as it found it (slurmctld up, nodes resumed, tmpfs unmounted). Needs root.
 # Exit 125 (skipped) without a testbed, except in CI. RV = the rv binary (default build/cli/rv).
 # shellcheck disable=SC2088,SC2001  # "~/..." is for the login node to resolve
@@ -333,8 +333,11 @@ one_run() { # RUN
   MARKER=$marker
   FAULT_PHASE=""
 
-  exec 8>>"$LOCK"
-  flock -w 2400 8 || { log "run $run: the testbed lock stayed taken for 40 minutes"; exit 1; }
+  if ! tb_lock 8 "$LOCK" exclusive "campaign run $run"; then
+    log "run $run: $(tb_lock_holders "$LOCK"), after ${RV_TESTBED_LOCK_WAIT:-600} s of waiting: not a failure of rv"
+    [[ ${CI:-} == true ]] && exit 1
+    exit 125
+  fi
   t0=$SECONDS # the run's own time, not the wait for the lock (other tests interleave between runs)
   ctld_up || restore
   if [[ $kind == fs_full ]]; then
@@ -400,8 +403,7 @@ one_run() { # RUN
   [[ -z $ids ]] || scancel $ids 2>/dev/null || true
   restore
   unmount_fs
-  flock -u 8
-  exec 8>&-
+  tb_unlock 8 "$LOCK"
 
   violations=$(grep -v '^$' <<<"$violations" || true)
   N_RUNS[$kind]=$((N_RUNS[$kind] + 1))
