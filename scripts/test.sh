@@ -1,49 +1,73 @@
 #!/usr/bin/env bash
-# Build rv if needed, make sure the testbed's two clusters run (22.05; 24.11 unless RV_CLUSTERS=1),
-# run every test (unit + integration) with ctest and print the counts. A cluster this script
+# Build what is missing, make sure the testbed's two clusters run (22.05; 24.11 unless
+# RV_CLUSTERS=1), run the tests of a lane with ctest and print the counts. A cluster this script
 # started is stopped at the end; one that was already running is left alone.
 #
-# The integration tests (ctest -L integration) start as soon as rv and the template renderer are
-# built: they mostly wait on Slurm, so the rest of the build (the unit tests, about a third of it)
-# and then the unit tests, lints and package check run beside them at low priority (nice 10).
-# Arguments go to both ctest runs: `scripts/test.sh -R 'test_window|lint'` runs a subset.
+#   scripts/test.sh [CTEST ARGS...]           the hermetic lane and the cluster lane (every test but
+#                                             the bench lane's)
+#   scripts/test.sh --bench [CTEST ARGS...]   the bench lane: the time-to-GPU smoke on cluster 1, then
+#                                             every fuzz target for RV_BENCH_FUZZ_SECONDS (60) each
+#
+# The lanes (docs/testing.md): hermetic (label hermetic: unit tests, fuzz seeds, lints, goldens,
+# package; no cluster, any order, ctest -j), cluster (label cluster: the integration scripts, each
+# holding its cluster shared or exclusive as it declares), bench (label bench, and the fuzzers).
+# The cluster lane starts as soon as rv and the template renderer are built: it mostly waits on
+# Slurm, so the rest of the build (the unit tests) and then the hermetic lane run beside it at low
+# priority (nice 10). Arguments go to every ctest run: `scripts/test.sh -R 'test_window|lint'`.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+bench=0
+if [[ ${1:-} == --bench ]]; then
+  bench=1
+  shift
+fi
 [[ $(id -u) == 0 ]] || { rv_log "error: run as root (integration tests need the local testbed)"; exit 1; }
 t0=$(tb_now)
 rv_install_deps_if_needed
 rv_build "${RV_INTEGRATION_TARGETS[@]}"
 trap rv_testbed_down_if_started EXIT
 rv_testbed_up
-rv_testbed2_up
+((bench == 1)) || rv_testbed2_up
 
 work=$(mktemp -d /tmp/rv-ctest-XXXXXX)
-# Each cluster's tests one after another (RESOURCE_LOCK testbed / testbed2), the two clusters at
-# once: -j2 (RV_TEST_JOBS to change it).
-it_rc=0
-ctest --test-dir "$RV_BUILD_DIR" -L integration -j "${RV_TEST_JOBS:-2}" --output-on-failure \
-  --output-junit "$work/integration.xml" "$@" </dev/null &
-it_pid=$!
-rest_rc=0
-{
-  nice -n 10 cmake --build "$RV_BUILD_DIR" &&
-    nice -n 10 ctest --test-dir "$RV_BUILD_DIR" -LE integration -j 2 --output-on-failure \
-      --output-junit "$work/rest.xml" "$@" </dev/null
-} >"$work/rest.log" 2>&1 || rest_rc=$?
-wait "$it_pid" || it_rc=$?
-echo "---- the build of the rest, the unit tests, lints and package check (beside the integration tests) ----"
-cat "$work/rest.log"
-if [[ ! -f $work/rest.xml ]]; then
-  rv_log "error: the rest of the build failed (exit $rest_rc): no unit test ran"
-  rest_rc=1
+it_rc=0 rest_rc=0 junits=()
+if ((bench == 1)); then
+  junits=("$work/bench.xml")
+  ctest --test-dir "$RV_BUILD_DIR" -L bench --output-on-failure --output-junit "$work/bench.xml" "$@" </dev/null ||
+    it_rc=$?
+  if ! command -v "${RV_FUZZ_CXX:-clang++-16}" >/dev/null; then
+    rv_log "apt-get install ${RV_FUZZ_PACKAGES[*]} for the fuzzers"
+    tb_apt_install "${RV_FUZZ_PACKAGES[@]}"
+  fi
+  echo "---- every fuzz target for ${RV_BENCH_FUZZ_SECONDS:-60} s (scripts/fuzz.sh) ----"
+  bash "$RV_ROOT/scripts/fuzz.sh" "${RV_BENCH_FUZZ_SECONDS:-60}" || rest_rc=$?
+else
+  junits=("$work/cluster.xml" "$work/hermetic.xml")
+  # The cluster lane: each cluster's exclusive tests one after another, its shared ones together,
+  # the two clusters at once (ctest's resources, tests/CMakeLists.txt): -j4 (RV_TEST_JOBS).
+  ctest --test-dir "$RV_BUILD_DIR" -L cluster -j "${RV_TEST_JOBS:-4}" --output-on-failure \
+    --output-junit "$work/cluster.xml" "$@" </dev/null &
+  it_pid=$!
+  {
+    nice -n 10 cmake --build "$RV_BUILD_DIR" &&
+      nice -n 10 ctest --test-dir "$RV_BUILD_DIR" -L hermetic -j 2 --output-on-failure \
+        --output-junit "$work/hermetic.xml" "$@" </dev/null
+  } >"$work/hermetic.log" 2>&1 || rest_rc=$?
+  wait "$it_pid" || it_rc=$?
+  echo "---- the build of the rest and the hermetic lane (beside the cluster lane) ----"
+  cat "$work/hermetic.log"
+  if [[ ! -f $work/hermetic.xml ]]; then
+    rv_log "error: the rest of the build failed (exit $rest_rc): no unit test ran"
+    rest_rc=1
+  fi
 fi
 
 # The junit summaries: <testsuite ... tests="N" failures="F" ... skipped="S" ...>
 attr() { sed -n "s/.* $1=\"\\([0-9]*\\)\".*/\\1/p" <<<"$summary"; }
 total=0 failed=0 skipped=0 skipped_names=""
-for junit in "$work/integration.xml" "$work/rest.xml"; do
+for junit in "${junits[@]}"; do
   [[ -f $junit ]] || continue
   summary=$(tr '\n\t' '  ' <"$junit" | grep -m1 -o '<testsuite [^>]*>' || true)
   n=$(attr tests) f=$(attr failures) s=$(attr skipped)

@@ -5,6 +5,8 @@
 # row per contender, and leaves no job behind. It checks that it works, not its numbers: one
 # scenario of --short's two (1x30m; the 4-GPU one replays the same code paths), about 1 minute;
 # then `run.sh --estimates` with one request and an 8 s cap (about 30 s).
+# testbed-lock: exclusive (submits jobs or changes the cluster)
+# test-lane: bench (scripts/test.sh --bench; docs/testing.md)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

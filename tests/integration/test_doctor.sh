@@ -2,6 +2,7 @@
 # `rv doctor` on the real cluster: every check passes on the healthy testbed; an injected fault is
 # named with its fix: a GPU invisible in the job (the stand-in nvidia-smi's fault=nodevices on
 # v100-1), and rsync missing on the login node (rv doctor run locally with a PATH without rsync).
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # `rv exec` on the login node itself (no --host: Slurm's commands on PATH), against the real cluster.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # rv exec through the loopback login node (libssh): config aliases, exit codes, quoting, JSON,
 # timeouts, and every refusal (unknown host key, changed host key, bad key, closed port).
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

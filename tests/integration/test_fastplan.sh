@@ -4,6 +4,7 @@
 # with the same strategies; two real requests record, per strategy, the predicted wait and what
 # happened (started, or cancelled while pending); `rv stats` reports exactly the medians the
 # records give.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

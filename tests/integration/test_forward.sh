@@ -6,6 +6,7 @@
 # says so. Then the same with rv on the login node (no --host: a plain TCP connection), in the
 # foreground. The testbed's nodes all live on 127.0.0.1, so the forward listens on another port
 # than the server's. About 20 s (18 s measured).
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -7,6 +7,7 @@
 # (config watchdog_interval). A 2-node job at 0 % with a silent log ends with 94 (hang); `rv up`
 # warns in its log, then exits 95. The stand-in's state is put back afterwards. The GPUs are the
 # two-node type's (IT_PAIR_TYPE: a100, h100 on cluster 2). About 80 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

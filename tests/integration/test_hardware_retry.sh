@@ -2,6 +2,7 @@
 # Hardware retry: a job that dies within minutes of starting with a GPU-fault signature in its
 # stderr is planned again without that node, and the retry runs elsewhere; an ordinary failure
 # is not retried. On the two-node GPU type (IT_PAIR_TYPE: a100, h100 on cluster 2).
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -9,6 +9,7 @@
 # command gets a new holder; the session's socket has TCP_NODELAY; back-to-back commands at a
 # 200 ms round trip (a latency proxy of its own) pay one round trip each. The WAN proxy's drop of a
 # held connection: test_netpaths.sh. ~10 s.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

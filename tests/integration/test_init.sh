@@ -5,6 +5,7 @@
 # in rvacct). Checks known_hosts, the generated key, authorized_keys, the config, that a second
 # run changes nothing and needs no password, that the password appears nowhere (files, rv's trace,
 # the argv of every process while rv runs), and the reachability diagnosis. ~15 s. Needs root.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

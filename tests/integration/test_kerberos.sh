@@ -4,6 +4,7 @@
 # kinit hint (OpenSSH fails too); with one (kinit -k from the user's keytab) rv logs in by
 # gssapi-with-mic, as OpenSSH does; a host whose config does not say GSSAPIAuthentication is not
 # offered the ticket. ~3 s.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

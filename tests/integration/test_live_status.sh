@@ -7,6 +7,7 @@
 # still pending); `--json` gives events jq parses
 # (submitted, a PENDING state with the reason, winner, output, ended with the exit code); on a
 # terminal (script(1)) the block is drawn and erased before the job's output.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -7,6 +7,7 @@
 # run -f with a sync, logs, up --run, ssh, forward, gpu, why) run with askpass unset and cause
 # no further login; the holder killed while `rv run -f` runs is replaced and the run finishes;
 # another local user cannot use the socket; rv disconnect ends it. ~60 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -7,6 +7,7 @@
 # an agent full of other keys, the agent alone, IdentityAgent; HostName/User/Port aliases and Include; rsync
 # and SFTP over the two-hop jump, cold and through the held connection; the WAN proxy dropping a
 # held connection. ~40 s.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -4,6 +4,7 @@
 # secret; the start and end events arrive, signed, with the state and exit code; the secret, the
 # URL and the derived key are in no argv, batch script or scontrol output; Slurm mail is set
 # (MailUser/MailType in scontrol). ~20 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

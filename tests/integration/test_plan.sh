@@ -2,6 +2,7 @@
 # rv up --dry-run and rv cost against the real cluster: busy partitions get long or unknown waits,
 # free ones start now, long requests get checkpoint segments, SU matches Slurm's own billing, and
 # every dropped type says why. Discovery and probes take at most 2 round trips.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -4,6 +4,7 @@
 # nvidia-smi's fault=nodevices), `rv run -f -t TYPE` never runs the command there, races again
 # without it, and finishes on the second node without the user doing anything; the request records
 # keep the history. Also: --no-preflight runs the command anyway.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

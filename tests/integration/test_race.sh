@@ -6,6 +6,7 @@
 # Takes ~2 minutes, most of it the TIMEOUT case, which runs in the background on gpu-mig while the
 # other cases use the other partitions.
 # shellcheck disable=SC2016  # single quotes are the point: these strings must reach the job unexpanded
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -3,6 +3,7 @@
 # request already ended; a finished request keeps its own end state (a FAILED winner is "failed",
 # never "done", and rv stop does not rewrite it); rv up records what the user asked for and the
 # release of its allocation. ~30 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -6,6 +6,7 @@
 # Both fill every GPU type's nodes with root's jobs so that rv's strategies pend, then free one
 # (IT_FREED_TYPE: one strategy starts). The cluster's shape comes from lib.sh's roles, so the test
 # runs on either cluster. Needs root (it restarts slurmctld). ~1-2 minutes.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

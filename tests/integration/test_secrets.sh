@@ -4,6 +4,7 @@
 # the batch script, `scontrol show job`, the job's logs or rv's output; the file is gone after.
 # ~30 s.
 # shellcheck disable=SC2016  # single quotes are the point
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -5,6 +5,7 @@
 # 2-node job; a shell opens in a PTY (driven by script(1)); without a terminal a shell is refused.
 # `rv ssh --print-config --install` writes a managed block into an ssh config, keeps every other byte,
 # replaces the block on the next install, and OpenSSH reads it (ssh -G). About 30 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -7,6 +7,7 @@
 # GrpTRESMins on the account and GrpJobs on the user, and names a quota command in a site
 # profile; then checks the numbers rv status prints (text and --json) against Slurm's own. Every
 # change to the cluster is undone on exit. About 30 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

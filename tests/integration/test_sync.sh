@@ -5,6 +5,7 @@
 # with the same folder name do not collide (rsync and SFTP); a requirements.txt naming an offline
 # wheel is installed once and reused; --output copies files back and `rv sync pull` fetches them.
 # Four short jobs; ~1 minute on an idle cluster.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

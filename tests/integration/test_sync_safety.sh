@@ -5,6 +5,7 @@
 # files; --delete mirrors and marks it; a marker the project carries, or one copied from another
 # directory, lets nothing be deleted (N1); a symlinked target keeps what is behind the link.
 # No jobs; a few seconds.
+# testbed-lock: shared (submits no job, changes no cluster state: runs beside the other readers)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -20,6 +21,9 @@ printf '# none\n' >requirements.txt
 # A canary in the home directory that any deletion there would take.
 remote "printf 'keep me\n' > $base-canary"
 home_listing() { remote 'ls -A ~ | grep -v "^rv-it-" | sort'; }
+# The shared-lock tests run beside this one (docs/testing.md): netpaths' push may make rv's remote
+# root (~/.rv) between the two listings; it exists before the first one.
+remote 'mkdir -p -m 700 ~/.rv'
 before=$(home_listing)
 
 # shellcheck disable=SC2088  # the tilde is for rv to resolve on the cluster, not for this shell

@@ -7,6 +7,7 @@
 # as soon as Slurm holds it instead of after its 2-minute hold (BeginTime = requeue time + 120 s,
 # AuthInfo cred_expire): the hold is Slurm's, not rv's, and cost the test 2 of its 4 minutes.
 # shellcheck disable=SC2016  # the job commands below are single-quoted on purpose
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$0")/lib.sh"
 

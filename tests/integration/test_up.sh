@@ -7,6 +7,7 @@
 # the exit code come back exactly. `rv --json up --run` runs the command, prints one document and
 # releases the allocation; a --workdir missing on the cluster stops rv before any sbatch. Two short
 # allocations; about a minute on an idle cluster.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

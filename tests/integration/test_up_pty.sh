@@ -7,6 +7,7 @@
 # - `rv ssh REQUEST` with no command: a shell on the job's node, typed into, its exit status back;
 # - Ctrl-C while `rv up` waits for a GPU: rv exits 130 and nothing of the request stays queued.
 # Three short allocations; about a minute on an idle cluster.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

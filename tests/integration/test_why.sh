@@ -7,6 +7,7 @@
 # its end), and a counterfactual that would start sooner on another, idle GPU type (IT_IDLE_TYPE:
 # h200, h100 on cluster 2). `rv ps` shows the reason in plain words. Then: a cancelled request gets
 # its one-line end, a running one its one line. Every job is cancelled.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

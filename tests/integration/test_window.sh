@@ -7,6 +7,7 @@
 # probes' full-length strategy, the queue's first checkpoint segment sized to the window) and the
 # real `rv run` starts at once in the window (on cluster 2 the node is in the debug partition
 # too: rv may win there, in the same window). Every job is cancelled on exit. Takes ~40 s.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
