@@ -30,4 +30,10 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size)
     }                                                                                                                  \
   } while (false)
 
+#ifdef RV_FUZZ_REPLAY_NAME
+// In the unit binary each target is a function of its own name, which replays its seeds
+// (tests/unit/fuzz/test_seeds.cpp; tests/CMakeLists.txt defines the name per file).
+#define RV_FUZZ_TARGET int RV_FUZZ_REPLAY_NAME(const std::uint8_t* data, std::size_t size)
+#else
 #define RV_FUZZ_TARGET extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+#endif
