@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 (as root) to rv running its main job through the loopback login node:
-# install the build and testbed packages, build rv into build/, start the testbed (left running),
+# install the build and testbed packages, build rv (the binary alone: scripts/test.sh builds the
+# test targets) into build/, start the testbed (left running),
 # then rv's main job over ssh: `rv exec sinfo`, the plan of a 2-GPU request (`rv up --dry-run`), and
 # `rv run -f python3 hello.py` from examples/hello (synced, snapshotted, run; its output printed).
 set -euo pipefail
@@ -8,8 +9,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ $(id -u) == 0 ]] || { rv_log "error: run as root (apt-get, testbed daemons)"; exit 1; }
+# shellcheck disable=SC2119  # no packages beyond rv's own
 rv_install_deps
-rv_build
+rv_build rv
 rv_testbed_up
 # shellcheck source=/dev/null
 . "$TB_DIR/env"
