@@ -8,6 +8,7 @@
 # exits 255 saying the command may have run. Before the fix rv started a new holder and ran it
 # again (exit 0, two lines). (c) rv disconnect while a command runs warns, and the command ends
 # "may have run" (S4). ~15 s.
+# testbed-lock: shared (submits no job, changes no cluster state: its own holder, in its own runtime directory)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

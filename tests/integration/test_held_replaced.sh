@@ -5,6 +5,7 @@
 # the old one, resumed, idles out and ends. Before, its exit removed the new holder's socket: the
 # new holder lived on, unlisted by `rv connect --status` and unreachable by `rv disconnect`, and the
 # next command logged in once more. Against the testbed's login node (rvtb). ~20 s.
+# testbed-lock: shared (submits no job, changes no cluster state: its own holder, in its own runtime directory)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
