@@ -50,8 +50,7 @@ struct WatchdogRun {
     auto file = fx.write_script("job", *script);
     const std::string path = "PATH='" + fx.path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin'";
     return ExecFixture::sh(fx.job_env("101", path + " SLURM_JOB_NODELIST=node-1 FAKE_HOSTNAMES=node-1 " + extra_env) +
-                           "bash '" +
-                           file + "' >'" + fx.path("out.txt") + "' 2>'" + fx.path("err.txt") + "'");
+                           "bash '" + file + "' >'" + fx.path("out.txt") + "' 2>'" + fx.path("err.txt") + "'");
   }
 };
 
