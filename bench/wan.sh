@@ -3,7 +3,8 @@
 # round trip of 0 or 40 ms between rv and the login node; each command is timed cold (a login per
 # run, RV_CONNECTION_PERSIST=0) and through the held connection (`rv connect` first), and the
 # ratio printed from the same run. Commands: `rv exec true`, `rv ps`, `rv run --dry-run`, `rv run`
-# to submitted, `rv run -f` of examples/hello to its first output line (with sync), and
+# to submitted, `rv run -f` of examples/hello to its first output line (with sync; and rv's own part
+# of it, less Slurm's queue and start: docs/benchmarks.md), and
 # `rv exec true` through a bastion (a second proxy of the bench's own in front of rvtb-bastion).
 # Every number is the median of REPEAT runs (the machine is shared). Run as root, testbed up:
 #   bash bench/wan.sh [RV]   (env: REPEAT=5, RTTS="0 40", FOLLOW=1: also rv run -f)
@@ -76,20 +77,48 @@ timed() {
   printf '%s\n' "${all[@]}" | median
 }
 
-# The ms from `rv run -f` of examples/hello to the line the job printed.
+# One `rv run -f` of examples/hello (synced) to the line the job printed, in ms: "TOTAL OWN SACCT_OWN".
+# TOTAL: from rv's start to the job's line on rv's stdout. OWN: rv's own part, measured on this
+# machine's clock (the testbed's nodes share it): from rv's start to the submitted table on stderr
+# (sync, plan, sbatch), plus from the job writing its line (it prints its own ms clock) to rv
+# printing it (the follow). SACCT_OWN: TOTAL less Slurm's submit-to-start of the winner as sacct
+# records it (whole seconds: +-1 s a run; the median of REPEAT runs).
 first_line() {
-  local t0 line got=-1
+  local t0 line got=-1 job_ms=-1 sub_ms=-1 rid winner span
   rm -rf "$WORK/hello" && cp -r "$SRC/examples/hello" "$WORK/hello"
+  # shellcheck disable=SC2016  # expanded by the job, not here
+  printf '#!/bin/sh\necho "hello from rv-bench $(date +%%s%%3N)"\n' >"$WORK/hello/stamp.sh"
+  : >"$WORK/stderr.ts"
   t0=$(ms)
   while IFS= read -r line; do
-    if [[ $line == *"hello from"* ]] && ((got < 0)); then got=$(($(ms) - t0)); fi
-  done < <(cd "$WORK/hello" && rv_at run -f -g 1 --time 5m --max-strategies 2 --name "$NAME" python3 hello.py 2>/dev/null)
-  echo "$got"
+    if [[ $line == "hello from rv-bench "* ]] && ((got < 0)); then
+      got=$(($(ms) - t0))
+      job_ms=${line##* }
+    fi
+  done < <(cd "$WORK/hello" && rv_at run -f -g 1 --time 5m --max-strategies 2 --name "$NAME" sh stamp.sh \
+    2> >(while IFS= read -r l; do printf '%s %s\n' "$(ms)" "$l"; done >>"$WORK/stderr.ts"))
+  sleep 0.2 # the stderr stamper's last lines
+  read -r sub_ms rid < <(sed -n 's/^\([0-9]*\) request \([0-9a-f]\{8\}\) (.*/\1 \2/p' "$WORK/stderr.ts" | head -n1) || true
+  if ((got < 0 || ${sub_ms:--1} < 0)); then
+    echo "-1 -1 -1 -1 -1"
+    return
+  fi
+  winner=$(jq -r '.winner as $w | .jobs[] | select(.strategy_id == $w) | .job_id' "$RV_STATE_DIR/requests/$rid.json")
+  span=$(SLURM_TIME_FORMAT=%s sacct -X -n -P -j "$winner" -o Submit,Start 2>/dev/null | awk -F'|' 'NR == 1 { print $2 - $1 }')
+  echo "$got $(((sub_ms - t0) + (t0 + got - job_ms))) $((got - ${span:-0} * 1000)) $((sub_ms - t0)) $((t0 + got - job_ms))"
 }
+# The medians of REPEAT runs of first_line: "TOTAL OWN SACCT_OWN PRE POST" (PRE: rv's start to the
+# submitted table; POST: the job's line to rv's output, which holds the race's detection of the
+# start and the follow's first reads).
 timed_first_line() {
-  local i all=()
+  local i k all=() cols=() out=""
   for ((i = 0; i < REPEAT; i++)); do all+=("$(first_line)"); done
-  printf '%s\n' "${all[@]}" | median
+  for k in 1 2 3 4 5; do
+    cols=()
+    for i in "${!all[@]}"; do cols+=("$(cut -d' ' -f"$k" <<<"${all[$i]}")"); done
+    out+="$(printf '%s\n' "${cols[@]}" | median) "
+  done
+  echo "${out% }"
 }
 
 # measure LABEL HOST KIND ARGS...: one row, cold and held.
@@ -110,9 +139,25 @@ measure() {
     held=$(RV_CONNECTION_PERSIST=30m timed "$@")
   fi
   rv_at disconnect >/dev/null 2>&1 || true
-  printf '| %s | %s ms | %s | %s | %s |\n' "$label" "$rtt" "$cold" "$held" \
-    "$(awk -v c="$cold" -v h="$held" 'BEGIN { if (h > 0) printf "%.1fx", c / h; else print "-" }')"
+  if [[ $kind == follow ]]; then
+    local c_total c_own c_acct c_pre c_post h_total h_own h_acct h_pre h_post
+    read -r c_total c_own c_acct c_pre c_post <<<"$cold"
+    read -r h_total h_own h_acct h_pre h_post <<<"$held"
+    row "$label" "$c_total" "$h_total"
+    row "rv run -f: rv's own part (to submitted + job line to output)" "$c_own" "$h_own"
+    row "... of it: rv's start to submitted (sync, plan, sbatch)" "$c_pre" "$h_pre"
+    row "... of it: the job's line to rv's output (race, follow)" "$c_post" "$h_post"
+    row "rv run -f: the whole run less Slurm's submit-to-start (sacct, whole s)" "$c_acct" "$h_acct"
+    own_held=$h_own
+    return
+  fi
+  row "$label" "$cold" "$held"
 }
+row() { # LABEL COLD HELD
+  printf '| %s | %s ms | %s | %s | %s |\n' "$1" "$rtt" "$2" "$3" \
+    "$(awk -v c="$2" -v h="$3" 'BEGIN { if (h > 0) printf "%.1fx", c / h; else print "-" }')"
+}
+own_held=-1
 
 echo "rv at a distance: $(date -u +%F), median of $REPEAT runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| command | RTT | cold (ms) | held (ms) | cold / held |"
@@ -130,4 +175,10 @@ for rtt in $RTTS; do
   measure "rv run, to submitted" "$TB_WAN_HOST" plain run --no-sync -g 1 --time 5m --name "$NAME" -- true
   ((FOLLOW == 0)) || measure "rv run -f examples/hello, to its output (sync)" "$TB_WAN_HOST" follow
   measure "rv exec true, through a bastion (the laptop-bastion leg at this RTT)" wan-jump plain exec true
+  if ((FOLLOW != 0)); then
+    # Issue #38 item 7: at 40 ms, rv's own part of `rv run -f` (held) <= 3 round trips + 150 ms.
+    target=$((3 * rtt + 150))
+    verdict=$(awk -v o="$own_held" -v t="$target" 'BEGIN { print (o >= 0 && o <= t) ? "met" : "NOT MET" }')
+    echo "rv run -f at ${rtt} ms: rv's own part held ${own_held} ms, target <= ${target} ms (3 round trips + 150 ms): $verdict"
+  fi
 done
