@@ -115,11 +115,20 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<st
     const auto dirs = activity ? running_watchdog_dirs(mine) : std::vector<std::string>{};
     ReadAlong along(env.cluster, samples_command(dirs));
     proc::Runner& runner = dirs.empty() ? env.cluster : along;
-    RV_TRY(report, refresh_and_reap(runner, env.clock, env.requests, mine));
-    for (const auto& n : report.notes) {
-      spdlog::info("{}", n);
+    auto report = refresh_and_reap(runner, env.clock, env.requests, mine);
+    if (!report) {
+      if (report.error().code == ErrorCode::interrupted) {
+        return std::unexpected(report.error());
+      }
+      // The records are here: shown as last known, with why the cluster could not say more (a
+      // second factor with no terminal, a dropped link; UX review 3, N10).
+      spdlog::warn("requests on {} shown as last known: {}", here, report.error().message);
+    } else {
+      for (const auto& n : report->notes) {
+        spdlog::info("{}", n);
+      }
     }
-    if (along.also()) {
+    if (report && along.also()) {
       const auto samples = split_samples(along.also()->out);
       for (const auto& r : mine) {
         if (auto a = activity_of(r, samples, env.settings.watchdog_interval_s)) {

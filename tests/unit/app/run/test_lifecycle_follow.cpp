@@ -278,3 +278,33 @@ TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was sub
   CHECK(listed->front().jobs[0].state == "PENDING"); // shown as last known, not polled here
   CHECK(w.cluster.seen.empty());                     // not one command reached the other cluster
 }
+
+// UX review 3, N10: `rv ps` on a cluster it could not ask (a second factor with no terminal, a
+// dropped link) printed nothing and failed, though the records are here.
+TEST_CASE("lifecycle: rv ps shows the records as last known when the cluster cannot be asked")
+{
+  World w("ps-unreachable");
+  auto req =
+      request_from_json(nlohmann::json{{"id", "b2b2b2b2"},
+                                       {"host", "scripted"},
+                                       {"name", "train"},
+                                       {"state", "submitted"},
+                                       {"created_at", "2026-11-22T05:00:00Z"},
+                                       {"jobs", {{{"strategy_id", "s1"}, {"job_id", "972"}, {"state", "PENDING"}}}}});
+  REQUIRE(req);
+  REQUIRE(w.requests.create(req->id, to_json(*req)));
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); },
+               Error{ErrorCode::auth_failed, "ssh alice@login:22: the host asks for a second factor", ""});
+  auto listed = list_requests(w.env, false);
+  REQUIRE_MESSAGE(listed, listed.error().message);
+  REQUIRE(listed->size() == 1);
+  CHECK(listed->front().id == "b2b2b2b2");
+  CHECK(listed->front().jobs[0].state == "PENDING");
+  CHECK(w.cluster.done()); // it asked, once
+  rv::raise_interrupt(2);  // an interrupt is not turned into a stale listing
+  w.cluster.on([](const auto& a) { return has(a, "squeue"); }, Error{ErrorCode::interrupted, "interrupted", ""});
+  auto stopped = list_requests(w.env, false);
+  rv::clear_interrupt();
+  REQUIRE_FALSE(stopped);
+  CHECK(stopped.error().code == ErrorCode::interrupted);
+}
