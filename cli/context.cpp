@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "core/process/daemon.hpp"
 #include "core/process/local_runner.hpp"
+#include "core/process/local_user.hpp"
 #include "core/process/ssh_runner.hpp"
 #include "core/text.hpp"
 
@@ -23,8 +24,7 @@ namespace rv::cli {
 std::string expand_home(const std::string& path)
 {
   if (path.starts_with("~/")) {
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : "") + path.substr(1);
+    return proc::local_home_dir() + path.substr(1);
   }
   return path;
 }
@@ -204,8 +204,7 @@ void StdOutput::err(std::string_view text)
 
 std::string local_home()
 {
-  const char* home = std::getenv("HOME");
-  return home ? home : "";
+  return proc::local_home_dir(); // $HOME, else the password entry (core/process/local_user.hpp)
 }
 
 store::CacheStore cache_store()

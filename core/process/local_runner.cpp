@@ -1,4 +1,5 @@
 #include "core/process/local_runner.hpp"
+#include "core/process/local_user.hpp"
 
 #include "core/interrupt.hpp"
 #include "core/process/shell.hpp"
@@ -15,7 +16,6 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
-#include <pwd.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -269,11 +269,7 @@ Result<std::vector<Outcome>> LocalRunner::run_batch(const std::vector<Command>& 
 
 std::string LocalRunner::user()
 {
-  if (const passwd* pw = ::getpwuid(::getuid())) {
-    return pw->pw_name;
-  }
-  const char* env = std::getenv("USER");
-  return env ? env : "";
+  return local_user_name();
 }
 
 Result<int> LocalRunner::run_interactive(const std::vector<std::string>& argv)
