@@ -2,6 +2,7 @@
 // its caller: GSSAPIAuthentication (libssh tries gssapi-with-mic only when asked), user
 // certificates (`<key>-cert.pub` beside a key, `CertificateFile`), IdentitiesOnly, and a clear
 // word on a certificate that expired (docs/ssh.md, "Certificates", "Kerberos").
+#include "core/process/kerberos.hpp"
 #include "core/process/ssh_cert.hpp"
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_session.hpp"
@@ -44,6 +45,7 @@ struct Session::KeyAttempts {
   bool key_needs_agent = false;      // a key file could not be read (a passphrase): the agent may hold it
   int last_rc = SSH_AUTH_DENIED;
   std::string gssapi_problem; // why Kerberos did not log in, when it was tried
+  std::string gssapi_hint;    // what to do about it, when not `kinit`
 };
 
 int Session::try_certificate(const std::string& key_file, const std::string& cert_file, KeyAttempts& attempts)
@@ -144,7 +146,12 @@ Result<void> Session::authenticate()
   KeyAttempts attempts;
   // GSSAPIAuthentication yes: a Kerberos ticket first, as OpenSSH orders gssapi-with-mic before
   // publickey. Without a ticket libssh declines before asking the host; then the keys go on.
-  if (m_view.gssapi) {
+  // The static release binary loads the system's Kerberos library only now, and may find none.
+  if (m_view.gssapi && !kerberos_support().available) {
+    attempts.gssapi_problem = "GSSAPIAuthentication yes, but this rv has no Kerberos: " + kerberos_support().detail;
+    attempts.gssapi_hint = kerberos_support().hint;
+    spdlog::debug("ssh: {}: {}", label(), attempts.gssapi_problem);
+  } else if (m_view.gssapi) {
     const int rc = ssh_userauth_gssapi(s);
     if (done(rc)) {
       spdlog::debug("ssh: {}: logged in with a Kerberos ticket (GSSAPI)", label());
@@ -174,8 +181,13 @@ Result<void> Session::authenticate()
   }
   if (!done(rc) && !attempts.gssapi_problem.empty()) {
     return std::unexpected(ssh_failure(
-        ErrorCode::auth_failed, label(), "the host refused Kerberos (GSSAPI) and every key", attempts.gssapi_problem,
-        "get a Kerberos ticket with `kinit` (`klist` shows the one you have), then retry"));
+        ErrorCode::auth_failed, label(),
+        attempts.gssapi_hint.empty() ? "the host refused Kerberos (GSSAPI) and every key"
+                                     : "Kerberos (GSSAPI) cannot be used here, and the host refused every key",
+        attempts.gssapi_problem,
+        !attempts.gssapi_hint.empty()
+            ? attempts.gssapi_hint
+            : "get a Kerberos ticket with `kinit` (`klist` shows the one you have), then retry"));
   }
   return finish(rc, auth_failure(label(), rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
 }
