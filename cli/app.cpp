@@ -9,7 +9,12 @@ namespace rv::cli {
 void define_app(CLI::App& app, Context& ctx)
 {
   app.description("rv: get a GPU job running on a Slurm cluster as soon as the cluster can start it");
-  app.set_version_flag("-V,--version", "rv " + version_text());
+  // A callback: the Kerberos line of the static binary loads a library, only when asked.
+  app.set_version_flag("-V,--version", [] {
+    auto text = version_long_text();
+    text.pop_back(); // CLI11 ends the line
+    return text;
+  });
   app.require_subcommand(1);
   app.fallthrough();
 

@@ -45,13 +45,18 @@ void setup_help(CLI::App& app, Context& ctx)
   help->add_option("command", *words, "the command, e.g. run or sync push");
   help->callback([&app, &ctx, words] { ctx.action = [&app, words] { return run_help(app, *words); }; });
 
-  auto* version = app.add_subcommand("version", "rv's version, commit and build type (as rv --version)");
+  auto* version =
+      app.add_subcommand("version", "rv's version, commit, build, target and Kerberos support (as rv --version)");
   version->callback([&ctx] {
     ctx.action = [&ctx]() -> Result<int> {
       if (ctx.global.json) {
-        print_json({{"version", version_text()}});
+        nlohmann::json j{{"version", version_text()}};
+        for (const auto& [key, value] : version_details()) {
+          j[key] = value;
+        }
+        print_json(j);
       } else {
-        std::fputs(fmt::format("rv {}\n", version_text()).c_str(), stdout);
+        std::fputs(version_long_text().c_str(), stdout);
       }
       return 0;
     };

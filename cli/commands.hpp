@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace rv::cli {
 
@@ -36,6 +39,12 @@ void setup_settle(CLI::App& app, Context& ctx); // hidden: the background rv of 
 
 // "0.1.0 (commit 1a2b3c4d5e, Release build)": what `rv --version` prints after "rv ".
 std::string version_text();
+// What `rv --version` and `rv version` print after that line, as key and value: the build date,
+// the target triple, static or dynamic, and whether Kerberos is available (in the static binary
+// that loads libgssapi_krb5.so.2, so only these commands ask, never every start).
+std::vector<std::pair<std::string, std::string>> version_details();
+// "rv <version_text>\n" and one "key: value" line per detail.
+std::string version_long_text();
 
 // Prints `data` as JSON on stdout (for --json).
 void print_json(const nlohmann::json& data);

@@ -288,7 +288,7 @@ const std::vector<Example>& command_examples()
       {"rv completion fish > ~/.config/fish/completions/rv.fish", "fish completion"},
       {"rv man | man -l -", "read the manual page"},
       {"rv help run", "the options and examples of rv run"},
-      {"rv version", "rv's version, commit and build type"},
+      {"rv version", "rv's version, commit, build date, target and Kerberos support"},
   };
   return examples;
 }

@@ -20,7 +20,7 @@ echo "package: $(basename "$deb") ($(du -k "$deb" | cut -f1) KiB)"
 info=$(dpkg-deb -f "$deb" Package Version Depends Recommends)
 echo "$info"
 grep -q '^Package: rv$' <<<"$info" || fail "package name"
-want_version=$("$build/cli/rv" --version | awk '{print $2}')
+want_version=$("$build/cli/rv" --version | awk 'NR == 1 {print $2}') # its first line: rv VERSION (commit ...)
 grep -q "^Version: $want_version$" <<<"$info" || fail "version is not $want_version"
 grep -q '^Depends:.*libssh' <<<"$info" || fail "Depends lacks libssh (dpkg-shlibdeps did not run?)"
 grep -q '^Depends:.*libc6' <<<"$info" || fail "Depends lacks libc6"
