@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The release tarball: a static rv that runs on any x86_64 Linux (kernel 3.2+, any or no glibc),
+# with its man page, bash/zsh/fish completions, a README and the licences of the code inside.
+#
+#   bash scripts/release.sh [CMAKE_ARG...]  ->  dist/rv-<version>-linux-x86_64.tar.gz and .sha256
+#
+# CMAKE_ARGs go to the first configure, e.g. -DRV_LIBSSH_A=/path/libssh.a to link another libssh
+# (LICENSES says why that matters).
+# Needs Debian 12's build packages (scripts/lib.sh) with libssl-dev and zlib1g-dev, whose static
+# libssh.a, libcrypto.a and libz.a go inside (cmake/RvStatic.cmake). Builds into build-release/
+# (RV_RELEASE_BUILD_DIR), writes into dist/ (RV_DIST_DIR). The tarball is reproducible: the
+# build date and every file's time are the commit's (SOURCE_DATE_EPOCH), owners are 0.
+# What the binary is and is not (Kerberos, name services): docs/install.md.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${RV_RELEASE_BUILD_DIR:-$root/build-release}
+dist=${RV_DIST_DIR:-$root/dist}
+log() { printf 'release: %s\n' "$*" >&2; }
+die() {
+  printf 'release: error: %s\n' "$1" >&2
+  [[ -z ${2:-} ]] || printf 'release: hint: %s\n' "$2" >&2
+  exit 1
+}
+
+for lib in libssh.a libcrypto.a libz.a; do
+  [[ -n $(find /usr/lib /usr/lib64 -name "$lib" -print -quit 2>/dev/null) ]] ||
+    die "$lib is not installed" "apt-get install libssh-dev libssl-dev zlib1g-dev"
+done
+for tool in cmake ninja strip readelf sha256sum tar gzip; do
+  command -v "$tool" >/dev/null || die "$tool is not installed" "bash scripts/bootstrap.sh installs the build packages"
+done
+
+version=$(sed -n 's/^project(rv VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+[[ -n $version ]] || die "no version in CMakeLists.txt's project()"
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)}
+export SOURCE_DATE_EPOCH
+
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+    -DRV_STATIC=ON -DBUILD_TESTING=OFF "$@" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; die "cmake could not configure $build"; }
+  rm -f "$build.configure.log"
+fi
+grep -q '^RV_STATIC:BOOL=ON' "$build/CMakeCache.txt" ||
+  die "$build is not a static build (RV_STATIC=OFF)" "remove $build, or set RV_RELEASE_BUILD_DIR to a new directory"
+t0=$SECONDS
+cmake --build "$build" --parallel "${RV_BUILD_JOBS:-$(nproc)}" --target rv rv_docs
+log "built in $((SECONDS - t0)) s"
+
+bin=$build/cli/rv
+case $(readelf -h "$bin" | sed -n 's/^ *Machine: *//p') in
+  *X86-64*) arch=x86_64 ;;
+  *AArch64*) arch=aarch64 ;;
+  *) die "unknown machine of $bin: $(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')" ;;
+esac
+# Nothing but the kernel: no interpreter, no shared library.
+if readelf -l "$bin" | grep -q 'INTERP' || readelf -d "$bin" 2>/dev/null | grep -q '(NEEDED)'; then
+  die "$bin is not static: $(readelf -d "$bin" | grep NEEDED | tr -s ' ' | paste -sd';')"
+fi
+
+name=rv-$version-linux-$arch
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+top=$stage/$name
+install -d "$top/man/man1" "$top/completions" "$top/licenses"
+strip -o "$top/rv" "$bin"
+chmod 755 "$top/rv"
+install -m 644 "$build/share/rv.1" "$top/man/man1/rv.1"
+install -m 644 "$build/share/rv.bash" "$top/completions/rv.bash"
+install -m 644 "$build/share/rv.zsh" "$top/completions/_rv"
+install -m 644 "$build/share/rv.fish" "$top/completions/rv.fish"
+
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@NAME@/$name/g" "$root/scripts/release/README.in" >"$top/README"
+
+# LICENSES: each library inside, its version (the Debian package it came from) and licence, then
+# what LGPL-2.1 asks of a static binary. licenses/ holds Debian's copyright file of each package
+# and the full licence texts they refer to.
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
+{
+  sed -e "s/@VERSION@/$version/g" -e "s/@COMMIT@/$commit/g" "$root/scripts/release/LICENSES.in"
+  printf '\n%-16s %-28s %-34s %s\n' "library" "version (Debian package)" "licence" "copyright file"
+  while IFS='|' read -r lib pkg licence; do
+    printf '%-16s %-28s %-34s %s\n' "$lib" "$(pkg_version "$pkg") ($pkg)" "$licence" "licenses/$pkg.copyright"
+    install -m 644 "/usr/share/doc/$pkg/copyright" "$top/licenses/$pkg.copyright"
+  done <<'EOF'
+libssh|libssh-dev|LGPL-2.1-or-later
+OpenSSL libcrypto|libssl-dev|Apache-2.0
+zlib|zlib1g-dev|Zlib
+GNU C Library|libc6-dev|LGPL-2.1-or-later (and others)
+GNU libstdc++|libstdc++-12-dev|GPL-3.0 + GCC Runtime Exception 3.1
+libgcc|libgcc-12-dev|GPL-3.0 + GCC Runtime Exception 3.1
+fmt|libfmt-dev|MIT
+spdlog|libspdlog-dev|MIT
+nlohmann/json|nlohmann-json3-dev|MIT
+CLI11|libcli11-dev|BSD-3-Clause
+EOF
+} >"$top/LICENSES"
+for text in LGPL-2.1 GPL-3 Apache-2.0; do
+  install -m 644 "/usr/share/common-licenses/$text" "$top/licenses/$text"
+done
+
+# Reproducible: fixed order, owners and times; gzip without a name or time.
+install -d "$dist"
+tarball=$dist/$name.tar.gz
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$stage" -cf - "$name" |
+  gzip -9 -n >"$tarball.tmp"
+mv "$tarball.tmp" "$tarball"
+(cd "$dist" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+log "$tarball: $(du -k "$tarball" | cut -f1) KiB; rv $(du -k "$top/rv" | cut -f1) KiB stripped" \
+  "($(du -k "$bin" | cut -f1) KiB unstripped)"
+cat "$dist/$name.tar.gz.sha256"
