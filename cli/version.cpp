@@ -31,6 +31,12 @@ std::string target_triple()
   return triple;
 }
 
+#if RV_STATIC_BINARY
+constexpr bool static_binary = true;
+#else
+constexpr bool static_binary = false;
+#endif
+
 } // namespace
 
 std::string version_text()
@@ -45,7 +51,7 @@ std::vector<std::pair<std::string, std::string>> version_details()
   std::string kerberos = krb.available ? fmt::format("yes ({})", krb.detail) : fmt::format("no ({})", krb.detail);
   return {{"built", RV_BUILD_DATE},
           {"target", target_triple()},
-          {"linked", proc::kerberos_loaded_at_run_time() ? "static" : "dynamic"},
+          {"linked", static_binary ? "static" : "dynamic"},
           {"kerberos", kerberos}};
 }
 

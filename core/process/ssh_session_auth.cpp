@@ -146,9 +146,9 @@ Result<void> Session::authenticate()
   KeyAttempts attempts;
   // GSSAPIAuthentication yes: a Kerberos ticket first, as OpenSSH orders gssapi-with-mic before
   // publickey. Without a ticket libssh declines before asking the host; then the keys go on.
-  // The static release binary loads the system's Kerberos library only now, and may find none.
+  // The static release binary has no Kerberos (core/process/kerberos.hpp).
   if (m_view.gssapi && !kerberos_support().available) {
-    attempts.gssapi_problem = "GSSAPIAuthentication yes, but this rv has no Kerberos: " + kerberos_support().detail;
+    attempts.gssapi_problem = "GSSAPIAuthentication yes, but " + kerberos_support().detail;
     attempts.gssapi_hint = kerberos_support().hint;
     spdlog::debug("ssh: {}: {}", label(), attempts.gssapi_problem);
   } else if (m_view.gssapi) {
