@@ -8,7 +8,7 @@
 # (LICENSES says why that matters).
 # Needs Debian 12's build packages (scripts/lib.sh) with libssl-dev and zlib1g-dev, whose static
 # libssh.a, libcrypto.a and libz.a go inside (cmake/RvStatic.cmake). Builds into build-release/
-# (RV_RELEASE_BUILD_DIR), writes into dist/ (RV_DIST_DIR). The tarball is reproducible: the
+# (RV_RELEASE_BUILD_DIR), writes into dist/ (RV_DIST_DIR). The packaging is deterministic: the
 # build date and every file's time are the commit's (SOURCE_DATE_EPOCH), owners are 0.
 # What the binary is and is not (Kerberos, name services): docs/install.md.
 set -euo pipefail
@@ -35,11 +35,16 @@ version=$(sed -n 's/^project(rv VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.tx
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)}
 export SOURCE_DATE_EPOCH
 
+# One release build at a time per build directory (CI may start one early, beside the tests, and
+# package.release runs this script again: the second waits, then finds nothing to build).
+install -d "$build"
+exec 7>>"$build/.release.lock"
+flock 7
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DRV_STATIC=ON -DBUILD_TESTING=OFF "$@" >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log" >&2; die "cmake could not configure $build"; }
-  rm -f "$build.configure.log"
+    -DRV_STATIC=ON -DBUILD_TESTING=OFF "$@" >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log" >&2; die "cmake could not configure $build"; }
+  rm -f "$build/configure.log"
 fi
 grep -q '^RV_STATIC:BOOL=ON' "$build/CMakeCache.txt" ||
   die "$build is not a static build (RV_STATIC=OFF)" "remove $build, or set RV_RELEASE_BUILD_DIR to a new directory"
@@ -100,7 +105,7 @@ for text in LGPL-2.1 GPL-3 Apache-2.0; do
   install -m 644 "/usr/share/common-licenses/$text" "$top/licenses/$text"
 done
 
-# Reproducible: fixed order, owners and times; gzip without a name or time.
+# Deterministic: fixed order, owners and times; gzip without a name or time.
 install -d "$dist"
 tarball=$dist/$name.tar.gz
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" -C "$stage" -cf - "$name" |
