@@ -84,9 +84,9 @@ sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@NAME@/$name/g" "$ro
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
 {
   sed -e "s/@VERSION@/$version/g" -e "s/@COMMIT@/$commit/g" "$root/scripts/release/LICENSES.in"
-  printf '\n%-16s %-28s %-34s %s\n' "library" "version (Debian package)" "licence" "copyright file"
+  printf '\n%-18s %-44s %-37s %s\n' "library" "version (Debian package)" "licence" "copyright file"
   while IFS='|' read -r lib pkg licence; do
-    printf '%-16s %-28s %-34s %s\n' "$lib" "$(pkg_version "$pkg") ($pkg)" "$licence" "licenses/$pkg.copyright"
+    printf '%-18s %-44s %-37s %s\n' "$lib" "$(pkg_version "$pkg") ($pkg)" "$licence" "licenses/$pkg.copyright"
     install -m 644 "/usr/share/doc/$pkg/copyright" "$top/licenses/$pkg.copyright"
   done <<'EOF'
 libssh|libssh-dev|LGPL-2.1-or-later
