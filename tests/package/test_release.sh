@@ -3,7 +3,8 @@
 # do not build on: the tarball's files, its checksum and licences, a fully static rv (`ldd`: "not a
 # dynamic executable"), its size and start time; then, in each root below, `rv --version`,
 # `rv help run`, `rv exec hostname` and `rv run -f` of a one-line script against the testbed's
-# login node (127.0.0.1:2222, reached by name through the root's own /etc/hosts):
+# login node (127.0.0.1:2222, reached by name through the root's own /etc/hosts), and a held
+# connection (rv's default) started, used and ended:
 #   bullseye  Debian 11 (glibc 2.31), made once with debootstrap (tests/package/roots.sh)
 #   trixie    Debian 13 (glibc 2.41), cluster 2's root (testbed/up2.sh)
 #   empty     nothing but rv, /etc/passwd, /etc/hosts and an SSH key
@@ -231,6 +232,17 @@ check_root() {
   [[ $RUN_OUT == *"rv-release-job on "*" as $TB_SSH_USER"* ]] ||
     fail "$label: rv run -f did not print the job's line" "stdout: $RUN_OUT" "stderr: $(head -c 3000 "$work/err")"
   ok "$label: rv exec hostname, rv run -f bash job.sh (the job's line came back)"
+  # rv's default, a held connection (docs/ssh.md): a background rv keeps the login, the next
+  # command goes through it, and `rv disconnect --all` ends it.
+  local -a saved_env=("${in_root_env[@]}")
+  in_root_env+=(RV_CONNECTION_PERSIST=1)
+  must "$label: rv exec hostname (held connection)" in_root "$r" "$uid" "$t" / "$t/rv" "${to_login[@]}" exec hostname
+  [[ $RUN_OUT == "$(hostname)" ]] || fail "$label: rv exec hostname (held) printed '$RUN_OUT'"
+  must "$label: rv exec true (through the held connection)" in_root "$r" "$uid" "$t" / "$t/rv" "${to_login[@]}" exec true
+  must "$label: rv disconnect --all" in_root "$r" "$uid" "$t" / "$t/rv" disconnect --all
+  [[ $RUN_OUT == *"ended 1 held connection"* ]] || fail "$label: rv disconnect --all" "$RUN_OUT"
+  in_root_env=("${saved_env[@]}")
+  ok "$label: a held connection: started, used, ended by rv disconnect --all"
 }
 
 # What `rv --version` says of Kerberos everywhere: the static rv has none (docs/ssh.md).
