@@ -3,6 +3,7 @@
 # with its man page, bash/zsh/fish completions, a README and the licences of the code inside.
 #
 #   bash scripts/release.sh [CMAKE_ARG...]  ->  dist/rv-<version>-linux-x86_64.tar.gz and .sha256
+#   RV_RELEASE_ARCH=aarch64 bash scripts/release.sh  ->  dist/rv-<version>-linux-aarch64.tar.gz
 #
 # CMAKE_ARGs go to the first configure, e.g. -DRV_LIBSSH_A=/path/libssh.a to link another libssh
 # (LICENSES says why that matters).
@@ -13,7 +14,21 @@
 # What the binary is and is not (Kerberos, name services): docs/install.md.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${RV_RELEASE_BUILD_DIR:-$root/build-release}
+# RV_RELEASE_ARCH=aarch64: cross-built with Debian's g++-aarch64-linux-gnu and the arm64 -dev
+# packages (cmake/toolchains/aarch64-linux-gnu.cmake), in build-release-aarch64/.
+want_arch=${RV_RELEASE_ARCH:-$(uname -m)}
+case $want_arch in
+  "$(uname -m)")
+    build=${RV_RELEASE_BUILD_DIR:-$root/build-release}
+    cross=() strip=strip multiarch=$(uname -m)-linux-gnu dpkg_arch=:$(dpkg --print-architecture) toolchain_suffix=""
+    ;;
+  aarch64)
+    build=${RV_RELEASE_BUILD_DIR:-$root/build-release-aarch64}
+    cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake")
+    strip=aarch64-linux-gnu-strip multiarch=aarch64-linux-gnu dpkg_arch=:arm64 toolchain_suffix=-arm64-cross
+    ;;
+  *) printf 'release: error: no release for %s (x86_64 or aarch64)\n' "$want_arch" >&2 && exit 2 ;;
+esac
 dist=${RV_DIST_DIR:-$root/dist}
 log() { printf 'release: %s\n' "$*" >&2; }
 die() {
@@ -23,10 +38,10 @@ die() {
 }
 
 for lib in libssh.a libcrypto.a libz.a; do
-  [[ -n $(find /usr/lib /usr/lib64 -name "$lib" -print -quit 2>/dev/null) ]] ||
-    die "$lib is not installed" "apt-get install libssh-dev libssl-dev zlib1g-dev"
+  [[ -f /usr/lib/$multiarch/$lib ]] ||
+    die "/usr/lib/$multiarch/$lib is not installed" "apt-get install libssh-dev$dpkg_arch (it brings libssl-dev and zlib1g-dev)"
 done
-for tool in cmake ninja strip readelf sha256sum tar gzip; do
+for tool in cmake ninja "$strip" readelf sha256sum tar gzip; do
   command -v "$tool" >/dev/null || die "$tool is not installed" "bash scripts/bootstrap.sh installs the build packages"
 done
 
@@ -42,7 +57,7 @@ exec 7>>"$build/.release.lock"
 flock 7
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DRV_STATIC=ON -DBUILD_TESTING=OFF "$@" >"$build/configure.log" 2>&1 ||
+    -DRV_STATIC=ON -DBUILD_TESTING=OFF "${cross[@]}" "$@" >"$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; die "cmake could not configure $build"; }
   rm -f "$build/configure.log"
 fi
@@ -58,6 +73,7 @@ case $(readelf -h "$bin" | sed -n 's/^ *Machine: *//p') in
   *AArch64*) arch=aarch64 ;;
   *) die "unknown machine of $bin: $(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')" ;;
 esac
+[[ $arch == "$want_arch" ]] || die "$bin is for $arch, not $want_arch" "remove $build and run again"
 # Nothing but the kernel: no interpreter, no shared library.
 if readelf -l "$bin" | grep -q 'INTERP' || readelf -d "$bin" 2>/dev/null | grep -q '(NEEDED)'; then
   die "$bin is not static: $(readelf -d "$bin" | grep NEEDED | tr -s ' ' | paste -sd';')"
@@ -68,7 +84,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 top=$stage/$name
 install -d "$top/man/man1" "$top/completions" "$top/licenses"
-strip -o "$top/rv" "$bin"
+"$strip" -o "$top/rv" "$bin"
 chmod 755 "$top/rv"
 install -m 644 "$build/share/rv.1" "$top/man/man1/rv.1"
 install -m 644 "$build/share/rv.bash" "$top/completions/rv.bash"
@@ -81,24 +97,30 @@ sed -e "s/@VERSION@/$version/g" -e "s/@ARCH@/$arch/g" -e "s/@NAME@/$name/g" "$ro
 # LICENSES: each library inside, its version (the Debian package it came from) and licence, then
 # what LGPL-2.1 asks of a static binary. licenses/ holds Debian's copyright file of each package
 # and the full licence texts they refer to.
-pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "?"; }
+pkg_version() { dpkg-query -W -f='${Version}\n' "$1" 2>/dev/null | head -n 1 | grep . || echo "?"; }
 {
   sed -e "s/@VERSION@/$version/g" -e "s/@COMMIT@/$commit/g" "$root/scripts/release/LICENSES.in"
   printf '\n%-18s %-44s %-37s %s\n' "library" "version (Debian package)" "licence" "copyright file"
-  while IFS='|' read -r lib pkg licence; do
-    printf '%-18s %-44s %-37s %s\n' "$lib" "$(pkg_version "$pkg") ($pkg)" "$licence" "licenses/$pkg.copyright"
-    install -m 644 "/usr/share/doc/$pkg/copyright" "$top/licenses/$pkg.copyright"
+  # KIND: lib (the target's -dev package, :arm64 when cross-built), toolchain (the compiler's
+  # own: libc6-dev-arm64-cross ...), all (architecture-independent headers).
+  while IFS='|' read -r lib pkg kind licence; do
+    case $kind in
+      lib) pkg+=$dpkg_arch ;;
+      toolchain) pkg+=$toolchain_suffix ;;
+    esac
+    printf '%-18s %-44s %-37s %s\n' "$lib" "$(pkg_version "$pkg") (${pkg%:*})" "$licence" "licenses/${pkg%:*}.copyright"
+    install -m 644 "/usr/share/doc/${pkg%:*}/copyright" "$top/licenses/${pkg%:*}.copyright"
   done <<'EOF'
-libssh|libssh-dev|LGPL-2.1-or-later
-OpenSSL libcrypto|libssl-dev|Apache-2.0
-zlib|zlib1g-dev|Zlib
-GNU C Library|libc6-dev|LGPL-2.1-or-later (and others)
-GNU libstdc++|libstdc++-12-dev|GPL-3.0 + GCC Runtime Exception 3.1
-libgcc|libgcc-12-dev|GPL-3.0 + GCC Runtime Exception 3.1
-fmt|libfmt-dev|MIT
-spdlog|libspdlog-dev|MIT
-nlohmann/json|nlohmann-json3-dev|MIT
-CLI11|libcli11-dev|BSD-3-Clause
+libssh|libssh-dev|lib|LGPL-2.1-or-later
+OpenSSL libcrypto|libssl-dev|lib|Apache-2.0
+zlib|zlib1g-dev|lib|Zlib
+GNU C Library|libc6-dev|toolchain|LGPL-2.1-or-later (and others)
+GNU libstdc++|libstdc++-12-dev|toolchain|GPL-3.0 + GCC Runtime Exception 3.1
+libgcc|libgcc-12-dev|toolchain|GPL-3.0 + GCC Runtime Exception 3.1
+fmt|libfmt-dev|lib|MIT
+spdlog|libspdlog-dev|lib|MIT
+nlohmann/json|nlohmann-json3-dev|all|MIT
+CLI11|libcli11-dev|all|BSD-3-Clause
 EOF
 } >"$top/LICENSES"
 for text in LGPL-2.1 GPL-3 Apache-2.0; do

@@ -57,17 +57,37 @@ trap cleanup EXIT
 
 # --- the tarball ---------------------------------------------------------------------------------
 version=$(sed -n 's/^project(rv VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+# RV_RELEASE_ARCH=aarch64: the Arm tarball, its rv run under qemu-user-static (copied into each
+# root; without binfmt_misc the emulator is named on each command line).
+arch=${RV_RELEASE_ARCH:-$(uname -m)}
+emu=()
+if [[ $arch != "$(uname -m)" ]]; then
+  qemu=$(command -v "qemu-$arch-static" || true)
+  if [[ -z $qemu ]]; then
+    [[ ${CI:-} != true ]] || fail "qemu-$arch-static is not installed (apt-get install qemu-user-static)"
+    echo "test_release: SKIP: qemu-$arch-static is not installed (apt-get install qemu-user-static)"
+    exit 125
+  fi
+  emu=("$qemu")
+fi
 tarball=${1:-${RV_RELEASE_TARBALL:-}}
+if [[ -z $tarball && $arch != "$(uname -m)" ]] &&
+  { ! command -v "$arch-linux-gnu-g++" >/dev/null || [[ ! -f /usr/lib/$arch-linux-gnu/libssh.a ]]; }; then
+  why="no cross toolchain for $arch (cmake/toolchains/aarch64-linux-gnu.cmake names the packages)"
+  [[ ${CI:-} != true ]] || fail "$why"
+  echo "test_release: SKIP: $why"
+  exit 125
+fi
 if [[ -z $tarball ]]; then
   nice -n 10 bash "$src/scripts/release.sh" >"$work/release.log" 2>&1 || {
     tail -n 40 "$work/release.log" >&2
     fail "scripts/release.sh failed"
   }
-  tarball=$src/dist/rv-$version-linux-$(uname -m).tar.gz
+  tarball=$src/dist/rv-$version-linux-$arch.tar.gz
 fi
 [[ -f $tarball ]] || fail "no tarball $tarball"
 name=$(basename "$tarball" .tar.gz)
-[[ $name == "rv-$version-linux-$(uname -m)" ]] || fail "tarball name $name is not rv-$version-linux-$(uname -m)"
+[[ $name == "rv-$version-linux-$arch" ]] || fail "tarball name $name is not rv-$version-linux-$arch"
 (cd "$(dirname "$tarball")" && sha256sum --quiet -c "$name.tar.gz.sha256") || fail "$name.tar.gz.sha256 does not match"
 ok "$name.tar.gz: $(du -k "$tarball" | cut -f1) KiB, its SHA-256 matches"
 tar -xzf "$tarball" -C "$work"
@@ -96,8 +116,8 @@ ok "static (ldd: not a dynamic executable), stripped, $((size / 1024)) KiB"
 # Its man page and completions are the ones it generates; the completions load.
 export XDG_CONFIG_HOME=$work/cfg
 unset RV_HOST RV_CONFIG
-cmp -s <("$rv" man) "$pkg/man/man1/rv.1" || fail "man/man1/rv.1 differs from rv man"
-cmp -s <("$rv" completion bash) "$pkg/completions/rv.bash" || fail "completions/rv.bash differs"
+cmp -s <("${emu[@]}" "$rv" man) "$pkg/man/man1/rv.1" || fail "man/man1/rv.1 differs from rv man"
+cmp -s <("${emu[@]}" "$rv" completion bash) "$pkg/completions/rv.bash" || fail "completions/rv.bash differs"
 bash -n "$pkg/completions/rv.bash" || fail "completions/rv.bash: syntax"
 if command -v zsh >/dev/null; then zsh -n "$pkg/completions/_rv" || fail "completions/_rv: syntax"; fi
 if command -v fish >/dev/null; then fish -n "$pkg/completions/rv.fish" || fail "completions/rv.fish: syntax"; fi
@@ -112,15 +132,17 @@ wall, cpu = [], []
 for _ in range(30):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.argv[1], "--help"], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(sys.argv[1:] + ["--help"], stdout=subprocess.DEVNULL, check=True)
     wall.append(time.perf_counter() - t0)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
 print(int(min(wall) * 1e6), int(min(cpu) * 1e6))
-' "$rv")
+' "${emu[@]}" "$rv")
 limit_us=$((${RV_HELP_MS:-6} * 1000))
 load=$(cut -d' ' -f1 /proc/loadavg)
-if ((wall_us <= limit_us)); then
+if ((${#emu[@]})); then
+  ok "rv --help under ${emu[0]##*/}: $wall_us us (emulated: not held to ${RV_HELP_MS:-6} ms)"
+elif ((wall_us <= limit_us)); then
   ok "rv --help: $wall_us us (fastest of 30; CPU $cpu_us us; load $load)"
 elif ((cpu_us <= limit_us)); then
   ok "rv --help: $cpu_us us of CPU (fastest of 30; wall $wall_us us at load $load)"
@@ -157,6 +179,7 @@ furnish() { # ROOT UID T LOGIN
   local r=$1 uid=$2 t=$3 login=$4 home=$1$3/home
   install -d -m 755 "$r$t"
   install -m 755 "$rv" "$r$t/rv"
+  ((${#emu[@]} == 0)) || install -m 755 "${emu[0]}" "$r$t/qemu"
   if [[ $login != 127.0.0.1 ]]; then
     install -d "$r/etc"
     printf '127.0.0.1\tlocalhost %s\n' "$login" >"$r/etc/hosts"
@@ -184,6 +207,8 @@ in_root() {
   shift 4
   local user=root
   ((uid == 0)) || user=rvrel
+  local -a in_root_emu=()
+  ((${#emu[@]} == 0)) || in_root_emu=("$t/qemu")
   env -i HOME="$t/home" USER=$user LOGNAME=$user PATH=/usr/bin:/bin XDG_CONFIG_HOME="$t/home/.config" \
     XDG_STATE_HOME="$t/home/.state" XDG_RUNTIME_DIR="$t/home/run" RV_CONNECTION_PERSIST=0 NO_COLOR=1 \
     "${in_root_env[@]}" python3 -c '
@@ -195,7 +220,7 @@ os.setgroups([])
 os.setgid(uid)
 os.setuid(uid)
 os.execv(sys.argv[4], sys.argv[4:])
-' "$r" "$uid" "$dir" "$@" </dev/null
+' "$r" "$uid" "$dir" "${in_root_emu[@]}" "$@" </dev/null
 }
 
 RUN_OUT=""
@@ -215,7 +240,7 @@ check_root() {
   furnish "$r" "$uid" "$t" "$login"
   must "$label: rv --version" in_root "$r" "$uid" "$t" / "$t/rv" --version
   [[ $RUN_OUT == "rv $version "* ]] || fail "$label: rv --version" "$RUN_OUT"
-  grep -q "^target: $(uname -m)-linux-gnu$" <<<"$RUN_OUT" || fail "$label: rv --version has no target line" "$RUN_OUT"
+  grep -q "^target: $arch-linux-gnu$" <<<"$RUN_OUT" || fail "$label: rv --version has no target line" "$RUN_OUT"
   local kerberos_line
   kerberos_line=$(grep '^kerberos:' <<<"$RUN_OUT" || true)
   [[ $kerberos_line == "kerberos: $krb"* ]] || fail "$label: rv --version: Kerberos should be '$krb...' here" "$RUN_OUT"
@@ -234,6 +259,12 @@ check_root() {
   ok "$label: rv exec hostname, rv run -f bash job.sh (the job's line came back)"
   # rv's default, a held connection (docs/ssh.md): a background rv keeps the login, the next
   # command goes through it, and `rv disconnect --all` ends it.
+  if ((${#emu[@]})); then
+    # A held connection is a second rv started by the first: without binfmt_misc the kernel cannot
+    # run an Arm program, so that is not tested under qemu.
+    printf 'note - %s\n' "$label: held connection NOT tested (rv starts itself; under qemu-user that needs binfmt_misc)"
+    return 0
+  fi
   local -a saved_env=("${in_root_env[@]}")
   in_root_env+=(RV_CONNECTION_PERSIST=1)
   must "$label: rv exec hostname (held connection)" in_root "$r" "$uid" "$t" / "$t/rv" "${to_login[@]}" exec hostname
