@@ -45,6 +45,14 @@ if ((bench == 1)); then
   bash "$RV_ROOT/scripts/fuzz.sh" "${RV_BENCH_FUZZ_SECONDS:-60}" || rest_rc=$?
 else
   junits=("$work/cluster.xml" "$work/hermetic.xml")
+  # package.release (cluster lane) tests the static release tarball: its build (~14 min of CPU) and
+  # the Debian 11 root it runs in start now, at low priority, so that the test, which holds
+  # cluster 1 alone, finds them made (each waits on the other's lock: scripts/release.sh,
+  # tests/package/roots.sh).
+  nice -n 15 bash "$RV_ROOT/scripts/release.sh" >"$work/release.log" 2>&1 &
+  release_pid=$!
+  nice -n 10 bash "$RV_ROOT/tests/package/roots.sh" bullseye >"$work/roots.log" 2>&1 &
+  roots_pid=$!
   # The cluster lane: each cluster's exclusive tests one after another, its shared ones together,
   # the two clusters at once (ctest's resources, tests/CMakeLists.txt): -j4 (RV_TEST_JOBS).
   ctest --test-dir "$RV_BUILD_DIR" -L cluster -j "${RV_TEST_JOBS:-4}" --output-on-failure \
@@ -56,6 +64,9 @@ else
         --output-junit "$work/hermetic.xml" "$@" </dev/null
   } >"$work/hermetic.log" 2>&1 || rest_rc=$?
   wait "$it_pid" || it_rc=$?
+  # Failures of these show in package.release itself (it builds, or makes the root, again).
+  wait "$release_pid" || { echo "---- scripts/release.sh (beside the tests) failed ----"; cat "$work/release.log"; }
+  wait "$roots_pid" || { echo "---- the Debian 11 root (beside the tests) failed ----"; cat "$work/roots.log"; }
   echo "---- the build of the rest and the hermetic lane (beside the cluster lane) ----"
   cat "$work/hermetic.log"
   if [[ ! -f $work/hermetic.xml ]]; then
