@@ -75,10 +75,11 @@ Result<int> run_connect(const ConnectOptions& o, Context& ctx)
   RV_TRY_VOID(runner.connect());
   const auto where = runner.where().substr(4);
   if (!runner.held()) {
+    const auto why = runner.not_held_reason();
     if (ctx.global.json) {
-      print_json({{"host", where}, {"held", false}});
+      print_json({{"host", where}, {"held", false}, {"reason", why}});
     } else {
-      std::fputs(fmt::format("connected to {}; connection_persist is 0, so nothing is held\n", where).c_str(), stdout);
+      std::fputs(fmt::format("connected to {}; nothing is held: {}\n", where, why).c_str(), stdout);
     }
     return 0;
   }

@@ -123,10 +123,6 @@ Result<proc::SshOptions> Context::ssh_options(const std::string& host)
 
 store::RecordStore request_store()
 {
-  const char* dir = std::getenv("RV_STATE_DIR");
-  if (dir && *dir) {
-    return store::RecordStore(std::filesystem::path(dir) / "requests");
-  }
   return store::RecordStore(store::RecordStore::default_dir());
 }
 
@@ -209,10 +205,6 @@ std::string local_home()
 
 store::CacheStore cache_store()
 {
-  const char* dir = std::getenv("RV_STATE_DIR");
-  if (dir && *dir) {
-    return store::CacheStore(std::filesystem::path(dir) / "cache");
-  }
   return store::CacheStore(store::CacheStore::default_dir());
 }
 

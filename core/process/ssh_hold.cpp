@@ -3,6 +3,8 @@
 #include "core/process/daemon.hpp"
 #include "core/process/ssh_hold_server.hpp"
 #include "core/process/ssh_session.hpp"
+#include "core/store/state_dir.hpp"
+#include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +15,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -104,6 +108,53 @@ private:
   int m_fd;
 };
 
+// `dir` is a directory (not a symlink) of this user that no one else may enter.
+bool is_private(const std::string& dir)
+{
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) == 0;
+}
+
+// The socket directory when `preferred` (private, verified) is too long for a Unix socket's path:
+// a directory made by mkdtemp in /tmp (a name no other user can create first), its path kept in
+// PREFERRED/short-dir, where only this user may write. One that is no longer a private
+// directory of this user is replaced by a new one.
+Result<std::string> short_dir(const std::string& preferred, bool create)
+{
+  const auto pointer = preferred + "/short-dir";
+  std::string dir;
+  if (std::ifstream in(pointer); in) {
+    std::getline(in, dir);
+  }
+  if (!dir.empty() && sockets_fit(dir) && is_private(dir)) {
+    return dir;
+  }
+  if (!create) {
+    return std::unexpected(infra(fmt::format("{} has no socket directory", preferred)));
+  }
+  auto made = fmt::format("/tmp/rv-{}-XXXXXX", ::getuid());
+  if (::mkdtemp(made.data()) == nullptr) {
+    return std::unexpected(infra(fmt::format("cannot create a directory in /tmp: {}", std::strerror(errno))));
+  }
+  auto temp = store::create_temp_beside(pointer);
+  if (!temp) {
+    ::rmdir(made.c_str());
+    return std::unexpected(infra(temp.error().message));
+  }
+  const auto line = made + "\n";
+  const bool written = ::write(temp->fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(temp->fd);
+  if (!written || ::rename(temp->path.c_str(), pointer.c_str()) != 0) {
+    ::unlink(temp->path.c_str());
+    ::rmdir(made.c_str());
+    return std::unexpected(infra(fmt::format("cannot write {}", pointer)));
+  }
+  spdlog::warn("{} is too long for a Unix socket's path (at most {} bytes with the socket's name): the held "
+               "connections' sockets are in {} (0700, its name kept in {})",
+               preferred, sizeof(sockaddr_un::sun_path) - 1, made, pointer);
+  return made;
+}
+
 } // namespace
 
 Result<std::string> private_dir(const SshOptions& options, bool create)
@@ -111,17 +162,23 @@ Result<std::string> private_dir(const SshOptions& options, bool create)
   std::string dir = options.runtime_dir;
   if (dir.empty()) {
     const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-    dir = runtime_dir(xdg ? xdg : "", ::getuid());
+    dir = runtime_dir(xdg ? xdg : "", store::state_dir().string());
   }
   if (!create && ::access(dir.c_str(), F_OK) != 0) {
     return std::unexpected(infra(fmt::format("{} does not exist", dir)));
   }
+  if (create) {
+    std::error_code ec; // the parents (the state directory) as needed; the directory itself 0700
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+  }
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return std::unexpected(infra(fmt::format("cannot create {}: {}", dir, std::strerror(errno))));
   }
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) {
+  if (!is_private(dir)) {
     return std::unexpected(infra(fmt::format("{} is not a private directory of this user (0700)", dir)));
+  }
+  if (!sockets_fit(dir)) {
+    return short_dir(dir, create);
   }
   return dir;
 }
@@ -129,7 +186,7 @@ Result<std::string> private_dir(const SshOptions& options, bool create)
 Result<std::string> socket_path(const SshOptions& options, bool create)
 {
   RV_TRY(dir, private_dir(options, create));
-  return dir + "/" + socket_name(options);
+  return socket_in(dir, options);
 }
 
 std::optional<Client> find_live(const SshOptions& options)

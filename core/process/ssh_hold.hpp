@@ -17,8 +17,10 @@ class Session;
 
 namespace hold {
 
-// The private directory for `options` (created 0700; refused when another user owns it or others
-// may enter it); with `create` false, a missing directory is an error.
+// The private directory for `options` (runtime_dir; created 0700; refused when another user owns
+// it, others may enter it or it is a symlink); with `create` false, a missing directory is an
+// error. One too long for a Unix socket's path is replaced by a mkdtemp directory in /tmp, its
+// name kept in it (said once, when made).
 Result<std::string> private_dir(const SshOptions& options, bool create = true);
 
 // The socket path of the connection `options` opens.

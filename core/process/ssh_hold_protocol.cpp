@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace rv::proc::hold {
@@ -110,23 +111,50 @@ bool remove_own_socket(const std::string& path, const SocketFile& mine)
   return ::unlink(path.c_str()) == 0;
 }
 
-std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid)
+std::string runtime_dir(std::string_view xdg_runtime_dir, std::string_view state_dir)
 {
   if (!xdg_runtime_dir.empty()) {
     return std::string(xdg_runtime_dir) + "/rv";
   }
-  return fmt::format("/tmp/rv-{}", uid);
+  return std::string(state_dir) + "/hold";
 }
 
-std::string socket_name(const SshOptions& o)
+namespace {
+
+// FNV-1a: stable across builds and runs, unlike std::hash.
+std::uint64_t options_hash(const SshOptions& o)
 {
-  // FNV-1a: stable across builds and runs, unlike std::hash.
   std::uint64_t h = 1469598103934665603ull;
   for (const auto* part : {&o.destination, &o.ssh_config, &o.identity_file, &o.known_hosts, &o.ssh_dir}) {
     for (char c : *part + '\n') {
       h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     }
   }
+  return h;
+}
+
+constexpr std::size_t k_sun_path = sizeof(sockaddr_un::sun_path); // 108 on Linux, 104 on macOS
+constexpr std::size_t k_short_name = 16 + 5;                      // HASH.sock
+
+} // namespace
+
+bool sockets_fit(std::string_view dir)
+{
+  return dir.size() + 1 + k_short_name < k_sun_path;
+}
+
+std::string socket_in(std::string_view dir, const SshOptions& options)
+{
+  auto path = fmt::format("{}/{}", dir, socket_name(options));
+  if (path.size() < k_sun_path) {
+    return path;
+  }
+  return fmt::format("{}/{:016x}.sock", dir, options_hash(options));
+}
+
+std::string socket_name(const SshOptions& o)
+{
+  const auto h = options_hash(o);
   std::string safe;
   for (char c : o.destination.substr(0, 40)) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||

@@ -66,8 +66,16 @@ Error answer_lost(std::string_view label);
 bool is_answer_lost(const Error& e);
 
 // The private directory of this user's held connections: $XDG_RUNTIME_DIR/rv when that is set,
-// else /tmp/rv-UID (both 0700, created when missing).
-std::string runtime_dir(std::string_view xdg_runtime_dir, unsigned uid);
+// else STATE_DIR/hold (both 0700, created when missing): never a fixed name in a shared directory
+// such as /tmp, which another user could create first and so turn holding off.
+std::string runtime_dir(std::string_view xdg_runtime_dir, std::string_view state_dir);
+
+// Whether a socket fits in `dir` (a Unix socket's path is at most 107 bytes on Linux, 103 on
+// macOS), at least under its short name (socket_in).
+bool sockets_fit(std::string_view dir);
+// The socket of `options` in `dir`: DIR/socket_name(options), or DIR/HASH.sock when that is too
+// long for a Unix socket (sockets_fit(dir) says whether even that fits).
+std::string socket_in(std::string_view dir, const SshOptions& options);
 
 // The file a socket's bind made at its path (device and inode), recorded right after the bind.
 struct SocketFile {

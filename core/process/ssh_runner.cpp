@@ -23,6 +23,7 @@ struct SshRunner::Impl {
   std::optional<hold::Client> held;
   std::string held_label;
   std::string held_user;
+  std::string not_held; // why holding fell back to a direct session
 
   explicit Impl(SshOptions options) : session(std::move(options)) {}
 };
@@ -69,7 +70,8 @@ Result<void> SshRunner::connect()
     if (client.error().code != ErrorCode::io) {
       return std::unexpected(client.error()); // the server's answer (auth, host key, unreachable)
     }
-    spdlog::warn("{}; connecting directly", client.error().message);
+    i.not_held = client.error().message;
+    spdlog::warn("{}; connecting directly", i.not_held);
   }
   return i.session.connect();
 }
@@ -77,6 +79,17 @@ Result<void> SshRunner::connect()
 bool SshRunner::held() const
 {
   return m_impl->held.has_value();
+}
+
+std::string SshRunner::not_held_reason() const
+{
+  if (m_impl->held) {
+    return "";
+  }
+  if (m_impl->session.options().persist.count() == 0) {
+    return "connection_persist is 0";
+  }
+  return m_impl->not_held;
 }
 
 Result<Outcome> SshRunner::run(const Command& cmd)

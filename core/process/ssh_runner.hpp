@@ -27,7 +27,7 @@ struct SshOptions {
   // Hold the authenticated session in a background rv for this long after its last use, and
   // open every channel through it (docs/ssh.md, "One held connection"); 0 = a session per run.
   std::chrono::seconds persist{0};
-  std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv or /tmp/rv-UID
+  std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv, else the state dir's hold/
 };
 
 class SshRunner final : public Runner, public StreamOpener {
@@ -59,6 +59,9 @@ public:
 
   // Whether the commands go through a held connection (after connect()).
   bool held() const;
+  // Why the commands do not go through a held connection (after connect(); "" when they do):
+  // "connection_persist is 0", or the failure of the holding itself (its directory not private...).
+  std::string not_held_reason() const;
 
 private:
   template <class F>

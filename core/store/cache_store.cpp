@@ -1,6 +1,7 @@
 #include "core/store/cache_store.hpp"
 
 #include "core/store/json_bytes.hpp"
+#include "core/store/state_dir.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -39,12 +40,7 @@ CacheStore::CacheStore(fs::path dir) : m_dir(std::move(dir)) {}
 
 fs::path CacheStore::default_dir()
 {
-  const char* state = std::getenv("XDG_STATE_HOME");
-  if (state && *state) {
-    return fs::path(state) / "rv" / "cache";
-  }
-  const char* home = std::getenv("HOME");
-  return fs::path(home ? home : ".") / ".local" / "state" / "rv" / "cache";
+  return state_dir() / "cache";
 }
 
 std::string CacheStore::key_for(std::string_view prefix, std::string_view text)

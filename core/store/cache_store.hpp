@@ -29,7 +29,7 @@ public:
 
   const std::filesystem::path& dir() const { return m_dir; }
 
-  // $XDG_STATE_HOME/rv/cache, or ~/.local/state/rv/cache.
+  // state_dir()/cache.
   static std::filesystem::path default_dir();
 
   // A file-safe key for any text (a host, a target): `<prefix>-<16 hex digits of FNV-1a 64>`.

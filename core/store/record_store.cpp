@@ -3,6 +3,7 @@
 #include "core/random.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/lock_probe.hpp"
+#include "core/store/state_dir.hpp"
 #include "core/store/temp_file.hpp"
 
 #include <fmt/format.h>
@@ -131,12 +132,7 @@ RecordStore::RecordStore(fs::path dir) : m_dir(std::move(dir)) {}
 
 fs::path RecordStore::default_dir()
 {
-  const char* state = std::getenv("XDG_STATE_HOME");
-  if (state && *state) {
-    return fs::path(state) / "rv" / "requests";
-  }
-  const char* home = std::getenv("HOME");
-  return fs::path(home ? home : ".") / ".local" / "state" / "rv" / "requests";
+  return state_dir() / "requests";
 }
 
 fs::path RecordStore::path_of(const std::string& id) const

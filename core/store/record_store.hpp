@@ -67,7 +67,7 @@ public:
 
   const std::filesystem::path& dir() const { return m_dir; }
 
-  // Returns $XDG_STATE_HOME/rv/requests, or ~/.local/state/rv/requests.
+  // state_dir()/requests.
   static std::filesystem::path default_dir();
 
 private:

@@ -1,4 +1,5 @@
 #include "core/process/ssh_failures.hpp"
+#include "core/process/ssh_hold.hpp"
 #include "core/process/ssh_hold_client.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
 #include "core/process/ssh_hold_spare.hpp"
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -18,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -68,8 +72,8 @@ TEST_CASE("hold error frames carry code, message and hint")
 
 TEST_CASE("hold paths: a private runtime dir, a socket name per set of options")
 {
-  CHECK(runtime_dir("/run/user/1000", 1000) == "/run/user/1000/rv");
-  CHECK(runtime_dir("", 1000) == "/tmp/rv-1000");
+  CHECK(runtime_dir("/run/user/1000", "/home/u/.local/state/rv") == "/run/user/1000/rv");
+  CHECK(runtime_dir("", "/home/u/.local/state/rv") == "/home/u/.local/state/rv/hold");
   SshOptions a;
   a.destination = "rvtb-2fa";
   a.ssh_config = "/tmp/rv-testbed/ssh/config";
@@ -83,6 +87,101 @@ TEST_CASE("hold paths: a private runtime dir, a socket name per set of options")
   a.destination = "me@[::1]:22/../x";
   CHECK(socket_name(a).find('/') == std::string::npos);
   CHECK(socket_name(a).size() < 80); // fits sun_path with the directory
+  CHECK(socket_in("/run/user/1000/rv", a) == "/run/user/1000/rv/" + socket_name(a));
+  const std::string deep = "/home/" + std::string(50, 'u') + "/.local/state/rv/hold"; // 77 bytes
+  const auto short_path = socket_in(deep, a);
+  CHECK(short_path.size() < 104); // macOS's sun_path is 104 bytes, Linux's 108
+  CHECK(short_path.ends_with(".sock"));
+  CHECK(short_path != socket_in(deep, b));
+  CHECK(sockets_fit(deep));
+  CHECK_FALSE(sockets_fit(deep + "/more/than/a/socket/can/hold"));
+}
+
+namespace {
+
+// Sets (or, with nullptr, unsets) an environment variable for one test, then restores it.
+class EnvVar {
+public:
+  EnvVar(const char* name, const char* value) : m_name(name)
+  {
+    if (const char* old = std::getenv(name)) {
+      m_old = old;
+    }
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~EnvVar() { m_old ? ::setenv(m_name, m_old->c_str(), 1) : ::unsetenv(m_name); }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+
+private:
+  const char* m_name;
+  std::optional<std::string> m_old;
+};
+
+std::string temp_dir()
+{
+  char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  return dir_template;
+}
+
+unsigned mode_of(const std::string& path)
+{
+  struct stat st {};
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+} // namespace
+
+TEST_CASE("hold paths: with no XDG_RUNTIME_DIR the sockets live under rv's own state dir, never in a /tmp name "
+          "another user could create first (security-review-3 S7)")
+{
+  const auto root = temp_dir();
+  EnvVar xdg("XDG_RUNTIME_DIR", nullptr);
+  EnvVar state("RV_STATE_DIR", (root + "/state/rv").c_str());
+  auto dir = private_dir(SshOptions{});
+  REQUIRE(dir);
+  CHECK(*dir == root + "/state/rv/hold");
+  CHECK(mode_of(*dir) == 0700);
+  SshOptions o;
+  o.destination = "rvtb";
+  auto path = socket_path(o);
+  REQUIRE(path);
+  CHECK(path->starts_with(root + "/state/rv/hold/rvtb-"));
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("hold paths: a state dir too deep for a Unix socket falls back to a private mkdtemp dir, kept, and "
+          "replaced once it is no longer private")
+{
+  const auto root = temp_dir();
+  const auto state = root + "/" + std::string(100, 's');
+  EnvVar xdg("XDG_RUNTIME_DIR", nullptr);
+  EnvVar env("RV_STATE_DIR", state.c_str());
+  auto dir = private_dir(SshOptions{});
+  REQUIRE(dir);
+  CHECK(dir->starts_with("/tmp/rv-"));
+  CHECK(sockets_fit(*dir));
+  CHECK(mode_of(*dir) == 0700);
+  CHECK(mode_of(state + "/hold") == 0700);
+  auto again = private_dir(SshOptions{}, false);
+  REQUIRE(again);
+  CHECK(*again == *dir);       // the same directory for every rv process
+  ::chmod(dir->c_str(), 0755); // no longer private (or another user's): a new one
+  auto next = private_dir(SshOptions{});
+  REQUIRE(next);
+  CHECK(*next != *dir);
+  CHECK(mode_of(*next) == 0700);
+  ::rmdir(dir->c_str());
+  REQUIRE(::symlink(next->c_str(), (root + "/link").c_str()) == 0); // a symlink is never taken for a dir
+  std::ofstream(state + "/hold/short-dir") << root << "/link\n";
+  auto third = private_dir(SshOptions{});
+  REQUIRE(third);
+  CHECK(*third != root + "/link");
+  ::rmdir(next->c_str());
+  ::rmdir(third->c_str());
+  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new holder may be started)")
