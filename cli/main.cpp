@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/printable.hpp"
 #include "core/process/local_user.hpp"
+#include "core/process/process_title.hpp"
 #include "core/process/ssh_hold.hpp"
 #include "core/store/json_bytes.hpp"
 
@@ -44,7 +45,8 @@ int report(const rv::Error& error, bool json)
 
 int main(int argc, char** argv)
 {
-  rv::proc::confine_name_services(); // the static binary: no NSS module is ever loaded
+  rv::proc::confine_name_services();   // the static binary: no NSS module is ever loaded
+  rv::proc::remember_args(argc, argv); // a holder rewrites them (security-review-3 S8)
   if (argc > 1 && std::string_view(argv[1]) == "--internal-ssh-relay") {
     // rsync's remote shell through the held connection (sync/rsync.cpp): no config, no parsing.
     return rv::proc::hold::relay_main(std::vector<std::string>(argv + 2, argv + argc));

@@ -1,6 +1,7 @@
 #include "core/process/ssh_hold.hpp"
 
 #include "core/process/daemon.hpp"
+#include "core/process/process_title.hpp"
 #include "core/process/ssh_hold_server.hpp"
 #include "core/process/ssh_session.hpp"
 #include "core/store/state_dir.hpp"
@@ -228,6 +229,12 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
   if (detached->child == 0) {
     const int session_fd = ssh_get_fd(session.get());
     close_others({session_fd, listen_fd, detached->ready_fd});
+    // Nothing of the command that started it in `ps` (a secret may be on that line), and no
+    // mount kept busy by its working directory (clients send absolute local paths).
+    set_process_title(fmt::format("rv _hold {}", session.label()));
+    if (::chdir("/") != 0) {
+      spdlog::warn("held connection: cannot chdir to /: {}", std::strerror(errno));
+    }
     spdlog::info("held connection to {}: pid {}, socket {}", session.label(), ::getpid(), path);
     proc::ready(*detached);
     ssh::serve_held_session(session, listen_fd, path, listening.file, options.persist);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Where the held connection lives, and what it shows of itself (security-review-3 S7). Against
+# Where the held connection lives, and what it shows of itself (security-review-3 S7, S8). Against
 # the testbed's login node (rvtb). ~5 s.
 # - With no XDG_RUNTIME_DIR the socket directory is under rv's own state dir ($RV_STATE_DIR/hold,
 #   0700), never a fixed /tmp name that another user could create first (before, /tmp/rv-UID:
 #   another user's `mkdir -m700 /tmp/rv-UID` turned holding off).
 # - When holding falls back to a direct session, `rv connect` says why (before: "connection_persist
 #   is 0" whatever the reason).
+# - The holder shows `rv _hold DEST` in ps (/proc/PID/cmdline), nothing of the command line that
+#   started it (a secret may be on it), and its working directory is / (it keeps no mount busy).
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -30,4 +32,16 @@ assert_rc 0 "rv connect with a socket directory others may enter (a direct sessi
 assert_contains "$RUN_OUT" "nothing is held: held connection: $IT_DIR/open/rv is not a private directory" \
   "rv connect names the real reason"
 assert_not_contains "$RUN_OUT" "connection_persist is 0" "rv connect does not blame connection_persist"
-pass "no XDG_RUNTIME_DIR: sockets in \$RV_STATE_DIR/hold (0700); a refused directory is named by rv connect"
+
+# The holder's command line and working directory.
+mkdir "$IT_DIR/work"
+run bash -c "cd '$IT_DIR/work' && exec \"\$@\"" _ "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" \
+  exec -- echo not-in-ps-4711
+assert_eq "0 not-in-ps-4711" "$RUN_RC $RUN_OUT" "rv exec starts a holder: $RUN_ERR"
+pid=$("$RV" --json connect --status | jq -r '.connections[0].pid')
+[[ $pid =~ ^[0-9]+$ ]] || it_fail "no holder after rv exec"
+cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" | sed 's/ *$//')
+assert_not_contains "$cmdline" "not-in-ps-4711" "the holder's command line shows the command that started it"
+assert_match "$cmdline" "^rv _hold [^ ]+$" "the holder's command line"
+assert_eq / "$(readlink "/proc/$pid/cwd")" "the holder's working directory"
+pass "no XDG_RUNTIME_DIR: sockets in \$RV_STATE_DIR/hold (0700); a refused directory is named by rv connect; the holder shows '$cmdline' in ps, cwd /"
