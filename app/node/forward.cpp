@@ -96,6 +96,36 @@ std::string forward_text(const ForwardRecord& f)
                      f.job_id);
 }
 
+bool check_forwarded_job(Env& env, const NodeTarget& target, LoginBackoff& logins, ForwardEnd& end)
+{
+  if (!logins.may_try(env.clock.now())) {
+    return true; // not before the wait after a failed login is over
+  }
+  auto view = job_now(env, target);
+  if (!view) {
+    if (LoginBackoff::is_login_failure(view.error())) {
+      const auto wait = logins.failed(env.clock.now());
+      if (logins.exhausted()) {
+        end.login_failed = true;
+        return false;
+      }
+      spdlog::warn("forward: cannot read the state of job {}: {} (no terminal: the next try in {} s)", target.job_id,
+                   view.error().message, std::chrono::duration_cast<std::chrono::seconds>(wait).count());
+      return true;
+    }
+    spdlog::warn("forward: cannot read the state of job {}: {}", target.job_id, view.error().message);
+    return true; // a passing failure; the next check tries again
+  }
+  logins.succeeded();
+  // No record anywhere means the job is long gone.
+  if (slurm::is_terminal(view->state) || view->source.empty()) {
+    end.job_ended = true;
+    end.job_state = view->source.empty() ? "GONE" : slurm::to_string(view->state);
+    return false;
+  }
+  return true;
+}
+
 Result<ForwardEnd> run_forward(Env& env, proc::StreamOpener& opener, const NodeTarget& target, int listen_fd,
                                int remote_port, std::chrono::milliseconds check_every)
 {
@@ -104,20 +134,8 @@ Result<ForwardEnd> run_forward(Env& env, proc::StreamOpener& opener, const NodeT
   hooks.check_every = check_every;
   hooks.open = [&] { return opener.open_stream(target.address, remote_port); };
   hooks.note = [](std::string_view text) { spdlog::info("forward: {}", text); };
-  hooks.keep_going = [&] {
-    auto view = job_now(env, target);
-    if (!view) {
-      spdlog::warn("forward: cannot read the state of job {}: {}", target.job_id, view.error().message);
-      return true; // a passing failure; the next check tries again
-    }
-    // No record anywhere means the job is long gone.
-    if (slurm::is_terminal(view->state) || view->source.empty()) {
-      end.job_ended = true;
-      end.job_state = view->source.empty() ? "GONE" : slurm::to_string(view->state);
-      return false;
-    }
-    return true;
-  };
+  LoginBackoff logins;
+  hooks.keep_going = [&] { return check_forwarded_job(env, target, logins, end); };
   RV_TRY(stats, proc::run_forward(listen_fd, hooks));
   end.interrupted = stats.interrupted;
   end.connections = stats.connections;
@@ -126,6 +144,10 @@ Result<ForwardEnd> run_forward(Env& env, proc::StreamOpener& opener, const NodeT
   if (end.job_ended) {
     env.output.err(fmt::format("rv: forward to {}:{} stopped: job {} of request {} ended ({})\n", target.node,
                                remote_port, target.job_id, target.request_id, end.job_state));
+  } else if (end.login_failed) {
+    env.output.err(fmt::format("rv: forward to {}:{} stopped: the login to the cluster failed {} times in a row "
+                               "with no terminal to answer it; run rv forward again at a terminal\n",
+                               target.node, remote_port, LoginBackoff::k_max));
   } else if (end.interrupted) {
     env.output.err(fmt::format("rv: forward to {}:{} stopped\n", target.node, remote_port));
   }

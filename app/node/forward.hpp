@@ -5,6 +5,7 @@
 // `rv forward --list` and `--stop` find it. Schema: docs/forward.md.
 
 #include "app/env.hpp"
+#include "app/login_backoff.hpp"
 #include "app/node/job_target.hpp"
 #include "core/process/stream.hpp"
 #include "core/store/record_store.hpp"
@@ -52,12 +53,19 @@ bool forward_alive(const store::RecordStore& store, const ForwardRecord& f);
 
 // How a forward ended.
 struct ForwardEnd {
-  bool job_ended = false;   // the job left RUNNING (the usual end)
-  std::string job_state;    // its state then (COMPLETED, CANCELLED, TIMEOUT, ...)
-  bool interrupted = false; // SIGINT/SIGTERM (rv forward --stop)
+  bool job_ended = false;    // the job left RUNNING (the usual end)
+  std::string job_state;     // its state then (COMPLETED, CANCELLED, TIMEOUT, ...)
+  bool interrupted = false;  // SIGINT/SIGTERM (rv forward --stop)
+  bool login_failed = false; // the job's state could not be read: LoginBackoff::k_max failed logins in a row
   long connections = 0;
   long long bytes_in = 0, bytes_out = 0;
 };
+
+// One check of the forwarded job (run_forward's, every check_every): whether to go on. The job
+// ended (or is gone): false, recorded in `end`. A failed read is passing (true), but after a failed
+// login (no terminal to answer it) the job is not read again before LoginBackoff's wait, and
+// LoginBackoff::k_max failures in a row end the forward (`end.login_failed`): security-review-3 S9.
+bool check_forwarded_job(Env& env, const NodeTarget& target, LoginBackoff& logins, ForwardEnd& end);
 
 // Carries connections on `listen_fd` to `target.address`:`remote_port` (opened by `opener`) until the job ends (its
 // state is polled every `check_every`) or an interrupt arrives; what happened to each connection

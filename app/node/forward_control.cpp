@@ -26,6 +26,9 @@ Result<int> hold_forward(Env& env, store::RecordStore& store, const NodeTarget& 
   if (!end) {
     return std::unexpected(end.error());
   }
+  if (end->login_failed) {
+    return exit_code_for(ErrorCode::auth_failed);
+  }
   return end->interrupted && !end->job_ended ? 130 : 0;
 }
 

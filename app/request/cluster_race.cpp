@@ -81,6 +81,7 @@ MemberPoll poll_member(RaceMember& m)
   auto views = slurm::poll_jobs(m.env->cluster, ids, m.env->clock.epoch_seconds(), nullptr, names);
   if (!views) {
     p.error = views.error().message;
+    p.login_failed = LoginBackoff::is_login_failure(views.error());
     return p;
   }
   p.reached = true;
@@ -155,6 +156,27 @@ std::optional<Route> route_request(const store::RecordStore& store, const std::s
   return Route{rec->destination, rec->id};
 }
 
+namespace {
+
+// Every member with jobs to poll failed its last login, and one has failed LoginBackoff::k_max
+// times in a row: the background settler stops.
+bool logins_exhausted(const std::vector<RaceMember>& members)
+{
+  bool exhausted = false;
+  for (const auto& m : members) {
+    if (live_job_ids(m.rec).empty()) {
+      continue;
+    }
+    if (m.logins.failures() == 0) {
+      return false;
+    }
+    exhausted = exhausted || m.logins.exhausted();
+  }
+  return exhausted;
+}
+
+} // namespace
+
 Result<int> settle_race(Env& env, const std::string& request_id)
 {
   RV_TRY(j, env.requests.read(request_id));
@@ -169,6 +191,12 @@ Result<int> settle_race(Env& env, const std::string& request_id)
       return 0;
     } else if (step->over) {
       spdlog::info("race {}: every job ended before any was chosen", race_group(rec));
+      return 1;
+    }
+    if (logins_exhausted(members)) {
+      spdlog::warn("race {}: stopped: every cluster's login failed, {} times in a row, with no terminal to answer "
+                   "it; `rv ps` at a terminal settles the race",
+                   race_group(rec), LoginBackoff::k_max);
       return 1;
     }
     env.clock.sleep_for(backoff.next());
@@ -268,13 +296,32 @@ Result<SettleStep> settle_step(Env& env, std::vector<RaceMember>& members)
       }
     }
   }
-  std::vector<std::future<MemberPoll>> polling;
+  // A cluster whose login failed with no terminal is not asked again before its next try.
+  const auto now = env.clock.now();
+  std::vector<std::optional<std::future<MemberPoll>>> polling;
   for (auto& m : members) {
-    polling.push_back(std::async(std::launch::async, [&m] { return poll_member(m); }));
+    polling.emplace_back();
+    if (m.logins.may_try(now)) {
+      polling.back() = std::async(std::launch::async, [&m] { return poll_member(m); });
+    }
   }
   std::vector<MemberPoll> polls;
-  for (auto& f : polling) {
-    polls.push_back(f.get());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    auto& m = members[i];
+    MemberPoll p;
+    if (!polling[i]) {
+      p.login_failed = true;
+      p.error = fmt::format("the login failed {} times with no terminal to answer it; the next try in {} s",
+                            m.logins.failures(),
+                            std::chrono::duration_cast<std::chrono::seconds>(m.logins.next_try() - now).count());
+    } else if (p = polling[i]->get(); p.login_failed) {
+      const auto wait = m.logins.failed(env.clock.now());
+      p.error += fmt::format(" (no terminal: the next try in {} s)",
+                             std::chrono::duration_cast<std::chrono::seconds>(wait).count());
+    } else if (p.reached) {
+      m.logins.succeeded();
+    }
+    polls.push_back(std::move(p));
   }
   for (std::size_t i = 0; i < members.size(); ++i) {
     if (!polls[i].reached) {

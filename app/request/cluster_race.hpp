@@ -7,6 +7,7 @@
 // (the foreground race, the background settler, `rv ps`) applies the one choice, never a second.
 
 #include "app/env.hpp"
+#include "app/login_backoff.hpp"
 #include "app/request/requests.hpp"
 #include "slurm/race.hpp"
 
@@ -14,20 +15,27 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rv::app {
 
 // One member of a race group: its record and the Env of its cluster.
 struct RaceMember {
+  RaceMember() = default;
+  RaceMember(RequestRecord r, Env* e) : rec(std::move(r)), env(e) {}
   RequestRecord rec;
   Env* env = nullptr;
+  // Failed logins to its cluster with no terminal (the background settler's; app/login_backoff.hpp):
+  // it is not polled again before the wait is over.
+  LoginBackoff logins;
 };
 
 // What one poll saw of a member's jobs; not `reached` when its cluster did not answer.
 struct MemberPoll {
   bool reached = false;
-  std::string error; // why not reached
+  std::string error;         // why not reached
+  bool login_failed = false; // not reached because the login failed (no terminal to answer it)
   std::map<std::string, slurm::JobView> views;
 };
 
@@ -55,6 +63,9 @@ Result<void> stop_member(Env& member_env, RequestRecord& rec);
 
 // Settles the race group of member `request_id` until a cluster is chosen or every job has ended
 // (the background rv of `rv run` without -f; `rv _settle`). 0 when chosen, 1 when none could be.
+// A cluster whose login fails (no terminal to answer a second factor) is polled again after
+// minutes (LoginBackoff); once every cluster's login fails and one has failed LoginBackoff::k_max
+// times in a row, it stops (1) and leaves the race to `rv ps`.
 Result<int> settle_race(Env& env, const std::string& request_id);
 
 // Where a command that names request `key` goes: the cluster of the request it

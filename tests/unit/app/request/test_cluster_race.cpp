@@ -243,6 +243,63 @@ TEST_CASE("cluster race: the background settler polls again after half a second,
   CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
 }
 
+// S9 (security review 3): the background settler has no terminal; on a host that wants a second
+// factor every poll was a fresh, failing login, every 5 s, with no end.
+TEST_CASE("cluster race: the background settler waits minutes after a failed login, and stops after a bound")
+{
+  TwoClusters t;
+  t.add_members();
+  const Error refused{ErrorCode::auth_failed, "ssh A: keyboard-interactive: no terminal to answer the prompt", ""};
+  for (int i = 0; i < LoginBackoff::k_max; ++i) {
+    t.a().on([](const auto& a) { return has(a, "squeue"); }, refused);
+    t.b().on([](const auto& a) { return has(a, "squeue"); }, refused);
+  }
+  // Past the bound, the clusters would answer (a job started on B): a settler that kept trying
+  // would choose it.
+  auto answer = [](std::string row) {
+    return [row](const std::vector<std::string>& a) -> std::optional<proc::Outcome> {
+      return has(a, "squeue") ? Cluster::ok(row) : Cluster::ok();
+    };
+  };
+  t.a().fallback = answer(squeue_row("101", "PENDING", "", "0:00"));
+  t.b().fallback = answer(squeue_row("7", "RUNNING", "h1"));
+  auto rc = settle_race(t.world.env, "aaaa0001");
+  REQUIRE(rc);
+  CHECK(*rc == 1); // stopped: `rv ps` settles it
+  CHECK(t.a().done());
+  CHECK(t.b().done());
+  CHECK(t.a().seen.size() == static_cast<std::size_t>(LoginBackoff::k_max)); // one login per try, no more
+  // 1 + 2 + 4 + 8 minutes between the five tries (and the settler's own polls of at most 5 s).
+  CHECK(t.world.clock.slept_ms() >= 15 * 60 * 1000);
+  CHECK(t.world.clock.slept_ms() < 16 * 60 * 1000);
+  CHECK(t.read("aaaa0001").race.value("chosen", "") == "");
+}
+
+TEST_CASE("login backoff: 1, 2, 4, 8, 10, 10 minutes; no try before the wait is over; a login resets it")
+{
+  using std::chrono::minutes;
+  const LoginBackoff::time_point t0{std::chrono::hours(1)};
+  LoginBackoff b;
+  CHECK(b.may_try(t0));
+  CHECK(b.failed(t0) == minutes(1));
+  CHECK_FALSE(b.may_try(t0 + std::chrono::seconds(59)));
+  CHECK(b.may_try(t0 + minutes(1)));
+  CHECK(b.failed(t0) == minutes(2));
+  b.succeeded();
+  CHECK(b.failures() == 0);
+  CHECK(b.may_try(t0));
+  std::vector<std::chrono::milliseconds> waits;
+  for (int i = 0; i < LoginBackoff::k_max; ++i) {
+    CHECK_FALSE(b.exhausted());
+    waits.push_back(b.failed(t0));
+  }
+  CHECK(b.exhausted());
+  CHECK(waits == std::vector<std::chrono::milliseconds>{minutes(1), minutes(2), minutes(4), minutes(8), minutes(10)});
+  CHECK(b.failed(t0) == minutes(10));
+  CHECK(LoginBackoff::is_login_failure(Error{ErrorCode::auth_failed, "", ""}));
+  CHECK_FALSE(LoginBackoff::is_login_failure(Error{ErrorCode::unreachable, "", ""}));
+}
+
 // S6 (security review 3): a member still `submitting` (its sbatch answer lost) holds the
 // configured root `~/.rv`; its stop used to make a directory literally named `~` and its jobs,
 // never recorded, were left to run. The root is resolved on the cluster and the jobs are found by
