@@ -293,11 +293,32 @@ Result<RequestRecord> find_request(const store::RecordStore& store, const std::s
              std::find(j.earlier_segments.begin(), j.earlier_segments.end(), key) != j.earlier_segments.end();
     });
   };
-  for (auto* hit : {first([&](const RequestRecord& r) { return r.id == key; }), first(has_job),
-                    first([&](const RequestRecord& r) { return r.name == key; })}) {
-    if (hit) {
-      return *hit;
+  if (const auto* hit = first([&](const RequestRecord& r) { return r.id == key; })) {
+    return *hit;
+  }
+  // Job ids repeat across clusters: one on several clusters is not guessed (security-review-3 S10).
+  std::vector<const RequestRecord*> with_job;
+  for (const auto& r : records) {
+    if (has_job(r)) {
+      with_job.push_back(&r);
     }
+  }
+  const auto cluster = [](const RequestRecord& r) { return r.host.empty() ? r.destination : r.host; };
+  if (!with_job.empty()) {
+    if (std::all_of(with_job.begin(), with_job.end(),
+                    [&](const RequestRecord* r) { return cluster(*r) == cluster(*with_job.front()); })) {
+      return *with_job.front();
+    }
+    std::string list;
+    for (const auto* r : with_job) {
+      list +=
+          fmt::format("{}{} on {}", list.empty() ? "" : ", ", r->id, r->destination.empty() ? r->host : r->destination);
+    }
+    return fail(ErrorCode::usage, fmt::format("job {} is a job of requests on several clusters: {}", key, list),
+                "name the request by its id");
+  }
+  if (const auto* hit = first([&](const RequestRecord& r) { return r.name == key; })) {
+    return *hit;
   }
   std::vector<const RequestRecord*> prefixed;
   for (const auto& r : records) {

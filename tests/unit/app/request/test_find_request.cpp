@@ -71,6 +71,38 @@ TEST_CASE("find_request: id, then job id, then the newest of a name, then a uniq
   CHECK_FALSE(find_request(s.store, ""));
 }
 
+// S10 (security review 3): job ids repeat across clusters; `rv stop 12345` took the newest record
+// on any cluster, so it could cancel another cluster's job.
+TEST_CASE("find_request: a job id that requests on several clusters carry lists them instead of choosing")
+{
+  Store s("clusters");
+  Store one("one-cluster");
+  auto add = [](Store& to, const std::string& id, const std::string& created, const std::string& host,
+                const std::string& destination) {
+    auto r = request_from_json(nlohmann::json{{"id", id},
+                                              {"name", "train"},
+                                              {"state", "done"},
+                                              {"created_at", created},
+                                              {"host", host},
+                                              {"destination", destination},
+                                              {"jobs", {{{"strategy_id", "s1"}, {"job_id", "12345"}}}}});
+    REQUIRE(r);
+    REQUIRE(to.store.create(r->id, to_json(*r)));
+  };
+  add(s, "aaaa0001", "2026-11-20T10:00:00Z", "ssh ana@a.example:22", "a");
+  add(s, "bbbb0002", "2026-11-21T10:00:00Z", "ssh ana@b.example:22", "b");
+  auto two = find_request(s.store, "12345");
+  REQUIRE_FALSE(two);
+  CHECK(two.error().code == ErrorCode::usage);
+  CHECK(two.error().message == "job 12345 is a job of requests on several clusters: bbbb0002 on b, aaaa0001 on a");
+  CHECK(two.error().hint == "name the request by its id");
+  CHECK(find_request(s.store, "bbbb0002")->id == "bbbb0002");
+  // On one cluster (by two names of it), the newest, as before.
+  add(one, "cccc0003", "2026-11-20T10:00:00Z", "ssh ana@a.example:22", "a");
+  add(one, "dddd0004", "2026-11-21T10:00:00Z", "ssh ana@a.example:22", "a-alias");
+  CHECK(find_request(one.store, "12345")->id == "dddd0004");
+}
+
 TEST_CASE("sort_newest_first: by created_at, then (the same second) by the highest job id")
 {
   std::vector<RequestRecord> rs(3);
