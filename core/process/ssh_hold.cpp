@@ -12,12 +12,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -87,14 +89,33 @@ void close_others(std::initializer_list<int> keep)
   }
 }
 
+// The start lock: taken within `wait`, or not at all (another rv holds it all that time: it may
+// sit at a second-factor prompt in another terminal, security-review-3 S10).
 class FileLock {
 public:
-  explicit FileLock(const std::string& path) : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600))
+  FileLock(const std::string& path, std::chrono::milliseconds wait)
+      : m_fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600))
   {
-    if (m_fd >= 0) {
-      while (::flock(m_fd, LOCK_EX) != 0 && errno == EINTR) {
-      }
+    if (m_fd < 0) {
+      return;
     }
+    const auto start = std::chrono::steady_clock::now();
+    bool told = false;
+    while (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+      const auto waited = std::chrono::steady_clock::now() - start;
+      if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= wait) {
+        ::close(m_fd);
+        m_fd = -1;
+        return;
+      }
+      if (!told && waited >= std::chrono::seconds(5)) {
+        spdlog::warn("waiting for another rv that is starting the held connection (a second-factor prompt in "
+                     "another terminal?)");
+        told = true;
+      }
+      ::usleep(50'000);
+    }
+    m_locked = true;
   }
   ~FileLock()
   {
@@ -104,9 +125,11 @@ public:
   }
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
+  bool locked() const { return m_locked; }
 
 private:
   int m_fd;
+  bool m_locked = false;
 };
 
 // `dir` is a directory (not a symlink) of this user that no one else may enter.
@@ -187,7 +210,12 @@ Result<std::string> private_dir(const SshOptions& options, bool create)
 Result<std::string> socket_path(const SshOptions& options, bool create)
 {
   RV_TRY(dir, private_dir(options, create));
-  return socket_in(dir, options);
+  std::string config_text; // "" when there is none (or it cannot be read: the session fails on it)
+  if (!options.ssh_config.empty()) {
+    std::ifstream in(options.ssh_config, std::ios::binary);
+    config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return socket_in(dir, options, config_text);
 }
 
 std::optional<Client> find_live(const SshOptions& options)
@@ -210,7 +238,12 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
   if (client.hello()) {
     return client;
   }
-  FileLock lock(path + ".lock");
+  FileLock lock(path + ".lock", options.start_wait);
+  if (!lock.locked()) {
+    return std::unexpected(infra(fmt::format("another rv has been starting the held connection to {} for {} s "
+                                             "(it may be waiting for a second-factor code in another terminal)",
+                                             options.destination, options.start_wait.count())));
+  }
   if (client.hello()) {
     return client; // another rv started it while this one waited
   }

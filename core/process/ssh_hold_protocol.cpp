@@ -122,13 +122,20 @@ std::string runtime_dir(std::string_view xdg_runtime_dir, std::string_view state
 namespace {
 
 // FNV-1a: stable across builds and runs, unlike std::hash.
-std::uint64_t options_hash(const SshOptions& o)
+std::uint64_t options_hash(const SshOptions& o, std::string_view config_text)
 {
   std::uint64_t h = 1469598103934665603ull;
-  for (const auto* part : {&o.destination, &o.ssh_config, &o.identity_file, &o.known_hosts, &o.ssh_dir}) {
-    for (char c : *part + '\n') {
+  const auto add = [&h](std::string_view part) {
+    for (char c : part) {
       h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     }
+    h = (h ^ static_cast<unsigned char>('\n')) * 1099511628211ull;
+  };
+  for (const auto* part : {&o.destination, &o.ssh_config, &o.identity_file, &o.known_hosts, &o.ssh_dir}) {
+    add(*part);
+  }
+  if (!config_text.empty()) { // (an empty config hashes as before: no new name for every holder)
+    add(config_text);
   }
   return h;
 }
@@ -143,18 +150,18 @@ bool sockets_fit(std::string_view dir)
   return dir.size() + 1 + k_short_name < k_sun_path;
 }
 
-std::string socket_in(std::string_view dir, const SshOptions& options)
+std::string socket_in(std::string_view dir, const SshOptions& options, std::string_view config_text)
 {
-  auto path = fmt::format("{}/{}", dir, socket_name(options));
+  auto path = fmt::format("{}/{}", dir, socket_name(options, config_text));
   if (path.size() < k_sun_path) {
     return path;
   }
-  return fmt::format("{}/{:016x}.sock", dir, options_hash(options));
+  return fmt::format("{}/{:016x}.sock", dir, options_hash(options, config_text));
 }
 
-std::string socket_name(const SshOptions& o)
+std::string socket_name(const SshOptions& o, std::string_view config_text)
 {
-  const auto h = options_hash(o);
+  const auto h = options_hash(o, config_text);
   std::string safe;
   for (char c : o.destination.substr(0, 40)) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||

@@ -73,9 +73,9 @@ std::string runtime_dir(std::string_view xdg_runtime_dir, std::string_view state
 // Whether a socket fits in `dir` (a Unix socket's path is at most 107 bytes on Linux, 103 on
 // macOS), at least under its short name (socket_in).
 bool sockets_fit(std::string_view dir);
-// The socket of `options` in `dir`: DIR/socket_name(options), or DIR/HASH.sock when that is too
-// long for a Unix socket (sockets_fit(dir) says whether even that fits).
-std::string socket_in(std::string_view dir, const SshOptions& options);
+// The socket of `options` in `dir`: DIR/socket_name(options, config_text), or DIR/HASH.sock when
+// that is too long for a Unix socket (sockets_fit(dir) says whether even that fits).
+std::string socket_in(std::string_view dir, const SshOptions& options, std::string_view config_text = {});
 
 // The file a socket's bind made at its path (device and inode), recorded right after the bind.
 struct SocketFile {
@@ -89,7 +89,9 @@ std::optional<SocketFile> socket_file(const std::string& path);
 bool remove_own_socket(const std::string& path, const SocketFile& mine);
 
 // The socket of the connection that `options` would open: the destination (made safe for a
-// file name) and a stable hash of every option that changes the session.
-std::string socket_name(const SshOptions& options);
+// file name) and a stable hash of every option that changes the session, and of `config_text`,
+// the ssh config file's bytes: an edit of its User or HostName is another session, another holder
+// (security-review-3 S10).
+std::string socket_name(const SshOptions& options, std::string_view config_text = {});
 
 } // namespace rv::proc::hold

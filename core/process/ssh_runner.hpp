@@ -27,6 +27,9 @@ struct SshOptions {
   // Hold the authenticated session in a background rv for this long after its last use, and
   // open every channel through it (docs/ssh.md, "One held connection"); 0 = a session per run.
   std::chrono::seconds persist{0};
+  // How long to wait for another rv that is starting the same holder (it may sit at a second-factor
+  // prompt in another terminal); then this one connects directly, saying why.
+  std::chrono::seconds start_wait{120};
   std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv, else the state dir's hold/
 };
 

@@ -3,14 +3,17 @@
 #include "core/process/ssh_hold_client.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
 #include "core/process/ssh_hold_spare.hpp"
+#include "core/process/ssh_session.hpp"
 
 #include "core/process/remote_files.hpp"
 #include "slurm/jobs.hpp"
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -181,6 +185,53 @@ TEST_CASE("hold paths: a state dir too deep for a Unix socket falls back to a pr
   CHECK(*third != root + "/link");
   ::rmdir(next->c_str());
   ::rmdir(third->c_str());
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("hold paths: the socket name covers the ssh config's bytes, not only its path (security-review-3 S10)")
+{
+  const auto root = temp_dir();
+  SshOptions o;
+  o.destination = "rvtb";
+  o.runtime_dir = root + "/run";
+  o.ssh_config = root + "/config";
+  std::ofstream(o.ssh_config) << "Host rvtb\n  HostName 127.0.0.1\n  User ana\n";
+  auto before = socket_path(o);
+  REQUIRE(before);
+  CHECK(*socket_path(o) == *before); // stable while the file is
+  std::ofstream(o.ssh_config) << "Host rvtb\n  HostName 127.0.0.1\n  User bob\n";
+  auto after = socket_path(o);
+  REQUIRE(after);
+  CHECK(*after != *before); // another account: another holder, not the old session
+  CHECK(socket_name(o, "User ana") != socket_name(o, "User bob"));
+  CHECK(socket_name(o) == socket_name(o, "")); // no config text: the name as before
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("held connection: a start lock another rv keeps (at a second-factor prompt) is waited for at most "
+          "start_wait, then named as the reason (security-review-3 S10)")
+{
+  const auto root = temp_dir();
+  SshOptions o;
+  o.destination = "rvtest@127.0.0.1:1"; // never reached: the wait ends first
+  o.runtime_dir = root + "/run";
+  o.persist = std::chrono::minutes(30);
+  o.start_wait = std::chrono::seconds(1);
+  auto path = socket_path(o);
+  REQUIRE(path);
+  const int other = ::open((*path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  REQUIRE(other >= 0);
+  REQUIRE(::flock(other, LOCK_EX) == 0); // the other rv, waiting for its code
+  ssh::Session session(o);
+  auto held = std::async(std::launch::async, [&] { return held_connection(session, o); });
+  const bool ended = held.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  ::close(other); // lets a waiter that never gives up go on (to a refused connection)
+  CHECK(ended);
+  auto r = held.get();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::io); // the holding failed: rv connects directly, saying why
+  CHECK(r.error().message.find("another rv has been starting the held connection to rvtest@127.0.0.1:1 for 1 s") !=
+        std::string::npos);
   std::filesystem::remove_all(root);
 }
 
