@@ -319,19 +319,35 @@ Result<int> Client::relay(const std::string& line, bool pty)
   bool stdin_open = true;
   bool started = false;
   char buf[16384];
+  // Stdin goes out non-blocking, while the holder's output is read on every turn: a client
+  // blocked sending its stdin while the holder sends it stdout deadlocked both (rsync through
+  // the relay, security-review-3 S3). At most 1 MiB waits here; stdin is read only below that.
+  std::string outbox;
   while (true) {
-    pollfd pfds[2] = {{conn.fd(), POLLIN, 0}, {stdin_open ? 0 : -1, POLLIN, 0}};
+    const bool room = outbox.size() < (1u << 20);
+    pollfd pfds[2] = {{conn.fd(), static_cast<short>(POLLIN | (outbox.empty() ? 0 : POLLOUT)), 0},
+                      {stdin_open && room ? 0 : -1, POLLIN, 0}};
     ::poll(pfds, 2, 200);
     if (pfds[1].revents & (POLLIN | POLLHUP)) {
       auto n = ::read(0, buf, sizeof buf);
       if (n > 0) {
-        conn.send(Frame::input, std::string_view(buf, static_cast<std::size_t>(n)));
+        outbox += encode(Frame::input, std::string_view(buf, static_cast<std::size_t>(n)));
       } else {
         stdin_open = false;
-        conn.send(Frame::input_end, "");
+        outbox += encode(Frame::input_end, "");
       }
     }
-    if (!(pfds[0].revents & (POLLIN | POLLHUP))) {
+    while (!outbox.empty()) { // a holder that is gone is noticed by the read below
+      auto n = ::send(conn.fd(), outbox.data(), outbox.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        outbox.erase(0, static_cast<std::size_t>(n));
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        break;
+      }
+    }
+    if (!(pfds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       continue;
     }
     auto frame = conn.next(0);

@@ -57,6 +57,11 @@ struct Job {
   ssh_channel_callbacks_struct callbacks{};
   bool exec_sent = false; // ssh_channel_request_exec was called: the command may run from here on
   bool done = false;
+  // Frames for the client not yet taken by its socket: the holder never blocks on one client (a
+  // stalled pipe, `rv logs | less`, a client busy sending its stdin), security-review-3 S3.
+  std::string outbox;
+  bool client_gone = false;
+  Clock::time_point sent_at = Clock::now(); // when the client last took bytes
 
   ~Job()
   {
@@ -66,10 +71,36 @@ struct Job {
   }
   void send(Frame type, std::string_view payload)
   {
-    if (fd >= 0 && !hold::send_frame(fd, type, payload)) {
-      done = true; // the client went away
+    if (fd < 0 || client_gone) {
+      return;
+    }
+    outbox += hold::encode(type, payload);
+    flush();
+  }
+  // Writes what the client's socket takes now (non-blocking).
+  void flush()
+  {
+    while (!outbox.empty() && !client_gone) {
+      auto n = ::send(fd, outbox.data(), outbox.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        outbox.erase(0, static_cast<std::size_t>(n));
+        sent_at = Clock::now();
+        continue;
+      }
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      }
+      client_gone = true; // the client went away
+      outbox.clear();
+      done = true;
     }
   }
+  // Output waits while the client has this much not taken yet (the channel's window then fills
+  // and the server stops sending: the stall stays with its command).
+  bool output_backlogged() const { return outbox.size() > (4u << 20); }
   void finish_with(const Error& e)
   {
     send(Frame::error, hold::error_payload(e));
@@ -96,7 +127,8 @@ public:
     while (!g_stop && !m_quit) {
       std::vector<pollfd> fds{{m_listen, POLLIN, 0}, {ssh_get_fd(m_session.get()), POLLIN, 0}};
       for (auto& job : m_jobs) {
-        fds.push_back({job->fd, static_cast<short>(backlogged(*job) ? 0 : POLLIN), 0});
+        const short in = backlogged(*job) || job->done ? 0 : POLLIN;
+        fds.push_back({job->fd, static_cast<short>(in | (job->outbox.empty() ? 0 : POLLOUT)), 0});
       }
       const bool busy =
           std::any_of(m_jobs.begin(), m_jobs.end(), [](const auto& j) { return j->channel || j->stream || j->queued; });
@@ -108,6 +140,7 @@ public:
         accept_client();
       }
       for (auto& job : m_jobs) {
+        job->flush();
         read_client(*job);
       }
       for (auto& job : m_jobs) {
@@ -116,7 +149,7 @@ public:
         }
       }
       const auto before = m_jobs.size();
-      m_jobs.remove_if([](const auto& j) { return j->done; });
+      m_jobs.remove_if([](const auto& j) { return j->done && !lingers(*j); });
       if (m_jobs.size() != before) {
         m_spare.resume();
       }
@@ -150,6 +183,7 @@ public:
     for (auto& job : m_jobs) {
       let_go(*job, "the held connection ended before sending the command");
     }
+    drain();
     turn_away_waiting();
   }
 
@@ -171,6 +205,18 @@ private:
     job->fd = fd;
     m_jobs.push_back(std::move(job));
     ++m_served;
+  }
+
+  // A job that ended keeps its socket until the client has taken its last frames (its end or
+  // error), for at most 30 s of the client taking nothing; its channel is closed meanwhile.
+  static bool lingers(Job& job)
+  {
+    if (job.outbox.empty() || job.client_gone || Clock::now() - job.sent_at > std::chrono::seconds(30)) {
+      return false;
+    }
+    job.channel.reset();
+    job.stream.reset();
+    return true;
   }
 
   // A client whose stdin the channel has not taken yet is not read further (rsync may send
@@ -418,6 +464,20 @@ private:
     }
   }
 
+  // As the holder ends: the frames still queued reach their clients (2 s at most in all), so that
+  // each learns how its request ended (not_sent, may have run) rather than reading a reset.
+  void drain()
+  {
+    const auto until = Clock::now() + std::chrono::seconds(2);
+    for (auto& job : m_jobs) {
+      while (!job->outbox.empty() && !job->client_gone && Clock::now() < until) {
+        pollfd p{job->fd, POLLOUT, 0};
+        ::poll(&p, 1, 100);
+        job->flush();
+      }
+    }
+  }
+
   // Clients that dialled the socket but were never accepted (the holder ends): told `not_sent`,
   // rather than left to a reset that would read as "may have run".
   void turn_away_waiting()
@@ -493,6 +553,9 @@ private:
       ssh_channel_send_eof(ch);
       job.eof_sent = true;
     }
+    if (job.output_backlogged()) {
+      return; // the client has not taken the output yet: none read (nor the end) until it has
+    }
     char buf[65536];
     bool got = false;
     for (int is_stderr = 0; is_stderr < 2; ++is_stderr) {
@@ -530,6 +593,9 @@ private:
     if (job.input_end && job.input.empty() && !job.eof_sent) {
       job.stream->close_write();
       job.eof_sent = true;
+    }
+    if (job.output_backlogged()) {
+      return;
     }
     char buf[65536];
     auto n = job.stream->read_some(buf, sizeof buf);
