@@ -20,6 +20,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <signal.h>
+#include <sstream>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -179,6 +181,43 @@ Result<std::string> short_dir(const std::string& preferred, bool create)
   return made;
 }
 
+// The identity of process `pid`: its pid and its start time (/proc/PID/stat field 22, in clock
+// ticks since boot), so that a pid the system gave to another process since is not taken for it.
+// "" where there is no /proc.
+std::string process_identity(pid_t pid)
+{
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos) {
+    return "";
+  }
+  std::istringstream fields(stat.substr(paren + 2)); // field 3 (state) onwards
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  return fmt::format("{} {}", pid, field);
+}
+
+// A holder that did not answer two hellos (stopped, hung) is ended before it is replaced, when the
+// process that `pid_file` names is still that holder (pid and start time): SIGTERM, then SIGCONT
+// so that a stopped one ends now, closing its session (a login left open on the server
+// otherwise) and leaving its successor's socket alone (remove_own_socket). security-review-3 S3.
+void end_stale_holder(const std::string& pid_file)
+{
+  std::string recorded;
+  if (std::ifstream in(pid_file); in) {
+    std::getline(in, recorded);
+  }
+  const auto pid = static_cast<pid_t>(std::atol(recorded.c_str()));
+  if (pid <= 0 || recorded != process_identity(pid)) {
+    return; // gone (or its pid is another process's now)
+  }
+  spdlog::info("held connection: the holder pid {} does not answer (stopped or hung): ending it", pid);
+  ::kill(pid, SIGTERM);
+  ::kill(pid, SIGCONT);
+}
+
 } // namespace
 
 Result<std::string> private_dir(const SshOptions& options, bool create)
@@ -247,12 +286,14 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
   if (client.hello()) {
     return client; // another rv started it while this one waited
   }
+  const auto base = path.substr(0, path.size() - 5);
+  end_stale_holder(base + ".pid");
   ::unlink(path.c_str()); // stale: its process is gone or does not answer
   RV_TRY_VOID(session.connect());
   RV_TRY(listening, listen_at(path));
   const int listen_fd = listening.fd;
   bool ready = false;
-  const auto log = path.substr(0, path.size() - 5) + ".log";
+  const auto log = base + ".log";
   auto detached = detach(log, &ready);
   if (!detached) {
     ::close(listen_fd);
@@ -269,6 +310,9 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
       spdlog::warn("held connection: cannot chdir to /: {}", std::strerror(errno));
     }
     spdlog::info("held connection to {}: pid {}, socket {}", session.label(), ::getpid(), path);
+    if (std::ofstream pid_file(base + ".pid", std::ios::trunc); pid_file) { // for end_stale_holder
+      pid_file << process_identity(::getpid()) << '\n';
+    }
     proc::ready(*detached);
     ssh::serve_held_session(session, listen_fd, path, listening.file, options.persist);
     std::_Exit(0);

@@ -4,7 +4,9 @@
 # command finds it stale (two 2-s hellos unanswered), removes its socket and starts a new holder;
 # the old one, resumed, idles out and ends. Before, its exit removed the new holder's socket: the
 # new holder lived on, unlisted by `rv connect --status` and unreachable by `rv disconnect`, and the
-# next command logged in once more. Against the testbed's login node (rvtb). ~20 s.
+# next command logged in once more. The replaced holder (it did not answer two hellos) is ended
+# as it is replaced, so it does not keep its session open on the server. Against the testbed's
+# login node (rvtb). ~20 s.
 # testbed-lock: shared (submits no job, changes no cluster state: its own holder, in its own runtime directory)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
@@ -25,7 +27,14 @@ assert_eq "0 replaced" "$RUN_RC $RUN_OUT" "rv exec with the holder stopped: $RUN
 new=$(holder_pids)
 [[ -n $new && $new != "$old" ]] || it_fail "no new holder after the old one was found stale (holders: $new)"
 sock=$(rvh --json connect --status | jq -r '.connections[0].socket')
-kill -CONT "$old"
+# The stopped holder was ended as it was replaced (SIGTERM, then SIGCONT): its session closed, not
+# left logged in on the server until someone resumes it.
+for _ in $(seq 1 25); do
+  kill -0 "$old" 2>/dev/null || break
+  sleep 0.2
+done
+! kill -0 "$old" 2>/dev/null || it_fail "the replaced holder ($old) still runs 5 s on: it was not ended when replaced"
+kill -CONT "$old" 2>/dev/null || true
 # The old holder idles out (6 s); commands meanwhile keep the new one busy, so it outlives the old.
 for _ in $(seq 1 40); do
   kill -0 "$old" 2>/dev/null || break
