@@ -8,6 +8,7 @@
 #   is 0" whatever the reason).
 # - The holder shows `rv _hold DEST` in ps (/proc/PID/cmdline), nothing of the command line that
 #   started it (a secret may be on it), and its working directory is / (it keeps no mount busy).
+# testbed-lock: shared (submits no job, changes no cluster state: its own holder, in its own state and runtime directories)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 

@@ -8,6 +8,7 @@
 # - 20 MB both ways through the rsync relay (`rv --internal-ssh-relay SOCKET HOST cat`): all of it
 #   comes back. Before, the client blocked sending its stdin while the holder blocked sending it
 #   stdout: 0 bytes, both stuck.
+# testbed-lock: shared (submits no job, changes no cluster state: its own holder, in its own state and runtime directories)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
