@@ -168,7 +168,10 @@ else
 fi
 export RV_PF_MASTER RV_PF_LISTENING RV_PREFLIGHT_REQUIRED RV_PREFLIGHT_SITE_CHECK
 export -f _rv_pf_node _rv_pf_fault_text
-_rv_pf_lines=$(srun --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 \
+# --overlap: the check step never holds the job's CPUs or memory from the command's step, which
+# starts the moment srun returns, before the controller may have released this step (Slurm 24.11
+# then refused the command's step: "Memory required by task is not available"; docs/slurm-quirks.md).
+_rv_pf_lines=$(srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 \
   --export=ALL bash -c _rv_pf_node)
 _rv_pf_srun=$?
 [ -z "$_rv_pf_listener" ] || kill "$_rv_pf_listener" 2>/dev/null
