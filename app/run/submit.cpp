@@ -233,30 +233,6 @@ struct Sent {
   bool settle = true;
 };
 
-// The program the command line runs first, when the login node can tell whether the job will find
-// it: a plain name (not a path, an expansion or a quoted oddity), and no set-up lines of the job's
-// (a dependency install run in the job) that could bring it. "" = not checked.
-std::string checked_program(const std::string& line, const RunExtras& extras)
-{
-  if (!extras.setup.empty()) {
-    return {};
-  }
-  const auto commands = command::simple_commands(line);
-  if (commands.empty()) {
-    return {};
-  }
-  const auto words = commands.front().argv();
-  const auto inv = command::invocation(words);
-  if (inv.program == command::Invocation::npos) {
-    return {};
-  }
-  const auto& program = words[inv.program];
-  const bool plain = !program.empty() && std::all_of(program.begin(), program.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
-  });
-  return plain ? program : std::string();
-}
-
 // rv's directories, the secrets and every sbatch in ONE round trip, each sbatch guarded by the
 // marker the preparation writes last: no sbatch runs when the preparation failed.
 Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSecrets& js, const RemotePaths& paths,
@@ -267,7 +243,7 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   prep.secrets_id = rec.id;
   prep.workdir = in.workdir;
   prep.marker_id = rec.id;
-  prep.program = checked_program(in.command_line, in.extras);
+  prep.program = program_to_check(in.command_line, in.extras);
   prep.venv = in.extras.venv;
   proc::Batch batch("submission");
   const auto prepare = batch.add(prepare_command(paths.root, paths.cache, prep));
@@ -358,6 +334,32 @@ void print_submitted(Env& env, const RequestRecord& rec, bool followed)
 }
 
 } // namespace
+
+std::string program_to_check(const std::string& line, const RunExtras& extras)
+{
+  if (!extras.setup.empty()) {
+    return {};
+  }
+  const auto tokens = command::tokenize(line);
+  if (std::any_of(tokens.begin(), tokens.end(),
+                  [](const command::Token& t) { return t.kind == command::TokenKind::control && t.text == "("; })) {
+    return {}; // a function the line defines (`f() { ...; }; f`) or a subshell: sh would know better
+  }
+  const auto commands = command::simple_commands(line);
+  if (commands.empty()) {
+    return {};
+  }
+  const auto words = commands.front().argv();
+  const auto inv = command::invocation(words);
+  if (inv.program == command::Invocation::npos) {
+    return {};
+  }
+  const auto& program = words[inv.program];
+  const bool plain = !program.empty() && std::all_of(program.begin(), program.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+';
+  });
+  return plain ? program : std::string();
+}
 
 // Records the request, renders and submits every strategy in one round trip, records the job
 // ids and prints them. Fails when nothing could be submitted.

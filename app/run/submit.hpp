@@ -41,6 +41,13 @@ struct RunExtras {
   bool followed = false;
 };
 
+// The program the command line runs first, checked on the login node before anything is queued
+// (Preparation::program, UX review 3 N7), when the login node can tell whether the job will find
+// it: a plain name (not a path, an expansion, `[[` or a quoted oddity), no function or subshell in
+// the line, and no set-up lines of the job's (a dependency install in the job) that could bring it.
+// "" = not checked.
+std::string program_to_check(const std::string& line, const RunExtras& extras);
+
 // A submitted request: its record (job ids known), owned by this process until it is finished or
 // released (app/request/owned_request.hpp), and where its files are on the cluster.
 struct Launched : OwnedRequest {

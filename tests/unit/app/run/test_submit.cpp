@@ -184,3 +184,19 @@ TEST_CASE("prepare_command: the command's program is looked up first; a missing 
   CHECK(builtin);
   fs::remove_all(dir);
 }
+
+TEST_CASE("program_to_check: a plain program name is checked; what sh alone can resolve is not")
+{
+  RunExtras none;
+  CHECK(program_to_check("python train.py --lr 3e-4", none) == "python");
+  CHECK(program_to_check("CUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node 4 train.py", none) == "torchrun");
+  CHECK(program_to_check("cd src && python3 -m pkg", none) == "cd");
+  CHECK(program_to_check("./train.sh", none).empty());
+  CHECK(program_to_check("$HOME/bin/tool x", none).empty());
+  CHECK(program_to_check("[[ -f x ]] && python a.py", none).empty());
+  CHECK(program_to_check("f() { echo hi; }; f", none).empty());
+  CHECK(program_to_check("(cd x && make)", none).empty());
+  RunExtras in_job;
+  in_job.setup = "uv pip install -r requirements.txt\n";
+  CHECK(program_to_check("python train.py", in_job).empty());
+}
