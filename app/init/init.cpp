@@ -137,12 +137,24 @@ Result<json> host_key_step(const InitOptions& o, InitAnswers& a, proc::SshBootst
   return step;
 }
 
+// A key of the user's was accepted and the second factor then failed: init stops there, with
+// nothing generated or installed (N1: a mistyped code once made a new key and asked a password).
+Error second_factor_refused(Error e)
+{
+  e.hint = "the host accepted your key; only the second factor failed: run rv init again with a fresh code "
+           "(nothing was generated or installed)";
+  return e;
+}
+
 // Logs in (with the user's keys, else a password: 3 tries), then makes sure the key rv will use
 // is in authorized_keys: a login with another key of the user's proves nothing of this one.
 Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Prompter& prompter)
 {
   json step{{"step", "install_key"}};
   Result<void> login = ssh.login_with_keys(pair.private_path);
+  if (!login && ssh.key_accepted()) {
+    return std::unexpected(second_factor_refused(login.error()));
+  }
   for (int attempt = 1; !login && attempt <= k_password_tries; ++attempt) {
     RV_TRY(password, prompter.password(fmt::format("Password for {}", ssh.label()), attempt));
     login = ssh.login_with_password(password);
@@ -273,7 +285,14 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
   // A key the host already accepts (ssh-agent, the ssh config's IdentityFile, a default key)
   // is the one to use: nothing is generated or installed, and the config names no key, so that
   // rv finds it as OpenSSH does (#24 item 8).
-  if (o.identity.empty() && a.identity.empty() && ssh->login_with_keys("")) {
+  Result<void> own_key = fail(ErrorCode::auth_failed, "no key tried");
+  if (o.identity.empty() && a.identity.empty()) {
+    own_key = ssh->login_with_keys("");
+    if (!own_key && ssh->key_accepted()) {
+      return std::unexpected(second_factor_refused(own_key.error()));
+    }
+  }
+  if (own_key) {
     RV_TRY_VOID(
         record(json{{"step", "key"},
                     {"status", "unchanged"},

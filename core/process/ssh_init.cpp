@@ -33,6 +33,11 @@ Result<void> SshBootstrap::login_with_keys(const std::string& identity_file)
   return m_impl->session.authenticate_keys(identity_file);
 }
 
+bool SshBootstrap::key_accepted() const
+{
+  return m_impl->session.key_accepted();
+}
+
 Result<void> SshBootstrap::login_with_password(const std::string& password)
 {
   return m_impl->session.authenticate_password(password);

@@ -35,6 +35,9 @@ public:
   // The user's keys (as SshRunner tries them, `identity_file` first); auth_failed (254) when
   // every key is refused.
   Result<void> login_with_keys(const std::string& identity_file);
+  // A key of the user's was accepted and only the second factor failed (its code refused, or no
+  // one to answer it): a new key or a password would not help (N1 of the third UX review).
+  bool key_accepted() const;
   // A password login (password, else keyboard-interactive answered with it); auth_failed (254).
   Result<void> login_with_password(const std::string& password);
   // Runs `cmd` after a login (argv quoted for the remote login shell, as SshRunner::run does).

@@ -18,6 +18,8 @@
 namespace rv::proc::ssh {
 namespace {
 
+constexpr int k_code_tries = 3; // a second factor's code, asked again after a refusal
+
 void route_libssh_log(int priority, const char* function, const char* buffer, void*)
 {
   spdlog::trace("libssh({}) {}: {}", priority, function ? function : "", buffer ? buffer : "");
@@ -245,7 +247,16 @@ Result<void> Session::finish(int rc, Error refused)
                                        "rv answers keyboard-interactive second factors (docs/ssh.md)"));
   }
   spdlog::debug("ssh: {} accepted the key and asks for a second factor", label());
-  return keyboard_interactive(std::nullopt);
+  m_key_accepted = true;
+  // A mistyped code is asked again, as OpenSSH does (NumberOfPasswordPrompts, 3): the key's
+  // partial success stands, so a new exchange needs no new key attempt.
+  for (int attempt = 1;; ++attempt) {
+    auto answered = keyboard_interactive(std::nullopt);
+    if (answered || !m_answers_refused || attempt == k_code_tries) {
+      return answered;
+    }
+    spdlog::warn("ssh {}: the code was refused ({} of {} tries); asking again", label(), attempt, k_code_tries);
+  }
 }
 
 Result<void> Session::keyboard_interactive(std::optional<std::string> password)
@@ -255,6 +266,7 @@ Result<void> Session::keyboard_interactive(std::optional<std::string> password)
   if (!user) {
     user = user_prompter(label());
   }
+  m_answers_refused = false;
   int rc = ssh_userauth_kbdint(s, nullptr, nullptr);
   for (int rounds = 0; rc == SSH_AUTH_INFO && rounds < 16; ++rounds) {
     KbdintRound round;
@@ -284,6 +296,7 @@ Result<void> Session::keyboard_interactive(std::optional<std::string> password)
   if (rc == SSH_AUTH_SUCCESS) {
     return {};
   }
+  m_answers_refused = rc == SSH_AUTH_DENIED;
   return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
                                      rc == SSH_AUTH_PARTIAL ? "the host asks for yet another method after the prompts"
                                                             : "the answers to the host's prompts were refused",

@@ -38,6 +38,9 @@ public:
   }
   // Password, else keyboard-interactive answered with the password (echo-off prompts only).
   Result<void> authenticate_password(const std::string& password);
+  // The host accepted a key (or a Kerberos ticket) of the user's and asked for a second factor:
+  // whatever failed after that was the code, not the key (rv init then generates nothing; N1).
+  bool key_accepted() const { return m_key_accepted; }
 
   // After a fork that gave the session to the child (the holder): forgets it without a word to
   // the server (ssh_disconnect would end the child's session too) and without freeing it.
@@ -85,7 +88,9 @@ private:
   std::string m_label;
   std::string m_user;
   OpenSshView m_view;
-  std::string m_jump_log; // the jump's `ssh -E` file while connecting ("" = no jump)
+  std::string m_jump_log;         // the jump's `ssh -E` file while connecting ("" = no jump)
+  bool m_key_accepted = false;    // a publickey/GSSAPI answer was SSH_AUTH_PARTIAL
+  bool m_answers_refused = false; // the last keyboard-interactive exchange ended in a refusal
 };
 
 } // namespace rv::proc::ssh

@@ -216,4 +216,39 @@ ASK
   accepted=$(($(grep -c 'Accepted keyboard-interactive/pam for rvinit' "$log2" || true) - accepted_before))
   ((accepted >= 1)) || it_fail "no keyboard-interactive login was accepted"
   pass "rv init on a second-factor host: the password once (PAM's password prompt), then the code from SSH_ASKPASS; $accepted login(s), none refused"
+
+  # N1 (third UX review): the host accepts the user's key (the alias's) and only the code is
+  # wrong. The code is asked again (3 tries, as OpenSSH does), then init stops: no key generated,
+  # no password asked. Then one wrong code and a right one: init goes on with the alias's key.
+  cat >"$IT_DIR/askpass-wrong" <<ASK
+#!/bin/sh
+printf '%s\n' "\$1" >>"$IT_DIR/askpass-wrong.log"
+if [ -e "$IT_DIR/askpass-right" ] && [ "\$(wc -l <"$IT_DIR/askpass-wrong.log")" -gt 1 ]; then exec "$TB_TOTP"; fi
+echo 000000
+ASK
+  chmod 755 "$IT_DIR/askpass-wrong"
+  mkdir -p "$IT_DIR/home5"
+  HOME=$IT_DIR/home5 XDG_CONFIG_HOME=$IT_DIR/config5 SSH_ASKPASS=$IT_DIR/askpass-wrong SSH_ASKPASS_REQUIRE=force \
+    RV_INIT_PASSWORD=never-asked run "$RV" init --non-interactive --ssh-config "$TB_SSH_CONFIG" --host "$TB_2FA_HOST" \
+    --scratch "$SCRATCH_DIR" --yes
+  assert_rc 254 "rv init with a wrong code after the key was accepted"
+  assert_eq 3 "$(grep -c 'One-time' "$IT_DIR/askpass-wrong.log")" "the code is asked 3 times, then init stops"
+  assert_contains "$RUN_ERR" "only the second factor failed" "the hint says the key was fine and the code was not"
+  assert_not_contains "$RUN_ERR" "generated an ed25519 key" "nothing is generated"
+  [[ ! -e $IT_DIR/home5/.ssh/id_ed25519 ]] || it_fail "a key was generated after the host had accepted the user's key"
+  pass "a refused code after the key was accepted: asked 3 times, init stops, no key generated (N1)"
+
+  : >"$IT_DIR/askpass-wrong.log"
+  touch "$IT_DIR/askpass-right"
+  scratch5=$(mktemp -d /tmp/rv-it-init-scratch5.XXXXXX)
+  chown "$TB_SSH_USER" "$scratch5"
+  HOME=$IT_DIR/home5 XDG_CONFIG_HOME=$IT_DIR/config5 SSH_ASKPASS=$IT_DIR/askpass-wrong SSH_ASKPASS_REQUIRE=force \
+    RV_INIT_PASSWORD=never-asked run "$RV" init --non-interactive --ssh-config "$TB_SSH_CONFIG" --host "$TB_2FA_HOST" \
+    --scratch "$scratch5" --yes
+  rm -rf "$scratch5"
+  assert_rc 0 "rv init with one wrong code, then a right one"
+  assert_match "$(head -2 "$IT_DIR/askpass-wrong.log" | tr '\n' ' ')" "One-time.*One-time" \
+    "the code was asked again after the refusal"
+  [[ ! -e $IT_DIR/home5/.ssh/id_ed25519 ]] || it_fail "a key was generated though the alias's key works"
+  pass "one refused code, then the right one: init goes on with the user's key, nothing generated"
 fi
