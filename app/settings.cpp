@@ -25,7 +25,10 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
   s.push.ssh.destination = c.get("host");
   s.push.ssh.ssh_config = expand_home(c.get("ssh_config"));
   s.push.ssh.identity_file = expand_home(c.get("identity_file"));
-  s.push.ssh.known_hosts = expand_home(c.get("known_hosts"));
+  // A known_hosts from the config file (rv init's) is a fallback; from a flag or RV_KNOWN_HOSTS, it
+  // replaces the ssh config's UserKnownHostsFile (as Context::ssh_options reads it).
+  (c.origin("known_hosts") == Origin::file ? s.push.ssh.known_hosts_fallback : s.push.ssh.known_hosts) =
+      expand_home(c.get("known_hosts"));
   RV_TRY(timeout, c.get_seconds("connect_timeout"));
   s.push.ssh.connect_timeout_s = timeout;
   const auto& max = c.get("sync_max_file_size");

@@ -237,7 +237,9 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   o.identity = given(config, "identity_file") ? expand_home(config.get("identity_file")) : "";
   o.ssh_config = expand_home(config.get("ssh_config"));
   o.ssh_config_given = given(config, "ssh_config");
-  o.known_hosts = expand_home(config.get("known_hosts"));
+  // An earlier init's known_hosts (the config file's) is a fallback, as for every command (N8).
+  (config.origin("known_hosts") == Origin::file ? o.known_hosts_fallback : o.known_hosts) =
+      expand_home(config.get("known_hosts"));
   const auto home = local_home();
   if (home.empty()) {
     return fail(ErrorCode::config, "rv init needs $HOME (for ~/.ssh and the config)", "set HOME");

@@ -115,7 +115,10 @@ Result<proc::SshOptions> Context::ssh_options(const std::string& host)
   options.destination = host.empty() ? config.get("host") : host;
   options.ssh_config = expand_home(config.get("ssh_config"));
   options.identity_file = expand_home(config.get("identity_file"));
-  options.known_hosts = expand_home(config.get("known_hosts"));
+  // rv init's known_hosts (the config file's) must not override an alias's own UserKnownHostsFile:
+  // it is a fallback; --known-hosts and RV_KNOWN_HOSTS replace it (third UX review N8).
+  (config.origin("known_hosts") == Origin::file ? options.known_hosts_fallback : options.known_hosts) =
+      expand_home(config.get("known_hosts"));
   options.connect_timeout = std::chrono::seconds(timeout);
   options.persist = std::chrono::seconds(persist);
   return options;

@@ -2,6 +2,7 @@
 
 #include "core/process/shell.hpp"
 #include "core/process/ssh_hold.hpp"
+#include "core/process/ssh_openssh.hpp"
 #include "core/process/ssh_runner.hpp"
 
 #include <fmt/format.h>
@@ -84,6 +85,7 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
   held.ssh_config = t.ssh_config;
   held.identity_file = t.identity_file;
   held.known_hosts = t.known_hosts;
+  held.known_hosts_fallback = t.known_hosts_fallback;
   if (auto live = proc::hold::find_live(held)) {
     std::string relay;
     for (const auto& w : proc::hold::relay_command(live->path())) {
@@ -103,9 +105,8 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
   if (!t.identity_file.empty()) {
     argv.insert(argv.end(), {"-i", t.identity_file}); // an argv word of ssh's: taken as it is
   }
-  if (!t.known_hosts.empty()) {
-    // ssh splits an option's value into words (UserKnownHostsFile takes several files).
-    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + proc::ssh_option_quote(t.known_hosts)});
+  for (auto& word : proc::known_hosts_ssh_options(t.known_hosts, t.known_hosts_fallback)) {
+    argv.push_back(std::move(word));
   }
   if (dest.port != 0) {
     argv.insert(argv.end(), {"-p", std::to_string(dest.port)});

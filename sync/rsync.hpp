@@ -19,8 +19,9 @@ struct SshTarget {
   std::string destination; // [user@]host[:port] or an ssh config alias; "" = this machine
   std::string ssh_config;  // "" = none
   std::string identity_file;
-  std::string known_hosts;
+  std::string known_hosts; // replaces the ssh config's UserKnownHostsFile (proc::SshOptions)
   std::int64_t connect_timeout_s = 15;
+  std::string known_hosts_fallback; // read beside it (proc::SshOptions)
 };
 
 // True when the "cluster" is this machine (no ssh).

@@ -36,6 +36,7 @@ proc::SshOptions ssh_options(const InitOptions& o, const InitAnswers& a)
   s.ssh_config = o.ssh_config;
   s.identity_file = a.identity;
   s.known_hosts = o.known_hosts;
+  s.known_hosts_fallback = o.known_hosts_fallback;
   s.ssh_dir = o.ssh_dir;
   s.connect_timeout = o.connect_timeout;
   return s;

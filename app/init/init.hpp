@@ -38,11 +38,12 @@ InitAnswers init_answers_from_json(const nlohmann::json& j);
 struct InitOptions {
   std::string host, user;
   int port = 0;
-  std::string identity;          // -i: use (or generate) this key
-  std::string ssh_config;        // honoured for the host (UserKnownHostsFile, User, Port...)
-  bool ssh_config_given = false; // --ssh-config or RV_SSH_CONFIG: written to the config too
-  std::string known_hosts;       // --known-hosts; "" = the ssh config's, else <ssh_dir>/known_hosts
-  std::string ssh_dir;           // ~/.ssh of $HOME
+  std::string identity;             // -i: use (or generate) this key
+  std::string ssh_config;           // honoured for the host (UserKnownHostsFile, User, Port...)
+  bool ssh_config_given = false;    // --ssh-config or RV_SSH_CONFIG: written to the config too
+  std::string known_hosts;          // --known-hosts; "" = the ssh config's, else <ssh_dir>/known_hosts
+  std::string known_hosts_fallback; // the config file's (an earlier init's): proc::SshOptions
+  std::string ssh_dir;              // ~/.ssh of $HOME
   std::chrono::seconds connect_timeout{15};
   bool interactive = true;
   bool accept_host_key = false;     // --yes

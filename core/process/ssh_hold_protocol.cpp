@@ -134,6 +134,9 @@ std::uint64_t options_hash(const SshOptions& o, std::string_view config_text)
   for (const auto* part : {&o.destination, &o.ssh_config, &o.identity_file, &o.known_hosts, &o.ssh_dir}) {
     add(*part);
   }
+  if (!o.known_hosts_fallback.empty()) { // likewise: the name of a holder without one is unchanged
+    add("known_hosts_fallback=" + o.known_hosts_fallback);
+  }
   if (!config_text.empty()) { // (an empty config hashes as before: no new name for every holder)
     add(config_text);
   }

@@ -56,6 +56,18 @@ bool config_needs_openssh(std::string_view config_text)
   return false;
 }
 
+std::vector<std::string> known_hosts_ssh_options(const std::string& known_hosts, const std::string& fallback)
+{
+  if (!known_hosts.empty()) { // ssh splits an option's value into words (it takes several files)
+    return {"-o", "UserKnownHostsFile=" + ssh_option_quote(known_hosts)};
+  }
+  if (!fallback.empty()) {
+    return {"-o",
+            "GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2 " + ssh_option_quote(fallback)};
+  }
+  return {};
+}
+
 Result<std::vector<std::string>> proxy_jump_argv(const JumpSpec& spec)
 {
   std::string_view jump = spec.jump;
@@ -79,8 +91,8 @@ Result<std::vector<std::string>> proxy_jump_argv(const JumpSpec& spec)
   if (!spec.log_file.empty()) {
     argv.insert(argv.end(), {"-E", spec.log_file});
   }
-  if (!spec.known_hosts.empty()) {
-    argv.insert(argv.end(), {"-o", "UserKnownHostsFile=" + ssh_option_quote(spec.known_hosts)});
+  for (auto& word : known_hosts_ssh_options(spec.known_hosts, spec.known_hosts_fallback)) {
+    argv.push_back(std::move(word));
   }
   argv.insert(argv.end(), {"-o", fmt::format("ConnectTimeout={}", spec.connect_timeout.count())});
   if (!hop->user.empty()) {

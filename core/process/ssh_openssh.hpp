@@ -32,6 +32,12 @@ OpenSshView parse_openssh_view(std::string_view output, std::string_view home);
 // false yes costs one `ssh -G`, ~10 ms). Certificates beside the default keys need no config.
 bool config_needs_openssh(std::string_view config_text);
 
+// OpenSSH's `-o` words for rv's known_hosts files: `known_hosts` (--known-hosts) replaces the ssh
+// config's UserKnownHostsFile; `fallback` (rv's config file's, which rv init writes) is read beside
+// whatever the ssh config names, as one more global file after OpenSSH's own two, so that an alias's
+// UserKnownHostsFile still counts (third UX review N8). Empty when neither is given.
+std::vector<std::string> known_hosts_ssh_options(const std::string& known_hosts, const std::string& fallback);
+
 // What the jump's ssh needs besides the hops.
 struct JumpSpec {
   std::string jump;        // ProxyJump's value: `[user@]host[:port]` (or ssh://...), comma-separated
@@ -41,6 +47,7 @@ struct JumpSpec {
   std::string host;        // the login node as the bastion reaches it (HostName)
   unsigned port = 22;
   std::chrono::seconds connect_timeout{15};
+  std::string known_hosts_fallback; // rv's config file's known_hosts, read beside the config's
 };
 
 // The argv of the jump's `ssh -W`, as OpenSSH builds it: the LAST hop is reached directly by this

@@ -18,8 +18,12 @@ struct SshOptions {
   std::string destination;   // as the user gave it
   std::string ssh_config;    // OpenSSH client config to honour; "" = none
   std::string identity_file; // tried before the agent and the default keys
-  std::string known_hosts;   // "" = from ssh config, else ~/.ssh/known_hosts
-  std::string ssh_dir;       // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
+  std::string known_hosts;   // --known-hosts/RV_KNOWN_HOSTS: replaces the ssh config's UserKnownHostsFile
+  // The config file's known_hosts (rv init writes it): used where the ssh config names no
+  // UserKnownHostsFile for the host, and read beside it by OpenSSH's subprocesses, so that an
+  // alias's own file still counts (third UX review N8). "" = none.
+  std::string known_hosts_fallback;
+  std::string ssh_dir; // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
   std::chrono::seconds connect_timeout{15};
   // Answers a second factor's keyboard-interactive prompts; null = the user (terminal or
   // SSH_ASKPASS, user_prompter()).

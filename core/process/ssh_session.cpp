@@ -74,11 +74,15 @@ std::string server_fingerprint(ssh_session session)
 }
 
 // The known_hosts file: the one named, else the ssh config's UserKnownHostsFile (`~/` and `%d`
-// expanded against ssh_dir), else <ssh_dir>/known_hosts ("" when neither is known: libssh's default).
+// expanded against ssh_dir), else rv's config file's (rv init's), else <ssh_dir>/known_hosts ("" when
+// none is known: libssh's default).
 std::string known_hosts_path(const SshOptions& options, std::string from_config)
 {
   if (!options.known_hosts.empty()) {
     return options.known_hosts;
+  }
+  if (from_config.empty() && !options.known_hosts_fallback.empty()) {
+    return options.known_hosts_fallback;
   }
   const std::string& dir = options.ssh_dir;
   if (from_config.empty()) {
@@ -135,7 +139,7 @@ Result<void> Session::configure(const SshDestination& dest)
     ssh_options_set(s, SSH_OPTIONS_SSH_DIR, m_options.ssh_dir.c_str());
   }
   m_known_hosts = known_hosts_path(m_options, string_option(s, SSH_OPTIONS_KNOWNHOSTS));
-  if (!m_options.known_hosts.empty() || !m_options.ssh_dir.empty()) {
+  if (!m_known_hosts.empty()) {
     ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, m_known_hosts.c_str());
   }
   long timeout = static_cast<long>(m_options.connect_timeout.count());
@@ -197,8 +201,8 @@ Result<void> Session::set_proxy_jump(const SshEndpoint& endpoint)
     ::close(fd);
     m_jump_log = log;
   }
-  JumpSpec spec{m_view.proxy_jump, m_options.ssh_config, m_options.known_hosts,    m_jump_log,
-                endpoint.host,     endpoint.port,        m_options.connect_timeout};
+  JumpSpec spec{m_view.proxy_jump, m_options.ssh_config, m_options.known_hosts,     m_jump_log,
+                endpoint.host,     endpoint.port,        m_options.connect_timeout, m_options.known_hosts_fallback};
   RV_TRY(argv, proxy_jump_argv(spec));
   const auto line = proxy_command_line(argv);
   spdlog::debug("ssh: {} through ProxyJump {}: {}", label(), m_view.proxy_jump, text::join(argv, " "));

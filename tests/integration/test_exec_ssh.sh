@@ -37,6 +37,20 @@ assert_rc 255 "RV_HOST overrides the config file (and an unresolvable host is ex
 rm "$XDG_CONFIG_HOME/rv/config.json"
 pass "host from the config file and RV_HOST"
 
+# rv init's known_hosts (the config file's) must not override an alias's own UserKnownHostsFile
+# (third UX review N8: a second cluster's alias then failed "not in known_hosts"). Here the config
+# file pins an empty file and the alias names the testbed's: the alias's wins; --known-hosts with
+# the empty file still replaces it (253).
+: >"$IT_DIR/empty_known_hosts"
+printf '{"ssh_config": "%s", "known_hosts": "%s"}\n' "$TB_SSH_CONFIG" "$IT_DIR/empty_known_hosts" \
+  >"$XDG_CONFIG_HOME/rv/config.json"
+RV_CONNECTION_PERSIST=0 run "$RV" --host "$TB_HOST" exec hostname
+assert_rc 0 "the alias's UserKnownHostsFile counts beside the config file's known_hosts"
+RV_CONNECTION_PERSIST=0 run "$RV" --host "$TB_HOST" --known-hosts "$IT_DIR/empty_known_hosts" exec true
+assert_rc 253 "--known-hosts replaces the alias's file"
+rm "$XDG_CONFIG_HOME/rv/config.json"
+pass "rv init's known_hosts is a fallback: an alias's own UserKnownHostsFile wins, --known-hosts replaces both (N8)"
+
 # Exit status, streams and JSON.
 run ssh_rv exec -- 'echo out; echo err >&2; exit 7'
 assert_rc 7 "remote exit status is propagated"

@@ -47,13 +47,13 @@ TEST_CASE("config_needs_openssh: only a config that names what libssh 0.10 skips
 
 TEST_CASE("proxy_jump_argv builds the jump as OpenSSH does: the last hop direct, the others through -J")
 {
-  JumpSpec spec{"b1,ana@b2:2200", "/cfg/config", "", "/tmp/rv-jump-1", "10.0.0.5", 22, std::chrono::seconds(15)};
+  JumpSpec spec{"b1,ana@b2:2200", "/cfg/config", "", "/tmp/rv-jump-1", "10.0.0.5", 22, std::chrono::seconds(15), ""};
   auto argv = proxy_jump_argv(spec);
   REQUIRE(argv);
   CHECK(*argv == std::vector<std::string>{"ssh", "-F", "/cfg/config", "-E", "/tmp/rv-jump-1", "-o", "ConnectTimeout=15",
                                           "-l", "ana", "-p", "2200", "-J", "b1", "-W", "[10.0.0.5]:22", "b2"});
   // One hop, an ssh:// hop, rv's own known_hosts, no config file.
-  spec = {"ssh://bastion:2022", "", "/kh/known hosts", "", "login", 2222, std::chrono::seconds(5)};
+  spec = {"ssh://bastion:2022", "", "/kh/known hosts", "", "login", 2222, std::chrono::seconds(5), ""};
   argv = proxy_jump_argv(spec);
   REQUIRE(argv);
   CHECK(*argv == std::vector<std::string>{"ssh", "-o", "UserKnownHostsFile=\"/kh/known hosts\"", "-o",
@@ -62,6 +62,22 @@ TEST_CASE("proxy_jump_argv builds the jump as OpenSSH does: the last hop direct,
   auto bad = proxy_jump_argv(spec);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("cannot read ProxyJump 'a,bad host'") != std::string::npos);
+}
+
+TEST_CASE("known_hosts_ssh_options: --known-hosts replaces the config's file, rv init's is read beside it (N8)")
+{
+  CHECK(known_hosts_ssh_options("", "").empty());
+  CHECK(known_hosts_ssh_options("/kh/a", "/kh/b") == std::vector<std::string>{"-o", "UserKnownHostsFile=/kh/a"});
+  CHECK(known_hosts_ssh_options("", "/kh/known hosts") ==
+        std::vector<std::string>{
+            "-o", "GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2 \"/kh/known hosts\""});
+  // The jump's ssh gets the same words.
+  JumpSpec spec{"bastion", "", "", "", "login", 22, std::chrono::seconds(5), "/kh/pin"};
+  auto argv = proxy_jump_argv(spec);
+  REQUIRE(argv);
+  CHECK(*argv == std::vector<std::string>{
+                     "ssh", "-o", "GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2 /kh/pin",
+                     "-o", "ConnectTimeout=5", "-W", "[login]:22", "bastion"});
 }
 
 TEST_CASE("proxy_command_line survives libssh's % escapes and the user's shell")

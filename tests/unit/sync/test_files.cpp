@@ -194,17 +194,26 @@ TEST_CASE("sync: the remote manifest parses find's NUL-separated records")
 
 TEST_CASE("sync: rsync reaches the cluster with rv's SSH settings")
 {
-  SshTarget t{"ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15};
+  SshTarget t{"ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15, ""};
   auto ssh = rsync_ssh_command(t);
   REQUIRE(ssh);
   CHECK(*ssh == "ssh -F /home/ana/.ssh/config -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=15 -i "
                 "/home/ana/.ssh/id_ed25519 -o UserKnownHostsFile=/tmp/kh -p 2200");
   CHECK(*rsync_remote_spec(t, "/x/") == "ana@login.hpc.edu:/x/");
-  SshTarget alias{"rvtb", "", "", "", 5};
+  SshTarget alias{"rvtb", "", "", "", 5, ""};
   CHECK(*rsync_ssh_command(alias) == "ssh -F none -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5");
   CHECK(*rsync_remote_spec(alias, "/x") == "rvtb:/x");
   CHECK(*rsync_remote_spec(SshTarget{}, "/x") == "/x");
-  CHECK_FALSE(rsync_ssh_command(SshTarget{"bad host", "", "", "", 5}));
+  CHECK_FALSE(rsync_ssh_command(SshTarget{"bad host", "", "", "", 5, ""}));
+  // rv init's known_hosts (the config file's) is read beside the alias's own UserKnownHostsFile,
+  // never instead of it (third UX review N8); --known-hosts still replaces it.
+  SshTarget pinned{"rvtb2", "/cfg", "", "", 5, "/home/ana/.ssh/known hosts"};
+  CHECK(*rsync_ssh_command(pinned) == "ssh -F /cfg -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 "
+                                      "-o 'GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2 "
+                                      "\"/home/ana/.ssh/known hosts\"'");
+  pinned.known_hosts = "/tmp/kh";
+  CHECK(*rsync_ssh_command(pinned) == "ssh -F /cfg -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 "
+                                      "-o UserKnownHostsFile=/tmp/kh");
 }
 
 TEST_CASE("sync: rsync's -e words are quoted for rsync's own splitter, so any path reaches ssh intact")
@@ -213,7 +222,7 @@ TEST_CASE("sync: rsync's -e words are quoted for rsync's own splitter, so any pa
   CHECK(rsync_quote("a b") == "'a b'");
   CHECK(rsync_quote("it's") == "'it''s'");
   CHECK(rsync_quote("") == "''");
-  SshTarget t{"rvtb", "/cfg/it's here/config", "/keys/a'b/key", "", 5};
+  SshTarget t{"rvtb", "/cfg/it's here/config", "/keys/a'b/key", "", 5, ""};
   REQUIRE(rsync_ssh_command(t));
   CHECK(*rsync_ssh_command(t) == "ssh -F '/cfg/it''s here/config' -o BatchMode=yes -o StrictHostKeyChecking=yes "
                                  "-o ConnectTimeout=5 -i '/keys/a''b/key'");
@@ -285,7 +294,7 @@ TEST_CASE("sync: rsync's real splitter hands ssh every path intact, and ssh -G s
       << real_ssh << " -G \"$@\" >'" << g_log.string() << "' 2>&1\nexit 1\n";
   }
   fs::permissions(bin / "ssh", fs::perms::owner_all);
-  SshTarget t{"rvtb", config.string(), key.string(), known_hosts.string(), 5};
+  SshTarget t{"rvtb", config.string(), key.string(), known_hosts.string(), 5, ""};
   auto ssh = rsync_ssh_command(t);
   REQUIRE(ssh);
   const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
