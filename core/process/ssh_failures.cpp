@@ -38,9 +38,10 @@ Result<void> host_key_verdict(KnownHost state, std::string_view label, std::stri
                                        offered, "verify the key with the cluster's admins, then update known_hosts"));
   case KnownHost::not_found:
   case KnownHost::unknown:
-    return std::unexpected(
-        ssh_failure(ErrorCode::host_key_unknown, label, "the host is not in known_hosts; refusing to trust it silently",
-                    offered, "connect once with `ssh` to verify and record the key, or pass --known-hosts FILE"));
+    return std::unexpected(ssh_failure(
+        ErrorCode::host_key_unknown, label, "the host is not in known_hosts; refusing to trust it silently", offered,
+        "check that fingerprint with your cluster's documentation, then record it with `rv init` (or "
+        "`ssh HOST` once: rv reads the ssh config's UserKnownHostsFile as OpenSSH does)"));
   case KnownHost::error:
     break;
   }

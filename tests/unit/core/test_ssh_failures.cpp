@@ -52,6 +52,10 @@ TEST_CASE("host_key_verdict: only a known key is trusted; each refusal has its e
     CHECK(r.error().message.starts_with("ssh rvtest@127.0.0.1:2222: "));
     CHECK(contains(r.error().message, fingerprint)); // the user can compare it with the admins' one
     CHECK_FALSE(r.error().hint.empty());
+    if (c.exit_code == 253) { // a hint that can work: rv init records the key (N8; --known-hosts FILE could not)
+      CHECK(contains(r.error().hint, "rv init"));
+      CHECK_FALSE(contains(r.error().hint, "--known-hosts"));
+    }
   }
 
   auto r = host_key_verdict(KnownHost::error, label, "?", "Error opening known_hosts: Permission denied");
