@@ -153,6 +153,11 @@ public:
   {
     return std::make_unique<proc::SshRunner>(o);
   }
+  std::unique_ptr<proc::Runner> runner_from(std::unique_ptr<proc::SshBootstrap> session,
+                                            const proc::SshOptions& later) override
+  {
+    return session->into_runner(later);
+  }
   std::optional<std::string> find_key(const std::string& ssh_dir) override { return proc::find_default_key(ssh_dir); }
   bool exists(const std::string& path) override
   {
@@ -247,6 +252,8 @@ Result<int> run_init_command(const InitFlags& flags, Context& ctx)
   o.ssh_dir = home + "/.ssh";
   RV_TRY(timeout, config.get_seconds("connect_timeout"));
   o.connect_timeout = std::chrono::seconds(timeout);
+  RV_TRY(persist, config.get_seconds("connection_persist"));
+  o.persist = std::chrono::seconds(persist);
   o.interactive = !flags.non_interactive;
   o.accept_host_key = flags.yes;
   o.host_key_fingerprint = flags.host_key_fingerprint;

@@ -42,6 +42,22 @@ proc::SshOptions ssh_options(const InitOptions& o, const InitAnswers& a)
   return s;
 }
 
+// The options every later command computes from the config init writes (cli's
+// Context::ssh_options: no ssh_dir, the config file's known_hosts as a fallback), with
+// connection_persist: the session init goes on with is held under the name they look for, so the
+// first commands after init ask no second factor again (third UX review N2).
+proc::SshOptions later_options(const InitOptions& o, const InitAnswers& a, const std::string& known_hosts_pin)
+{
+  proc::SshOptions s;
+  s.destination = destination_of(a);
+  s.ssh_config = o.ssh_config;
+  s.identity_file = a.identity;
+  s.known_hosts_fallback = known_hosts_pin.empty() ? o.known_hosts_fallback : known_hosts_pin;
+  s.connect_timeout = o.connect_timeout;
+  s.persist = o.persist;
+  return s;
+}
+
 // The host, user and port: flags, else what was remembered, else asked.
 Result<json> host_step(const InitOptions& o, InitAnswers& a, Prompter& prompter)
 {
@@ -307,9 +323,15 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
     RV_TRY_VOID(record(std::move(install)));
   }
   const std::string remote_user = ssh->user();
-  ssh.reset(); // the password session ends here: everything after it uses the key alone
-
-  auto runner = world.runner(ssh_options(o, a));
+  std::unique_ptr<proc::Runner> runner;
+  if (own_key) {
+    // That session logged in with the user's own key (and second factor): init goes on in it, and
+    // it is handed to the held connection, so the whole of init asks one code (N2).
+    runner = world.runner_from(std::move(ssh), later_options(o, a, known_hosts));
+  } else {
+    ssh.reset(); // the password session ends here: everything after it uses the key alone
+    runner = world.runner(later_options(o, a, known_hosts));
+  }
   proc::Command check;
   check.argv = {"true"};
   check.timeout = std::chrono::seconds(30);

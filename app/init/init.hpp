@@ -45,6 +45,7 @@ struct InitOptions {
   std::string known_hosts_fallback; // the config file's (an earlier init's): proc::SshOptions
   std::string ssh_dir;              // ~/.ssh of $HOME
   std::chrono::seconds connect_timeout{15};
+  std::chrono::seconds persist{0}; // connection_persist: the verify step's session is held this long
   bool interactive = true;
   bool accept_host_key = false;     // --yes
   std::string host_key_fingerprint; // --host-key-fingerprint SHA256:...: accept only this key
@@ -76,6 +77,9 @@ public:
   virtual ~InitWorld() = default;
   virtual std::unique_ptr<proc::SshBootstrap> bootstrap(const proc::SshOptions& options) = 0;
   virtual std::unique_ptr<proc::Runner> runner(const proc::SshOptions& options) = 0;
+  // A runner on the bootstrap's own authenticated session (SshBootstrap::into_runner).
+  virtual std::unique_ptr<proc::Runner> runner_from(std::unique_ptr<proc::SshBootstrap> session,
+                                                    const proc::SshOptions& later) = 0;
   virtual std::optional<std::string> find_key(const std::string& ssh_dir) = 0;
   virtual bool exists(const std::string& local_path) = 0;
   virtual Result<proc::KeyPair> read_key(const std::string& path) = 0;

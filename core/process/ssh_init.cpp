@@ -52,6 +52,12 @@ Result<Outcome> SshBootstrap::run(const Command& cmd)
   return ssh::exec_line(m_impl->session, login_shell_command(cmd.argv), cmd.stdin_data.value_or(""), cmd);
 }
 
+std::unique_ptr<Runner> SshBootstrap::into_runner(SshOptions later)
+{
+  m_impl->session.replace_options(std::move(later));
+  return SshRunner::adopt(std::move(m_impl->session));
+}
+
 std::string SshBootstrap::label() const
 {
   return m_impl->session.label();

@@ -44,6 +44,11 @@ public:
   Result<Outcome> run(const Command& cmd);
   // `user@host:port`.
   std::string label() const;
+  // After a login: a runner on this very session, under `later` (the options later commands
+  // compute from the config init writes: the held connection's name, connection_persist). With a
+  // persist, its first command hands the session to a holder: no new login, no new code (N2).
+  // The bootstrap is empty afterwards.
+  std::unique_ptr<Runner> into_runner(SshOptions later);
   // The remote user as resolved (destination or ssh config).
   std::string user() const;
 

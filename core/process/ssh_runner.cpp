@@ -23,9 +23,11 @@ struct SshRunner::Impl {
   std::optional<hold::Client> held;
   std::string held_label;
   std::string held_user;
-  std::string not_held; // why holding fell back to a direct session
+  std::string not_held;   // why holding fell back to a direct session
+  bool hand_over = false; // an adopted session: the holder may take it (SshRunner::adopt)
 
   explicit Impl(SshOptions options) : session(std::move(options)) {}
+  explicit Impl(ssh::Session&& adopted) : session(std::move(adopted)), hand_over(true) {}
 };
 
 // Runs `f` on the held connection; when the request never reached the server (the holder was
@@ -45,6 +47,13 @@ auto SshRunner::through_holder(F&& f, bool repeatable)
 
 SshRunner::SshRunner(SshOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
 
+SshRunner::SshRunner(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+
+std::unique_ptr<SshRunner> SshRunner::adopt(ssh::Session&& session)
+{
+  return std::unique_ptr<SshRunner>(new SshRunner(std::make_unique<Impl>(std::move(session))));
+}
+
 SshRunner::~SshRunner() = default;
 
 Result<void> SshRunner::connect()
@@ -54,7 +63,8 @@ Result<void> SshRunner::connect()
     return {};
   }
   const auto& options = i.session.options();
-  if (options.persist.count() > 0 && !i.session.get()) {
+  if (options.persist.count() > 0 && (!i.session.get() || i.hand_over)) {
+    i.hand_over = false; // (a held connection takes the session, or this one keeps it)
     auto client = hold::held_connection(i.session, options);
     if (client) {
       auto hello = client->hello();

@@ -37,9 +37,18 @@ struct SshOptions {
   std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv, else the state dir's hold/
 };
 
+namespace ssh {
+class Session;
+}
+
 class SshRunner final : public Runner, public StreamOpener {
 public:
   explicit SshRunner(SshOptions options);
+  // A runner on a session that is already authenticated (rv init's: SshBootstrap::into_runner).
+  // With connection_persist, its first command hands that very session to a new holder (or uses
+  // a live one) instead of logging in again: one second-factor code for all of init and the
+  // commands after it (third UX review N2).
+  static std::unique_ptr<SshRunner> adopt(ssh::Session&& session);
   ~SshRunner() override;
   SshRunner(const SshRunner&) = delete;
   SshRunner& operator=(const SshRunner&) = delete;
@@ -75,6 +84,7 @@ private:
   auto through_holder(F&& f, bool repeatable = false);
 
   struct Impl;
+  explicit SshRunner(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> m_impl;
 };
 

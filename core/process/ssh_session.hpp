@@ -47,6 +47,9 @@ public:
   void abandon() { [[maybe_unused]] auto* left = m_session.release(); }
   // The options as given (the held connection's socket is named after them).
   const SshOptions& options() const { return m_options; }
+  // After an authenticated rv init session: the options later commands compute from the config
+  // init wrote, so that the holder it is handed to is the one they find (SshRunner::adopt).
+  void replace_options(SshOptions options) { m_options = std::move(options); }
 
   // The connected session (null before connect() succeeds).
   ssh_session get() const { return m_session.get(); }

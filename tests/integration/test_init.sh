@@ -251,4 +251,24 @@ ASK
     "the code was asked again after the refusal"
   [[ ! -e $IT_DIR/home5/.ssh/id_ed25519 ]] || it_fail "a key was generated though the alias's key works"
   pass "one refused code, then the right one: init goes on with the user's key, nothing generated"
+
+  # N2 (third UX review): the first day asks one code. init's own login (the user's key, then the
+  # code) goes on through every step and is handed to the held connection, which the next commands
+  # find (the same name: the options they compute from the config init wrote).
+  : >"$IT_DIR/askpass.log"
+  mkdir -p "$IT_DIR/home6"
+  n2() {
+    HOME=$IT_DIR/home6 XDG_CONFIG_HOME=$IT_DIR/config6 SSH_ASKPASS=$IT_DIR/askpass SSH_ASKPASS_REQUIRE=force \
+      RV_CONNECTION_PERSIST=5m run "$RV" "$@"
+  }
+  n2 init --non-interactive --ssh-config "$TB_SSH_CONFIG" --host "$TB_2FA_HOST" --scratch none --yes
+  assert_rc 0 "rv init on the second-factor host with the alias's key"
+  assert_eq 1 "$(grep -c 'One-time' "$IT_DIR/askpass.log")" "rv init asks one code"
+  n2 exec id -un
+  assert_rc 0 "rv exec after init"
+  assert_eq "$TB_SSH_USER" "$RUN_OUT" "rv exec runs through init's held connection"
+  n2 doctor
+  assert_eq 1 "$(grep -c 'One-time' "$IT_DIR/askpass.log")" "rv exec and rv doctor after init ask no code"
+  n2 disconnect
+  pass "the first day asks one code: init's login is held and rv exec and rv doctor use it (N2)"
 fi

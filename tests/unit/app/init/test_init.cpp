@@ -139,6 +139,10 @@ struct KeyWorld final : InitWorld {
   std::vector<std::string> generated;
   std::unique_ptr<proc::SshBootstrap> bootstrap(const proc::SshOptions&) override { return nullptr; }
   std::unique_ptr<proc::Runner> runner(const proc::SshOptions&) override { return nullptr; }
+  std::unique_ptr<proc::Runner> runner_from(std::unique_ptr<proc::SshBootstrap>, const proc::SshOptions&) override
+  {
+    return nullptr;
+  }
   std::optional<std::string> find_key(const std::string&) override { return std::nullopt; }
   bool exists(const std::string& p) override { return std::find(files.begin(), files.end(), p) != files.end(); }
   Result<proc::KeyPair> read_key(const std::string& p) override
