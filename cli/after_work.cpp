@@ -1,6 +1,7 @@
 #include "cli/after_work.hpp"
 
 #include "app/run/after_work.hpp"
+#include "core/platform/platform.hpp"
 #include "core/process/daemon.hpp"
 
 #include <spdlog/spdlog.h>
@@ -23,20 +24,9 @@ namespace {
 // connection holder, the ready pipe) stay.
 void close_inherited_files()
 {
-  std::vector<int> fds;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (auto* e = ::readdir(d)) {
-      char* end = nullptr;
-      const long fd = std::strtol(e->d_name, &end, 10);
-      if (end != e->d_name && *end == '\0' && fd > 2 && fd != ::dirfd(d)) {
-        fds.push_back(static_cast<int>(fd));
-      }
-    }
-    ::closedir(d);
-  }
-  for (int fd : fds) {
+  for (int fd : platform::open_fds()) {
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (fd > 2 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       ::close(fd);
     }
   }

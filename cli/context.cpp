@@ -3,6 +3,7 @@
 #include "app/request/cluster_race.hpp"
 #include "app/run/status_view.hpp"
 #include "core/log.hpp"
+#include "core/platform/platform.hpp"
 #include "core/process/daemon.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/local_user.hpp"
@@ -265,7 +266,7 @@ public:
   Result<void> settle_in_background(const std::string& request_id) override
   {
     // The same rv, with this command's connection settings, settling the race by its records.
-    std::vector<std::string> argv = {"/proc/self/exe"};
+    std::vector<std::string> argv = {platform::self_exec_path()};
     const auto& g = m_ctx.global;
     if (!g.config_file.empty()) {
       argv.insert(argv.end(), {"--config", g.config_file});

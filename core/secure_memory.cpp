@@ -1,9 +1,8 @@
 #include "core/secure_memory.hpp"
+#include "core/platform/platform.hpp"
 
 #include <cstdlib>
 #include <cstring>
-#include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 
 namespace rv {
@@ -11,7 +10,7 @@ namespace rv {
 void wipe(std::string& s)
 {
   if (!s.empty()) {
-    ::explicit_bzero(s.data(), s.size());
+    platform::secure_zero(s.data(), s.size());
   }
   s.clear();
 }
@@ -20,14 +19,14 @@ bool forbid_core_dumps()
 {
   const rlimit none{0, 0};
   const bool no_core = ::setrlimit(RLIMIT_CORE, &none) == 0;
-  const bool not_dumpable = ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+  const bool not_dumpable = platform::forbid_inspection();
   return no_core && not_dumpable;
 }
 
 void scrub_env(const char* name)
 {
   if (char* value = std::getenv(name)) {
-    ::explicit_bzero(value, std::strlen(value));
+    platform::secure_zero(value, std::strlen(value));
   }
   ::unsetenv(name);
 }

@@ -76,7 +76,7 @@ FileSelection select_files(const std::filesystem::path& root, std::vector<std::s
     }
     LocalEntry e;
     e.path = rel;
-    e.mtime_s = st.st_mtim.tv_sec;
+    e.mtime_s = st.st_mtime;
     e.mode = st.st_mode & 07777u;
     if (S_ISLNK(st.st_mode)) {
       std::error_code ec;

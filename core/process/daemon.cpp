@@ -1,4 +1,5 @@
 #include "core/process/daemon.hpp"
+#include "core/platform/platform.hpp"
 
 #include <fmt/format.h>
 
@@ -19,7 +20,7 @@ Result<Detached> detach(const std::string& log_path, bool* child_ready)
     return fail(ErrorCode::io, fmt::format("cannot open {}: {}", log_path, std::strerror(errno)));
   }
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+  if (platform::cloexec_pipe(pipe_fds) != 0) {
     ::close(log);
     return fail(ErrorCode::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
@@ -90,7 +91,7 @@ Result<void> spawn_detached(const std::vector<std::string>& argv, const std::str
     ::dup2(log, 2);
     // Nothing else of the parent's: a lock its caller holds (a script's flock) must not live on
     // in the background rv.
-    ::close_range(3, ~0U, 0);
+    platform::close_from(3);
     ::execv(args[0], args.data());
     ::_exit(127);
   }

@@ -1,6 +1,7 @@
 #include "core/process/forward.hpp"
 
 #include "core/interrupt.hpp"
+#include "core/platform/platform.hpp"
 
 #include <fmt/format.h>
 
@@ -92,7 +93,7 @@ bool pump(Connection& c)
     }
   }
   if (!c.down.empty()) {
-    auto n = ::send(c.client, c.down.data.data() + c.down.begin, c.down.end - c.down.begin, MSG_NOSIGNAL);
+    auto n = platform::send_nosignal(c.client, c.down.data.data() + c.down.begin, c.down.end - c.down.begin, 0);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       c.failed = true;
       return true;
@@ -149,7 +150,7 @@ Result<ForwardStats> run_forward(int listen_fd, const ForwardHooks& hooks)
     }
     if (fds[0].revents & POLLIN) {
       while (true) {
-        int client = ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int client = platform::cloexec_accept(listen_fd, true);
         if (client < 0) {
           break;
         }

@@ -1,4 +1,5 @@
 #include "core/process/local_runner.hpp"
+#include "core/platform/platform.hpp"
 #include "core/process/local_user.hpp"
 
 #include "core/interrupt.hpp"
@@ -43,7 +44,7 @@ struct Pipe {
       fd[i] = -1;
     }
   }
-  bool open() { return ::pipe2(fd, O_CLOEXEC) == 0; }
+  bool open() { return platform::cloexec_pipe(fd) == 0; }
 };
 
 // Children get default signal dispositions (rv ignores SIGPIPE and catches SIGINT/SIGTERM);
@@ -375,7 +376,7 @@ Result<std::uint64_t> LocalRunner::get_file(const std::string& remote_path, cons
   if (::stat(remote_path.c_str(), &st) != 0) {
     return fail(ErrorCode::io, fmt::format("cannot read {}: {}", remote_path, std::strerror(errno)));
   }
-  return copy_atomically(remote_path, local_path, FileMeta{st.st_mode & 07777u, st.st_mtim.tv_sec});
+  return copy_atomically(remote_path, local_path, FileMeta{st.st_mode & 07777u, st.st_mtime});
 }
 
 } // namespace rv::proc

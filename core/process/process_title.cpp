@@ -1,4 +1,5 @@
 #include "core/process/process_title.hpp"
+#include "core/platform/platform.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -19,6 +20,7 @@ void remember_args(int argc, char** argv)
   for (int i = 1; i < argc && argv[i] == end; ++i) {
     end = argv[i] + std::strlen(argv[i]) + 1;
   }
+  platform::remember_argv0(argv[0]);
   g_args = argv[0];
   g_size = static_cast<std::size_t>(end - argv[0]);
 }

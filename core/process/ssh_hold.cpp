@@ -1,5 +1,6 @@
 #include "core/process/ssh_hold.hpp"
 
+#include "core/platform/platform.hpp"
 #include "core/process/daemon.hpp"
 #include "core/process/process_title.hpp"
 #include "core/process/ssh_hold_server.hpp"
@@ -51,7 +52,7 @@ Result<Listening> listen_at(const std::string& path)
     return std::unexpected(infra(fmt::format("socket path too long: {}", path)));
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = platform::cloexec_socket(AF_UNIX, SOCK_STREAM, 0);
   if (fd < 0) {
     return std::unexpected(infra(fmt::format("socket: {}", std::strerror(errno))));
   }
@@ -75,16 +76,7 @@ Result<Listening> listen_at(const std::string& path)
 // lock file or pipe for the next 30 minutes.
 void close_others(std::initializer_list<int> keep)
 {
-  std::vector<int> fds;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (auto* e = ::readdir(d)) {
-      if (e->d_name[0] != '.') {
-        fds.push_back(std::atoi(e->d_name));
-      }
-    }
-    ::closedir(d);
-  }
-  for (int fd : fds) {
+  for (int fd : platform::open_fds()) {
     if (fd > 2 && std::find(keep.begin(), keep.end(), fd) == keep.end()) {
       ::close(fd);
     }
@@ -181,24 +173,6 @@ Result<std::string> short_dir(const std::string& preferred, bool create)
   return made;
 }
 
-// The identity of process `pid`: its pid and its start time (/proc/PID/stat field 22, in clock
-// ticks since boot), so that a pid the system gave to another process since is not taken for it.
-// "" where there is no /proc.
-std::string process_identity(pid_t pid)
-{
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto paren = stat.rfind(')');
-  if (paren == std::string::npos) {
-    return "";
-  }
-  std::istringstream fields(stat.substr(paren + 2)); // field 3 (state) onwards
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-  }
-  return fmt::format("{} {}", pid, field);
-}
-
 // A holder that did not answer two hellos (stopped, hung) is ended before it is replaced, when the
 // process that `pid_file` names is still that holder (pid and start time): SIGTERM, then SIGCONT
 // so that a stopped one ends now, closing its session (a login left open on the server
@@ -210,7 +184,7 @@ void end_stale_holder(const std::string& pid_file)
     std::getline(in, recorded);
   }
   const auto pid = static_cast<pid_t>(std::atol(recorded.c_str()));
-  if (pid <= 0 || recorded != process_identity(pid)) {
+  if (pid <= 0 || recorded != platform::process_identity(pid)) {
     return; // gone (or its pid is another process's now)
   }
   spdlog::info("held connection: the holder pid {} does not answer (stopped or hung): ending it", pid);
@@ -311,7 +285,7 @@ Result<Client> held_connection(ssh::Session& session, const SshOptions& options)
     }
     spdlog::info("held connection to {}: pid {}, socket {}", session.label(), ::getpid(), path);
     if (std::ofstream pid_file(base + ".pid", std::ios::trunc); pid_file) { // for end_stale_holder
-      pid_file << process_identity(::getpid()) << '\n';
+      pid_file << platform::process_identity(::getpid()) << '\n';
     }
     proc::ready(*detached);
     ssh::serve_held_session(session, listen_fd, path, listening.file, options.persist);
@@ -382,9 +356,10 @@ int relay_main(const std::vector<std::string>& args)
 
 std::vector<std::string> relay_command(const std::string& socket)
 {
-  char exe[4096];
-  auto n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  std::string self = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "rv";
+  std::string self = platform::executable_path();
+  if (self.empty()) {
+    self = "rv";
+  }
   return {self, "--internal-ssh-relay", socket};
 }
 

@@ -1,6 +1,7 @@
 #include "core/process/ssh_hold_client.hpp"
 
 #include "core/interrupt.hpp"
+#include "core/platform/platform.hpp"
 #include "core/process/ssh_failures.hpp"
 
 #include <fmt/format.h>
@@ -175,7 +176,7 @@ Result<int> dial_unix(const std::string& path)
     return fail(ErrorCode::io, fmt::format("socket path too long: {}", path));
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = platform::cloexec_socket(AF_UNIX, SOCK_STREAM, 0);
   if (fd < 0) {
     return fail(ErrorCode::io, fmt::format("socket: {}", std::strerror(errno)));
   }
@@ -338,7 +339,7 @@ Result<int> Client::relay(const std::string& line, bool pty)
       }
     }
     while (!outbox.empty()) { // a holder that is gone is noticed by the read below
-      auto n = ::send(conn.fd(), outbox.data(), outbox.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      auto n = platform::send_nosignal(conn.fd(), outbox.data(), outbox.size(), MSG_DONTWAIT);
       if (n > 0) {
         outbox.erase(0, static_cast<std::size_t>(n));
       } else if (n < 0 && errno == EINTR) {

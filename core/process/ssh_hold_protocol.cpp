@@ -1,5 +1,6 @@
 #include "core/process/ssh_hold_protocol.hpp"
 
+#include "core/platform/platform.hpp"
 #include "core/process/ssh_failures.hpp"
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ bool send_frame(int fd, Frame type, std::string_view payload)
   const auto frame = encode(type, payload);
   std::string_view rest = frame;
   while (!rest.empty()) {
-    auto n = ::send(fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+    auto n = platform::send_nosignal(fd, rest.data(), rest.size(), 0);
     if (n < 0 && errno == EINTR) {
       continue;
     }

@@ -1,5 +1,6 @@
 #include "core/process/ssh_hold_server.hpp"
 
+#include "core/platform/platform.hpp"
 #include "core/process/ssh_failures.hpp"
 #include "core/process/ssh_forward.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
@@ -81,7 +82,7 @@ struct Job {
   void flush()
   {
     while (!outbox.empty() && !client_gone) {
-      auto n = ::send(fd, outbox.data(), outbox.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      auto n = platform::send_nosignal(fd, outbox.data(), outbox.size(), MSG_DONTWAIT);
       if (n > 0) {
         outbox.erase(0, static_cast<std::size_t>(n));
         sent_at = Clock::now();
@@ -190,14 +191,13 @@ public:
 private:
   void accept_client()
   {
-    int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = platform::cloexec_accept(m_listen, false);
     if (fd < 0) {
       return;
     }
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::getuid()) {
-      spdlog::warn("held connection: refused a client of uid {} (only uid {} may use it)", cred.uid, ::getuid());
+    if (const auto peer = platform::peer_uid(fd); !peer || *peer != ::getuid()) {
+      spdlog::warn("held connection: refused a client of uid {} (only uid {} may use it)",
+                   peer ? std::to_string(*peer) : "unknown", ::getuid());
       ::close(fd);
       return;
     }
@@ -483,7 +483,7 @@ private:
   void turn_away_waiting()
   {
     for (pollfd p{m_listen, POLLIN, 0}; ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);) {
-      const int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+      const int fd = platform::cloexec_accept(m_listen, false);
       if (fd < 0) {
         return;
       }

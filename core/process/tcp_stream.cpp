@@ -1,3 +1,4 @@
+#include "core/platform/platform.hpp"
 #include "core/process/stream.hpp"
 
 #include <fmt/format.h>
@@ -37,7 +38,7 @@ public:
   }
   long write_some(const char* data, std::size_t size) override
   {
-    auto n = ::send(m_fd, data, size, MSG_NOSIGNAL);
+    auto n = platform::send_nosignal(m_fd, data, size, 0);
     if (n >= 0) {
       return n;
     }
@@ -85,7 +86,7 @@ Result<std::unique_ptr<Stream>> connect_tcp(const std::string& host, int port, i
   }
   std::string why = "no address";
   for (auto* a = found; a != nullptr; a = a->ai_next) {
-    int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    int fd = platform::cloexec_socket(a->ai_family, a->ai_socktype, a->ai_protocol);
     if (fd < 0) {
       why = std::strerror(errno);
       continue;
@@ -110,7 +111,7 @@ Result<std::unique_ptr<Stream>> TcpOpener::open_stream(const std::string& host, 
 
 Result<int> listen_local(int port)
 {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = platform::cloexec_socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) {
     return fail(ErrorCode::io, fmt::format("cannot create a socket: {}", std::strerror(errno)));
   }

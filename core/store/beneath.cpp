@@ -1,5 +1,6 @@
 #include "core/store/beneath.hpp"
 
+#include "core/platform/platform.hpp"
 #include "core/random.hpp"
 
 #include <fmt/format.h>
@@ -13,11 +14,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#if defined(__linux__)
-#include <linux/openat2.h>
-#include <sys/syscall.h>
-#endif
 
 namespace rv::store {
 namespace {
@@ -48,20 +44,11 @@ std::pair<std::string_view, std::string> split_leaf(std::string_view rel)
 }
 
 // The directory `rel` below `root` in one call, when the kernel can refuse every symlink and
-// every escape on the way itself (openat2, Linux 5.6); an invalid descriptor otherwise.
+// every escape on the way itself (openat2, Linux 5.6: core/platform/); an invalid descriptor
+// otherwise.
 UniqueFd open_beneath_fast(int root, std::string_view rel)
 {
-#if defined(__linux__) && defined(SYS_openat2)
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  const std::string path(rel);
-  return UniqueFd(static_cast<int>(::syscall(SYS_openat2, root, path.c_str(), &how, sizeof how)));
-#else
-  (void)root;
-  (void)rel;
-  return UniqueFd();
-#endif
+  return UniqueFd(platform::open_dir_beneath(root, std::string(rel)));
 }
 
 } // namespace

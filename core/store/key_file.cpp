@@ -1,4 +1,5 @@
 #include "core/store/key_file.hpp"
+#include "core/platform/platform.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,13 +19,8 @@ constexpr std::size_t k_key_hex = 64;
 Result<std::string> random_hex()
 {
   std::array<unsigned char, k_key_hex / 2> bytes{};
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    auto n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
-    if (n < 0 && errno != EINTR) {
-      return fail(ErrorCode::io, fmt::format("cannot read random bytes: {}", std::strerror(errno)));
-    }
-    got += n > 0 ? static_cast<std::size_t>(n) : 0;
+  if (!platform::random_bytes(bytes.data(), bytes.size())) {
+    return fail(ErrorCode::io, fmt::format("cannot read random bytes: {}", std::strerror(errno)));
   }
   std::string hex;
   for (auto b : bytes) {
