@@ -1,6 +1,7 @@
 #include "app/settings.hpp"
 
 #include "core/duration.hpp"
+#include "core/number.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -87,9 +88,9 @@ Result<std::map<std::string, double>> parse_su_weights(const std::string& text)
     const auto eq = item.find('=');
     const std::string host(text::trim(item.substr(0, eq == std::string_view::npos ? item.size() : eq)));
     const std::string value(eq == std::string_view::npos ? std::string_view() : text::trim(item.substr(eq + 1)));
-    double w = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), w);
-    if (host.empty() || value.empty() || ec != std::errc{} || end != value.data() + value.size() || !(w > 0)) {
+    const auto parsed = text::parse_double(value);
+    const double w = parsed.value_or(0);
+    if (host.empty() || value.empty() || !parsed || !(w > 0)) {
       return fail(
           ErrorCode::config,
           fmt::format("su_weights item '{}' is not HOST=WEIGHT with a weight above 0", std::string(text::trim(item))),

@@ -2,6 +2,7 @@
 
 #include "core/checked.hpp"
 #include "core/model/cluster.hpp"
+#include "core/number.hpp"
 
 #include <fmt/format.h>
 
@@ -29,8 +30,9 @@ bool parse_decimal(std::string_view s, double& out)
   if (s.empty() || s.front() == '-' || s.front() == '+') {
     return false;
   }
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc{} && p == s.data() + s.size() && std::isfinite(out);
+  const auto v = text::parse_double(s);
+  out = v.value_or(0);
+  return v && std::isfinite(*v);
 }
 
 enum class Clock { ok, malformed, overflow };

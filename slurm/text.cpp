@@ -1,5 +1,7 @@
 #include "slurm/text.hpp"
 
+#include "core/number.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -63,9 +65,8 @@ std::optional<std::int64_t> to_bounded(std::string_view s, std::int64_t most)
 std::optional<double> to_double(std::string_view s)
 {
   s = trim(s);
-  double v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc{} || p != s.data() + s.size() || !std::isfinite(v)) {
+  const auto v = rv::text::parse_double(s);
+  if (!v || !std::isfinite(*v)) {
     return std::nullopt;
   }
   return v;
