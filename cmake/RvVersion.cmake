@@ -1,9 +1,15 @@
 # Writes OUT (a header with RV_COMMIT and RV_BUILD_DATE) from `git describe` and today's date (UTC;
 # SOURCE_DATE_EPOCH when set, as scripts/release.sh sets it to the commit's time), only when it
 # changes, so a rebuild after a commit shows the new commit in `rv --version` without reconfiguring.
+# A source tarball (scripts/release.sh --source) has no .git: its .rv-commit file names the commit.
 # Run as: cmake -DSRC=<source dir> -DOUT=<header> -P RvVersion.cmake
-execute_process(COMMAND git -C "${SRC}" describe --always --dirty --abbrev=10
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(EXISTS "${SRC}/.rv-commit")
+  file(STRINGS "${SRC}/.rv-commit" commit LIMIT_COUNT 1)
+  set(rc 0)
+else()
+  execute_process(COMMAND git -C "${SRC}" describe --always --dirty --abbrev=10
+                  OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(commit "unknown")
 endif()

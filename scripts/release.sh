@@ -4,6 +4,10 @@
 #
 #   bash scripts/release.sh [CMAKE_ARG...]  ->  dist/rv-<version>-linux-x86_64.tar.gz and .sha256
 #   RV_RELEASE_ARCH=aarch64 bash scripts/release.sh  ->  dist/rv-<version>-linux-aarch64.tar.gz
+#   bash scripts/release.sh --source  ->  dist/rv-<version>.tar.gz and .sha256 (the commit's source,
+#       what the Homebrew formula builds) and dist/rv.rb (packaging/homebrew/rv.rb with the
+#       tarball's URL, RV_RELEASE_URL/rv-<version>.tar.gz (default file://DIST), its SHA-256 and
+#       RV_RELEASE_HOMEPAGE (default RV_RELEASE_URL) filled in)
 #
 # CMAKE_ARGs go to the first configure, e.g. -DRV_LIBSSH_A=/path/libssh.a to link another libssh
 # (LICENSES says why that matters).
@@ -36,6 +40,35 @@ die() {
   [[ -z ${2:-} ]] || printf 'release: hint: %s\n' "$2" >&2
   exit 1
 }
+
+# --source: the source tarball of HEAD (git archive: the commit's files and times, nothing
+# untracked) with .rv-commit (what `rv --version` names without .git, cmake/RvVersion.cmake),
+# and the Homebrew formula that builds it.
+if [[ ${1:-} == --source ]]; then
+  if ! git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+    die "--source needs the git checkout (git and $root/.git)"
+  fi
+  version=$(sed -n 's/^project(rv VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+  [[ -n $version ]] || die "no version in CMakeLists.txt's project()"
+  [[ -z $(git -C "$root" status --porcelain --untracked-files=no) ]] ||
+    log "warning: the working tree has uncommitted changes: the tarball holds HEAD ($(git -C "$root" rev-parse --short HEAD)) without them"
+  name=rv-$version
+  install -d "$dist"
+  extra=$(mktemp -d)
+  trap 'rm -rf "$extra"' EXIT
+  git -C "$root" describe --always --abbrev=10 >"$extra/.rv-commit"
+  git -C "$root" archive --format=tar --prefix="$name/" --add-file="$extra/.rv-commit" HEAD |
+    gzip -9 -n >"$dist/$name.tar.gz.tmp"
+  mv "$dist/$name.tar.gz.tmp" "$dist/$name.tar.gz"
+  (cd "$dist" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+  sha=$(cut -d' ' -f1 "$dist/$name.tar.gz.sha256")
+  url=${RV_RELEASE_URL:-file://$dist}/$name.tar.gz
+  sed -e "s|@URL@|$url|" -e "s|@SHA256@|$sha|" -e "s|@HOMEPAGE@|${RV_RELEASE_HOMEPAGE:-${url%/*}}|" \
+    "$root/packaging/homebrew/rv.rb" >"$dist/rv.rb"
+  log "$dist/$name.tar.gz: $(du -k "$dist/$name.tar.gz" | cut -f1) KiB; $dist/rv.rb builds it from $url"
+  cat "$dist/$name.tar.gz.sha256"
+  exit 0
+fi
 
 for lib in libssh.a libcrypto.a libz.a; do
   [[ -f /usr/lib/$multiarch/$lib ]] ||
