@@ -17,6 +17,9 @@ RV_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nloh
 
 # The fuzz targets (scripts/fuzz.sh) need clang 16 and its libFuzzer runtime; CI runs them briefly.
 RV_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
+# The clang + libc++ lane (scripts/libcxx.sh; docs/portability.md) and the Homebrew formula's
+# syntax check (ruby -c, tests/package/test_homebrew.sh).
+RV_LIBCXX_PACKAGES=(clang-16 libc++-16-dev libc++abi-16-dev ruby)
 
 rv_log() { printf 'rv-scripts: %s\n' "$*" >&2; }
 
