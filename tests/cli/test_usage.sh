@@ -39,6 +39,18 @@ run help rnu
 expect 2 'did you mean `rv help run`?' "rv help with a typo"
 run version
 expect 0 "rv 0." "rv version"
+# #40 item 5: rv --version says the version, the commit, the build date, the target triple and
+# whether Kerberos is there, one line each
+run --version
+expect 0 "rv 0." "rv --version"
+[[ $out =~ ^rv\ [0-9]+\.[0-9]+\.[0-9]+\ \(commit\ [^,\ ]+,\ [A-Za-z]+\ build\) ]] ||
+  fail "rv --version: no 'rv VERSION (commit HASH, TYPE build)' first line: $out"
+[[ $out != *"(commit unknown,"* ]] || fail "rv --version: the commit is unknown in a build from git: $out"
+for want in '^built: [0-9]{4}-[0-9]{2}-[0-9]{2}$' '^target: (x86_64|aarch64)-linux-gnu$' '^linked: (static|dynamic)$' \
+  '^kerberos: (yes|no) \(.+\)$'; do
+  grep -Eq "$want" <<<"$out" || fail "rv --version: no line matching $want: $out"
+  checks=$((checks + 1))
+done
 run --help
 expect 0 $'Start here:\n  init' "rv --help groups the commands"
 COLUMNS=50 run up --help
