@@ -22,7 +22,6 @@
 #include <fstream>
 #include <iterator>
 #include <signal.h>
-#include <sstream>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
