@@ -14,8 +14,12 @@ log() { printf 'libcxx: %s\n' "$*" >&2; }
 command -v "$cxx" >/dev/null || { log "error: $cxx not found (apt-get install clang-16 libc++-16-dev libc++abi-16-dev)"; exit 2; }
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-# CPU seconds of this script's children so far (user + system), from bash's `times`.
-cpu_s() { times | awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'; }
+# CPU seconds of this script's children so far (user + system): bash's `times`, run in this shell
+# (in a $(...) it would count the subshell's children only).
+cpu_s() {
+  times >"$build/lane-times"
+  awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$build/lane-times"
+}
 t0=$SECONDS
 mkdir -p "$build"
 if [[ ! -f $build/build.ninja ]]; then
@@ -26,11 +30,13 @@ if [[ ! -f $build/build.ninja ]]; then
     { cat "$build/lane-configure.log" >&2; log "error: cmake could not configure $build"; exit 2; }
 fi
 if ! cmake --build "$build" -j "$jobs" >"$build/lane-build.log" 2>&1; then
+  cpu_s >"$build/lane-cpu"
   grep -E 'error:|FAILED:' "$build/lane-build.log" | head -40 >&2
-  log "error: the clang + libc++ build failed ($build/lane-build.log) after $((SECONDS - t0)) s, $(cpu_s) CPU s"
+  log "error: the clang + libc++ build failed ($build/lane-build.log) after $((SECONDS - t0)) s, $(cat "$build/lane-cpu") CPU s"
   exit 1
 fi
-log "built everything in $((SECONDS - t0)) s, $(cpu_s) CPU s"
+cpu_s >"$build/lane-cpu"
+log "built everything in $((SECONDS - t0)) s, $(cat "$build/lane-cpu") CPU s"
 # The binary really is libc++'s.
 if ! readelf -d "$build/tests/rv_tests" | grep -q 'libc++'; then
   log "error: $build/tests/rv_tests does not link libc++"
@@ -44,5 +50,6 @@ tail -4 "$build/lane-tests.log" >&2
 skipped=$(grep -c 'RV-TEST-SKIPPED:' "$build/lane-tests.log")
 ((skipped == 0)) || { log "$skipped unit tests SKIPPED (not passed):"; grep 'RV-TEST-SKIPPED:' "$build/lane-tests.log" | sort | uniq -c >&2; }
 ((rc == 0)) || { grep -B2 -A12 'ERROR' "$build/lane-tests.log" | head -80 >&2; log "error: the unit tests failed under libc++"; }
-log "unit tests in $((SECONDS - t1)) s; the lane: $((SECONDS - t0)) s, $(cpu_s) CPU s"
+cpu_s >"$build/lane-cpu"
+log "unit tests in $((SECONDS - t1)) s; the lane: $((SECONDS - t0)) s, $(cat "$build/lane-cpu") CPU s"
 exit "$rc"
