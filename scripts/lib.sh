@@ -21,6 +21,13 @@ RV_FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # syntax check (ruby -c, tests/package/test_homebrew.sh).
 RV_LIBCXX_PACKAGES=(clang-16 libc++-16-dev libc++abi-16-dev ruby)
 
+# The aarch64 lane (scripts/ci_aarch64.sh): the cross compiler, the arm64 -dev packages of what the
+# static rv links (multiarch: rv_install_deps adds the architecture), and qemu to run the result.
+# fmt and spdlog are header-only in the static rv, but their CMake configs are per architecture.
+# shellcheck disable=SC2034  # used by .ci/run
+RV_AARCH64_PACKAGES=(g++-aarch64-linux-gnu libssh-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 libfmt-dev:arm64
+  libspdlog-dev:arm64 qemu-user-static)
+
 rv_log() { printf 'rv-scripts: %s\n' "$*" >&2; }
 
 # Every package rv needs to build, test and run its testbed.
@@ -30,15 +37,68 @@ rv_packages() {
 }
 
 # apt-get install the build and testbed packages (always: bootstrap is for fresh machines), and
-# any further packages named, in the same apt-get call.
+# any further packages named, in the same apt-get call. A package of another architecture
+# (libssh-dev:arm64) adds that architecture to dpkg first (rv_multiarch_prepare).
 rv_install_deps() {
   local pkgs t0
   mapfile -t pkgs < <(rv_packages)
   pkgs+=("$@")
   t0=$(tb_now)
+  local -a native=()
+  mapfile -t native < <(rv_multiarch_prepare "${pkgs[@]}") || return 1
+  pkgs+=("${native[@]}")
   rv_log "apt-get install ${#pkgs[@]} packages (and their dependencies)"
   tb_apt_install "${pkgs[@]}"
   rv_log "packages installed in $(tb_since "$t0") s"
+}
+
+# rv_multiarch_prepare PKG...: for the packages named with a foreign architecture (NAME:arm64),
+# add that architecture to dpkg and read its package lists, then print the native packages that
+# must be installed with them. A Multi-Arch: same library (libssl3, libssl-dev ...) must have the
+# same version in every architecture; the arm64 copy apt installs is the newest (Debian-Security's),
+# so the native copy already installed, when older, has to move to that version in the same apt
+# call. apt's resolver often does that by itself, but not always (on this project's machine
+# libssl-dev had to be upgraded by hand to match libssl-dev:arm64); naming each such native package
+# makes it so every time, whatever the machine's image holds. A plan that would
+# remove a package is refused: it would take something rv's build or testbed needs.
+rv_multiarch_prepare() {
+  local native pkg arch added=0
+  native=$(dpkg --print-architecture)
+  for pkg in "$@"; do
+    [[ $pkg == *:* ]] || continue
+    arch=${pkg##*:}
+    [[ $arch != "$native" ]] || continue
+    if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+      rv_log "dpkg --add-architecture $arch (for $pkg)"
+      dpkg --add-architecture "$arch"
+      added=1
+    fi
+  done
+  # Nothing foreign asked for: nothing to pin.
+  printf '%s\n' "$@" | grep -q ':' || return 0
+  if ((added == 1)) || [[ -n ${RV_MULTIARCH_UPDATE:-} ]]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >&2 || return 1
+  fi
+  local plan
+  plan=$(DEBIAN_FRONTEND=noninteractive apt-get install -s --no-install-recommends "$@" </dev/null 2>&1) || {
+    printf '%s\n' "$plan" | tail -n 20 >&2
+    rv_log "error: apt cannot install the packages asked for (above)"
+    rv_log "hint: apt-get update, then apt-get install -s ${*} shows why"
+    return 1
+  }
+  if grep -q '^Remv ' <<<"$plan"; then
+    rv_log "error: installing ${*} would remove: $(sed -n 's/^Remv \([^ ]*\).*/\1/p' <<<"$plan" | paste -sd' ')"
+    rv_log "hint: apt-get install -s ${*} shows the plan; remove or upgrade those packages first"
+    return 1
+  fi
+  # Every foreign package the plan installs whose native copy is installed: named natively.
+  local name
+  while read -r name; do
+    [[ -n $name ]] || continue
+    if [[ $(dpkg-query -W -f '${db:Status-Status}' "$name:$native" 2>/dev/null) == installed ]]; then
+      printf '%s:%s\n' "$name" "$native"
+    fi
+  done < <(sed -n 's/^Inst \([^ :]*\):[a-z0-9]* .*/\1/p' <<<"$plan" | sort -u)
 }
 
 # Install only when something is missing: a second test run does not touch apt at all.
