@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The release tarball: a static rv that runs on any x86_64 Linux (kernel 3.2+, any or no glibc),
+# The release tarball: a static rv that runs on any x86_64 or aarch64 Linux (kernel 3.2+, any or no glibc),
 # with its man page, bash/zsh/fish completions, a README and the licences of the code inside.
 #
 #   bash scripts/release.sh [CMAKE_ARG...]  ->  dist/rv-<version>-linux-x86_64.tar.gz and .sha256
 #   RV_RELEASE_ARCH=aarch64 bash scripts/release.sh  ->  dist/rv-<version>-linux-aarch64.tar.gz
+#   RV_RELEASE_ARCH=all bash scripts/release.sh      ->  both, one after the other (CI builds them
+#                                                       in two lanes at once: docs/testing.md)
 #   bash scripts/release.sh --source  ->  dist/rv-<version>.tar.gz and .sha256 (the commit's source,
 #       what the Homebrew formula builds) and dist/rv.rb (packaging/homebrew/rv.rb with the
 #       tarball's URL, RV_RELEASE_URL/rv-<version>.tar.gz (default file://DIST), its SHA-256 and
@@ -21,6 +23,17 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # RV_RELEASE_ARCH=aarch64: cross-built with Debian's g++-aarch64-linux-gnu and the arm64 -dev
 # packages (cmake/toolchains/aarch64-linux-gnu.cmake), in build-release-aarch64/.
 want_arch=${RV_RELEASE_ARCH:-$(uname -m)}
+if [[ $want_arch == all ]]; then
+  if [[ -n ${RV_RELEASE_BUILD_DIR:-} ]]; then
+    printf 'release: error: RV_RELEASE_ARCH=all builds in two directories: RV_RELEASE_BUILD_DIR names one\n' >&2
+    printf 'release: hint: unset RV_RELEASE_BUILD_DIR, or build each architecture on its own\n' >&2
+    exit 2
+  fi
+  for a in "$(uname -m)" aarch64; do
+    RV_RELEASE_ARCH=$a bash "${BASH_SOURCE[0]}" "$@" || exit
+  done
+  exit 0
+fi
 case $want_arch in
   "$(uname -m)")
     build=${RV_RELEASE_BUILD_DIR:-$root/build-release}
@@ -31,7 +44,7 @@ case $want_arch in
     cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake")
     strip=aarch64-linux-gnu-strip multiarch=aarch64-linux-gnu dpkg_arch=:arm64 toolchain_suffix=-arm64-cross
     ;;
-  *) printf 'release: error: no release for %s (x86_64 or aarch64)\n' "$want_arch" >&2 && exit 2 ;;
+  *) printf 'release: error: no release for %s (x86_64, aarch64 or all)\n' "$want_arch" >&2 && exit 2 ;;
 esac
 dist=${RV_DIST_DIR:-$root/dist}
 log() { printf 'release: %s\n' "$*" >&2; }
