@@ -2,6 +2,7 @@
 
 #include "app/init/init.hpp"
 #include "cli/commands.hpp"
+#include "cli/task_file.hpp"
 #include "cli/terminal_input.hpp"
 #include "core/printable.hpp"
 #include "core/secure_memory.hpp"
@@ -325,7 +326,14 @@ void setup_init(CLI::App& app, Context& ctx)
       ->type_name("FINGERPRINT");
   cmd->add_option("--scratch", flags->scratch, "scratch directory for the caches, or 'none' (default: detected)")
       ->type_name("DIR");
-  cmd->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_init_command(*flags, ctx); }; });
+  auto task_file = std::make_shared<bool>(false);
+  cmd->add_flag("--task-file", *task_file,
+                "only write a commented example rv.toml (the run's recipe) in the project; docs/taskfile.md");
+  cmd->callback([&ctx, flags, task_file] {
+    ctx.action = [&ctx, flags, task_file] {
+      return *task_file ? write_example_task_file(ctx) : run_init_command(*flags, ctx);
+    };
+  });
 }
 
 } // namespace rv::cli

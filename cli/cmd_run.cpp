@@ -3,6 +3,7 @@
 #include "cli/after_work.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"
+#include "cli/task_file.hpp"
 #include "templates/render.hpp"
 
 namespace rv::cli {
@@ -11,21 +12,20 @@ namespace {
 struct RunOptions {
   JobFlags job;
   bool follow = false;
+  CLI::App* cmd = nullptr;
 };
 
 Result<int> run_run(RunOptions& opts, Context& ctx)
 {
-  if (ctx.trailing.empty()) {
-    return fail(ErrorCode::usage, "rv run needs a command", "rv run [options] python train.py --lr 3e-4");
-  }
-  app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags); // --dry-run included
-  for (const auto& o : opts.job.smart.outputs) {                    // before any round trip
+  RV_TRY(command, command_or_task_file(ctx.trailing, opts.job, *opts.cmd, ctx)); // a task file (cli/task_file.hpp)
+  app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags);              // --dry-run included
+  for (const auto& o : opts.job.smart.outputs) {                                 // before any round trip
     RV_TRY(ok, templates::check_output_path(o));
     (void)ok;
   }
   RV_TRY(order, job_order(opts.job, ctx));
   RV_TRY(real, ctx.make_env());
-  auto result = app::run_command(real->env, order, ctx.trailing, opts.follow);
+  auto result = app::run_command(real->env, order, command, opts.follow);
   if (opts.follow) {
     real->env.after.requests.clear(); // the race's polls recorded Slurm's estimates
   }
@@ -41,6 +41,8 @@ void setup_run(CLI::App& app, Context& ctx)
   add_plan_flags(cmd, opts->job.plan, true);
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
   add_job_flags(cmd, opts->job);
+  add_task_flags(cmd, opts->job);
+  opts->cmd = cmd;
   cmd->add_option("-o,--output", opts->job.smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "
                   "repeat for more (fetch: rv sync pull REQUEST)")
@@ -55,7 +57,9 @@ void setup_run(CLI::App& app, Context& ctx)
       opts->job.smart.rv_flags.push_back("-" + n);
     }
   }
-  cmd->footer("Options go before CMD; everything from CMD on belongs to CMD (`--` works too).");
+  cmd->footer("Options go before CMD; everything from CMD on belongs to CMD (`--` works too).\n"
+              "A task file instead of CMD (rv run [options] task.toml; rv.toml in the project when no CMD is "
+              "given) holds the command and its resources; flags override its keys (docs/taskfile.md).");
   cmd->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_run(*opts, ctx); }; });
 }
 

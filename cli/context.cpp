@@ -30,6 +30,21 @@ std::string expand_home(const std::string& path)
   return path;
 }
 
+Result<void> set_host_flags(Config& config, const std::vector<std::string>& hosts)
+{
+  if (hosts.empty()) {
+    return {};
+  }
+  // One --host is one cluster, whatever `hosts` the config lists; several are the `hosts` list.
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"host", hosts.front()},
+                                   {"hosts", hosts.size() > 1 ? text::join(hosts, ",") : ""}}) {
+    if (auto r = config.set(key, value, Origin::flag); !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
 Result<void> Context::load_config()
 {
   auto env = environment_map();
@@ -64,14 +79,8 @@ Result<void> Context::load_config()
       {"connect_timeout", &global.connect_timeout},
       {"account", &global.account},
   };
-  if (!global.hosts.empty()) {
-    // One --host is one cluster, whatever `hosts` the config lists; several are the `hosts` list.
-    for (const auto& [key, value] : {std::pair<std::string, std::string>{"host", global.hosts.front()},
-                                     {"hosts", global.hosts.size() > 1 ? text::join(global.hosts, ",") : ""}}) {
-      if (auto r = config.set(key, value, Origin::flag); !r) {
-        return r;
-      }
-    }
+  if (auto r = set_host_flags(config, global.hosts); !r) {
+    return r;
   }
   for (const auto& [key, value] : flags) {
     if (value->has_value()) {

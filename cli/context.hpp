@@ -98,6 +98,10 @@ struct RealEnv {
   RealEnv& operator=(const RealEnv&) = delete;
 };
 
+// --host's list (or a task file's `hosts`) into the config's flag layer: one is `host`, several
+// are `hosts`; none changes nothing.
+Result<void> set_host_flags(Config& config, const std::vector<std::string>& hosts);
+
 // State shared by main and the subcommands.
 struct Context {
   GlobalOptions global;

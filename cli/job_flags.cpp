@@ -64,6 +64,7 @@ Result<app::JobOrder> job_order(const JobFlags& f, Context& ctx)
   order.notify = f.notify;
   order.preflight = !f.no_preflight;
   order.idle_timeout_s = idle_timeout;
+  order.secrets = f.secrets;
   return order;
 }
 

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,8 @@ struct JobFlags {
   std::vector<std::string> env; // --env KEY=VALUE
   bool notify = false;
   bool no_preflight = false;
-  std::string idle_timeout; // --idle-timeout DURATION
+  std::string idle_timeout;                        // --idle-timeout DURATION
+  std::optional<std::vector<std::string>> secrets; // task file [env] secrets, --secret: only these
 };
 
 // Adds the job flags above to `cmd` (the plan's: add_plan_flags, first).

@@ -14,7 +14,9 @@ namespace rv::cli {
 void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
 {
   cmd->add_option("-g,--gpu", f.gpus, "GPUs in total (default 1)");
-  cmd->add_option("-t,--type", f.type, "GPU type or alias (a100, h200, ...); default: any")->type_name("TYPE");
+  cmd->add_option("-t,--type", f.type,
+                  "GPU type or alias (a100, h200, ...), or any of several (a100,h100); default: any")
+      ->type_name("TYPE");
   cmd->add_option("--time", f.time,
                   "work time: 30m, 2h, 1.5h, 1h30m, 3d, 2:59:00, 1-12:00:00, or a bare number of minutes (default 1h)")
       ->type_name("DURATION");
@@ -23,6 +25,7 @@ void add_plan_flags(CLI::App* cmd, PlanFlags& f, bool with_dry_run)
   cmd->add_option("--cpus", f.cpus, "CPUs per node (default: the GPU share of the node)");
   cmd->add_option("--vram", f.vram, "minimum GPU memory in GB (needs VRAM in the site profile)");
   cmd->add_flag("--single-node", f.single_node, "never split the GPUs over several nodes");
+  cmd->add_option("--nodes", f.nodes, "exactly this many nodes, the GPUs split evenly (default: rv chooses)");
   cmd->add_flag("--mig", f.mig, "also consider MIG-like GPU slices (1 GPU only)");
   cmd->add_flag("--time-min", f.time_min, "the job copes with a shortened limit: allow --time-min strategies");
   cmd->add_flag("--checkpoint", f.checkpoint,
@@ -88,7 +91,17 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& 
     }
     r.min_vram_gb = *f.vram;
   }
-  r.single_node = f.single_node;
+  if (f.nodes) {
+    if (*f.nodes < 1 || *f.nodes > f.gpus || f.gpus % *f.nodes != 0) {
+      return fail(ErrorCode::usage, fmt::format("--nodes {} does not split {} GPUs evenly", *f.nodes, f.gpus),
+                  "the GPUs (--gpu) must be a multiple of the nodes: --gpu 8 --nodes 2 is 4 per node");
+    }
+    if (*f.nodes > 1 && f.single_node) {
+      return fail(ErrorCode::usage, fmt::format("--nodes {} and --single-node contradict each other", *f.nodes));
+    }
+    r.nodes = *f.nodes;
+  }
+  r.single_node = f.single_node || (f.nodes && *f.nodes == 1);
   r.allow_mig = f.mig;
   r.allow_time_min = f.time_min;
   r.allow_checkpoint = f.checkpoint || (defaults.checkpoint && !f.no_checkpoint);

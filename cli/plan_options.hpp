@@ -23,6 +23,7 @@ struct PlanFlags {
   std::optional<int> cpus;
   std::optional<int> vram;
   bool single_node = false;
+  std::optional<int> nodes; // --nodes: exactly this many
   bool mig = false;
   bool time_min = false;
   bool checkpoint = false;    // --checkpoint

@@ -9,7 +9,8 @@ export TB_DIR=${TB_DIR:-/tmp/rv-testbed}
 . "$RV_ROOT/testbed/lib.sh"
 
 RV_BUILD_PACKAGES=(cmake ninja-build g++ pkg-config libcli11-dev libfmt-dev nlohmann-json3-dev libspdlog-dev
-  libssh-dev doctest-dev shellcheck rsync git jq python3 dpkg-dev fish tcsh zsh clang-format-16 tmux)
+  libssh-dev libtomlplusplus-dev doctest-dev shellcheck rsync git jq python3 dpkg-dev fish tcsh zsh clang-format-16 tmux)
+# libtomlplusplus-dev: task files (rv.toml), used header-only;
 # jq: integration tests read --json output; python3: bench/ttg; dpkg-dev: dpkg-shlibdeps for the package test;
 # clang-format-16: the lint.format test (tests/lint/format.sh);
 # fish, tcsh, zsh: commands must reach the job intact whatever the login shell, and the completions load

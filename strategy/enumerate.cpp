@@ -277,6 +277,9 @@ Result<Candidates> enumerate_candidates(const model::Cluster& cluster, const Pro
       }
       int g = req.gpus / k;
       auto shape = fmt::format("{}x{}", k, g);
+      if (req.nodes && k != *req.nodes) {
+        continue; // --nodes N: only the N-node split
+      }
       if (k > 1 && (req.single_node || t.mig_like)) {
         impossible.push_back(
             fmt::format("{}: {}", shape, req.single_node ? "--single-node" : "MIG-like slices are single-node"));

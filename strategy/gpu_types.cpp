@@ -124,8 +124,46 @@ std::vector<TypeOnPartition> derive_gpu_types(const model::Cluster& cluster, con
   return out;
 }
 
+namespace {
+Result<TypeSelection> resolve_one_type(const std::string& typed, const std::vector<TypeOnPartition>& types,
+                                       const Profile& profile);
+} // namespace
+
 Result<TypeSelection> resolve_type(const std::string& typed, const std::vector<TypeOnPartition>& types,
                                    const Profile& profile)
+{
+  if (typed.find(',') == std::string::npos) {
+    return resolve_one_type(typed, types, profile);
+  }
+  // Several (a task file's gpu_types, `-t a100,h100`): any of them. Their GRES types are merged;
+  // an alias limited to a partition or a constraint cannot be merged with the others.
+  TypeSelection all;
+  std::vector<std::string> hows;
+  for (const auto one_view : text::split(typed, ",")) {
+    const std::string one(one_view);
+    if (one.empty()) {
+      return fail(ErrorCode::usage, fmt::format("--type '{}' has an empty name", typed), "e.g. -t a100,h100");
+    }
+    RV_TRY(sel, resolve_one_type(one, types, profile));
+    if (!sel.partition.empty() || !sel.constraint.empty() || sel.types.empty()) {
+      return fail(ErrorCode::usage,
+                  fmt::format("--type {}: '{}' is an alias limited to a partition or a constraint", typed, one),
+                  "give such an alias alone");
+    }
+    for (auto& t : sel.types) {
+      if (std::find(all.types.begin(), all.types.end(), t) == all.types.end()) {
+        all.types.push_back(std::move(t));
+      }
+    }
+    hows.push_back(fmt::format("{}: {}", one, sel.how));
+  }
+  all.how = fmt::format("any of several ({})", fmt::join(hows, "; "));
+  return all;
+}
+
+namespace {
+Result<TypeSelection> resolve_one_type(const std::string& typed, const std::vector<TypeOnPartition>& types,
+                                       const Profile& profile)
 {
   std::set<std::string> known;
   for (const auto& t : types) {
@@ -175,5 +213,7 @@ Result<TypeSelection> resolve_type(const std::string& typed, const std::vector<T
   hint += names.empty() ? "this cluster reports no typed GPUs" : fmt::format("known types: {}", fmt::join(names, ", "));
   return fail(ErrorCode::usage, fmt::format("unknown GPU type '{}'", typed), hint);
 }
+
+} // namespace
 
 } // namespace rv::strategy

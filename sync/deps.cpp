@@ -114,6 +114,39 @@ std::string deps_job_setup(const std::string& venv, const DepsFile& deps, const 
          proc::shell_quote("error: installing " + deps.rel_path + " failed") + "; exit 1; }\n";
 }
 
+std::string setup_key(const std::string& setup, const std::vector<LocalEntry>& entries)
+{
+  std::string data = "rv-setup 1\n" + setup + "\n";
+  for (const auto& e : entries) {
+    // NUL-separated fields: no path can fake another entry's.
+    for (const auto& field : {e.path, std::to_string(static_cast<int>(e.type)), std::to_string(e.size),
+                              std::to_string(e.mtime_s), std::to_string(e.mode), e.link_target}) {
+      data += field;
+      data.push_back('\0');
+    }
+    data.push_back('\n');
+  }
+  return sha256_hex(data);
+}
+
+std::string setup_job_lines(const std::string& dir, const std::string& key, const std::string& setup)
+{
+  static const std::string script = R"sh(dir=$1 key=$2 setup=$3
+mkdir -p -- "$dir" || exit 1
+exec 9>"$dir/$key.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+if [ -e "$dir/$key.done" ]; then
+  echo "rv-setup: done before for this content (${key%"${key#????????????}"}); skipped"
+  exit 0
+fi
+echo "rv-setup: running the task's setup"
+bash -c "$setup" || exit
+: >"$dir/$key.done"
+)sh";
+  return proc::shell_join({"bash", "-c", script, "rv-setup", dir, key, setup}) + " || { _rv_log " +
+         proc::shell_quote("error: the task's setup failed") + "; exit 1; }\n";
+}
+
 Result<DepsOutcome> ensure_venv(proc::Runner& remote, const std::string& venv, const DepsFile& deps,
                                 const std::string& file, const std::function<void(std::string_view)>& progress)
 {

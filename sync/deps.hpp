@@ -5,6 +5,7 @@
 
 #include "core/process/runner.hpp"
 #include "core/result.hpp"
+#include "sync/files.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -46,6 +47,16 @@ std::optional<DepsInstall> parse_deps_install(std::string_view name);
 // "error: installing REL_PATH failed" and exit 1. Every value is shell-quoted: a project folder
 // named `it"s` or `a" ; touch PWNED ; "` is text, never script.
 std::string deps_job_setup(const std::string& venv, const DepsFile& deps, const std::string& file);
+
+// A task's set-up (`setup` in a task file, --setup; docs/taskfile.md), kept beside the venv: its
+// content key is the SHA-256 of the set-up line and of every file the project sends (path, type,
+// size, mtime, mode, link target), so it runs again only when one of them changes.
+std::string setup_key(const std::string& setup, const std::vector<LocalEntry>& entries);
+
+// The job-script lines that run `setup` (`bash -c`, in the job's directory, in a subshell) unless
+// DIR/KEY.done exists; under a lock on DIR/KEY.lock, so that concurrent jobs run it once; the mark
+// is written only after success. A failure logs "error: the task's setup failed" and exits 1.
+std::string setup_job_lines(const std::string& dir, const std::string& key, const std::string& setup);
 
 struct DepsOutcome {
   bool installed = false; // false: the venv was already current

@@ -137,6 +137,13 @@ std::string sbatch_header(const Context& ctx)
   if (!o.request_id.empty()) {
     directive(out, "comment", "rv:" + o.request_id);
   }
+  if (!o.dependency.empty()) {
+    // rv run --after (docs/taskfile.md, "Pipelines"): Slurm holds the job until the other request's
+    // job ends; a dependency that can never be met cancels the job (without this line, Slurm keeps it
+    // pending with reason DependencyNeverSatisfied: docs/slurm-quirks.md).
+    directive(out, "dependency", o.dependency);
+    directive(out, "kill-on-invalid-dep", "yes");
+  }
   if (!o.notify_mail_user.empty() && o.strategy_count <= 1) { // fan-outs: notify_start()
     directive(out, "mail-type", "BEGIN,END,FAIL,REQUEUE");
     directive(out, "mail-user", o.notify_mail_user);
@@ -232,6 +239,13 @@ std::string preamble(const Context& ctx)
   }
   if (!o.workdir.empty()) {
     out += fmt::format("\ncd -- {0} || {{ _rv_log \"error: cannot cd to \"{0}; exit 1; }}\n", shell_quote(o.workdir));
+  }
+  if (!o.task_setup.empty()) {
+    out +=
+        "\n# The task's set-up (--setup, a task file's `setup`): once per content (docs/taskfile.md).\n" + o.task_setup;
+    if (!o.task_setup.ends_with("\n")) {
+      out += "\n";
+    }
   }
   out += notify_start(ctx);
   out += watchdog(ctx); // after everything that may still stop the job, before the command

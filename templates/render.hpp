@@ -44,6 +44,8 @@ struct RenderOptions {
   std::vector<std::string> modules; // `module load` each, in order
   std::string setup;                // shell lines run before the venv is activated (in-job dependency install)
   std::string venv;                 // activate <venv>/bin/activate; "" = none
+  std::string dependency; // #SBATCH --dependency (rv run --after): afterok:J?afterok:K, afterany:J:K; "" = none
+  std::string task_setup; // shell lines run in the workdir after the environment, before the command
   std::vector<std::string> outputs; // relative paths copied to RV_OUTPUT_DIR after the command
   std::string signal = "USR1";      // checkpoint signal: USR1, USR2, TERM, INT, HUP, ... (SIG optional)
   std::int64_t signal_lead_s = 300; // checkpoint: signal this long before the allocation ends

@@ -128,6 +128,9 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.race.is_null()) {
     doc["race"] = r.race; // optional, as refanout
   }
+  if (!r.after.is_null()) {
+    doc["after"] = r.after; // optional, as refanout
+  }
   return doc;
 }
 
@@ -163,6 +166,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     }
     r.destination = j.value("destination", "");
     r.race = j.value("race", nlohmann::json());
+    r.after = j.value("after", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");
@@ -207,6 +211,7 @@ nlohmann::json request_options_json(const model::JobRequest& r)
           {"cpus", opt(r.cpus_per_task)},
           {"min_vram_gb", opt(r.min_vram_gb)},
           {"single_node", r.single_node},
+          {"nodes", opt(r.nodes)},
           {"mig", r.allow_mig},
           {"time_min", r.allow_time_min},
           {"checkpoint", r.allow_checkpoint},
@@ -239,6 +244,9 @@ std::optional<model::JobRequest> request_options_from_json(const nlohmann::json&
       r.min_vram_gb = o["min_vram_gb"].get<int>();
     }
     r.single_node = o.value("single_node", false);
+    if (o.value("nodes", nlohmann::json()).is_number_integer()) {
+      r.nodes = o["nodes"].get<int>();
+    }
     r.allow_mig = o.value("mig", false);
     r.allow_time_min = o.value("time_min", false);
     r.allow_checkpoint = o.value("checkpoint", false);

@@ -100,6 +100,9 @@ struct RequestRecord {
   // Across clusters (docs/multi-cluster.md): {"group": id, "members": [{"id", "host"}...], "chosen":
   // member id or ""}, the same in every member's record; null for a request on one cluster.
   nlohmann::json race;
+  // rv run --after (app/run/after.hpp): {"request": id, "kind": "ok"|"any", "dependency": Slurm's
+  // --dependency}; null for a request that waits for none.
+  nlohmann::json after;
 
   // Not stored: the record as this process last read or wrote it. save() applies only what
   // changed since (three-way merge under the store's lock), so a concurrent rv's changes to

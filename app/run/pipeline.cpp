@@ -24,6 +24,9 @@ templates::WatchdogOptions watchdog_options(std::int64_t idle_timeout_s, const S
 void add_order(RunExtras& extras, const JobOrder& order, const Settings& settings, bool interactive)
 {
   extras.env = order.env;
+  extras.secrets = order.secrets;
+  extras.dependency = order.dependency;
+  extras.after = order.after;
   extras.notify = order.notify;
   extras.preflight = order.preflight;
   extras.watchdog = watchdog_options(order.idle_timeout_s, settings, interactive);

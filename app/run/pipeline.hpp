@@ -10,7 +10,10 @@
 #include "strategy/options.hpp"
 #include "templates/render.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,12 @@ struct JobOrder {
   std::vector<templates::EnvVar> env; // --env KEY=VALUE
   bool notify = false;
   bool preflight = true;
-  std::int64_t idle_timeout_s = 0; // --idle-timeout; 0 = none
+  std::int64_t idle_timeout_s = 0;                 // --idle-timeout; 0 = none
+  std::optional<std::vector<std::string>> secrets; // a task file's [env] secrets: only these
+  // rv run --after (app/run/after.hpp): Slurm's --dependency for every strategy ("" = none) and
+  // the record's `after` (null = none).
+  std::string dependency;
+  nlohmann::json after;
 };
 
 // `rv run CMD...` (-f: `follow`): exits as the job does with -f, else 0 once submitted.

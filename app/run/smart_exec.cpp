@@ -201,7 +201,7 @@ namespace {
 // Pushes the project at `root`, prunes old snapshots, freezes this job's, makes the venv current:
 // where the job runs (the snapshot at cwd's place) and what the request records.
 Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
-                                  const std::vector<std::string>& outputs)
+                                  const std::vector<std::string>& outputs, const std::string& setup = {})
 {
   auto& remote = env.cluster;
   namespace fs = std::filesystem;
@@ -266,6 +266,12 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
       run.extras.setup = sync::deps_job_setup(pushed.layout.venv, *deps, file);
     }
   }
+  if (!setup.empty()) {
+    // The task's set-up: once per content of the project and the line, marked beside the venv.
+    const auto key = sync::setup_key(setup, pushed.selection.entries);
+    run.extras.task_setup = sync::setup_job_lines(pushed.layout.branch_dir + "/setup", key, setup);
+    record["setup"] = {{"line", setup}, {"key", key}};
+  }
   if (!outputs.empty()) {
     spdlog::info("outputs: copied after the job to {}/outputs/<job name>-<job id>; fetch them with `rv sync pull {}`",
                  env.settings.remote_root, run.extras.request_id);
@@ -302,6 +308,25 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
   if (flags.workdir.empty() && !flags.no_sync) {
     RV_TRY_VOID(check_entry_exists(command, analysis, cwd));
   }
+  if (!flags.setup.empty()) {
+    // A set-up runs once per snapshot of the project: the project is synced even when the
+    // command names no local file.
+    if (!flags.workdir.empty() || flags.no_sync) {
+      return fail(ErrorCode::usage,
+                  fmt::format("a setup runs in a snapshot of the project, and {} asks for none",
+                              flags.no_sync ? "--no-sync" : "--workdir"),
+                  "leave out --workdir/--no-sync, or run the set-up as part of the command");
+    }
+    const auto root = sync::find_project_root(cwd);
+    if (!root) {
+      return fail(ErrorCode::usage,
+                  fmt::format("a setup runs in a snapshot of the project, and {} is in none", cwd.string()),
+                  "run rv from the project (a git repository, or a folder with pyproject.toml or requirements.txt)");
+    }
+    RV_TRY(checked, project_root_for(cwd, analysis.entry_file, env.home));
+    spdlog::info("smart execution: the task has a setup; syncing the project {}", checked.string());
+    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup);
+  }
   if (!analysis.names_local_file()) {
     return run; // nothing local: the command runs as typed, in --workdir or the home directory
   }
@@ -318,7 +343,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  return snapshot_project(env, root, analysis.entry_file, flags.outputs);
+  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup);
 }
 
 Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)

@@ -56,6 +56,7 @@ struct SmartRunFlags {
   std::string workdir;               // --workdir: run there, no sync
   bool no_sync = false;              // --no-sync
   std::vector<std::string> outputs;  // --output
+  std::string setup;                 // --setup / a task file's `setup`: once per snapshot content
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
 };
 

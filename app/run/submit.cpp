@@ -59,6 +59,8 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   ro.output_root = paths.outputs;
   ro.cache_root = paths.cache;
   ro.setup = extras.setup;
+  ro.task_setup = extras.task_setup;
+  ro.dependency = extras.dependency;
   ro.venv = extras.venv;
   ro.outputs = extras.outputs;
   ro.secrets_file = rec.secrets_file;
@@ -87,7 +89,8 @@ struct JobSecrets {
   NotifyPlan notify;
 };
 
-Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify)
+Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify,
+                               const std::optional<std::vector<std::string>>& only)
 {
   RV_TRY(stored, env.secrets.load());
   std::vector<secrets::Var> vars;
@@ -95,8 +98,17 @@ Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool not
   for (auto& v : stored) {
     if (v.name == secrets::k_webhook_secret) {
       webhook_secret = std::move(v.value);
-    } else {
+    } else if (!only || std::find(only->begin(), only->end(), v.name) != only->end()) {
       vars.push_back(std::move(v));
+    }
+  }
+  if (only) {
+    for (const auto& name : *only) {
+      const bool have = std::any_of(vars.begin(), vars.end(), [&](const secrets::Var& v) { return v.name == name; });
+      if (!have) {
+        return fail(ErrorCode::usage, fmt::format("the secret {} is not set", name),
+                    fmt::format("rv env set {} (the task file's [env] secrets names it)", name));
+      }
     }
   }
   JobSecrets js;
@@ -125,6 +137,7 @@ void fill_record(Env& env, const SubmitInput& in, const JobSecrets& js, RequestR
   rec.host = env.cluster.where();
   rec.destination = env.destination;
   rec.race = in.extras.race;
+  rec.after = in.extras.after;
   rec.kind = in.kind;
   rec.command = in.shown_command.empty() ? in.command_line : in.shown_command;
   rec.workdir = in.workdir;
@@ -337,7 +350,7 @@ void print_submitted(Env& env, const RequestRecord& rec, bool followed)
 
 std::string program_to_check(const std::string& line, const RunExtras& extras)
 {
-  if (!extras.setup.empty()) {
+  if (!extras.setup.empty() || !extras.task_setup.empty()) {
     return {};
   }
   const auto tokens = command::tokenize(line);
@@ -372,7 +385,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   }
   const SubmitInput in{planned, command_line, workdir, kind, extras, shown_command};
   const std::string request_id = extras.request_id.empty() ? store::new_request_id() : extras.request_id;
-  RV_TRY(js, job_secrets(env, request_id, extras.notify));
+  RV_TRY(js, job_secrets(env, request_id, extras.notify, extras.secrets));
   // The record exists before anything reaches the cluster, the secrets file included: whatever
   // rv leaves there, a record names it (its '~' path resolves on the login node). Nothing
   // submitted or written is ever unknown.

@@ -20,10 +20,16 @@ namespace rv::app {
 // What smart execution adds to `rv run` (app/run/smart_exec.hpp), plus the job's --env variables;
 // all empty when nothing was synced and no --env was given.
 struct RunExtras {
-  std::string request_id;              // made before submission: the snapshot is named after it
-  std::string project_key;             // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
-  std::string setup;                   // shell lines the job runs before activating the venv
-  std::string venv;                    // the project's venv on the cluster
+  std::string request_id;  // made before submission: the snapshot is named after it
+  std::string project_key; // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
+  std::string setup;       // shell lines the job runs before activating the venv
+  std::string venv;        // the project's venv on the cluster
+  std::string task_setup;  // --setup / a task file's `setup`, once per content (sync/deps.hpp)
+  // A task file's [env] secrets (--secret): the job gets only these, and each must be set;
+  // nullopt = every secret `rv env` holds.
+  std::optional<std::vector<std::string>> secrets;
+  std::string dependency;              // rv run --after: #SBATCH --dependency (app/run/after.hpp); "" = none
+  nlohmann::json after;                // recorded as "after"; null = none
   std::vector<std::string> outputs;    // --output paths, relative to the job's directory
   std::vector<templates::EnvVar> env;  // --env KEY=VALUE: exported last, byte for byte
   bool notify = false;                 // --notify: Slurm mail and/or the webhook (app/run/notify.hpp)

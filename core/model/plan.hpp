@@ -24,6 +24,7 @@ struct JobRequest {
   std::optional<int> cpus_per_task;    // per node (one task per node)
   std::optional<int> min_vram_gb;
   bool single_node = false;
+  std::optional<int> nodes; // exactly this many nodes (--nodes); nullopt = the planner chooses
   bool allow_mig = true;
   bool allow_time_min = false;   // the job copes with a shortened limit
   bool allow_checkpoint = false; // opt-in (--checkpoint): the program saves and resumes its state
