@@ -3,6 +3,7 @@
 #include "cli/after_work.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"
+#include "cli/run_after.hpp"
 #include "cli/task_file.hpp"
 #include "templates/render.hpp"
 
@@ -12,6 +13,7 @@ namespace {
 struct RunOptions {
   JobFlags job;
   bool follow = false;
+  std::string after; // --after REQ[:ok|any] (cli/run_after.hpp)
   CLI::App* cmd = nullptr;
 };
 
@@ -25,6 +27,7 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
   }
   RV_TRY(order, job_order(opts.job, ctx));
   RV_TRY(real, ctx.make_env());
+  RV_TRY_VOID(apply_after(opts.after, order, *real, ctx));
   auto result = app::run_command(real->env, order, command, opts.follow);
   if (opts.follow) {
     real->env.after.requests.clear(); // the race's polls recorded Slurm's estimates
@@ -42,6 +45,7 @@ void setup_run(CLI::App& app, Context& ctx)
   cmd->add_flag("-f,--follow", opts->follow, "wait for the winner, stream its log, exit with the job's status");
   add_job_flags(cmd, opts->job);
   add_task_flags(cmd, opts->job);
+  add_after_flag(cmd, opts->after);
   opts->cmd = cmd;
   cmd->add_option("-o,--output", opts->job.smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "

@@ -42,7 +42,8 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
   if (ctx.global.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& o : outcomes) {
-      arr.push_back({{"request", o.id}, {"cancelled", o.cancelled}, {"already_ended", o.ended}});
+      arr.push_back(
+          {{"request", o.id}, {"cancelled", o.cancelled}, {"already_ended", o.ended}, {"because", o.because}});
     }
     print_json(arr);
     return 0;
@@ -50,7 +51,8 @@ Result<int> run_stop(const StopOptions& opts, Context& ctx)
   for (const auto& o : outcomes) {
     std::fputs((o.cancelled.empty()
                     ? fmt::format("request {} already ended ({}); nothing to do\n", o.id, o.ended)
-                    : fmt::format("stopped request {}: cancelled {}\n", o.id, fmt::join(o.cancelled, " ")))
+                    : fmt::format("stopped request {}: cancelled {}{}\n", o.id, fmt::join(o.cancelled, " "),
+                                  o.because.empty() ? "" : " (" + o.because + ")"))
                    .c_str(),
                stdout);
   }

@@ -1,5 +1,7 @@
 #include "app/manage/manage.hpp"
 
+#include "app/run/after.hpp"
+
 #include "app/request/cluster_race.hpp"
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
@@ -53,7 +55,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
       if (request_finished(m.rec)) {
         continue;
       }
-      StopOutcome o{m.rec.id, {}, {}};
+      StopOutcome o{m.rec.id, {}, {}, {}};
       for (const auto& j : m.rec.jobs) {
         if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
           o.cancelled.push_back(j.job_id);
@@ -74,10 +76,10 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
   }
   for (auto& r : targets) {
     if (!same_host(r, here)) {
-      outcomes.push_back({r.id, {}, std::string(to_string(r.state))}); // ended, on another host: nothing to do here
+      outcomes.push_back({r.id, {}, std::string(to_string(r.state)), {}}); // ended, on another host: nothing to do here
       continue;
     }
-    StopOutcome o{r.id, {}, {}};
+    StopOutcome o{r.id, {}, {}, {}};
     for (auto& j : r.jobs) {
       if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
         o.cancelled.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
@@ -102,6 +104,35 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
     outcomes.push_back(std::move(o));
   }
   remove_secrets(env.cluster, env.requests, with_secrets, true);
+  // What waited for a stopped request's success can never start: stop it too, saying why.
+  std::vector<std::string> stopped;
+  for (const auto& o : outcomes) {
+    if (!o.cancelled.empty()) {
+      stopped.push_back(o.id);
+    }
+  }
+  if (stopped.empty()) {
+    return outcomes;
+  }
+  RV_TRY(all, load_requests(env.requests));
+  for (const auto& id : stopped) {
+    std::vector<RequestRecord> waiting;
+    for (auto& d : dependents_of(all, id)) {
+      if (d.after.value("kind", "ok") == "ok" && same_host(d, here)) {
+        waiting.push_back(std::move(d));
+      }
+    }
+    if (waiting.empty()) {
+      continue;
+    }
+    RV_TRY(more, stop_requests(env, waiting));
+    for (auto& m : more) {
+      if (m.because.empty()) {
+        m.because = fmt::format("it ran --after {}:ok, and {} was stopped, so it could never start", id, id);
+      }
+      outcomes.push_back(std::move(m));
+    }
+  }
   return outcomes;
 }
 

@@ -19,11 +19,14 @@ struct StopOutcome {
   std::string id;
   std::vector<std::string> cancelled; // job ids cancelled now
   std::string ended;                  // when nothing was live: how it had ended (TIMEOUT, done, ...)
+  std::string because;                // a dependent stopped with the request it waited for (rv run --after)
 };
 
 // Cancels the live jobs of `targets` (by id and the request's job name: an id Slurm has reused for
 // another job is left alone), deletes their secrets files, records them cancelled. A request whose
 // jobs have all ended keeps its state (a TIMEOUT stays a TIMEOUT): its outcome says how it ended.
+// The requests that wait for a stopped one's success (rv run --after REQ:ok, app/run/after.hpp) can
+// never start: they are stopped too, their outcomes saying why (`because`).
 Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestRecord>& targets);
 
 struct LogsRequest {

@@ -230,6 +230,19 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     if (request_finished(r) && !is_final_state(r.state)) {
       const auto* w = r.winner_job();
       r.state = w ? ended_state(w->state) : RequestState::failed;
+      if (!w && r.after.is_object() && r.after.contains("dependency") &&
+          std::all_of(r.jobs.begin(), r.jobs.end(), [](const JobRecord& j) {
+            return j.job_id.empty() || (j.state.starts_with("CANCELLED") && j.started_at == 0);
+          })) {
+        // rv run --after: Slurm cancelled every job (--kill-on-invalid-dep) because the request it
+        // waited for did not end as needed (docs/taskfile.md, "Pipelines").
+        const auto first = r.after.value("request", "?");
+        r.state = RequestState::cancelled;
+        r.after["cancelled"] = fmt::format("{} did not succeed, so --after {}:{} could never start", first, first,
+                                           r.after.value("kind", "ok"));
+        report.notes.push_back(
+            fmt::format("request {} was cancelled: {}", r.id, r.after["cancelled"].get<std::string>()));
+      }
       changed = true;
     }
     if (changed) {

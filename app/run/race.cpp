@@ -142,6 +142,17 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
                   stats.error().hint);
     }
     const auto code = stats.error().code;
+    if (rec.after.is_object() && rec.after.contains("dependency") && code == ErrorCode::slurm_rejected) {
+      // rv run --after: Slurm cancelled every sibling (--kill-on-invalid-dep), the request it waited
+      // for having ended otherwise than needed (app/run/after.hpp).
+      const auto first = rec.after.value("request", "?");
+      const auto why = fmt::format("{} did not succeed, so --after {}:{} could never start", first, first,
+                                   rec.after.value("kind", "ok"));
+      rec.after["cancelled"] = why;
+      l.finish(RequestState::cancelled);
+      return fail(code, fmt::format("request {} was cancelled: {}", rec.id, why),
+                  fmt::format("rv logs {} says why it failed", first));
+    }
     l.finish(code == ErrorCode::interrupted || code == ErrorCode::timeout ? RequestState::cancelled
                                                                           : RequestState::failed);
     return std::unexpected(stats.error());

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# rv run --after (#42 item 2, docs/taskfile.md "Pipelines") on the real cluster:
+#   A. afterok chain of three: A succeeds, B (--after A) fails, C (--after B) is cancelled by Slurm
+#      (--kill-on-invalid-dep) and rv says why; B and C were submitted while A (then B) still raced.
+#   B. afterany: the same chain, C (--after B:any) runs after B's failure.
+#   C. after an ended request: --after B:ok is refused before anything is sent; :any submits.
+#   D. rv stop A stops what waits for A's success, saying why; an :any dependent is left to run.
+# ~2 min.
+# testbed-lock: exclusive (submits jobs or changes the cluster)
+# shellcheck source=tests/integration/lib.sh
+. "$RV_SOURCE_DIR/tests/integration/lib.sh"
+
+export RV_STATE_DIR=$IT_DIR/state
+NAME=rv-it-after-$$
+cleanup_jobs() {
+  local ids
+  ids=$(squeue -h -u "$TB_SSH_USER" -o '%i %j' 2>/dev/null | awk -v p="$NAME" 'index($2, p) == 1 { print $1 }')
+  # shellcheck disable=SC2086  # one word per job id
+  [[ -z $ids ]] || scancel $ids 2>/dev/null || true
+}
+trap 'cleanup_jobs; it_cleanup' EXIT
+t=$(it_gpu_types | head -n1)
+submit() { # NAME-SUFFIX rv-run-args...: rv run without -f; prints the request id
+  local suffix=$1
+  shift
+  run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-$suffix" "$@"
+  assert_rc 0 "rv run $suffix"
+  it_request_id "$IT_DIR/out"
+}
+state_of() { jq -r .state "$(record_of "$1")"; }
+refreshed_state() { ssh_rv ps -a >/dev/null 2>&1 || true; state_of "$1"; }
+
+# ---- A. afterok: A ok, B fails, C never starts ----
+a=$(submit a1 -- 'sleep 6; echo A-ran')
+b=$(submit b1 --after "$a" -- 'echo B-ran; exit 3')
+dep_b=$(jq -r .after.dependency "$(record_of "$b")")
+assert_match "$dep_b" "^afterok:[0-9]+" "B depends on A's job(s) with afterok"
+assert_eq "$a" "$(jq -r .after.request "$(record_of "$b")")" "B's record names A"
+bjob=$(jq -r '.jobs[0].job_id' "$(record_of "$b")")
+assert_contains "$(scontrol show job "$bjob")" "Dependency=afterok:" "Slurm holds B with the dependency"
+c_run_started=$SECONDS
+run ssh_rv run -f -g 1 -t "$t" --time 5m --name "$NAME-c1" --after "$b" -- 'echo C-ran'
+c=$(it_request_id "$IT_DIR/out")
+[[ $RUN_RC != 0 ]] || it_fail "C must not succeed" "$(it_last_run)"
+assert_not_contains "$RUN_OUT" "C-ran" "C never ran"
+assert_contains "$RUN_ERR" "request $c was cancelled: $b did not succeed, so --after $b:ok could never start" \
+  "the message says why"
+assert_eq "cancelled" "$(state_of "$c")" "C recorded cancelled"
+assert_eq "done" "$(refreshed_state "$a")" "A succeeded"
+assert_eq "failed" "$(refreshed_state "$b")" "B failed"
+pass "A. afterok chain: A done, B failed, C cancelled by Slurm with rv's message ($((SECONDS - c_run_started)) s)"
+
+# ---- B. afterany: C runs after B's failure ----
+a=$(submit a2 -- 'sleep 4; echo A-ran')
+b=$(submit b2 --after "$a" -- 'exit 3')
+run ssh_rv run -f -g 1 -t "$t" --time 5m --name "$NAME-c2" --after "$b:any" -- 'echo C-ran'
+assert_rc 0 "C (--after B:any) runs"
+assert_contains "$RUN_OUT" "C-ran" "C's command ran"
+c=$(it_request_id "$IT_DIR/out")
+assert_match "$(jq -r .after.dependency "$(record_of "$c")")" "^afterany:" "C depends with afterany"
+assert_eq "failed" "$(refreshed_state "$b")" "B failed"
+pass "B. afterany chain: C ran after B failed"
+
+# ---- C. after a request that has ended ----
+run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-c3" --after "$b" -- 'echo never'
+assert_rc 2 "--after a failed request (ok) is refused"
+assert_contains "$RUN_ERR" "request $b failed, so --after $b:ok can never start" "it says why"
+assert_contains "$RUN_ERR" "--after $b:any" "the hint names :any"
+run ssh_rv run -f -g 1 -t "$t" --time 5m --name "$NAME-c3" --after "$b:any" -- 'echo after-ended'
+assert_rc 0 "--after an ended request with :any runs at once"
+assert_contains "$RUN_OUT" "after-ended" "it ran"
+assert_eq "null" "$(jq -c .after.dependency "$(record_of "$(it_request_id "$IT_DIR/out")")")" "no Slurm dependency"
+run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-c3" --after "nosuchreq" -- 'true'
+assert_rc 2 "--after an unknown request"
+run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-c3" --after "$a:maybe" -- 'true'
+assert_rc 2 "--after REQ:maybe"
+assert_contains "$RUN_ERR" "neither ok nor any" "it says what is allowed"
+pass "C. an ended request: ok after a failure refused, :any runs at once; unknown request and kind refused"
+
+# ---- D. rv stop A stops the requests that wait for its success ----
+a=$(submit a4 -- 'sleep 300')
+b=$(submit b4 --after "$a" -- 'echo never')
+c=$(submit c4 --after "$b" -- 'echo never')
+d=$(submit d4 --after "$a:any" -- 'echo D-ran')
+run ssh_rv stop "$a"
+assert_rc 0 "rv stop A"
+assert_contains "$RUN_OUT" "stopped request $a" "A stopped"
+assert_contains "$RUN_OUT" "stopped request $b" "B (--after A) stopped too"
+assert_contains "$RUN_OUT" "it ran --after $a:ok, and $a was stopped, so it could never start" "B: why"
+assert_contains "$RUN_OUT" "stopped request $c" "C (--after B) stopped too: the chain goes on"
+assert_not_contains "$RUN_OUT" "stopped request $d" "D (--after A:any) is left to run"
+for r in "$a" "$b" "$c"; do assert_eq "cancelled" "$(state_of "$r")" "request $r cancelled"; done
+run ssh_rv logs -f "$d"
+assert_rc 0 "D runs after A's end"
+assert_contains "$RUN_OUT" "D-ran" "D's command ran"
+pass "D. rv stop A: B and C (afterok chain) stopped with why; D (afterany) ran"
