@@ -33,7 +33,7 @@ struct TaskFile {
   std::optional<std::vector<std::string>> hosts;
   // [env]
   std::optional<std::vector<std::string>> secrets;       // names of `rv env` secrets the job needs
-  std::vector<std::pair<std::string, std::string>> vars; // in the file's order
+  std::vector<std::pair<std::string, std::string>> vars; // by name (toml++ sorts a table's keys)
 };
 
 // Reads `text` (the content of the file `path`). Every mistake is one usage error that starts

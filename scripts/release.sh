@@ -167,6 +167,7 @@ fmt|libfmt-dev|lib|MIT
 spdlog|libspdlog-dev|lib|MIT
 nlohmann/json|nlohmann-json3-dev|all|MIT
 CLI11|libcli11-dev|all|BSD-3-Clause
+toml++|libtomlplusplus-dev|all|MIT
 EOF
 } >"$top/LICENSES"
 for text in LGPL-2.1 GPL-3 Apache-2.0; do

@@ -170,11 +170,4 @@ std::vector<RequestRecord> dependents_of(const std::vector<RequestRecord>& reque
   return out;
 }
 
-std::string dependent_cancelled_line(const RequestRecord& dependent)
-{
-  const auto first = dependent.after.value("request", "?");
-  return fmt::format("request {} (rv run --after {}:{}) can never start: {} did not succeed; Slurm cancels its jobs",
-                     dependent.id, first, dependent.after.value("kind", "ok"), first);
-}
-
 } // namespace rv::app

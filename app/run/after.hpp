@@ -61,8 +61,4 @@ Result<void> may_start_after(const RequestRecord& first, const AfterSpec& spec);
 // The active requests of `store` that wait for request `id` (their `after` names it).
 std::vector<RequestRecord> dependents_of(const std::vector<RequestRecord>& requests, const std::string& id);
 
-// The line `rv ps`/`rv stop` say about a dependent request that Slurm cancelled (or will) because
-// what it waited for did not end as needed.
-std::string dependent_cancelled_line(const RequestRecord& dependent);
-
 } // namespace rv::app

@@ -1,7 +1,7 @@
 # Cross-building rv for 64-bit Arm Linux on Debian 12 (the aarch64 release tarball: scripts/release.sh
 # with RV_RELEASE_ARCH=aarch64). Needs `dpkg --add-architecture arm64` and g++-aarch64-linux-gnu,
 # libssh-dev:arm64, libssl-dev:arm64, zlib1g-dev:arm64, libfmt-dev:arm64, libspdlog-dev:arm64
-# (header-only CLI11, nlohmann-json and doctest serve both). Built programs run under
+# (header-only CLI11, nlohmann-json, toml++ and doctest serve both). Built programs run under
 # qemu-user-static (CMAKE_CROSSCOMPILING_EMULATOR: the man page and completions, the tests).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)

@@ -68,8 +68,9 @@ TEST_CASE("task file: every key is read")
   CHECK(f.checkpoint == true);
   CHECK(f.hosts == std::vector<std::string>{"rvtb", "rvtb2"});
   CHECK(f.secrets == std::vector<std::string>{"HF_TOKEN", "WANDB_API_KEY"});
+  // By name (toml++ keeps a table's keys sorted): each is exported on its own, so their order does not matter.
   const std::vector<std::pair<std::string, std::string>> vars = {
-      {"WANDB_MODE", "offline"}, {"SEED", "7"}, {"FAST", "true"}, {"NOTE", "two words; $HOME"}};
+      {"FAST", "true"}, {"NOTE", "two words; $HOME"}, {"SEED", "7"}, {"WANDB_MODE", "offline"}};
   CHECK(f.vars == vars);
 }
 
@@ -216,7 +217,7 @@ TEST_CASE("task file: every key sets its flag")
   CHECK(flags.smart.outputs == std::vector<std::string>{"results/", "ckpt/last.pt"});
   CHECK(flags.smart.setup == "pip install -r requirements.txt");
   CHECK(flags.secrets == std::vector<std::string>{"HF_TOKEN", "WANDB_API_KEY"});
-  CHECK(flags.env == std::vector<std::string>{"WANDB_MODE=offline", "SEED=7", "FAST=true", "NOTE=two words; $HOME"});
+  CHECK(flags.env == std::vector<std::string>{"FAST=true", "NOTE=two words; $HOME", "SEED=7", "WANDB_MODE=offline"});
   // The result goes through the flags' own checks.
   auto request = rv::cli::to_request(flags.plan);
   REQUIRE(request.has_value());
@@ -256,7 +257,7 @@ TEST_CASE("task file: flags given on the command line win")
   CHECK(flags.smart.setup == "true");
   CHECK(flags.secrets == std::vector<std::string>{"OTHER"});
   // --env SEED=1 wins for SEED only; the file's other vars come first, so --env is exported last.
-  CHECK(flags.env == std::vector<std::string>{"WANDB_MODE=offline", "FAST=true", "NOTE=two words; $HOME", "SEED=1"});
+  CHECK(flags.env == std::vector<std::string>{"FAST=true", "NOTE=two words; $HOME", "WANDB_MODE=offline", "SEED=1"});
 }
 
 TEST_CASE("task file: checkpoint = false turns the config's default off, as --no-checkpoint")

@@ -95,3 +95,27 @@ TEST_CASE("gpu types: --type resolution")
   REQUIRE_FALSE(far);
   CHECK(far.error().hint.starts_with("known types:"));
 }
+
+TEST_CASE("gpu types: several types at once (-t a,b; a task file's gpu_types)")
+{
+  auto profile = test::campus_profile();
+  auto types = derive_gpu_types(test::campus(), profile);
+  auto two = resolve_type("v100,HOPPER", types, profile);
+  REQUIRE(two);
+  CHECK(two->types == std::vector<std::string>{"v100", "h200"});
+  CHECK(two->partition.empty());
+  CHECK(two->how.starts_with("any of several"));
+  auto repeated = resolve_type("v100,v100", types, profile);
+  REQUIRE(repeated);
+  CHECK(repeated->types == std::vector<std::string>{"v100"});
+  auto unknown = resolve_type("v100,h20", types, profile);
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message == "unknown GPU type 'h20'");
+  auto empty = resolve_type("v100,", types, profile);
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().message == "--type 'v100,' has an empty name");
+  // An alias limited by a constraint cannot be merged with other types.
+  auto limited = resolve_type("a100,v100", types, profile);
+  REQUIRE_FALSE(limited);
+  CHECK(limited.error().message == "--type a100,v100: 'a100' is an alias limited to a partition or a constraint");
+}

@@ -1,10 +1,12 @@
 // Dependency files and the hash that decides whether the venv is reinstalled.
 
+#include "core/process/shell.hpp"
 #include "sync/deps.hpp"
 #include "sync/hash.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <unistd.h>
 
@@ -59,4 +61,69 @@ TEST_CASE("sync: the install argv passes venv, hash, kind and file as positional
   CHECK(argv[5] == "abc");
   CHECK(argv[7] == "/snap/requirements.txt");
   CHECK(deps_script().find(".rv-deps-hash") != std::string::npos);
+}
+
+TEST_CASE("sync: a task's set-up key changes with the line and with any file's path, size, mtime or mode")
+{
+  const std::vector<LocalEntry> files = {{"train.py", EntryType::file, 10, 100, 0644, ""},
+                                         {"data/link", EntryType::symlink, 0, 100, 0777, "../x"}};
+  const auto key = setup_key("pip install -e .", files);
+  CHECK(key.size() == 64);
+  CHECK(key == setup_key("pip install -e .", files)); // the same content, the same key
+  CHECK(key != setup_key("pip install -e . ", files));
+  for (int field = 0; field < 5; ++field) {
+    auto changed = files;
+    switch (field) {
+    case 0:
+      changed[0].path = "train2.py";
+      break;
+    case 1:
+      changed[0].size = 11;
+      break;
+    case 2:
+      changed[0].mtime_s = 101;
+      break;
+    case 3:
+      changed[0].mode = 0755;
+      break;
+    default:
+      changed[1].link_target = "../y";
+      break;
+    }
+    CAPTURE(field);
+    CHECK(key != setup_key("pip install -e .", changed));
+  }
+  CHECK(key != setup_key("pip install -e .", {files[0]})); // a file removed
+}
+
+TEST_CASE("sync: the set-up lines run it once per key, under a lock, and mark it only after success")
+{
+  using rv::proc::shell_quote;
+  const auto dir = fs::temp_directory_path() / ("rv-setup-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto count = dir / "count";
+  // The job script's _rv_log, then the lines; a quote in the line stays text.
+  const auto lines = [&](const std::string& setup) {
+    return "_rv_log() { printf '%s\\n' \"$*\" >&2; }\n" + setup_job_lines((dir / "marks").string(), "k1", setup);
+  };
+  const std::string setup = "echo \"it's run\" >>" + shell_quote(count.string());
+  auto run = [](const std::string& script) {
+    return std::system(("bash -c " + shell_quote(script) + " >/dev/null 2>&1").c_str());
+  };
+  CHECK(run(lines(setup)) == 0);
+  CHECK(run(lines(setup)) == 0); // marked: skipped
+  std::ifstream in(count);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    CHECK(line == "it's run");
+    ++n;
+  }
+  CHECK(n == 1);
+  CHECK(fs::exists(dir / "marks" / "k1.done"));
+  // A failing set-up stops the job (exit 1) and leaves no mark for its key.
+  const auto failing = "_rv_log() { :; }\n" + setup_job_lines((dir / "marks").string(), "k2", "exit 3");
+  CHECK(run(failing) != 0);
+  CHECK_FALSE(fs::exists(dir / "marks" / "k2.done"));
+  fs::remove_all(dir);
 }

@@ -199,6 +199,34 @@ TEST_CASE("templates: a job with a working directory is submitted with --chdir, 
   CHECK(render(c.strategy, c.request, c.options).value().find("#SBATCH --chdir") == std::string::npos);
 }
 
+// rv run --after (app/run/after.hpp): the dependency, and Slurm cancels the job when it can never be met.
+TEST_CASE("templates: a dependency comes with --kill-on-invalid-dep=yes; a line break in it is refused")
+{
+  auto c = golden_cases().front();
+  CHECK(render(c.strategy, c.request, c.options).value().find("--dependency") == std::string::npos);
+  c.options.dependency = "afterok:812?afterok:813";
+  auto script = render(c.strategy, c.request, c.options).value();
+  CHECK(script.find("#SBATCH --dependency=\"afterok:812?afterok:813\"\n#SBATCH --kill-on-invalid-dep=\"yes\"\n") !=
+        std::string::npos);
+  c.options.dependency = "afterok:1\n#SBATCH --x";
+  CHECK_FALSE(render(c.strategy, c.request, c.options).has_value());
+}
+
+// A task file's setup (docs/taskfile.md): after the environment and the cd, before the command.
+TEST_CASE("templates: the task's set-up runs in the job's directory after its environment")
+{
+  auto c = golden_cases().front();
+  c.options.workdir = "/w";
+  c.options.env = {{"SEED", "7"}};
+  c.options.task_setup = "echo task-setup-line\n";
+  auto script = render(c.strategy, c.request, c.options).value();
+  const auto setup = script.find("echo task-setup-line");
+  REQUIRE(setup != std::string::npos);
+  CHECK(script.find("export SEED=") < setup);
+  CHECK(script.find("\ncd -- /w ") < setup);
+  CHECK(setup < script.find("The command exactly as typed"));
+}
+
 TEST_CASE("templates: untyped strategies ask for GPUs per node")
 {
   auto c = golden_cases().front();
