@@ -5,6 +5,9 @@
 #   B. afterany: the same chain, C (--after B:any) runs after B's failure.
 #   C. after an ended request: --after B:ok is refused before anything is sent; :any submits.
 #   D. rv stop A stops what waits for A's success, saying why; an :any dependent is left to run.
+#   E. across clusters (cluster 1's run, with cluster 2 up): A on rvtb2, B on rvtb --after A: rv
+#      answers at once, a background rv waits for A's end there and submits B; after a failed A,
+#      nothing is submitted and its log says why.
 # ~2 min.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
@@ -94,3 +97,52 @@ run ssh_rv logs -f "$d"
 assert_rc 0 "D runs after A's end"
 assert_contains "$RUN_OUT" "D-ran" "D's command ran"
 pass "D. rv stop A: B and C (afterok chain) stopped with why; D (afterany) ran"
+
+# ---- E. across clusters ----
+TB2_DIR=${TB2_DIR:-/tmp/rv-testbed2}
+if [[ ${RV_IT_CLUSTER:-1} == 2 ]]; then
+  printf '%s: E skipped on cluster 2 (cluster 1 runs it, with both locks)\n' "$IT_NAME"
+elif [[ ! -f $TB2_DIR/env ]]; then
+  [[ ${CI:-} != true ]] || it_fail "no second cluster: $TB2_DIR/env is missing (testbed/up.sh --clusters 2)"
+  printf '%s: E: SKIP: no second cluster (start it with testbed/up.sh --clusters 2)\n' "$IT_NAME" >&2
+else
+  RV_TESTBED2_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
+  if ! tb_lock 8 "$RV_TESTBED2_LOCK" exclusive "$IT_NAME"; then
+    it_fail "cluster 2's lock: $(tb_lock_holders "$RV_TESTBED2_LOCK")"
+  fi
+  on2() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb2 "$@"; }
+  run on2 run -g 1 --time 5m --name "$NAME-xa" -- 'sleep 8; echo XA-ran'
+  assert_rc 0 "A on rvtb2"
+  a=$(it_request_id "$IT_DIR/out")
+  run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-xb" --after "$a" -- 'echo XB-ran'
+  assert_rc 0 "B on rvtb --after A on rvtb2 answers at once"
+  assert_contains "$RUN_ERR" "waiting in the background for request $a to end" "it says it waits"
+  assert_eq "0" "$(squeue -h -n "$NAME-xb" | wc -l)" "nothing of B is queued while A runs elsewhere"
+  # shellcheck disable=SC2317  # called through wait_for
+  b_done() {
+    local f
+    f=$(grep -l "\"$NAME-xb\"" "$RV_STATE_DIR"/requests/*.json 2>/dev/null | head -n1)
+    [[ -n $f ]] || return 1
+    sleep 2 # rv ps asks slurmctld: not five times a second
+    ssh_rv ps -a >/dev/null 2>&1 || true
+    [[ $(jq -r .state "$f") == "done" ]]
+  }
+  wait_for 180 b_done
+  b=$(jq -r .id "$(grep -l "\"$NAME-xb\"" "$RV_STATE_DIR"/requests/*.json | head -n1)")
+  assert_eq "done" "$(on2 ps -a >/dev/null 2>&1; state_of "$a")" "A ended on rvtb2"
+  run ssh_rv logs "$b"
+  assert_contains "$RUN_OUT" "XB-ran" "B ran on rvtb after A"
+  assert_eq "$a" "$(jq -r .after.request "$(record_of "$b")")" "B's record names A"
+  # A failed elsewhere: B is never submitted; the background rv's log says why.
+  run on2 run -g 1 --time 5m --name "$NAME-xc" -- 'sleep 3; exit 4'
+  a2=$(it_request_id "$IT_DIR/out")
+  run ssh_rv run -g 1 -t "$t" --time 5m --name "$NAME-xd" --after "$a2" -- 'echo never'
+  assert_rc 0 "B2 --after A2 answers at once"
+  # shellcheck disable=SC2317  # called through wait_for
+  log_says() { grep -qs "can never start" "$RV_STATE_DIR"/requests/after-"$a2"-*.log; }
+  wait_for 180 log_says
+  assert_contains "$(cat "$RV_STATE_DIR"/requests/after-"$a2"-*.log)" "request $a2 failed, so --after $a2:ok can never start" \
+    "the background rv's log says why"
+  assert_eq "0" "$(squeue -h -n "$NAME-xd" | wc -l)" "nothing of B2 was submitted"
+  pass "E. across clusters: B waited for A on rvtb2 and ran after it; after a failed A nothing was submitted"
+fi
