@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 namespace rv::cli {
-namespace {
 
 // In the background child: closes every inherited descriptor above stderr that is a regular file,
 // above all a caller's flock'd lock file (a test's or a benchmark's testbed lock), which would
@@ -29,8 +28,6 @@ void close_inherited_files()
     }
   }
 }
-
-} // namespace
 
 Result<int> finish_in_background(RealEnv& real, Result<int> result)
 {

@@ -8,6 +8,10 @@
 
 namespace rv::cli {
 
+// In a background child (proc::detach): closes every inherited descriptor above stderr that is a
+// regular file (a caller's flock'd lock file above all); sockets and pipes stay.
+void close_inherited_files();
+
 // With `result` a success and after-work to do (and RV_AFTER_WORK not 0): forks; the parent never
 // returns (it exits with *result), the child does the work and returns `result`. Otherwise (a
 // failure, nothing to do, the fork failed) returns `result` at once.

@@ -27,7 +27,7 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
   }
   RV_TRY(order, job_order(opts.job, ctx));
   RV_TRY(real, ctx.make_env());
-  RV_TRY_VOID(apply_after(opts.after, order, *real, ctx));
+  RV_TRY_VOID(apply_after(opts.after, order, *real, ctx, opts.follow));
   auto result = app::run_command(real->env, order, command, opts.follow);
   if (opts.follow) {
     real->env.after.requests.clear(); // the race's polls recorded Slurm's estimates

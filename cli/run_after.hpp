@@ -17,9 +17,9 @@ namespace rv::cli {
 void add_after_flag(CLI::App* cmd, std::string& after);
 
 // With `after` given: resolves it (one squeue on the other request's cluster) and fills the
-// order's dependency and record. When rv must wait for another cluster (or --dry-run only shows
-// it), says so; the waiting happens in a detached child, and this process ends with status 0
-// (it never returns then). Returns with the order ready to submit.
-Result<void> apply_after(const std::string& after, app::JobOrder& order, RealEnv& real, Context& ctx);
+// order's dependency and record. When rv must wait for another cluster, says so and waits: with
+// `follow` (rv run -f) here, else in a detached child while this process ends with status 0 (it
+// never returns then); --dry-run only says so. Returns with the order ready to submit.
+Result<void> apply_after(const std::string& after, app::JobOrder& order, RealEnv& real, Context& ctx, bool follow);
 
 } // namespace rv::cli

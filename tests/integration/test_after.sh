@@ -7,7 +7,7 @@
 #   D. rv stop A stops what waits for A's success, saying why; an :any dependent is left to run.
 #   E. across clusters (cluster 1's run, with cluster 2 up): A on rvtb2, B on rvtb --after A: rv
 #      answers at once, a background rv waits for A's end there and submits B; after a failed A,
-#      nothing is submitted and its log says why.
+#      nothing is submitted and its log says why; with -f rv waits in the foreground and follows.
 # ~2 min.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
 # shellcheck source=tests/integration/lib.sh
@@ -144,5 +144,13 @@ else
   assert_contains "$(cat "$RV_STATE_DIR"/requests/after-"$a2"-*.log)" "request $a2 failed, so --after $a2:ok can never start" \
     "the background rv's log says why"
   assert_eq "0" "$(squeue -h -n "$NAME-xd" | wc -l)" "nothing of B2 was submitted"
-  pass "E. across clusters: B waited for A on rvtb2 and ran after it; after a failed A nothing was submitted"
+  # With -f rv waits here, then submits and follows.
+  run on2 run -g 1 --time 5m --name "$NAME-xe" -- 'sleep 4; echo XE-ran'
+  a3=$(it_request_id "$IT_DIR/out")
+  run ssh_rv run -f -g 1 -t "$t" --time 5m --name "$NAME-xf" --after "$a3" -- 'echo XF-ran'
+  assert_rc 0 "-f --after a request on rvtb2: waits here, then follows"
+  assert_contains "$RUN_OUT" "XF-ran" "it ran and was followed"
+  assert_not_contains "$RUN_ERR" "in the background" "-f waits in the foreground"
+  assert_eq "done" "$(on2 ps -a >/dev/null 2>&1; state_of "$a3")" "A3 had ended first"
+  pass "E. across clusters: B waited for A on rvtb2 and ran after it (in the background, and with -f here); after a failed A nothing was submitted"
 fi
