@@ -10,6 +10,7 @@
 #   E. rv init --task-file writes an example that --dry-run reads; a second one is refused.
 # ~90 s.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
+# test-clusters: 24.11 (nothing in it differs by Slurm version; passed on 22.05 too)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
