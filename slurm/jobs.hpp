@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv::slurm {
@@ -31,11 +33,36 @@ struct StepOptions {
   std::vector<std::string> nodelist; // --nodelist=a,b; empty: Slurm picks
   bool labelled = false;             // --ntasks-per-node=1 --label --quiet: each line names its task
   bool pty = false;                  // --pty: a terminal for an interactive program
+  std::string name;                  // --job-name: the step's name, as `squeue --steps` shows it; "" = none
 };
 
 // `srun --jobid=J --overlap --nodes=N --ntasks=N [--ntasks-per-node=1 --label --quiet]
-// [--nodelist=L] [--pty] PROGRAM...`
+// [--job-name=NAME] [--nodelist=L] [--pty] PROGRAM...`
 std::vector<std::string> step_argv(const StepOptions& o, const std::vector<std::string>& program);
+
+// `argv` started in the background on the login node, in its own session with every stream
+// closed, so that it outlives the connection that started it (`rv run --in` without -f: the srun
+// that drives the step stays on the login node until the step ends):
+// `sh -c 'setsid nohup "$@" </dev/null >/dev/null 2>&1 &' sh ARGV...`. Its exit status is lost.
+std::vector<std::string> detached_argv(const std::vector<std::string>& argv);
+
+// The steps of running job `job_id`: `squeue -h --steps -j J -o '%i|%M|%N|%j'`.
+std::vector<std::string> steps_argv(const std::string& job_id);
+
+// One step, as steps_argv prints it.
+struct JobStep {
+  std::string job_id;  // J of `J.S`
+  std::string step_id; // S: a number, or `batch`, `extern`, `interactive`
+  std::string name;    // %j: the step's name (the last field: it may hold `|`)
+  std::string nodes;   // %N
+  std::int64_t elapsed_s = 0;
+};
+
+// The rows of steps_argv's output; lines that are not `J.S|...` rows are skipped.
+std::vector<JobStep> parse_steps(std::string_view text);
+
+// `scancel J.S`: ends one step of a job, not the job.
+std::vector<std::string> cancel_step_argv(const std::string& job_id, const std::string& step_id);
 
 // `scontrol show job ID` (multi-line) or, with one_line, `scontrol -o show job ID`.
 std::vector<std::string> show_job_argv(const std::string& job_id, bool one_line = false);

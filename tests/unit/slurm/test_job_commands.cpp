@@ -39,6 +39,44 @@ TEST_CASE("jobs: a step in the allocation: one node, a node list, labelled tasks
   CHECK(step_argv(one, {"a b", "$x"}).back() == "$x");
 }
 
+TEST_CASE("jobs: an rv run --in step: its name, its listing, its cancel, started in the background")
+{
+  StepOptions o;
+  o.job_id = "88";
+  o.nodes = 2;
+  o.labelled = true;
+  o.name = "rv-ab12cd34.step-3";
+  CHECK(step_argv(o, {"bash", "-c", "p"}) == Argv{"srun", "--jobid=88", "--overlap", "--nodes=2", "--ntasks=2",
+                                                  "--ntasks-per-node=1", "--label", "--quiet",
+                                                  "--job-name=rv-ab12cd34.step-3", "bash", "-c", "p"});
+  CHECK(steps_argv("88") == Argv{"squeue", "-h", "--steps", "-j", "88", "-o", "%i|%M|%N|%j"});
+  CHECK(cancel_step_argv("88", "4") == Argv{"scancel", "88.4"});
+  // The argv stays words after sh's own: "$@" hands them over unjoined.
+  const auto d = detached_argv({"srun", "a b", "$x"});
+  REQUIRE(d.size() == 7);
+  CHECK(d[0] == "sh");
+  CHECK(d[2].find("setsid nohup \"$@\"") == 0);
+  CHECK(Argv(d.begin() + 4, d.end()) == Argv{"srun", "a b", "$x"});
+
+  // squeue --steps rows: numbered steps, batch and extern, a name with a `|`; junk skipped.
+  const auto steps = parse_steps("88.batch|1:02|a6000-1|batch\n"
+                                 "88.extern|1:02|a6000-1|extern\n"
+                                 "88.4|12:03|a6000-[1-2]|rv-ab12cd34.step-3\n"
+                                 "88.5|1-02:00:00|a6000-1|odd|name\n"
+                                 "no rows here\n"
+                                 "|1:00|x|y\n");
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[0].step_id == "batch");
+  CHECK(steps[2].job_id == "88");
+  CHECK(steps[2].step_id == "4");
+  CHECK(steps[2].elapsed_s == 12 * 60 + 3);
+  CHECK(steps[2].nodes == "a6000-[1-2]");
+  CHECK(steps[2].name == "rv-ab12cd34.step-3");
+  CHECK(steps[3].elapsed_s == 26 * 3600);
+  CHECK(steps[3].name == "odd|name");
+  CHECK(parse_steps("").empty());
+}
+
 TEST_CASE("jobs: scontrol lookups and the doctor's test job")
 {
   CHECK(show_job_argv("12") == Argv{"scontrol", "show", "job", "12"});
