@@ -120,6 +120,57 @@ Result<std::string> render_step_environment(const model::Strategy& strategy, con
   return detail::preamble(ctx);
 }
 
+namespace {
+
+// A multi-node step's task: its node's place, the same on every node without talking to the others.
+constexpr std::string_view k_step_node = R"sh(
+# ---- this node's place in the step (rv run --in on every node) ----
+MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | head -n 1)
+[ -n "$MASTER_ADDR" ] || MASTER_ADDR="${SLURMD_NODENAME:-$(hostname)}"
+MASTER_PORT=$(( 20000 + (${SLURM_JOB_ID:-0} + 997 * ${SLURM_STEP_ID:-0}) % 20000 ))
+export MASTER_ADDR MASTER_PORT
+export RV_NNODES="${SLURM_STEP_NUM_NODES:-{{nodes}}}"
+export NODE_RANK="$SLURM_NODEID" RV_NODE_RANK="$SLURM_NODEID" RANK="$SLURM_NODEID"
+export LOCAL_RANK=0 WORLD_SIZE="$RV_NNODES"
+_rv_step_log={{log_base}}.node"$SLURM_NODEID"
+)sh";
+
+// The command, its stdout and stderr apart and each copied to its log (a pipeline: bash waits for
+// both tee's, so no line is lost), then its status kept beside them.
+constexpr std::string_view k_step_run = R"sh(
+# ---- run; the output is also kept in the step's log ----
+{ bash -c "$RV_COMMAND" 2>&1 1>&3 3>&- | tee -a -- "$_rv_step_log.err" 1>&2 3>&-; exit "${PIPESTATUS[0]}"; } 3>&1 |
+  tee -a -- "$_rv_step_log.out"
+_rv_status=${PIPESTATUS[0]}
+printf '%s\n' "$_rv_status" >"$_rv_step_log.status" 2>/dev/null || true
+exit "$_rv_status"
+)sh";
+
+} // namespace
+
+Result<std::string> render_step(const model::Strategy& strategy, const model::JobRequest& request,
+                                const RenderOptions& options, const StepProgram& step)
+{
+  if (step.log_base.empty() || !step.log_base.starts_with('/') ||
+      step.log_base.find_first_of("\n\r") != std::string::npos) {
+    return fail(ErrorCode::usage, fmt::format("the step's log path {:?} is not an absolute path", step.log_base));
+  }
+  const auto job_name = job_name_of(request);
+  RV_TRY(ctx, make_context(strategy, request, options, job_name));
+  ctx.step = true;
+  ctx.multi_node = step.every_node && strategy.nodes > 1;
+  ctx.launch = inject_launcher_flags(options.command, ctx.multi_node);
+  ctx.local_ranks = ctx.launch.kind != LauncherKind::none ? std::max(1, strategy.gpus_per_node) : 1;
+  std::string out = detail::preamble(ctx);
+  if (ctx.multi_node) {
+    out += detail::fill(k_step_node,
+                        {{"nodes", std::to_string(strategy.nodes)}, {"log_base", proc::shell_quote(step.log_base)}});
+  } else {
+    out += fmt::format("_rv_step_log={}\n", proc::shell_quote(step.log_base));
+  }
+  return out + std::string(k_step_run);
+}
+
 Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,
                            const RenderOptions& options)
 {

@@ -78,6 +78,26 @@ Result<std::string> render(const model::Strategy& strategy, const model::JobRequ
 Result<std::string> render_step_environment(const model::Strategy& strategy, const model::JobRequest& request,
                                             const RenderOptions& options);
 
+// How `rv run --in` runs a command as a step of a running allocation (docs/templates.md).
+struct StepProgram {
+  // One task on every node of a multi-node allocation, each with its place in it (NODE_RANK, RANK,
+  // WORLD_SIZE, RV_NNODES, MASTER_ADDR, MASTER_PORT) and the launcher flags a multi-node job gets;
+  // false: one task, run as a single-node job runs it.
+  bool every_node = false;
+  // The step's output is also kept in LOG_BASE.out and LOG_BASE.err (with every_node on several
+  // nodes: LOG_BASE.node<K>.out/.err), and its exit status in LOG_BASE[.node<K>].status. Absolute, no
+  // line break.
+  std::string log_base;
+};
+
+// The program (bash -c) of each task of such a step: the job's environment as
+// render_step_environment sets it (options.command must not be empty), then, with every_node, the
+// node's place, then the command, its stdout and stderr kept apart, each copied to its log file;
+// it exits with the command's status. MASTER_PORT comes from the job and step ids alone, so every
+// node agrees on it and two steps of one job differ.
+Result<std::string> render_step(const model::Strategy& strategy, const model::JobRequest& request,
+                                const RenderOptions& options, const StepProgram& step);
+
 // Checks an --output path: relative to the job's directory, without `..` or line breaks.
 Result<bool> check_output_path(std::string_view path);
 
