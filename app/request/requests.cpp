@@ -419,7 +419,8 @@ void save(store::RecordStore& store, RequestRecord& r)
   }
   if (*written != mine) { // a concurrent rv changed other fields: take them in
     if (auto merged = request_from_json(*written)) {
-      merged->base = *written;
+      // base stays to_json's (request_from_json sets it): members rv run --in keeps beside the
+      // struct's ("steps") are then never seen as removed by the next save.
       r = std::move(*merged);
       return;
     }
