@@ -54,6 +54,16 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
   return out;
 }
 
+std::string kept_summary(const RequestRecord& rec, const JobRecord& winner)
+{
+  return fmt::format("holding allocation {} on {} for request {} until its time ends or rv stop {}\n"
+                     "next: rv run --in {} -f python eval.py   (a command in it, the project synced)\n"
+                     "      rv ssh {}                        (a shell in it)\n"
+                     "      rv stop {}                       (release it)\n",
+                     winner.job_id, winner.node_list.empty() ? std::string("?") : winner.node_list, rec.id, rec.id,
+                     rec.id, rec.id, rec.id);
+}
+
 std::string command_line_of(const std::vector<std::string>& command)
 {
   // One word is a shell command line; several words are an argv, quoted so they arrive exactly.
@@ -242,10 +252,14 @@ Result<int> attach_up(Env& env, const PlanRun& planned, Launched launched, const
   auto& runner = env.cluster;
   LiveStatus live(env, false); // `rv up --json` prints one document, not events
   RV_TRY(winner, race_request(env, launched, live));
-  if (env.json && command.empty()) {
+  if ((env.json || extras.keep) && command.empty()) {
     launched.release();
-    env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
-    return 0; // an allocation for scripts: `rv stop` releases it
+    if (env.json) {
+      env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+    } else {
+      env.output.out(kept_summary(launched.rec, winner));
+    }
+    return 0; // an allocation for scripts and `rv run --in`: `rv stop` releases it
   }
   // The step starts from srun's environment on the login node; the program sets the job's up.
   auto program = step_program(planned, launched, winner, command, workdir, extras);

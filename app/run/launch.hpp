@@ -31,6 +31,10 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
 Result<int> launch_run(Env& env, const PlanRun& plan, const std::vector<std::string>& command,
                        const std::string& workdir, bool follow, const RunExtras& extras = {});
 
+// What `rv up --keep` prints once the allocation is won: where it is and the commands that use and
+// release it.
+std::string kept_summary(const RequestRecord& rec, const JobRecord& winner);
+
 // `rv run`'s command as one shell command line: one word as it is; several, quoted as an argv.
 std::string command_line_of(const std::vector<std::string>& command);
 

@@ -30,6 +30,7 @@ void add_order(RunExtras& extras, const JobOrder& order, const Settings& setting
   extras.notify = order.notify;
   extras.preflight = order.preflight;
   extras.watchdog = watchdog_options(order.idle_timeout_s, settings, interactive);
+  extras.keep = order.keep;
 }
 
 // The same walk across the clusters of the `hosts` setting (app/run/across.hpp). A re-fan-out round

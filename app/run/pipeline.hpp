@@ -34,6 +34,7 @@ struct JobOrder {
   // the record's `after` (null = none).
   std::string dependency;
   nlohmann::json after;
+  bool keep = false; // rv up --keep: hold the allocation without a shell
 };
 
 // `rv run CMD...` (-f: `follow`): exits as the job does with -f, else 0 once submitted.

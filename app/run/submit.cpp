@@ -69,26 +69,6 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   return ro;
 }
 
-namespace {
-
-// What one submission works from, as submit_request was given it.
-struct SubmitInput {
-  const PlanRun& planned;
-  const std::string& command_line;
-  const std::string& workdir;
-  const char* kind;
-  const RunExtras& extras;
-  const std::string& shown_command;
-};
-
-// The secrets the jobs get (env_script lines, with --notify's derived key), and their names; rv's
-// own webhook secret stays here.
-struct JobSecrets {
-  std::vector<std::string> names;
-  std::string text;
-  NotifyPlan notify;
-};
-
 Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify,
                                const std::optional<std::vector<std::string>>& only)
 {
@@ -122,6 +102,18 @@ Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool not
   js.text = (vars.empty() ? std::string() : secrets::env_script(vars)) + js.notify.secrets_lines;
   return js;
 }
+
+namespace {
+
+// What one submission works from, as submit_request was given it.
+struct SubmitInput {
+  const PlanRun& planned;
+  const std::string& command_line;
+  const std::string& workdir;
+  const char* kind;
+  const RunExtras& extras;
+  const std::string& shown_command;
+};
 
 // The record of the request as it is before anything reaches the cluster: every strategy a job
 // without an id yet, the secrets file (if any) under the configured root.

@@ -6,6 +6,7 @@
 #include "app/request/owned_request.hpp"
 #include "app/request/remote_roots.hpp"
 #include "app/request/requests.hpp"
+#include "app/run/notify.hpp"
 #include "app/run/planning.hpp"
 #include "templates/render.hpp"
 
@@ -45,6 +46,9 @@ struct RunExtras {
   // submitted strategies' table goes to stderr (UX review 3, N3); without it the table is the
   // command's answer, on stdout.
   bool followed = false;
+  // `rv up --keep`: return once the allocation is won and leave it held (until its time ends or
+  // `rv stop`), for `rv run --in` commands.
+  bool keep = false;
 };
 
 // The program the command line runs first, checked on the login node before anything is queued
@@ -75,6 +79,17 @@ Result<RemotePaths> prepare_remote(proc::Runner& runner, const Settings& setting
 templates::RenderOptions render_options(const RequestRecord& rec, const RemotePaths& paths,
                                         const std::string& command_line, const std::string& workdir,
                                         const RunExtras& extras);
+
+// The secrets the jobs get (env_script lines, with --notify's derived key), and their names; rv's
+// own webhook secret stays here.
+struct JobSecrets {
+  std::vector<std::string> names;
+  std::string text;
+  NotifyPlan notify;
+};
+// `only`: a task file's [env] secrets (just these; nullopt = every stored secret).
+Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify,
+                               const std::optional<std::vector<std::string>>& only = std::nullopt);
 
 // Records the request, renders and submits every strategy, records the job ids and prints them
 // (unless --json). With the roots discovery resolved (planned.roots), rv's directories, the secrets
