@@ -1,6 +1,7 @@
 // `rv ps`: the requests rv submitted, as the local store and Slurm know them.
 
 #include "app/manage/manage.hpp"
+#include "app/manage/step_view.hpp"
 #include "app/request/lookup.hpp"
 #include "app/request/record_view.hpp"
 #include "app/run/refanout.hpp"
@@ -46,13 +47,21 @@ std::string job_detail(const JobRecord& j)
 
 struct PsOptions {
   bool all = false;
+  std::string key; // REQUEST: that request alone, with its steps
 };
 
 Result<int> run_ps(const PsOptions& opts, Context& ctx)
 {
-  RV_TRY(real, ctx.make_env());
+  std::string key = opts.key;
+  RV_TRY(real, key.empty() ? ctx.make_env() : ctx.make_env_for_request(key)); // a request: its own cluster
   std::map<std::string, Activity> activity; // the GPU watchdog's verdict per running request
-  RV_TRY(shown, list_requests(real->env, opts.all, &activity));
+  RV_TRY(shown, list_requests(real->env, opts.all || !key.empty(), &activity));
+  std::vector<StepRow> steps;
+  if (!key.empty()) {
+    std::erase_if(shown, [&](const RequestRecord& r) { return r.id != key; });
+    RV_TRY(rows, list_steps(real->env, key));
+    steps = std::move(rows);
+  }
   auto watchdog = [&](const RequestRecord& r) { return activity.contains(r.id) ? &activity[r.id] : nullptr; };
   if (ctx.global.json) {
     nlohmann::json arr = nlohmann::json::array();
@@ -63,6 +72,14 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
         job["reason_text"] = job.value("reason", "").empty() ? "" : slurm::plain_reason(job.value("reason", ""));
       }
       j["watchdog"] = watchdog(r) ? to_json(*watchdog(r)) : nlohmann::json(nullptr);
+      if (!key.empty()) {
+        j["steps"] = nlohmann::json::array();
+        for (const auto& s : steps) {
+          auto sj = to_json(s.step);
+          sj["slurm_step"] = s.slurm_step;
+          j["steps"].push_back(sj);
+        }
+      }
       arr.push_back(j);
     }
     print_json(arr);
@@ -88,6 +105,9 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     for (const auto& line : refanout_lines(r.refanout)) {
       out(fmt::format("  ! {}\n", line)); // nodes that failed this request (docs/preflight.md)
     }
+    for (const auto& line : step_lines(steps)) {
+      out(fmt::format("  {}\n", line)); // rv run --in steps (rv ps REQUEST)
+    }
   }
   return 0;
 }
@@ -100,6 +120,7 @@ void setup_ps(CLI::App& app, Context& ctx)
   auto* ps = app.add_subcommand("ps", "requests and their strategies; reaps losers a killed rv left behind");
   ps->alias("ls");
   ps->add_flag("-a,--all", ps_opts->all, "include finished requests");
+  ps->add_option("request", ps_opts->key, "one request (id, prefix, job id or name), with its `rv run --in` steps");
   ps->callback([&ctx, ps_opts] { ctx.action = [&ctx, ps_opts] { return run_ps(*ps_opts, ctx); }; });
 }
 

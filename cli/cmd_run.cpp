@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"
 #include "cli/run_after.hpp"
+#include "cli/run_in.hpp"
 #include "cli/task_file.hpp"
 #include "templates/render.hpp"
 
@@ -14,11 +15,22 @@ struct RunOptions {
   JobFlags job;
   bool follow = false;
   std::string after; // --after REQ[:ok|any] (cli/run_after.hpp)
+  InFlags in;        // --in, --one (cli/run_in.hpp)
   CLI::App* cmd = nullptr;
 };
 
 Result<int> run_run(RunOptions& opts, Context& ctx)
 {
+  if (!opts.in.request.empty() || opts.in.one) {
+    if (opts.in.request.empty()) {
+      return fail(ErrorCode::usage, "--one goes with --in", "rv run --in REQUEST --one CMD");
+    }
+    if (!opts.after.empty()) {
+      return fail(ErrorCode::usage, "--after does not go with --in: a step starts in the allocation at once",
+                  "rv run --after REQ CMD submits a new request instead");
+    }
+    return run_in_allocation(opts.in, opts.job, opts.follow, *opts.cmd, ctx);
+  }
   RV_TRY(command, command_or_task_file(ctx.trailing, opts.job, *opts.cmd, ctx)); // a task file (cli/task_file.hpp)
   app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags);              // --dry-run included
   for (const auto& o : opts.job.smart.outputs) {                                 // before any round trip
@@ -46,6 +58,7 @@ void setup_run(CLI::App& app, Context& ctx)
   add_job_flags(cmd, opts->job);
   add_task_flags(cmd, opts->job);
   add_after_flag(cmd, opts->after);
+  add_in_flags(cmd, opts->in);
   opts->cmd = cmd;
   cmd->add_option("-o,--output", opts->job.smart.outputs,
                   "after the job, copy PATH (relative to the job's directory) to its output directory; "

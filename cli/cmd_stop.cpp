@@ -1,6 +1,7 @@
 // `rv stop`: cancel a request's jobs (siblings included), or every active request's.
 
 #include "app/manage/manage.hpp"
+#include "app/manage/step_view.hpp"
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>
@@ -22,6 +23,18 @@ struct StopOptions {
 Result<int> run_stop(const StopOptions& opts, Context& ctx)
 {
   std::string key = opts.key;
+  RV_TRY(step, parse_step_ref(key));
+  if (step) { // REQUEST/step-N: that step alone, not the allocation
+    RV_TRY(real, ctx.make_env_for_request(step->request));
+    RV_TRY(stopped, stop_step(real->env, step->request, step->n));
+    const auto ref = step_ref(step->request, step->n);
+    std::fputs((stopped
+                    ? fmt::format("stopped {}; the allocation goes on (rv stop {} releases it)\n", ref, step->request)
+                    : fmt::format("{} had already ended; nothing to do\n", ref))
+                   .c_str(),
+               stdout);
+    return 0;
+  }
   RV_TRY(real, opts.all || key.empty() ? ctx.make_env() : ctx.make_env_for_request(key)); // its own cluster
   RV_TRY(targets, stop_targets(real->env, key, opts.all));
   if (opts.all && !opts.yes && !targets.empty()) {
@@ -66,7 +79,8 @@ void setup_stop(CLI::App& app, Context& ctx)
   auto stop_opts = std::make_shared<StopOptions>();
   auto* stop = app.add_subcommand("stop", "cancel a request's jobs, siblings included");
   stop->alias("cancel");
-  stop->add_option("request", stop_opts->key, "request id (or prefix), job id, or job name");
+  stop->add_option("request", stop_opts->key,
+                   "request id (or prefix), job id, or job name; REQUEST/step-N: one `rv run --in` step");
   stop->add_flag("--all", stop_opts->all, "every active request");
   stop->add_flag("-y,--yes", stop_opts->yes, "confirm --all");
   stop->callback([&ctx, stop_opts] { ctx.action = [&ctx, stop_opts] { return run_stop(*stop_opts, ctx); }; });
