@@ -129,7 +129,11 @@ Result<int> start_detached(Env& env, const std::string& request_id, StepRecord& 
       spdlog::info("{} already ended: exit {}", step_ref(request_id, step.n), *code);
       return 0;
     }
-    if (env.clock.now() >= deadline || interrupt_signal() != 0) {
+    if (interrupt_signal() != 0) { // the step may start still: say how to find and stop it
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for {} to start", step_ref(request_id, step.n)),
+                  fmt::format("rv ps {} shows it; rv stop {} stops it", request_id, step_ref(request_id, step.n)));
+    }
+    if (env.clock.now() >= deadline) {
       (void)end_step(env.requests, request_id, step.n, "failed", std::nullopt);
       return fail(
           ErrorCode::slurm_rejected,

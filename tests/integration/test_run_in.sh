@@ -10,6 +10,7 @@
 # - Ctrl-C on `rv run --in -f` at a terminal (tmux) stops the step, not the allocation.
 # Two allocations of a few minutes; about two minutes on an idle cluster.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
+# test-clusters: both (srun steps and squeue --steps are Slurm-version facing)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
