@@ -89,6 +89,15 @@ assert_eq "$(printf '<%s>\n' "it's" '$HOME' 'a  b' 'back`tick`' 'two
 lines' 'dq"in' '*')" "$RUN_OUT" "the command's words arrive byte for byte"
 pass "rv run --in: the command's words arrive byte for byte"
 
+# A secret set after the allocation was won reaches the step, from the request's secrets file.
+printf 'tok-%s\n' "$$" | ssh_rv env set IT_IN_TOKEN >/dev/null
+run ssh_rv run --in "$rid" -f -- 'printf "%s\n" "$IT_IN_TOKEN"'
+assert_rc 0 "a secret in the step ($RUN_ERR)"
+assert_eq "tok-$$" "$RUN_OUT" "rv env secrets reach the step"
+assert_not_contains "$(cat "$(record_of "$rid")")" "tok-$$" "the record names the secret, never its value"
+ssh_rv env rm IT_IN_TOKEN >/dev/null
+pass "rv run --in: the rv env secrets reach the step"
+
 # ---- --time longer than what is left: refused before anything is sent ----
 steps_before=$(jq '.steps | length' "$(record_of "$rid")")
 run ssh_rv run --in "$rid" --time 2h -f -- python3 eval.py
@@ -128,6 +137,13 @@ assert_match "$RUN_OUT" "step-${ref_a##*-} +cancelled" "rv ps shows it cancelled
 assert_match "$RUN_OUT" "step-${ref_b##*-} +running" "and the other still running"
 run ssh_rv stop "$ref_b"
 assert_rc 0 "rv stop $ref_b"
+# rv logs -f REQ/step-N follows a detached step to its end and exits with its status.
+run ssh_rv run --in "$rid" -- 'echo D-1; sleep 3; echo D-2; exit 4'
+ref_d=$(started_ref)
+run ssh_rv logs -f "$ref_d"
+assert_rc 4 "rv logs -f $ref_d exits with the step's status ($RUN_ERR)"
+assert_eq "D-1
+D-2" "$RUN_OUT" "and shows its whole output"
 pass "two rv run --in at once: rv ps $rid lists both; rv stop $ref_a stops it alone"
 
 # ---- Ctrl-C on rv run --in -f at a terminal: the step ends, the allocation stays ----
