@@ -151,8 +151,10 @@ Result<int> run_followed(Env& env, const std::string& request_id, const StepReco
   proc::Command c;
   c.argv = argv;
   c.timeout = std::chrono::milliseconds(0);
-  c.on_stdout = [&](std::string_view s) { env.output.out(s); };
-  c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+  if (!env.json) { // with --json the output comes back in one document, as rv up --run's does
+    c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+    c.on_stderr = [&](std::string_view s) { env.output.err(s); };
+  }
   auto o = env.cluster.run(c);
   if (interrupt_signal() != 0 || (!o && o.error().code == ErrorCode::interrupted)) {
     const int sig = interrupt_signal() != 0 ? interrupt_signal() : SIGINT;
@@ -173,6 +175,15 @@ Result<int> run_followed(Env& env, const std::string& request_id, const StepReco
   }
   const int code = o->status();
   (void)end_step(env.requests, request_id, step.n, code == 0 ? "done" : "failed", code);
+  if (env.json) {
+    env.output.out(store::dump_for_display({{"ref", step_ref(request_id, step.n)},
+                                            {"request", request_id},
+                                            {"job_id", step.job_id},
+                                            {"exit_code", code},
+                                            {"stdout", o->out},
+                                            {"stderr", o->err}}) +
+                   "\n");
+  }
   return code;
 }
 

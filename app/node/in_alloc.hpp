@@ -31,8 +31,9 @@ struct InOrder {
 };
 
 // Runs the command as a step of REQ's running job. With `follow`, streams its output and returns
-// its exit status (Ctrl-C cancels the step alone: 130); else returns 0 once the step is started,
-// detached from this connection, and prints how to follow and stop it.
+// its exit status (Ctrl-C cancels the step alone: 130; with --json the output comes back in one
+// document: ref, request, job_id, exit_code, stdout, stderr); else returns 0 once the step is
+// started, detached from this connection, and prints how to follow and stop it (--json: the step).
 Result<int> run_in(Env& env, const InOrder& order, const std::vector<std::string>& command);
 
 // --time against what is left of the allocation: an error with a hint when `wanted_s` is longer

@@ -107,6 +107,18 @@ assert_contains "$RUN_ERR" "rv: hint: ask for" "with a hint"
 assert_eq "$steps_before" "$(jq '.steps | length' "$(record_of "$rid")")" "no step was started"
 assert_eq "1" "$(remote cat "rv-it-in-runs-$rid" | wc -l)" "nothing ran"
 pass "rv run --in --time 2h on a 10m allocation: refused before anything is sent"
+run ssh_rv run --in "$rid" -g 2 -f -- python3 eval.py
+assert_rc 2 "a plan flag with --in is a usage error"
+assert_contains "$RUN_ERR" "rv: error: rv run --in does not take --gpu" "it names the flag"
+run ssh_rv run --one -f -- python3 eval.py
+assert_rc 2 "--one without --in"
+assert_contains "$RUN_ERR" "--one goes with --in" "says so"
+assert_eq "$steps_before" "$(jq '.steps | length' "$(record_of "$rid")")" "still no step"
+run ssh_rv --json run --in "$rid" -f -- python3 eval.py 5
+assert_rc 5 "--json -f: the command's status"
+assert_json .exit_code 5 "one document with the exit code"
+assert_json '.stdout | startswith("EVAL cwd=")' true "and the output"
+pass "rv run --in: plan flags and a lone --one refused; --json -f: one document"
 
 # ---- two --in at once; rv ps REQ lists them; rv stop REQ/step-N stops that one alone ----
 run ssh_rv run --in "$rid" -- 'echo A-STARTED; sleep 300'
