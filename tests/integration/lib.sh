@@ -145,6 +145,23 @@ if ! tb_lock 9 "$RV_TESTBED_LOCK" "$IT_LOCK_MODE" "$IT_NAME"; then
   exit 125
 fi
 
+# --- driving a terminal (tmux): what a person types, the screen read back ------------------
+# Set IT_TMUX_SOCK (a tmux server of the test's own) before using these; kill it on exit.
+tm() { tmux -L "${IT_TMUX_SOCK:?set IT_TMUX_SOCK}" "$@"; }
+# The screen of window $1 (joined lines, no trailing blanks).
+screen() { tm capture-pane -p -J -S -200 -t "$1" | sed 's/[[:space:]]*$//' | grep -v '^$'; }
+# shellcheck disable=SC2317  # called through wait_for
+screen_has() { screen "$1" | grep -qF -- "$2"; }
+# The exit status the shell in window $1 printed after rv ended (`; echo RV-EXIT=$?`), "" while rv runs.
+# shellcheck disable=SC2317  # called through wait_for
+rv_exit() { screen "$1" | sed -n 's/^RV-EXIT=\([0-9][0-9]*\)$/\1/p' | tail -n1; }
+# shellcheck disable=SC2317
+rv_ended() { [[ -n $(rv_exit "$1") ]]; }
+# Types a line into window $1, as a person would, and presses Enter.
+type_line() { tm send-keys -t "$1" -l -- "$2" && tm send-keys -t "$1" Enter; }
+# The rv command line ssh_rv runs, quoted for typing into a shell.
+rv_line() { printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
+
 # --- running commands ---------------------------------------------------------------------
 # run CMD...: runs CMD with stdin from /dev/null; sets RUN_RC, RUN_OUT, RUN_ERR (files $IT_DIR/out,
 # $IT_DIR/err, trailing newlines kept in the files, stripped in the variables), RUN_SECS, RUN_CMD.

@@ -17,8 +17,7 @@
 command -v tmux >/dev/null || it_fail "tmux is not installed (scripts/lib.sh installs it)"
 export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-in-$$
-SOCK=rv-it-in-$$
-tm() { tmux -L "$SOCK" "$@"; }
+IT_TMUX_SOCK=rv-it-in-$$
 cleanup_in() {
   local ids
   tm kill-server 2>/dev/null || true
@@ -85,12 +84,14 @@ words=(printf '<%s>\n' "it's" '$HOME' 'a  b' 'back`tick`' 'two
 lines' 'dq"in' '*')
 run ssh_rv run --in "$rid" -f -- "${words[@]}"
 assert_rc 0 "printf in the allocation"
+# shellcheck disable=SC2016  # expanded in the step, not here
 assert_eq "$(printf '<%s>\n' "it's" '$HOME' 'a  b' 'back`tick`' 'two
 lines' 'dq"in' '*')" "$RUN_OUT" "the command's words arrive byte for byte"
 pass "rv run --in: the command's words arrive byte for byte"
 
 # A secret set after the allocation was won reaches the step, from the request's secrets file.
 printf 'tok-%s\n' "$$" | ssh_rv env set IT_IN_TOKEN >/dev/null
+# shellcheck disable=SC2016  # expanded in the step, not here
 run ssh_rv run --in "$rid" -f -- 'printf "%s\n" "$IT_IN_TOKEN"'
 assert_rc 0 "a secret in the step ($RUN_ERR)"
 assert_eq "tok-$$" "$RUN_OUT" "rv env secrets reach the step"
@@ -159,16 +160,9 @@ D-2" "$RUN_OUT" "and shows its whole output"
 pass "two rv run --in at once: rv ps $rid lists both; rv stop $ref_a stops it alone"
 
 # ---- Ctrl-C on rv run --in -f at a terminal: the step ends, the allocation stays ----
-rv_line() { printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
-screen() { tm capture-pane -p -J -S -200 -t "$1" | sed 's/[[:space:]]*$//' | grep -v '^$'; }
-# shellcheck disable=SC2317  # called through wait_for
-screen_has() { screen "$1" | grep -qF -- "$2"; }
-rv_exit() { screen "$1" | sed -n 's/^RV-EXIT=\([0-9][0-9]*\)$/\1/p' | tail -n1; }
-# shellcheck disable=SC2317
-rv_ended() { [[ -n $(rv_exit "$1") ]]; }
 tm new-session -d -x 200 -y 50 -s in "bash --norc --noprofile"
-tm send-keys -t in -l -- "cd $(printf '%q' "$PWD") && $(rv_line run --in "$rid" -f -- 'echo C-$((6*7)); sleep 300'); echo RV-EXIT=\$?"
-tm send-keys -t in Enter
+# shellcheck disable=SC2016  # expanded in the step, not here
+type_line in "cd $(printf '%q' "$PWD") && $(rv_line run --in "$rid" -f -- 'echo C-$((6*7)); sleep 300'); echo RV-EXIT=\$?"
 wait_for 60 screen_has in "C-42"
 tm send-keys -t in C-c
 wait_for 60 rv_ended in

@@ -14,8 +14,7 @@
 command -v tmux >/dev/null || it_fail "tmux is not installed (scripts/lib.sh installs it)"
 export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-pty-$$
-SOCK=rv-it-pty-$$
-tm() { tmux -L "$SOCK" "$@"; }
+IT_TMUX_SOCK=rv-it-pty-$$
 occupier=
 cleanup_pty() {
   local ids
@@ -27,21 +26,9 @@ cleanup_pty() {
 }
 trap 'cleanup_pty; it_cleanup' EXIT
 
-# The screen of window $1 (joined lines, no trailing blanks).
-screen() { tm capture-pane -p -J -S -200 -t "$1" | sed 's/[[:space:]]*$//' | grep -v '^$'; }
-# shellcheck disable=SC2317  # called through wait_for
-screen_has() { screen "$1" | grep -qF -- "$2"; }
-# The exit status the shell in window $1 printed after rv ended ("" while rv runs).
-# shellcheck disable=SC2317  # called through wait_for
-rv_exit() { screen "$1" | sed -n 's/^RV-EXIT=\([0-9][0-9]*\)$/\1/p' | tail -n1; }
-# shellcheck disable=SC2317
-rv_ended() { [[ -n $(rv_exit "$1") ]]; }
-# Types a line into window $1, as a person would, and presses Enter.
-type_line() { tm send-keys -t "$1" -l -- "$2" && tm send-keys -t "$1" Enter; }
 # The value of "KEY=VALUE" in the line of window $1 that starts with $2.
 field() { screen "$1" | grep -F -- "$2" | grep -v 'echo' | tail -n1 | tr ' ' '\n' | sed -n "s/^$3=//p"; }
 newest_record() { find "$RV_STATE_DIR/requests" -name '*.json' -printf '%T@ %p\n' | sort -n | tail -n1 | cut -d' ' -f2-; }
-rv_line() { printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" "$@"; }
 
 # A login shell-less bash in each window, with this test's environment (tmux's server inherits it).
 tm new-session -d -x 200 -y 50 -s up "bash --norc --noprofile"
