@@ -1,0 +1,187 @@
+#pragma once
+// A study (docs/studies.md): one request whose N tasks (`rv run --array`, `--sweep`,
+// `--sweep-file`) run on workers, each submitted job claiming the next unclaimed task in the
+// request's directory on the cluster (templates/study.cpp). Everything here is pure: the grammar
+// of the flags, the tasks and their commands, the pool of workers to submit within the user's
+// limits, and what the cluster's task directory says.
+
+#include "core/model/cluster.hpp"
+#include "core/model/plan.hpp"
+#include "core/process/runner.hpp"
+#include "core/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rv::app::study {
+
+// The most tasks one study may have (a script carries every task's command).
+inline constexpr int k_max_tasks = 10'000;
+
+// `--array` as Slurm writes it: `0-15`, `1,3,8-10`, `0-31:2` (a step), `0-31%8` (at most 8 at
+// once); `%8` alone caps a sweep. Ids ascending, each once.
+struct ArraySpec {
+  std::vector<int> ids;
+  int max_running = 0; // %K; 0 = no cap
+};
+Result<ArraySpec> parse_array_spec(std::string_view spec);
+
+// One `--sweep NAME=v1,v2`: NAME an identifier (its RV_SWEEP_NAME must be a variable name).
+struct SweepAxis {
+  std::string name;
+  std::vector<std::string> values;
+};
+Result<SweepAxis> parse_sweep(std::string_view flag);
+
+// One task's parameters, in the order the axes (or the file's keys) name them.
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+// The cartesian product of the axes, the first axis varying slowest (a stable order).
+std::vector<Params> cartesian(const std::vector<SweepAxis>& axes);
+
+// `--sweep-file grid.json`: a JSON list of objects, each one task's parameters (strings, numbers
+// or booleans, written as JSON writes them; keys sorted).
+Result<std::vector<Params>> parse_sweep_file(std::string_view json_text);
+
+struct Task {
+  int id = 0;
+  Params params;
+  std::string command; // the command line with {task} and {NAME} replaced, shell-quoted
+};
+
+// Replaces `{task}` and each `{NAME}` of `params` in `line` with the value, shell-quoted; every
+// other brace is left as it is (`${HOME}`, `{a,b}`).
+std::string substitute(std::string_view line, int task_id, const Params& params);
+
+// What the flags asked for, before the tasks are made.
+struct StudyFlags {
+  std::string array;               // --array SPEC ("" = none)
+  std::vector<std::string> sweeps; // --sweep NAME=v1,v2 (repeatable)
+  std::string sweep_file_text;     // the contents of --sweep-file ("" = none)
+  std::string sweep_file;          // its path, for messages
+  int retries = 1;                 // --retries N: a task a dying worker dropped runs again up to N times
+  bool retry_failed = false;       // --retry-failed: also a task that failed by its own exit status
+  bool no_prefix = false;          // -f: task output without the `[7] ` prefix
+  bool any() const { return !array.empty() || !sweeps.empty() || !sweep_file_text.empty(); }
+};
+
+// A study: its tasks and how they run.
+struct Study {
+  std::vector<Task> tasks;
+  std::vector<std::string> names; // the sweep's parameter names (RV_SWEEP_<NAME>), in order
+  int max_running = 0;            // %K; 0 = no cap
+  int retries = 1;
+  bool retry_failed = false;
+  std::int64_t task_time_s = 0; // --time: per task
+};
+
+// The tasks of `flags` for the command line `line`; a usage error (one line and a hint) for a bad
+// spec, an empty or too large study, or --array together with a sweep (except `--array %K`).
+Result<Study> make_study(const StudyFlags& flags, const std::string& line, std::int64_t task_time_s);
+
+// The environment variable of sweep parameter `name`: RV_SWEEP_<NAME, upper case>.
+std::string sweep_variable(std::string_view name);
+
+// The study as the request record keeps it ("study", docs/requests.md), and back.
+nlohmann::json to_json(const Study& s);
+Result<Study> study_from_json(const nlohmann::json& j);
+
+// ---- the pool of workers -------------------------------------------------------------------
+
+// What the pool is planned from: the tasks not yet ended, the request's workers alive, and the
+// user's limits (MaxSubmitJobs, MaxJobs, GrpTRES gres/gpu as discovery reads them).
+struct PoolInput {
+  int unfinished = 0;       // tasks neither done nor failed for good (in flight included)
+  int workers_alive = 0;    // this study's jobs pending or running
+  int max_running = 0;      // %K; 0 = none
+  model::UserLimits limits; // max_submit_jobs, max_jobs, max_gpus
+  int other_jobs = 0;       // the user's other jobs pending or running (they count against the limits)
+  int headroom = 1;         // jobs left free for the user's own work
+};
+
+struct PoolPlan {
+  std::vector<std::size_t> submit; // indexes into the ranked strategies, one per new worker
+  int target = 0;                  // workers the pool should have alive
+  std::vector<std::string> notes;  // why the target is what it is
+};
+
+// How many workers of which strategies to submit now. `ranked`: the plan's strategies, best first.
+// The pool's target is the unfinished tasks, capped by %K and by each limit less the user's
+// other jobs and the headroom; new workers go to the strategies that start soonest, and among
+// equal waits the cheapest SU per task, one per strategy in turn.
+PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in);
+
+// How many tasks each of `workers` workers is sized for: the tasks shared out, rounded up (1 when
+// there are workers enough).
+int tasks_per_worker(int tasks, int workers);
+
+// The strategies a worker may use: single node, no checkpoint segments, a walltime that holds
+// one task; the others dropped with a reason each.
+std::vector<model::Strategy> worker_strategies(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s,
+                                               std::vector<std::string>& dropped);
+
+// ---- the workers' scripts, kept in the record for top-ups --------------------------------------
+
+// A worker's strategy id is `<strategy>.w<n>`: the strategy it copies.
+std::string base_strategy_id(std::string_view worker_id);
+
+// Keeps `script`, the rendered worker of strategy `s` (the first of its copies), in the record's
+// study JSON under "workers", in the plan's rank order: a top-up (the foreground -f, the
+// background rv, on any machine that has the record) submits it again without re-planning. A
+// script holds no secret (they stay in the request's 0600 env file).
+void add_worker_script(nlohmann::json& study_json, const model::Strategy& s, const std::string& script);
+
+struct WorkerKind {
+  model::Strategy strategy; // id (the base), label, shape, walltime, est_wait_s, est_su
+  std::string script;
+};
+// The kept workers, in rank order (empty for a record without them).
+std::vector<WorkerKind> worker_kinds(const nlohmann::json& study_json);
+
+// ---- what the cluster says ---------------------------------------------------------------------
+
+enum class TaskState { pending, running, done, failed, lost };
+const char* to_string(TaskState s);
+
+struct TaskStatus {
+  int id = 0;
+  TaskState state = TaskState::pending;
+  int attempts = 0;
+  std::string job_id;             // the job of the latest attempt
+  std::optional<int> exit_status; // the latest attempt's, when it ended by itself
+  std::int64_t started_at = 0;    // epoch seconds of the latest attempt's start (0 = unknown)
+  std::int64_t ended_at = 0;
+};
+
+// The command that lists the task directory `<remote_root>/requests/<id>/tasks` in one round trip:
+// one line per attempt `<task> <attempt> <job> <start> <exit> <end>` (`-` for what is missing).
+proc::Command task_listing_command(const std::string& tasks_dir);
+
+// The task directory of a request.
+std::string tasks_dir(const std::string& remote_root, const std::string& request_id);
+// The log of task `task`'s attempt `attempt`.
+std::string task_log(const std::string& tasks_dir, int task, int attempt);
+
+// Every task's status from the listing, given the job ids still alive (pending or running): an
+// attempt without an exit whose job is not alive was lost (its worker died); a task whose attempts
+// are used up after a loss, or that failed by its own exit status without --retry-failed (or with
+// it, after its last attempt), is failed.
+std::vector<TaskStatus> task_statuses(const Study& s, std::string_view listing, const std::set<std::string>& alive);
+
+struct Counts {
+  int done = 0, running = 0, pending = 0, failed = 0;
+};
+Counts count(const std::vector<TaskStatus>& tasks);
+
+// `rv logs REQ/7`, `REQ:7`: the request key and the task; nullopt when `key` names no task.
+std::optional<std::pair<std::string, int>> split_task_key(std::string_view key);
+
+} // namespace rv::app::study
