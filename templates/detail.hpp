@@ -64,6 +64,8 @@ std::string single_body(const Context& ctx);
 std::string multi_node_setup(const Context& ctx);
 std::string multi_node_body(const Context& ctx);
 std::string checkpoint_body(const Context& ctx);
+// A study's worker loop (templates/study.cpp): claims and runs tasks until none is left.
+std::string study_body(const Context& ctx);
 // Copies the --output paths to RV_OUTPUT_DIR after the command ("" without outputs).
 std::string copy_outputs(const Context& ctx);
 // Notifications (notify.cpp): the webhook functions, what runs once the job has won the race

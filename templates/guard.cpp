@@ -118,8 +118,8 @@ _rv_gate
 std::string guard(const Context& ctx)
 {
   const auto& o = ctx.options;
-  if (o.request_id.empty()) {
-    return {};
+  if (o.request_id.empty() || !o.study.tasks.empty()) {
+    return {}; // a study's workers claim tasks, not the request (templates/study.cpp)
   }
   std::string gate;
   if (o.gate_wait_s > 0) {

@@ -184,13 +184,23 @@ Result<std::string> render(const model::Strategy& strategy, const model::JobRequ
   }
   ctx.launch = inject_launcher_flags(options.command, ctx.multi_node);
   ctx.local_ranks = ctx.launch.kind != LauncherKind::none ? std::max(1, strategy.gpus_per_node) : 1;
+  const bool study = !options.study.tasks.empty();
+  if (study && (ctx.multi_node || ctx.checkpoint)) {
+    return fail(ErrorCode::usage, "a study's workers run on one node, without checkpoint segments",
+                "drop --checkpoint, or ask for the GPUs of one node per task");
+  }
+  if (study && options.request_id.empty()) {
+    return fail(ErrorCode::usage, "a study needs a request id", "its tasks are claimed in the request's directory");
+  }
 
   std::string script = detail::sbatch_header(ctx);
   script += detail::preamble(ctx);
   if (ctx.multi_node) {
     script += detail::multi_node_setup(ctx);
   }
-  if (ctx.checkpoint) {
+  if (study) {
+    script += detail::study_body(ctx);
+  } else if (ctx.checkpoint) {
     script += detail::checkpoint_body(ctx);
   } else if (ctx.multi_node) {
     script += detail::multi_node_body(ctx);

@@ -26,6 +26,24 @@ struct EnvVar {
 // the gate's wait (docs/multi-cluster.md, docs/exit-codes.md): the command did not run.
 inline constexpr int k_not_chosen_exit = 95;
 
+// One task of a study (docs/studies.md): its id, its command ({task} and {NAME} already
+// replaced) and its RV_SWEEP_* variables.
+struct StudyTask {
+  int id = 0;
+  std::string command;
+  std::vector<EnvVar> env;
+};
+
+// A study's worker: the script claims and runs tasks instead of racing for the request; empty
+// `tasks` = not a study. Single node only; no checkpoint segments.
+struct StudyWorker {
+  std::vector<StudyTask> tasks;
+  std::vector<std::string> variables; // every RV_SWEEP_* name, unset before each task
+  std::int64_t task_time_s = 0;       // a task is claimed only while this much of the allocation is left
+  int attempts = 2;                   // per task: 1 + --retries
+  bool retry_failed = false;          // a task that failed by its own exit status runs again
+};
+
 struct RenderOptions {
   std::string request_id; // fan-out request; "" = no race guard, no --comment
   int strategy_rank = 0;  // this strategy's place in the plan (1 = best); 0 = unknown
@@ -62,6 +80,7 @@ struct RenderOptions {
   std::string preflight_command;    // the site profile's own check, run by bash on each node; "" = none
   bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
   WatchdogOptions watchdog;         // GPU samples and --idle-timeout (docs/gpu.md)
+  StudyWorker study;                // a study's worker (docs/studies.md); no tasks = not a study
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when

@@ -146,6 +146,18 @@ inline std::vector<Case> golden_cases()
     c.options.command = "deepspeed --num_gpus 2 train.py --deepspeed ds.json";
     cases.push_back(c);
   }
+  {
+    // A study's worker (docs/studies.md): two tasks of a sweep, one with a nasty value.
+    Case c{"study_sweep", base_strategy(), base_request(), base_options()};
+    c.options.command = "torchrun train.py --lr {lr} --name {name}";
+    c.options.study.task_time_s = 1800;
+    c.options.study.attempts = 2;
+    c.options.study.variables = {"RV_SWEEP_LR", "RV_SWEEP_NAME"};
+    c.options.study.tasks = {
+        {0, "torchrun train.py --lr 1e-4 --name small", {{"RV_SWEEP_LR", "1e-4"}, {"RV_SWEEP_NAME", "small"}}},
+        {1, "torchrun train.py --lr 3e-4 --name 'it'\\''s'", {{"RV_SWEEP_LR", "3e-4"}, {"RV_SWEEP_NAME", "it's"}}}};
+    cases.push_back(c);
+  }
   return cases;
 }
 

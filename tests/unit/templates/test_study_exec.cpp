@@ -1,0 +1,175 @@
+// A study's worker run for real (bash, fake Slurm commands; templates/study.cpp): each task once,
+// however many workers, a dead worker's task claimed again within its attempts, no task started
+// that the allocation cannot finish.
+
+#include "exec_fixture.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rv::templates;
+using namespace rv::templates::testing;
+
+namespace {
+
+// A study of `n` tasks whose commands append "<id> <RV_TASK_ID> <RV_SWEEP_X> <RV_TASK_COUNT>" to
+// <dir>/ran.txt, then sleep `sleep_s` and exit with `status`.
+RenderOptions study_options(const ExecFixture& fx, int n, const std::string& sleep_s = "0", int status = 0)
+{
+  auto o = fx.options("study-1");
+  o.command = "echo {task}";
+  o.study.task_time_s = 60;
+  o.study.attempts = 2;
+  o.study.variables = {"RV_SWEEP_X"};
+  for (int i = 0; i < n; ++i) {
+    o.study.tasks.push_back(
+        {i,
+         fmt::format(
+             "echo {} \"$RV_TASK_ID\" \"$RV_SWEEP_X\" \"$RV_TASK_COUNT\" >>'{}'; echo out-{}; sleep {}; exit {}", i,
+             fx.path("ran.txt"), i, sleep_s, status),
+         {{"RV_SWEEP_X", fmt::format("x'{}", i)}}});
+  }
+  return o;
+}
+
+std::vector<std::string> lines_of(const std::string& text)
+{
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    out.push_back(l);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string run_worker(const ExecFixture& fx, const std::string& script, const std::string& job,
+                       const std::string& end = "2099-01-01T00:00:00", bool background = false)
+{
+  return fx.job_env(job, "FAKE_END_TIME=" + end) + "bash '" + script + "' >>'" + fx.path("worker-" + job + ".txt") +
+         "' 2>&1" + (background ? " &" : "");
+}
+
+} // namespace
+
+TEST_CASE("study exec: one worker runs every task once, with its id, count and sweep values")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 4)));
+  CHECK(ExecFixture::sh(run_worker(fx, script, "301")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")) == std::vector<std::string>{"0 0 x'0 4", "1 1 x'1 4", "2 2 x'2 4", "3 3 x'3 4"});
+  // Each task's output is its own log; the attempt records its job and its status.
+  CHECK(fx.read("rv/requests/study-1/tasks/2/a1/out") == "out-2\n");
+  CHECK(fx.read("rv/requests/study-1/tasks/2/a1/job") == "301\n");
+  CHECK(fx.read("rv/requests/study-1/tasks/2/a1/exit").starts_with("0 "));
+  // A second worker finds nothing to claim, runs nothing, and cancels the pending workers.
+  CHECK(ExecFixture::sh(run_worker(fx, script, "302")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")).size() == 4);
+  CHECK(fx.read("worker-302.txt").find("ran 0 task(s)") != std::string::npos);
+  CHECK(fx.read("calls.log").find("squeue -h -u alice -t PENDING") != std::string::npos);
+}
+
+TEST_CASE("study exec: workers started together run each task exactly once")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 12, "0.05")));
+  std::string line;
+  for (int w = 0; w < 4; ++w) {
+    line += run_worker(fx, script, std::to_string(400 + w), "2099-01-01T00:00:00", true) + " ";
+  }
+  CHECK(ExecFixture::sh(line + "wait") == 0);
+  auto ran = lines_of(fx.read("ran.txt"));
+  REQUIRE(ran.size() == 12);
+  for (int i = 0; i < 12; ++i) {
+    CHECK(std::count_if(ran.begin(), ran.end(),
+                        [&](const std::string& l) { return l.starts_with(fmt::format("{} ", i)); }) == 1);
+  }
+}
+
+TEST_CASE("study exec: a task whose worker died runs again, within its attempts")
+{
+  ExecFixture fx;
+  auto opts = study_options(fx, 2);
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), opts));
+  // Task 1 was claimed by job 999, which is gone (the fake squeue knows no job): a dead worker.
+  CHECK(ExecFixture::sh("mkdir -p '" + fx.path("rv/requests/study-1/tasks/1/a1") + "' && echo 999 >'" +
+                        fx.path("rv/requests/study-1/tasks/1/a1/job") + "'") == 0);
+  CHECK(ExecFixture::sh(run_worker(fx, script, "501")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")) == std::vector<std::string>{"0 0 x'0 2", "1 1 x'1 2"});
+  CHECK(fx.read("rv/requests/study-1/tasks/1/a1/exit").starts_with("lost "));
+  CHECK(fx.read("rv/requests/study-1/tasks/1/a2/job") == "501\n");
+  CHECK(fx.read("worker-501.txt").find("task 1: job 999 ended during attempt 1") != std::string::npos);
+
+  // Its attempts used up (--retries 0), a dead worker's task is over: not run again.
+  ExecFixture fx2;
+  auto once = study_options(fx2, 1);
+  once.study.attempts = 1;
+  auto script2 = fx2.write_script("worker", render_ok(base_strategy(), base_request(), once));
+  CHECK(ExecFixture::sh("mkdir -p '" + fx2.path("rv/requests/study-1/tasks/0/a1") + "' && echo 999 >'" +
+                        fx2.path("rv/requests/study-1/tasks/0/a1/job") + "'") == 0);
+  CHECK(ExecFixture::sh(run_worker(fx2, script2, "502")) == 0);
+  CHECK(ExecFixture::sh("test -e '" + fx2.path("ran.txt") + "'") != 0);
+  CHECK(ExecFixture::sh("test -e '" + fx2.path("rv/requests/study-1/tasks/0/done") + "'") == 0);
+}
+
+TEST_CASE("study exec: a task in flight on a live worker is left to it")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 1)));
+  CHECK(ExecFixture::sh("mkdir -p '" + fx.path("rv/requests/study-1/tasks/0/a1") + "' && echo 777 >'" +
+                        fx.path("rv/requests/study-1/tasks/0/a1/job") + "' && echo RUNNING >'" + fx.path("squeue.txt") +
+                        "'") == 0);
+  // The fake squeue says RUNNING for any job: job 777 lives, so its task is not claimed again.
+  std::string with_squeue =
+      fx.job_env("602", "FAKE_END_TIME=2099-01-01T00:00:00 FAKE_SQUEUE_FILE='" + fx.path("squeue.txt") + "'") +
+      "bash '" + script + "' >'" + fx.path("w602.txt") + "' 2>&1";
+  CHECK(ExecFixture::sh(with_squeue) == 0);
+  CHECK(fx.read("w602.txt").find("ran 0 task(s)") != std::string::npos);
+  CHECK(ExecFixture::sh("test -e '" + fx.path("ran.txt") + "'") != 0);
+}
+
+TEST_CASE("study exec: a failed task is not retried unless --retry-failed")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 1, "0", 3)));
+  CHECK(ExecFixture::sh(run_worker(fx, script, "701")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")).size() == 1);
+  CHECK(fx.read("rv/requests/study-1/tasks/0/a1/exit").starts_with("3 "));
+
+  ExecFixture fx2;
+  auto opts = study_options(fx2, 1, "0", 3);
+  opts.study.retry_failed = true;
+  auto script2 = fx2.write_script("worker", render_ok(base_strategy(), base_request(), opts));
+  CHECK(ExecFixture::sh(run_worker(fx2, script2, "702")) == 0);
+  CHECK(lines_of(fx2.read("ran.txt")).size() == 2); // attempts: 2
+}
+
+TEST_CASE("study exec: no task starts that the allocation cannot finish")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 3)));
+  // The allocation ends now: its first task (it was sized for one) runs, no later one.
+  CHECK(ExecFixture::sh(run_worker(fx, script, "801", "2001-01-01T00:00:00")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")).size() == 1);
+  CHECK(fx.read("worker-801.txt").find("no more tasks here") != std::string::npos);
+  CHECK(fx.read("worker-801.txt").find("ran 1 task(s)") != std::string::npos);
+}
+
+TEST_CASE("study: a worker is single node only, and needs a request id")
+{
+  ExecFixture fx;
+  auto opts = study_options(fx, 1);
+  auto multi = base_strategy();
+  multi.nodes = 2;
+  CHECK_FALSE(render(multi, base_request(), opts));
+  auto ckpt = base_strategy();
+  ckpt.kind = rv::model::StrategyKind::checkpoint;
+  CHECK_FALSE(render(ckpt, base_request(), opts));
+  opts.request_id.clear();
+  CHECK_FALSE(render(base_strategy(), base_request(), opts));
+}
