@@ -5,6 +5,7 @@
 #include "app/request/lookup.hpp"
 #include "app/request/record_view.hpp"
 #include "app/run/refanout.hpp"
+#include "app/run/study_run.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
@@ -47,8 +48,30 @@ std::string job_detail(const JobRecord& j)
 
 struct PsOptions {
   bool all = false;
-  std::string key; // REQUEST: that request alone, with its steps
+  std::string key; // REQUEST: that request alone, with its `rv run --in` steps (a study: its tasks)
 };
+
+// A study's lines: one with its task counts; with `tasks` (rv ps -a, rv ps REQ) one per task and
+// one per worker. What the cluster cannot tell now is one line saying so.
+void print_study(Env& env, RequestRecord& r, bool tasks)
+{
+  auto view = read_study(env, r);
+  if (!view) {
+    out(fmt::format("  tasks: unknown ({})\n", view.error().message));
+    return;
+  }
+  out(fmt::format("  tasks: {}\n", study_counts_text(*view)));
+  if (!tasks) {
+    return;
+  }
+  for (const auto& line : study_task_lines(r, *view)) {
+    out("  " + line + "\n");
+  }
+  for (const auto& j : r.jobs) {
+    out(fmt::format("    worker {:<8} {:<9} {:<13} {:<34} {}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id,
+                    j.state.empty() ? "?" : j.state, job_detail(j), j.label));
+  }
+}
 
 Result<int> run_ps(const PsOptions& opts, Context& ctx)
 {
@@ -90,10 +113,14 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     return 0;
   }
   out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", "REQUEST", "NAME", "STATE", "CREATED", "COMMAND"));
-  for (const auto& r : shown) {
+  for (auto& r : shown) {
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
     out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, to_string(r.state), r.created_at, cmd,
                     git_label(r)));
+    if (!r.study.is_null()) { // a study: one line of counts (docs/studies.md)
+      print_study(real->env, r, opts.all || !opts.key.empty());
+      continue;
+    }
     for (const auto& j : r.jobs) {
       auto detail = job_detail(j);
       if (const auto* a = watchdog(r); a && j.strategy_id == r.winner && !activity_text(*a).empty()) {
@@ -119,8 +146,10 @@ void setup_ps(CLI::App& app, Context& ctx)
   auto ps_opts = std::make_shared<PsOptions>();
   auto* ps = app.add_subcommand("ps", "requests and their strategies; reaps losers a killed rv left behind");
   ps->alias("ls");
-  ps->add_flag("-a,--all", ps_opts->all, "include finished requests");
-  ps->add_option("request", ps_opts->key, "one request (id, prefix, job id or name), with its `rv run --in` steps");
+  ps->add_flag("-a,--all", ps_opts->all, "include finished requests (and a study's tasks)");
+  ps->add_option(
+      "request", ps_opts->key,
+      "one request (id, prefix, job id or name), with its `rv run --in` steps, or a study's tasks and workers");
   ps->callback([&ctx, ps_opts] { ctx.action = [&ctx, ps_opts] { return run_ps(*ps_opts, ctx); }; });
 }
 

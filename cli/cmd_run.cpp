@@ -1,10 +1,12 @@
 // `rv run [options] CMD...`: fan out a batch job running CMD (app/run/pipeline.hpp).
 
+#include "app/run/launch.hpp"
 #include "cli/after_work.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"
 #include "cli/run_after.hpp"
 #include "cli/run_in.hpp"
+#include "cli/study_flags.hpp"
 #include "cli/task_file.hpp"
 #include "templates/render.hpp"
 
@@ -17,6 +19,7 @@ struct RunOptions {
   std::string after; // --after REQ[:ok|any] (cli/run_after.hpp)
   InFlags in;        // --in, --one (cli/run_in.hpp)
   CLI::App* cmd = nullptr;
+  app::study::StudyFlags study;
 };
 
 Result<int> run_run(RunOptions& opts, Context& ctx)
@@ -29,6 +32,10 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
       return fail(ErrorCode::usage, "--after does not go with --in: a step starts in the allocation at once",
                   "rv run --after REQ CMD submits a new request instead");
     }
+    if (opts.study.any()) {
+      return fail(ErrorCode::usage, "--array/--sweep do not go with --in: a study submits its own workers",
+                  "rv run --array ... CMD (without --in)");
+    }
     return run_in_allocation(opts.in, opts.job, opts.follow, *opts.cmd, ctx);
   }
   RV_TRY(command, command_or_task_file(ctx.trailing, opts.job, *opts.cmd, ctx)); // a task file (cli/task_file.hpp)
@@ -38,6 +45,16 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
     (void)ok;
   }
   RV_TRY(order, job_order(opts.job, ctx));
+  RV_TRY_VOID(read_sweep_file(opts.study)); // a study (docs/studies.md), checked before any round trip
+  order.study = opts.study;
+  if (order.study.any() && !opts.after.empty()) {
+    return fail(ErrorCode::usage, "--after does not go with --array/--sweep yet",
+                "start the study once the other request has ended, or chain single runs with --after");
+  }
+  if (order.study.any()) {
+    RV_TRY(checked, app::study::make_study(order.study, app::command_line_of(command), order.request.time_s));
+    (void)checked;
+  }
   RV_TRY(real, ctx.make_env());
   RV_TRY_VOID(apply_after(opts.after, order, *real, ctx, opts.follow));
   auto result = app::run_command(real->env, order, command, opts.follow);
@@ -66,6 +83,7 @@ void setup_run(CLI::App& app, Context& ctx)
       ->type_name("PATH")
       ->allow_extra_args(false)
       ->delimiter(',');
+  add_study_flags(cmd, opts->study);
   for (const auto* opt : cmd->get_options()) {
     for (const auto& n : opt->get_lnames()) {
       opts->job.smart.rv_flags.push_back("--" + n);

@@ -1,8 +1,11 @@
 // `rv _settle REQUEST` (hidden): the background rv that `rv run` without -f leaves behind for a
 // request raced across clusters: it chooses the first cluster whose job starts, cancels the others,
-// and exits (app/request/cluster_race.hpp, docs/multi-cluster.md).
+// and exits (app/request/cluster_race.hpp, docs/multi-cluster.md). For a study it keeps the pool of
+// workers topped up until every task ended (app/run/study_run.hpp, docs/studies.md).
 
 #include "app/request/cluster_race.hpp"
+#include "app/request/requests.hpp"
+#include "app/run/study_run.hpp"
 #include "cli/commands.hpp"
 
 namespace rv::cli {
@@ -16,6 +19,9 @@ void setup_settle(CLI::App& app, Context& ctx)
   cmd->callback([&ctx, id] {
     ctx.action = [&ctx, id]() -> Result<int> {
       RV_TRY(real, ctx.make_env());
+      if (auto j = real->env.requests.read(*id); j && j->contains("study") && !(*j)["study"].is_null()) {
+        return app::settle_study(real->env, *id); // a study's pool (docs/studies.md)
+      }
       return app::settle_race(real->env, *id);
     };
   });

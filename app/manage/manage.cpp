@@ -7,6 +7,7 @@
 #include "app/request/reap.hpp"
 #include "app/run/follow.hpp"
 #include "app/run/live_status.hpp"
+#include "app/run/study_run.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/text.hpp"
@@ -85,7 +86,11 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
         o.cancelled.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
       }
     }
-    if (o.cancelled.empty()) {
+    if (o.cancelled.empty() && !r.study.is_null() && !is_final_state(r.state)) {
+      r.state = RequestState::cancelled; // a study between workers: no top-up may follow (docs/studies.md)
+      save(env.requests, r);
+      o.ended = "stopped";
+    } else if (o.cancelled.empty()) {
       const auto* w = r.winner_job();
       o.ended = w && !w->state.empty() ? w->state : std::string(to_string(r.state));
     } else {
@@ -152,11 +157,24 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     }
     sort_newest_first(requests);
     r = requests.front();
+  } else if (auto task = study::split_task_key(req.key); task && find_request(env.requests, task->first)) {
+    // `rv logs REQ/7` (or REQ:7): a study's task (docs/studies.md)
+    RV_TRY(found, find_request(env.requests, task->first));
+    RV_TRY_VOID(require_same_host(found, current_host(env)));
+    if (found.study.is_null()) {
+      return fail(ErrorCode::usage, fmt::format("request {} is not a study: it has no task {}", found.id, task->second),
+                  fmt::format("rv logs {}", found.id));
+    }
+    return show_task_log(env, found, task->second, req.follow, req.tail);
   } else {
     RV_TRY(found, find_request(env.requests, req.key));
     r = std::move(found);
   }
   RV_TRY_VOID(require_same_host(r, current_host(env)));
+  if (!r.study.is_null()) {
+    return fail(ErrorCode::usage, fmt::format("request {} is a study: each task has its own log", r.id),
+                fmt::format("rv logs {}/7 is task 7's; rv ps {} lists the tasks", r.id, r.id));
+  }
   const JobRecord* job = nullptr;
   auto pick = [&] {
     job = r.winner_job();

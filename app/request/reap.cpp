@@ -177,6 +177,12 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     // The winner: the one the record names, else the first (in rank order) that started, else
     // the one that ran the command and ended before any poll saw it running (a fast crash: its
     // outputs, logs and `*` in rv ps belong to it; UX review 3, N4).
+    if (!r.study.is_null()) { // a study's workers are no race: none is a loser (docs/studies.md)
+      if (changed) {
+        save(store, r);
+      }
+      continue;
+    }
     if (r.winner.empty()) {
       for (const auto& j : r.jobs) {
         if (slurm::is_started(slurm::parse_job_state(j.state))) {
@@ -227,7 +233,8 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
         changed = true;
       }
     }
-    if (request_finished(r) && !is_final_state(r.state)) {
+    // A study's end is its tasks', read from the cluster (app/run/study_run.hpp): not decided here.
+    if (request_finished(r) && !is_final_state(r.state) && r.study.is_null()) {
       const auto* w = r.winner_job();
       r.state = w ? ended_state(w->state) : RequestState::failed;
       if (!w && r.after.is_object() && r.after.contains("dependency") &&

@@ -119,6 +119,9 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.pruned_at.empty()) {
     doc["pruned_at"] = r.pruned_at; // optional, as refanout
   }
+  if (!r.study.is_null()) {
+    doc["study"] = r.study; // optional, as refanout
+  }
   if (r.utc_offset_s) {
     doc["utc_offset_s"] = *r.utc_offset_s; // optional, as refanout
   }
@@ -167,6 +170,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
     r.destination = j.value("destination", "");
     r.race = j.value("race", nlohmann::json());
     r.after = j.value("after", nlohmann::json());
+    r.study = j.value("study", nlohmann::json());
     for (const auto& jj : j.value("jobs", nlohmann::json::array())) {
       JobRecord job;
       job.strategy_id = jj.value("strategy_id", "");

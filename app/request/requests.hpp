@@ -103,6 +103,9 @@ struct RequestRecord {
   // rv run --after (app/run/after.hpp): {"request": id, "kind": "ok"|"any", "dependency": Slurm's
   // --dependency}; null for a request that waits for none.
   nlohmann::json after;
+  // A study (docs/studies.md): its tasks, as app/run/study.hpp writes them; every job is a worker
+  // (none races another: none is a loser). Null for a request of one command.
+  nlohmann::json study;
 
   // Not stored: the record as this process last read or wrote it. save() applies only what
   // changed since (three-way merge under the store's lock), so a concurrent rv's changes to

@@ -3,6 +3,7 @@
 #include "app/run/across.hpp"
 #include "app/run/launch.hpp"
 #include "app/run/planning.hpp"
+#include "app/run/study_run.hpp"
 #include "templates/watchdog.hpp"
 
 #include <map>
@@ -60,6 +61,14 @@ Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how,
 
 Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow)
 {
+  if (order.study.any()) { // a study: workers claim its tasks (app/run/study_run.hpp)
+    StudyOrder so{order.request, order.plan_options, order.dry_run, order.study, [&](Env& e) -> Result<SmartRun> {
+                    RV_TRY(smart, prepare_run(e, command, order.smart));
+                    add_order(smart.extras, order, e.settings, false);
+                    return smart;
+                  }};
+    return run_study(env, so, command, follow);
+  }
   if (env.settings.hosts.size() > 1) {
     AcrossLaunch how;
     how.mode = follow ? AcrossMode::follow : AcrossMode::submit;

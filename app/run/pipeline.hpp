@@ -6,6 +6,7 @@
 
 #include "app/env.hpp"
 #include "app/run/smart_exec.hpp"
+#include "app/run/study.hpp"
 #include "core/model/plan.hpp"
 #include "strategy/options.hpp"
 #include "templates/render.hpp"
@@ -34,7 +35,8 @@ struct JobOrder {
   // the record's `after` (null = none).
   std::string dependency;
   nlohmann::json after;
-  bool keep = false; // rv up --keep: hold the allocation without a shell
+  bool keep = false;       // rv up --keep: hold the allocation without a shell
+  study::StudyFlags study; // --array, --sweep, --sweep-file (docs/studies.md); none = one command
 };
 
 // `rv run CMD...` (-f: `follow`): exits as the job does with -f, else 0 once submitted.

@@ -66,7 +66,35 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   ro.secrets_file = rec.secrets_file;
   ro.env = extras.env;
   ro.watchdog = extras.watchdog;
+  if (extras.study) {
+    const auto& st = *extras.study;
+    ro.study.task_time_s = st.task_time_s;
+    ro.study.attempts = st.retries + 1;
+    ro.study.retry_failed = st.retry_failed;
+    for (const auto& n : st.names) {
+      ro.study.variables.push_back(study::sweep_variable(n));
+    }
+    for (const auto& t : st.tasks) {
+      templates::StudyTask task{t.id, t.command, {}};
+      for (const auto& [k, v] : t.params) {
+        task.env.push_back({study::sweep_variable(k), v});
+      }
+      ro.study.tasks.push_back(std::move(task));
+    }
+  }
   return ro;
+}
+
+void add_job_record(RequestRecord& rec, const model::Strategy& s)
+{
+  JobRecord& j = rec.jobs.emplace_back();
+  j.strategy_id = s.id;
+  j.label = s.label;
+  j.partition = s.partition;
+  j.gpu_type = s.gpu_type;
+  j.nodes = s.nodes;
+  j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
+  j.predicted_by = s.wait_model;
 }
 
 Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify,
@@ -140,15 +168,11 @@ void fill_record(Env& env, const SubmitInput& in, const JobSecrets& js, RequestR
   rec.refanout = in.extras.refanout;
   rec.utc_offset_s = in.planned.cluster.utc_offset_s; // reads Slurm's start estimates (rv stats)
   rec.name = in.planned.request.job_name.empty() ? "rv-" + rec.id : in.planned.request.job_name;
+  if (in.extras.study) {
+    rec.study = study::to_json(*in.extras.study);
+  }
   for (const auto& s : plan.strategies) {
-    JobRecord& j = rec.jobs.emplace_back();
-    j.strategy_id = s.id;
-    j.label = s.label;
-    j.partition = s.partition;
-    j.gpu_type = s.gpu_type;
-    j.nodes = s.nodes;
-    j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
-    j.predicted_by = s.wait_model;
+    add_job_record(rec, s);
   }
 }
 
@@ -207,7 +231,8 @@ Rendered render_scripts(const SubmitInput& in, const JobSecrets& js, const Remot
 {
   const auto& strategies = in.planned.plan.strategies;
   auto ro = render_options(rec, paths, in.command_line, in.workdir, in.extras);
-  ro.consume_secrets = std::string_view(in.kind) == "run"; // `rv up` shells read it after the job started
+  // `rv up` shells read it after the job started; a study's later workers too.
+  ro.consume_secrets = std::string_view(in.kind) == "run" && !in.extras.study;
   ro.notify_mail_user = js.notify.mail_user;
   ro.notify_webhook = js.notify.webhook;
   ro.preflight = in.extras.preflight;
@@ -227,6 +252,9 @@ Rendered render_scripts(const SubmitInput& in, const JobSecrets& js, const Remot
     }
     r.subs.push_back({strategies[i].id, *script});
     r.strategy.push_back(i);
+    if (in.extras.study) { // a study's top-up submits these again (app/run/study_run.hpp)
+      study::add_worker_script(rec.study, strategies[i], *script);
+    }
   }
   return r;
 }

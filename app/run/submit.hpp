@@ -8,10 +8,12 @@
 #include "app/request/requests.hpp"
 #include "app/run/notify.hpp"
 #include "app/run/planning.hpp"
+#include "app/run/study.hpp"
 #include "templates/render.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,9 @@ struct RunExtras {
   // `rv up --keep`: return once the allocation is won and leave it held (until its time ends or
   // `rv stop`), for `rv run --in` commands.
   bool keep = false;
+  // A study (docs/studies.md): every strategy of the plan is a worker rendered with the tasks;
+  // null for a request of one command.
+  std::shared_ptr<const study::Study> study;
 };
 
 // The program the command line runs first, checked on the login node before anything is queued
@@ -100,5 +105,8 @@ Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool not
 Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::string& command_line,
                                 const std::string& workdir, const char* kind, const RunExtras& extras = {},
                                 const std::string& shown_command = {});
+
+// Appends the job record of strategy `s` to `rec`, without a job id yet.
+void add_job_record(RequestRecord& rec, const model::Strategy& s);
 
 } // namespace rv::app

@@ -1,0 +1,634 @@
+#include "app/run/study_run.hpp"
+
+#include "app/request/reap.hpp"
+#include "app/run/launch.hpp"
+#include "app/run/planning.hpp"
+#include "app/run/submit.hpp"
+#include "app/run/uncertain_submit.hpp"
+#include "core/duration.hpp"
+#include "core/interrupt.hpp"
+#include "core/process/batch.hpp"
+#include "core/process/remote_files.hpp"
+#include "core/store/json_bytes.hpp"
+#include "core/text.hpp"
+#include "slurm/backoff.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/submit.hpp"
+#include "strategy/plan.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rv::app {
+namespace {
+
+// A worker sized for several tasks gets this much more walltime: its set-up (preflight, venv)
+// and the moments between tasks, so that its last task still finds its --time left.
+constexpr std::int64_t k_worker_margin_s = 120;
+
+// The plan's worker strategies, the ones `which` names, given ids unique in the request:
+// `<strategy>.w<n>`, n counting on from `next`.
+PlanRun workers_plan(const PlanRun& base, const std::vector<model::Strategy>& strategies,
+                     const std::vector<std::size_t>& which, int& next)
+{
+  PlanRun out = base;
+  out.plan.strategies.clear();
+  for (auto k : which) {
+    auto s = strategies[k];
+    s.id = fmt::format("{}.w{}", s.id, next++);
+    out.plan.strategies.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The next worker number of the request (one past the highest `.w<n>` its jobs carry).
+int next_worker_number(const RequestRecord& rec)
+{
+  int next = 1;
+  for (const auto& j : rec.jobs) {
+    const auto dot = j.strategy_id.rfind(".w");
+    if (dot != std::string::npos) {
+      try {
+        next = std::max(next, std::stoi(j.strategy_id.substr(dot + 2)) + 1);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  return next;
+}
+
+// Submits one more worker of each of `which` (indexes into `kinds`) from the kept scripts: each is
+// recorded before its sbatch and its job id after. A worker whose sbatch answer was lost is searched
+// for by its comment and tracked, never cancelled: a worker only claims tasks, it cannot run one
+// twice, and one rv never learns of still works the queue down.
+Result<int> add_workers(Env& env, RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
+                        const std::vector<std::size_t>& which)
+{
+  const std::size_t first = rec.jobs.size();
+  int next = next_worker_number(rec);
+  std::vector<slurm::Submission> subs;
+  for (auto k : which) {
+    auto s = kinds[k].strategy;
+    s.id = fmt::format("{}.w{}", s.id, next++);
+    add_job_record(rec, s);
+    subs.push_back({s.id, kinds[k].script});
+  }
+  save(env.requests, rec); // the intent before the sbatch: nothing submitted is unknown
+  std::vector<std::size_t> uncertain;
+  auto results = slurm::submit_all(env.cluster, subs);
+  if (!results) {
+    for (std::size_t k = 0; k < subs.size(); ++k) {
+      uncertain.push_back(first + k);
+      rec.jobs[first + k].error = "sbatch's answer was lost: " + results.error().message;
+    }
+  } else {
+    for (std::size_t k = 0; k < results->size(); ++k) {
+      auto& job = rec.jobs[first + k];
+      job.job_id = (*results)[k].job_id;
+      job.error = (*results)[k].error;
+      job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+      job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
+      if ((*results)[k].uncertain) {
+        uncertain.push_back(first + k);
+      }
+    }
+  }
+  if (!uncertain.empty()) {
+    auto found = track_uncertain_submissions(env.cluster, env.clock, rec, uncertain);
+    if (!found) {
+      spdlog::warn("study {}: could not look for the workers whose sbatch answer was lost: {}", rec.id,
+                   found.error().message);
+    } else if (!found->empty()) {
+      spdlog::info("study {}: {}", rec.id, *found);
+    }
+  }
+  save(env.requests, rec);
+  if (!results) {
+    return std::unexpected(results.error());
+  }
+  return static_cast<int>(std::count_if(rec.jobs.begin() + static_cast<std::ptrdiff_t>(first), rec.jobs.end(),
+                                        [](const JobRecord& j) { return !j.job_id.empty(); }));
+}
+
+std::string pool_text(const std::vector<model::Strategy>& strategies, const study::PoolPlan& pool)
+{
+  std::map<std::size_t, int> per;
+  for (auto k : pool.submit) {
+    ++per[k];
+  }
+  std::string out = fmt::format("workers: {} to submit (the pool's target: {})\n", pool.submit.size(), pool.target);
+  for (const auto& [k, n] : per) {
+    const auto& s = strategies[k];
+    out += fmt::format("  {} x {:<4} {}  wait {}  {:.1f} SU per worker\n", n, s.id, s.label,
+                       wait_in_words(s.est_wait_s), s.est_su);
+  }
+  for (const auto& n : pool.notes) {
+    out += "  limit: " + n + "\n";
+  }
+  return out;
+}
+
+int alive_workers(const RequestRecord& rec)
+{
+  return static_cast<int>(std::count_if(rec.jobs.begin(), rec.jobs.end(), [](const JobRecord& j) {
+    return !j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state));
+  }));
+}
+
+// -f's view of each task's log: the attempt read and how far, and the partial last line.
+struct TaskLog {
+  int attempt = 0;
+  std::size_t offset = 0;
+  std::string partial;
+  bool ended_shown = false;
+};
+
+// Prints `text` of task `t`, each whole line prefixed `[t] ` (unless `no_prefix`).
+void print_task_output(Env& env, TaskLog& log, int t, std::string_view text, bool no_prefix, bool flush)
+{
+  log.partial.append(text);
+  std::string out;
+  std::size_t pos = 0;
+  for (auto nl = log.partial.find('\n'); nl != std::string::npos; nl = log.partial.find('\n', pos)) {
+    out += (no_prefix ? std::string() : fmt::format("[{}] ", t)) + log.partial.substr(pos, nl + 1 - pos);
+    pos = nl + 1;
+  }
+  log.partial.erase(0, pos);
+  if (flush && !log.partial.empty()) {
+    out += (no_prefix ? std::string() : fmt::format("[{}] ", t)) + log.partial + "\n";
+    log.partial.clear();
+  }
+  if (!out.empty()) {
+    env.output.out(out);
+  }
+}
+
+std::string task_time_text(const study::TaskStatus& t)
+{
+  return t.started_at > 0 && t.ended_at >= t.started_at ? format_human_duration(t.ended_at - t.started_at) : "-";
+}
+
+std::string strategy_of(const RequestRecord& rec, const std::string& job_id)
+{
+  for (const auto& j : rec.jobs) {
+    if (!job_id.empty() && j.job_id == job_id) {
+      return j.strategy_id + " " + j.label;
+    }
+  }
+  return "-";
+}
+
+std::string exit_text(const study::TaskStatus& t)
+{
+  if (t.exit_status) {
+    return std::to_string(*t.exit_status);
+  }
+  return t.state == study::TaskState::failed ? "lost" : "-";
+}
+
+// What one tending step did.
+struct Tended {
+  StudyView view;
+  int added = 0;        // workers submitted
+  bool over = false;    // every task ended (idle workers cancelled), or the study was stopped
+  bool stopped = false; // `rv stop`: no view was read
+};
+
+// One step of keeping a study going (module comment in the header): read it, top the pool up
+// within the limits, and once every task ended cancel the workers still pending.
+Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits& limits)
+{
+  Tended t;
+  // Stopped (`rv stop REQ`, by this or another rv): no top-up ever again.
+  if (auto stored = env.requests.read(rec.id); stored && stored->value("state", "") == "cancelled") {
+    rec.state = RequestState::cancelled;
+    t.over = true;
+    t.stopped = true;
+    return t;
+  }
+  RV_TRY(v, read_study(env, rec));
+  t.view = std::move(v);
+  const int unfinished = t.view.counts.pending + t.view.counts.running;
+  if (unfinished > 0) {
+    const auto kinds = study::worker_kinds(rec.study);
+    std::vector<model::Strategy> strategies;
+    for (const auto& k : kinds) {
+      strategies.push_back(k.strategy);
+    }
+    study::PoolInput in;
+    in.unfinished = unfinished;
+    in.workers_alive = alive_workers(rec);
+    in.max_running = t.view.study.max_running;
+    in.limits = limits;
+    const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
+    if (!pool.submit.empty()) {
+      auto added = add_workers(env, rec, kinds, pool.submit);
+      if (!added) {
+        spdlog::warn("study {}: could not add {} worker(s): {}", rec.id, pool.submit.size(), added.error().message);
+      } else {
+        t.added = *added;
+        spdlog::info("study {}: {} worker(s) added ({} task(s) left, {} worker(s) alive before)", rec.id, *added,
+                     unfinished, in.workers_alive);
+      }
+    }
+    return t;
+  }
+  t.over = true;
+  std::vector<std::string> idle;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty() && slurm::parse_job_state(j.state) == slurm::JobState::pending) {
+      idle.push_back(j.job_id);
+    }
+  }
+  if (!idle.empty()) {
+    if (auto c = slurm::cancel_jobs(env.cluster, idle, rec.name); !c) {
+      spdlog::warn("study {}: could not cancel idle workers {}: {}", rec.id, text::join(idle, " "), c.error().message);
+    } else {
+      for (auto& j : rec.jobs) {
+        if (std::find(idle.begin(), idle.end(), j.job_id) != idle.end()) {
+          mark_cancelled(j, env.clock.epoch_seconds());
+        }
+      }
+      save(env.requests, rec);
+    }
+  }
+  return t;
+}
+
+// The limits a study's pool respects: the association facts of the record's cluster, as the
+// plan read them (kept in the record's study JSON).
+model::UserLimits study_limits(const RequestRecord& rec)
+{
+  model::UserLimits l;
+  const auto& lim = rec.study.value("limits", nlohmann::json::object());
+  if (auto v = lim.find("max_submit_jobs"); v != lim.end() && v->is_number_integer()) {
+    l.max_submit_jobs = v->get<int>();
+  }
+  if (auto v = lim.find("max_jobs"); v != lim.end() && v->is_number_integer()) {
+    l.max_jobs = v->get<int>();
+  }
+  if (auto v = lim.find("max_gpus"); v != lim.end() && v->is_number_integer()) {
+    l.max_gpus = v->get<int>();
+  }
+  return l;
+}
+
+nlohmann::json limits_json(const model::UserLimits& l)
+{
+  auto opt = [](const std::optional<int>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"max_submit_jobs", opt(l.max_submit_jobs)}, {"max_jobs", opt(l.max_jobs)}, {"max_gpus", opt(l.max_gpus)}};
+}
+
+std::string final_table(const RequestRecord& rec, const StudyView& view)
+{
+  std::string table = fmt::format("{:<6} {:<8} {:<30} {:>8} {:>5}\n", "TASK", "STATE", "STRATEGY", "TIME", "EXIT");
+  for (const auto& t : view.tasks) {
+    table += fmt::format("{:<6} {:<8} {:<30} {:>8} {:>5}\n", t.id, to_string(t.state), strategy_of(rec, t.job_id),
+                         task_time_text(t), exit_text(t));
+  }
+  return table + fmt::format("study {}: {}\n", rec.id, study_counts_text(view));
+}
+
+// Follows a submitted study to its end: every started task's new output (one round trip for all),
+// each task's end, the pool topped up; then the table. 0 only when every task succeeded.
+Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
+{
+  auto& rec = owner.rec;
+  const auto dir = study::tasks_dir(rec.remote_root, rec.id);
+  const auto limits = study_limits(rec);
+  std::map<int, TaskLog> logs;
+  slurm::Backoff backoff(slurm::Backoff::racing());
+  StudyView view;
+  while (true) {
+    if (interrupt_signal() != 0) {
+      owner.release();
+      env.output.err(fmt::format("rv: stopped following study {}; it runs on: rv ps {} shows it, rv stop {} stops it\n",
+                                 rec.id, rec.id, rec.id));
+      return fail(ErrorCode::interrupted, fmt::format("stopped following study {}", rec.id));
+    }
+    RV_TRY(tended, tend_study(env, rec, limits));
+    if (tended.stopped) {
+      owner.release();
+      return fail(ErrorCode::interrupted, fmt::format("study {} was stopped (rv stop)", rec.id));
+    }
+    view = std::move(tended.view);
+    proc::Batch batch("study logs");
+    std::vector<std::pair<int, proc::Handle>> reads;
+    for (const auto& t : view.tasks) {
+      if (t.attempts == 0) {
+        continue;
+      }
+      auto& log = logs[t.id];
+      if (log.attempt != t.attempts) { // a new attempt: its log starts over
+        if (log.attempt != 0) {
+          print_task_output(env, log, t.id, "", no_prefix, true);
+          env.output.err(fmt::format("rv: task {} runs again (attempt {}): its worker ended during attempt {}\n", t.id,
+                                     t.attempts, log.attempt));
+        }
+        log = TaskLog{t.attempts, 0, {}, false};
+      }
+      if (!log.ended_shown) {
+        reads.emplace_back(
+            t.id, batch.add(proc::remote::read_from_command(study::task_log(dir, t.id, t.attempts), log.offset)));
+      }
+    }
+    if (!reads.empty()) {
+      RV_TRY(answers, batch.run(env.cluster));
+      for (const auto& [id, h] : reads) {
+        const auto& o = answers[h];
+        if (o.ok()) {
+          print_task_output(env, logs[id], id, o.out, no_prefix, false);
+          logs[id].offset += o.out.size();
+        }
+      }
+    }
+    for (const auto& t : view.tasks) {
+      auto& log = logs[t.id];
+      const bool ended = t.state == study::TaskState::done || t.state == study::TaskState::failed;
+      if (ended && !log.ended_shown && (log.attempt == t.attempts || t.attempts == 0)) {
+        print_task_output(env, log, t.id, "", no_prefix, true);
+        log.ended_shown = true;
+        env.output.err(fmt::format("rv: task {} {} (exit {}) after {} on job {} [{}/{} ended]\n", t.id,
+                                   to_string(t.state), exit_text(t), task_time_text(t),
+                                   t.job_id.empty() ? "-" : t.job_id, view.counts.done + view.counts.failed,
+                                   view.tasks.size()));
+      }
+    }
+    if (tended.over) {
+      break;
+    }
+    if (env.output.terminal().tty) {
+      env.output.status({fmt::format("study {}: {}", rec.id, study_counts_text(view))});
+    }
+    env.clock.sleep_for(backoff.next());
+  }
+  if (env.output.terminal().tty) {
+    env.output.status({});
+  }
+  env.output.err(final_table(rec, view));
+  const bool all_ok = view.counts.failed == 0;
+  owner.finish(all_ok ? RequestState::done : RequestState::failed);
+  return all_ok ? 0 : 1;
+}
+
+} // namespace
+
+Result<StudyView> read_study(Env& env, RequestRecord& rec)
+{
+  StudyView v;
+  RV_TRY(st, study::study_from_json(rec.study));
+  v.study = std::move(st);
+  std::vector<RequestRecord> one = {rec};
+  RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
+  (void)report;
+  rec = std::move(one.front());
+  std::set<std::string> alive;
+  for (const auto& j : rec.jobs) {
+    const auto s = slurm::parse_job_state(j.state);
+    if (!j.job_id.empty() && !slurm::is_terminal(s)) {
+      alive.insert(j.job_id);
+      (slurm::is_started(s) ? v.workers_running : v.workers_pending) += 1;
+    }
+  }
+  RV_TRY(listing, env.cluster.run(study::task_listing_command(study::tasks_dir(rec.remote_root, rec.id))));
+  if (!listing.ok()) {
+    return fail(ErrorCode::io, fmt::format("cannot read the tasks of study {} on {}: {}", rec.id, env.cluster.where(),
+                                           text::first_line(listing.err)));
+  }
+  v.tasks = study::task_statuses(v.study, listing.out, alive);
+  v.counts = study::count(v.tasks);
+  // Every task ended and no worker lives: the study is over, whoever reads it first says so.
+  if (v.counts.pending + v.counts.running == 0 && alive.empty() && !is_final_state(rec.state)) {
+    rec.state = v.counts.failed == 0 ? RequestState::done : RequestState::failed;
+    save(env.requests, rec);
+  }
+  return v;
+}
+
+std::string study_counts_text(const StudyView& v)
+{
+  return fmt::format("{} done, {} running, {} pending, {} failed of {} task(s); workers: {} running, {} pending",
+                     v.counts.done, v.counts.running, v.counts.pending, v.counts.failed, v.tasks.size(),
+                     v.workers_running, v.workers_pending);
+}
+
+std::vector<std::string> study_task_lines(const RequestRecord& rec, const StudyView& v)
+{
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.tasks.size(); ++i) {
+    const auto& t = v.tasks[i];
+    const auto& cmd = i < v.study.tasks.size() ? v.study.tasks[i].command : std::string();
+    out.push_back(fmt::format("[{}] {:<8} attempt {} job {:<9} {:>8} exit {:<4} {}", t.id, to_string(t.state),
+                              t.attempts, t.job_id.empty() ? "-" : t.job_id, task_time_text(t), exit_text(t),
+                              cmd.size() > 60 ? cmd.substr(0, 57) + "..." : cmd));
+  }
+  (void)rec;
+  return out;
+}
+
+Result<int> show_task_log(Env& env, RequestRecord& rec, int task, bool follow, int tail)
+{
+  RV_TRY(v, read_study(env, rec));
+  auto it = std::find_if(v.tasks.begin(), v.tasks.end(), [&](const study::TaskStatus& t) { return t.id == task; });
+  if (it == v.tasks.end()) {
+    std::string ids;
+    for (std::size_t i = 0; i < v.tasks.size() && i < 8; ++i) {
+      ids += (i ? "," : "") + std::to_string(v.tasks[i].id);
+    }
+    return fail(ErrorCode::usage, fmt::format("study {} has no task {}", rec.id, task),
+                fmt::format("its tasks: {}{} (rv ps {} lists them)", ids, v.tasks.size() > 8 ? ",..." : "", rec.id));
+  }
+  const auto dir = study::tasks_dir(rec.remote_root, rec.id);
+  slurm::Backoff backoff(slurm::Backoff::waiting());
+  while (it->attempts == 0) {
+    if (!follow) {
+      return fail(ErrorCode::usage, fmt::format("task {} of study {} has not started yet", task, rec.id),
+                  fmt::format("rv logs -f {}/{} waits for it", rec.id, task));
+    }
+    if (interrupt_signal() != 0) {
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for task {}", task));
+    }
+    env.clock.sleep_for(backoff.next());
+    RV_TRY(again, read_study(env, rec));
+    v = std::move(again);
+    it = std::find_if(v.tasks.begin(), v.tasks.end(), [&](const study::TaskStatus& t) { return t.id == task; });
+  }
+  const auto path = study::task_log(dir, task, it->attempts);
+  if (tail >= 0) {
+    auto c = proc::remote::last_lines_command(path, tail);
+    c.on_stdout = [&](std::string_view s) { env.output.out(s); };
+    RV_TRY(o, env.cluster.run(c));
+    return o.ok() ? 0 : 1;
+  }
+  std::size_t offset = 0;
+  while (true) {
+    RV_TRY(o, env.cluster.run(proc::remote::read_from_command(path, offset)));
+    if (o.ok()) {
+      env.output.out(o.out);
+      offset += o.out.size();
+      if (o.out.size() == proc::remote::k_log_chunk) {
+        continue;
+      }
+    }
+    const bool ended = it->state != study::TaskState::running;
+    if (!follow || ended || interrupt_signal() != 0) {
+      return it->exit_status ? *it->exit_status : 0;
+    }
+    env.clock.sleep_for(std::chrono::seconds(1));
+    RV_TRY(again, read_study(env, rec));
+    v = std::move(again);
+    it = std::find_if(v.tasks.begin(), v.tasks.end(), [&](const study::TaskStatus& t) { return t.id == task; });
+    if (it->attempts != 0 && study::task_log(dir, task, it->attempts) != path) {
+      return show_task_log(env, rec, task, follow, tail); // a new attempt: its own log
+    }
+  }
+}
+
+Result<int> settle_study(Env& env, const std::string& request_id)
+{
+  RV_TRY(j, env.requests.read(request_id));
+  RV_TRY(rec, request_from_json(j));
+  const auto limits = study_limits(rec);
+  slurm::Backoff backoff({std::chrono::milliseconds(2000), std::chrono::milliseconds(15000), 1.5});
+  for (int failures = 0;;) {
+    auto tended = tend_study(env, rec, limits);
+    if (!tended) {
+      spdlog::warn("study {}: {}", rec.id, tended.error().message);
+      if (++failures >= 20) {
+        spdlog::warn("study {}: stopped after 20 failed rounds; `rv run -f` is not needed: rv ps {} shows it", rec.id,
+                     rec.id);
+        return 1;
+      }
+    } else if (tended->stopped) {
+      spdlog::info("study {}: stopped (rv stop): no more workers", rec.id);
+      return 0;
+    } else if (tended->over) {
+      spdlog::info("study {}: {}", rec.id, study_counts_text(tended->view));
+      rec.state = tended->view.counts.failed == 0 ? RequestState::done : RequestState::failed;
+      save(env.requests, rec);
+      return tended->view.counts.failed == 0 ? 0 : 1;
+    } else {
+      failures = 0;
+    }
+    if (interrupt_signal() != 0) {
+      return 130;
+    }
+    env.clock.sleep_for(backoff.next());
+  }
+}
+
+Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::string>& command, bool follow)
+{
+  const std::string line = command_line_of(command);
+  RV_TRY(st, study::make_study(order.flags, line, order.request.time_s));
+  if (env.settings.hosts.size() > 1) {
+    return fail(ErrorCode::usage, "a study runs on one cluster for now",
+                "give one --host (docs/studies.md, \"Not yet\": studies across clusters)");
+  }
+  RV_TRY(planned, make_plan(env, order.request, order.plan_options));
+  std::vector<std::string> dropped;
+  auto strategies = study::worker_strategies(planned.plan.strategies, st.task_time_s, dropped);
+  study::PoolInput in;
+  in.unfinished = static_cast<int>(st.tasks.size());
+  in.max_running = st.max_running;
+  in.limits = planned.cluster.limits;
+  auto pool = study::plan_pool(strategies, st.task_time_s, in);
+  // Fewer workers than tasks: each worker is sized for its share of them, so that the pool works
+  // the queue down without rv (a plan for the longer walltime; kept only when a worker survives it).
+  const auto per_worker = study::tasks_per_worker(static_cast<int>(st.tasks.size()), pool.target);
+  if (per_worker > 1) {
+    auto longer = order.request;
+    longer.time_s = st.task_time_s * per_worker + k_worker_margin_s;
+    auto replanned = make_plan(env, longer, order.plan_options);
+    if (replanned) {
+      std::vector<std::string> dropped_longer;
+      auto s2 = study::worker_strategies(replanned->plan.strategies, st.task_time_s, dropped_longer);
+      if (!s2.empty()) {
+        planned = std::move(*replanned);
+        strategies = std::move(s2);
+        dropped = std::move(dropped_longer);
+        pool = study::plan_pool(strategies, st.task_time_s, in);
+        pool.notes.push_back(fmt::format("each worker asks for {} task(s) of time ({}): {} task(s), {} worker(s)",
+                                         per_worker, format_human_duration(longer.time_s), st.tasks.size(),
+                                         pool.target));
+      }
+    }
+  }
+  if (order.dry_run) {
+    if (env.json) {
+      nlohmann::json workers = nlohmann::json::array();
+      for (auto k : pool.submit) {
+        workers.push_back(strategies[k].id);
+      }
+      env.output.out(store::dump_for_display({{"plan", strategy::to_json(planned.plan)},
+                                              {"study", study::to_json(st)},
+                                              {"workers", workers},
+                                              {"target", pool.target},
+                                              {"notes", pool.notes},
+                                              {"dropped", dropped}}) +
+                     "\n");
+      return 0;
+    }
+    RV_TRY(shown, dry_run(env, planned));
+    (void)shown;
+    std::string out =
+        fmt::format("\nstudy: {} task(s), a task's --time {}, {} attempt(s) each{}{}\n", st.tasks.size(),
+                    format_human_duration(st.task_time_s), st.retries + 1, st.retry_failed ? " (failed tasks too)" : "",
+                    st.max_running > 0 ? fmt::format(", at most {} at once", st.max_running) : "");
+    for (const auto& t : st.tasks) {
+      out += fmt::format("  [{}] {}\n", t.id, t.command);
+    }
+    for (const auto& d : dropped) {
+      out += "  not a worker: " + d + "\n";
+    }
+    out += pool_text(strategies, pool);
+    env.output.out(out);
+    return 0;
+  }
+  if (strategies.empty() || pool.submit.empty()) {
+    return fail(ErrorCode::usage,
+                strategies.empty() ? "no strategy can run a study's task (one node, a walltime of one task)"
+                                   : "the limits leave no room for a worker",
+                "rv run --dry-run --array ... shows the strategies, the limits and why");
+  }
+  RV_TRY(smart, order.prepare(env));
+  auto extras = smart.extras;
+  extras.study = std::make_shared<const study::Study>(st);
+  extras.followed = follow;
+  int next_worker = 1;
+  auto first = workers_plan(planned, strategies, pool.submit, next_worker);
+  RV_TRY(launched, submit_request(env, first, line, smart.workdir, "run", extras));
+  launched.rec.study["limits"] = limits_json(planned.cluster.limits);
+  save(env.requests, launched.rec);
+  if (follow) {
+    return follow_study(env, launched, order.flags.no_prefix);
+  }
+  launched.release(); // the workers run on without rv; the background rv tops the pool up
+  auto bg = env.clusters ? env.clusters->settle_in_background(launched.rec.id)
+                         : Result<void>(fail(ErrorCode::generic, "no background rv"));
+  if (!bg) {
+    spdlog::warn("could not start the background rv that tops study {}'s workers up: {}; `rv run -f` is not "
+                 "needed: the workers run on, a dead one's task waits for the next worker",
+                 launched.rec.id, bg.error().message);
+  }
+  if (env.json) {
+    env.output.out(store::dump_for_display(to_json(launched.rec)) + "\n");
+  } else if (env.quiet) {
+    env.output.out(launched.rec.id + "\n");
+  } else {
+    env.output.out(fmt::format("study {}: {} task(s) on {} worker(s)\n"
+                               "next: rv ps {}        (the tasks)\n"
+                               "      rv logs {}/{}   (a task's output)\n"
+                               "      rv stop {}      (stop every worker)\n",
+                               launched.rec.id, st.tasks.size(), pool.submit.size(), launched.rec.id, launched.rec.id,
+                               st.tasks.front().id, launched.rec.id));
+  }
+  return 0;
+}
+
+} // namespace rv::app

@@ -1,0 +1,57 @@
+#pragma once
+// `rv run --array/--sweep` (docs/studies.md): plan, submit a pool of workers within the user's
+// limits, and with -f follow every task (output prefixed `[7] `), top the pool up as workers end,
+// and end with a table of the tasks. Also what `rv ps` and `rv logs REQ/7` read of a study.
+
+#include "app/env.hpp"
+#include "app/request/requests.hpp"
+#include "app/run/smart_exec.hpp"
+#include "app/run/study.hpp"
+#include "core/model/plan.hpp"
+#include "strategy/options.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rv::app {
+
+// What the pipeline hands a study: the request, how to prepare the run (sync, --env, ...), the flags.
+struct StudyOrder {
+  model::JobRequest request;
+  strategy::PlanOptions plan_options;
+  bool dry_run = false;
+  study::StudyFlags flags;
+  std::function<Result<SmartRun>(Env&)> prepare;
+};
+
+// `rv run --array/--sweep CMD`: exits 0 once submitted; with `follow`, 0 only when every task
+// succeeded (1 otherwise, 130 when interrupted: the study runs on).
+Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::string>& command, bool follow);
+
+// `rv _settle REQ` for a study (the background rv `rv run` without -f leaves): tops the pool up
+// as workers end, cancels the idle ones once every task ended, and records the study's end.
+Result<int> settle_study(Env& env, const std::string& request_id);
+
+// A study as the cluster knows it: the record's jobs refreshed (one poll) and its task directory
+// read (one listing).
+struct StudyView {
+  study::Study study;
+  std::vector<study::TaskStatus> tasks;
+  study::Counts counts;
+  int workers_pending = 0;
+  int workers_running = 0;
+};
+Result<StudyView> read_study(Env& env, RequestRecord& rec);
+
+// "3 done, 2 running, 1 pending, 0 failed of 6 tasks; workers: 2 running, 1 pending".
+std::string study_counts_text(const StudyView& v);
+
+// One line per task: id, state, attempts, job, time, exit status, command.
+std::vector<std::string> study_task_lines(const RequestRecord& rec, const StudyView& v);
+
+// `rv logs REQ/7`: task `task`'s output (its latest attempt); `follow` streams it until it ends;
+// `tail` >= 0: only the last lines.
+Result<int> show_task_log(Env& env, RequestRecord& rec, int task, bool follow, int tail);
+
+} // namespace rv::app
