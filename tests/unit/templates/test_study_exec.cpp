@@ -78,9 +78,13 @@ TEST_CASE("study exec: workers started together run each task exactly once")
 {
   ExecFixture fx;
   auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 12, "0.05")));
+  // squeue says every worker runs (they do): a task in flight is never taken for a dead worker's.
+  rv::testing::write_text(fx.path("squeue.txt"), "RUNNING\n");
   std::string line;
   for (int w = 0; w < 4; ++w) {
-    line += run_worker(fx, script, std::to_string(400 + w), "2099-01-01T00:00:00", true) + " ";
+    line += run_worker(fx, script, std::to_string(400 + w),
+                       "2099-01-01T00:00:00 FAKE_SQUEUE_FILE='" + fx.path("squeue.txt") + "'", true) +
+            " ";
   }
   CHECK(ExecFixture::sh(line + "wait") == 0);
   auto ran = lines_of(fx.read("ran.txt"));

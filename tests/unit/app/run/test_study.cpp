@@ -94,11 +94,12 @@ TEST_CASE("study: --sweep-file is a list of objects")
 
 TEST_CASE("study: {task} and {NAME} are replaced shell-quoted; every other brace stays")
 {
-  CHECK(substitute("python train.py --seed {task}", 7, {}) == "python train.py --seed '7'");
+  CHECK(substitute("python train.py --seed {task}", 7, {}) == "python train.py --seed 7"); // a plain word as it is
   CHECK(substitute("echo {lr} {model} ${HOME} {a,b} {other} {task", 2, {{"lr", "1e-4"}, {"model", "it's"}}) ==
-        "echo '1e-4' 'it'\\''s' ${HOME} {a,b} {other} {task");
+        "echo 1e-4 'it'\\''s' ${HOME} {a,b} {other} {task");
   CHECK(substitute("echo ${lr}", 0, {{"lr", "1"}}) == "echo ${lr}"); // the shell's own expansion
-  CHECK(substitute("{task}{task}", 3, {}) == "'3''3'");
+  CHECK(substitute("{task}{task}", 3, {}) == "33");
+  CHECK(substitute("run {x}", 0, {{"x", "a b;$(id)"}}) == "run 'a b;$(id)'");
 }
 
 TEST_CASE("study: make_study numbers a sweep 0..N-1 and refuses mixing --array ids with a sweep")
@@ -112,7 +113,7 @@ TEST_CASE("study: make_study numbers a sweep 0..N-1 and refuses mixing --array i
   CHECK(s->max_running == 2);
   CHECK(s->names == std::vector<std::string>{"lr", "m"});
   CHECK(s->tasks[3].id == 3);
-  CHECK(s->tasks[3].command == "run '2' 'b' '3'");
+  CHECK(s->tasks[3].command == "run 2 b 3");
   CHECK(sweep_variable("lr") == "RV_SWEEP_LR");
 
   StudyFlags mixed = f;
@@ -126,7 +127,7 @@ TEST_CASE("study: make_study numbers a sweep 0..N-1 and refuses mixing --array i
   auto a = make_study(arr, "echo {task}", 600);
   REQUIRE(a);
   CHECK(a->tasks[1].id == 4);
-  CHECK(a->tasks[1].command == "echo '4'");
+  CHECK(a->tasks[1].command == "echo 4");
 
   StudyFlags cap_only;
   cap_only.array = "%3";
