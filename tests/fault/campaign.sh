@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fault-injection campaign on the real local cluster (issue #15, docs/reliability.md "Fault injection").
 #
-#   tests/fault/campaign.sh [--cluster 1|2] [--runs N] [--seed S] [--only RUN[,RUN...]] [--kinds K,K...] [--keep]
+#   tests/fault/campaign.sh [--cluster 1|2] [--runs N] [--seed S] [--only RUN[,RUN...]] [--kinds K,K...] [--study] [--keep]
 #
 # --cluster 2 runs it against the testbed's second cluster (Slurm 24.11 in a Debian 13 root,
 # testbed/up2.sh): its env, lock, login node (rvtb2) and client commands; its slurmctld is stopped
@@ -23,6 +23,11 @@
 # Slurm. The cleanup (`rv stop` of what is still live, then `rv ps`) is checked too: nothing of the
 # run left queued, no secrets file left. A summary per fault kind follows; exit 1 on any violation.
 #
+# --study makes every run a study (docs/studies.md): `rv run -f --array 0-2` whose tasks each append
+# one line to their own marker at their end, so a worker killed mid-task that the task's next attempt
+# replaces leaves one line, not two. Checked on top: no task's marker has two lines (a task that
+# finished twice), and when rv exited 0, every task's marker has one (no task lost).
+#
 # Each run is decided by (seed, run number) alone: `--seed S --only RUN` replays exactly that run.
 # Each run holds the exclusive flock on the cluster's lock (/tmp/rv-testbed.lock, /tmp/rv-testbed2.lock;
 # tb_lock: a bounded wait that names the holder) for its own duration only, and puts the
@@ -39,6 +44,7 @@ ONLY=""
 ALL_KINDS=(sigkill sigint ctld_restart sshd_cut node_down fs_full concurrent_ps concurrent_stop)
 KINDS=("${ALL_KINDS[@]}")
 KEEP=0
+STUDY=0
 CLUSTER=1
 while (($#)); do
   case $1 in
@@ -48,6 +54,7 @@ while (($#)); do
     --only) ONLY=$2; shift 2 ;;
     --kinds) IFS=, read -r -a KINDS <<<"$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --study) STUDY=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) printf 'campaign: unknown argument %s (see --help)\n' "$1" >&2; exit 2 ;;
   esac
@@ -114,6 +121,12 @@ cat >"$WORK/project/fi_job.sh" <<'EOF'
 printf '%s %s secret=%s\n' "${SLURM_JOB_ID:-?}" "$(hostname)" "${FI_SECRET:+yes}" >>"$1"
 sleep "$2"
 echo "fi-job-done"
+EOF
+cat >"$WORK/project/fi_task.sh" <<'EOF'
+# fi_task.sh MARKER SECONDS: a study's task; one line at its end (a killed attempt writes none).
+sleep "$2"
+printf '%s %s secret=%s\n' "${SLURM_JOB_ID:-?}" "$(hostname)" "${FI_SECRET:+yes}" >>"$1"
+echo "fi-task-done"
 EOF
 
 log() { printf '%s\n' "$*"; }
@@ -317,7 +330,8 @@ one_run() { # RUN
   kind=${KINDS[$(((run - 1 + SEED) % ${#KINDS[@]}))]}
   pick 2
   mode=$([[ $R == 0 ]] && echo run || echo up)
-  PRE=$([[ $mode == run ]] && echo sync || echo plan)
+  ((STUDY == 0)) || mode=study
+  PRE=$([[ $mode == up ]] && echo plan || echo sync)
   case $kind in
     node_down) phases=(follow) ;;
     concurrent_stop) phases=(submit race follow) ;;
@@ -351,7 +365,10 @@ one_run() { # RUN
   fi
 
   # rv in its own session (setsid): $RV_PID is rv, and its process group gets the SIGINT.
-  if [[ $mode == run ]]; then
+  if [[ $mode == study ]]; then # each task appends to $marker.<task> at its end (fi_task.sh)
+    (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 --time 5m \
+      --name "$NAME" --array 0-2 -- bash fi_task.sh "$marker.{task}" "$secs" </dev/null >"$RUN_DIR/rv.out" 2>"$RUN_DIR/rv.err") &
+  elif [[ $mode == run ]]; then
     (cd "$WORK/project" && exec setsid "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 --time 5m \
       --name "$NAME" -- bash fi_job.sh "$marker" "$secs" </dev/null >"$RUN_DIR/rv.out" 2>"$RUN_DIR/rv.err") &
   else
@@ -388,13 +405,24 @@ one_run() { # RUN
   markers=0
   [[ ! -f $marker ]] || markers=$(wc -l <"$marker")
   ((markers <= 1)) || violations+=$'\n'"duplicate: the command ran $markers times: $(tr '\n' ';' <"$marker")"
+  if [[ $mode == study ]]; then # per task: at most one end; with rv's exit 0, exactly one
+    local t n
+    markers=0
+    for t in 0 1 2; do
+      n=0
+      [[ ! -f $marker.$t ]] || n=$(wc -l <"$marker.$t")
+      markers=$((markers + n))
+      ((n <= 1)) || violations+=$'\n'"duplicate: task $t finished $n times: $(tr '\n' ';' <"$marker.$t")"
+      ((rc != 0 || n == 1)) || violations+=$'\n'"inconsistent: rv exited 0 but task $t finished $n times (lost)"
+    done
+  fi
   # rv's own account: "every strategy ended without starting" (exit 3) while the command ran is
   # wrong, unless a concurrent `rv stop` cancelled the running winner.
   # A concurrent `rv ps` must change nothing: the request runs its command once and rv exits 0.
-  if [[ $kind == concurrent_ps ]] && ((rc != 0 || markers != 1)); then
+  if [[ $kind == concurrent_ps && $mode != study ]] && ((rc != 0 || markers != 1)); then
     violations+=$'\n'"inconsistent: with a concurrent rv ps, rv exited $rc and the command ran $markers time(s)"
   fi
-  if ((rc == 3 && markers > 0)) && [[ $kind != concurrent_stop ]]; then
+  if ((rc == 3 && markers > 0)) && [[ $kind != concurrent_stop && $mode != study ]]; then
     violations+=$'\n'"inconsistent: rv exited 3 (no strategy started) but the command ran: $(grep -m1 'rv: error' "$RUN_DIR/rv.err")"
   fi
   # Leave nothing: jobs of the run cancelled, tmpfs unmounted, cluster as found.
