@@ -383,6 +383,12 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
   StudyView v;
   RV_TRY(st, study::study_from_json(rec.study));
   v.study = std::move(st);
+  if (!rec.pruned_at.empty()) { // rv ps removed the task directory with the request's remote state
+    return fail(
+        ErrorCode::usage,
+        fmt::format("study {}'s tasks were removed from the cluster at {} (request_keep)", rec.id, rec.pruned_at),
+        "rv ps -a --json keeps what the record knows; raise request_keep to keep studies longer");
+  }
   std::vector<RequestRecord> one = {rec};
   RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
   (void)report;
