@@ -24,7 +24,7 @@ RV_TASK_IDS={{task_ids}}
 export RV_TASK_COUNT={{task_count}}
 
 # Sets RV_COMMAND and the RV_SWEEP_* variables of task $1.
-# shellcheck disable=SC2016  # each command line is for bash -c, not for this shell
+# shellcheck disable=SC2016,SC1003  # each command line is for bash -c, quoted for this shell
 _rv_task_setup() {
 {{unset}}  case $1 in
 {{cases}}  *) return 1 ;;
