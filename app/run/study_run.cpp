@@ -286,10 +286,15 @@ nlohmann::json limits_json(const model::UserLimits& l)
 
 std::string final_table(const RequestRecord& rec, const StudyView& view)
 {
-  std::string table = fmt::format("{:<6} {:<8} {:<30} {:>8} {:>5}\n", "TASK", "STATE", "STRATEGY", "TIME", "EXIT");
+  std::size_t width = std::string_view("STRATEGY").size();
   for (const auto& t : view.tasks) {
-    table += fmt::format("{:<6} {:<8} {:<30} {:>8} {:>5}\n", t.id, to_string(t.state), strategy_of(rec, t.job_id),
-                         task_time_text(t), exit_text(t));
+    width = std::max(width, strategy_of(rec, t.job_id).size());
+  }
+  std::string table =
+      fmt::format("{:<6} {:<8} {:<{}} {:>8} {:>5}\n", "TASK", "STATE", "STRATEGY", width, "TIME", "EXIT");
+  for (const auto& t : view.tasks) {
+    table += fmt::format("{:<6} {:<8} {:<{}} {:>8} {:>5}\n", t.id, to_string(t.state), strategy_of(rec, t.job_id),
+                         width, task_time_text(t), exit_text(t));
   }
   return table + fmt::format("study {}: {}\n", rec.id, study_counts_text(view));
 }
