@@ -171,7 +171,10 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     r = std::move(found);
   }
   RV_TRY_VOID(require_same_host(r, current_host(env)));
-  if (!r.study.is_null()) {
+  const bool worker_named = std::any_of(r.jobs.begin(), r.jobs.end(), [&](const JobRecord& j) {
+    return !j.job_id.empty() && j.job_id == req.key; // a study's worker by its job id: its own log
+  });
+  if (!r.study.is_null() && !worker_named) {
     return fail(ErrorCode::usage, fmt::format("request {} is a study: each task has its own log", r.id),
                 fmt::format("rv logs {}/7 is task 7's; rv ps {} lists the tasks", r.id, r.id));
   }

@@ -598,6 +598,21 @@ std::vector<TaskStatus> task_statuses(const Study& s, std::string_view listing, 
   return out;
 }
 
+std::set<std::string> claimer_jobs(std::string_view listing)
+{
+  std::set<std::string> out;
+  std::istringstream in{std::string(listing)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream w(line);
+    std::string t, k, job;
+    if ((w >> t >> k >> job) && job != "-") {
+      out.insert(job);
+    }
+  }
+  return out;
+}
+
 Counts count(const std::vector<TaskStatus>& tasks)
 {
   Counts c;

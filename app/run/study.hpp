@@ -176,6 +176,9 @@ std::string task_log(const std::string& tasks_dir, int task, int attempt);
 // it, after its last attempt), is failed.
 std::vector<TaskStatus> task_statuses(const Study& s, std::string_view listing, const std::set<std::string>& alive);
 
+// The job ids that claimed an attempt of some task, from the listing.
+std::set<std::string> claimer_jobs(std::string_view listing);
+
 struct Counts {
   int done = 0, running = 0, pending = 0, failed = 0;
 };

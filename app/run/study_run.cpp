@@ -197,6 +197,7 @@ struct Tended {
   int added = 0;        // workers submitted
   bool over = false;    // every task ended (idle workers cancelled), or the study was stopped
   bool stopped = false; // `rv stop`: no view was read
+  std::string broken;   // why the pool is not topped up any more (workers fail before any task)
 };
 
 // One step of keeping a study going (module comment in the header): read it, top the pool up
@@ -214,6 +215,13 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
   RV_TRY(v, read_study(env, rec));
   t.view = std::move(v);
   const int unfinished = t.view.counts.pending + t.view.counts.running;
+  if (unfinished > 0 && t.view.barren.size() >= k_max_barren) {
+    // Workers fail before claiming anything: more of them would fail the same way (#41 campaign,
+    // fs_full: a full remote root had rv -f submit three workers every poll).
+    t.broken = fmt::format("{} workers failed before claiming a task (jobs {}): no more are submitted",
+                           t.view.barren.size(), text::join(t.view.barren, " "));
+    return t;
+  }
   if (unfinished > 0) {
     const auto kinds = study::worker_kinds(rec.study);
     std::vector<model::Strategy> strategies;
@@ -322,6 +330,12 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
       return fail(ErrorCode::interrupted, fmt::format("study {} was stopped (rv stop)", rec.id));
     }
     view = std::move(tended.view);
+    if (!tended.broken.empty()) {
+      owner.finish(RequestState::failed);
+      const auto& job = view.barren.back();
+      return fail(ErrorCode::generic, fmt::format("study {}: {}", rec.id, tended.broken),
+                  fmt::format("rv logs --err {} shows why job {} failed; rv ps {} shows the tasks", job, job, rec.id));
+    }
     proc::Batch batch("study logs");
     std::vector<std::pair<int, proc::Handle>> reads;
     for (const auto& t : view.tasks) {
@@ -412,6 +426,13 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
                                            text::first_line(listing.err)));
   }
   v.tasks = study::task_statuses(v.study, listing.out, alive);
+  const auto claimers = study::claimer_jobs(listing.out);
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty() && slurm::parse_job_state(j.state) == slurm::JobState::failed &&
+        !claimers.contains(j.job_id)) {
+      v.barren.push_back(j.job_id);
+    }
+  }
   v.counts = study::count(v.tasks);
   // Every task ended and no worker lives: the study is over, whoever reads it first says so.
   if (v.counts.pending + v.counts.running == 0 && alive.empty() && !is_final_state(rec.state)) {
@@ -515,6 +536,11 @@ Result<int> settle_study(Env& env, const std::string& request_id)
                      rec.id);
         return 1;
       }
+    } else if (!tended->broken.empty()) {
+      spdlog::error("study {}: {}", rec.id, tended->broken);
+      rec.state = RequestState::failed;
+      save(env.requests, rec);
+      return 1;
     } else if (tended->stopped) {
       spdlog::info("study {}: stopped (rv stop): no more workers", rec.id);
       return 0;

@@ -41,7 +41,12 @@ struct StudyView {
   study::Counts counts;
   int workers_pending = 0;
   int workers_running = 0;
+  // Workers that FAILED without claiming a task (the study's directory not writable, the secrets
+  // file gone, a module that does not load): past k_max_barren, no worker is added any more.
+  std::vector<std::string> barren;
 };
+
+inline constexpr std::size_t k_max_barren = 3;
 Result<StudyView> read_study(Env& env, RequestRecord& rec);
 
 // "3 done, 2 running, 1 pending, 0 failed of 6 tasks; workers: 2 running, 1 pending".

@@ -269,6 +269,7 @@ TEST_CASE("study: task states from the task directory and the workers alive")
   CHECK(t[4].attempts == 2);
   CHECK(t[5].state == TaskState::pending);
   CHECK(t[5].attempts == 0);
+  CHECK(claimer_jobs(listing) == std::set<std::string>{"101", "102", "103", "104"});
   auto c = count(t);
   CHECK(c.done == 1);
   CHECK(c.failed == 2);
