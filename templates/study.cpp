@@ -140,8 +140,13 @@ _rv_run_task() {
     status=127
   else
     _rv_log "task $t (attempt $k) starts on job $SLURM_JOB_ID"
-    ( bash -c "$RV_COMMAND" ) >"$d/a$k/out" 2>&1 </dev/null
+    set -m # the task in its own process group: the trap below ends all of it
+    ( bash -c "$RV_COMMAND" ) >"$d/a$k/out" 2>&1 </dev/null &
+    _rv_task_pgid=$!
+    set +m
+    wait "$_rv_task_pgid"
     status=$?
+    _rv_task_pgid=""
   fi
   printf '%s %s\n' "$status" "$(date +%s)" >"$d/a$k/exit.tmp" && mv -f -- "$d/a$k/exit.tmp" "$d/a$k/exit"
   _rv_log "task $t (attempt $k) exited with status $status"
@@ -149,6 +154,22 @@ _rv_run_task() {
     : >"$d/done"
   fi
 }
+
+# A signal to the worker (scancel, preemption, the allocation's end) ends its task with it: the
+# attempt keeps no `exit`, so the task's next attempt runs elsewhere, and nothing of this one
+# outlives the worker (under proctrack/linuxproc a task's processes did: docs/studies.md).
+_rv_task_pgid=""
+# shellcheck disable=SC2317  # called by the trap
+_rv_worker_signalled() {
+  if [ -n "$_rv_task_pgid" ]; then
+    kill -TERM -- "-$_rv_task_pgid" 2>/dev/null
+    sleep 2
+    kill -KILL -- "-$_rv_task_pgid" 2>/dev/null
+  fi
+  _rv_log "worker $SLURM_JOB_ID was signalled: its task ended with it"
+  exit 143
+}
+trap _rv_worker_signalled TERM INT
 
 # ---- run (study worker) ----
 if ! mkdir -p -- "$RV_TASKS_DIR"; then

@@ -177,3 +177,15 @@ TEST_CASE("study: a worker is single node only, and needs a request id")
   opts.request_id.clear();
   CHECK_FALSE(render(base_strategy(), base_request(), opts));
 }
+
+TEST_CASE("study exec: a signalled worker ends its task with it, which keeps no exit (its next attempt runs)")
+{
+  ExecFixture fx;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 1, "3")));
+  // The task sleeps 3 s before it records its line; the worker is signalled 1 s in (scancel's TERM).
+  CHECK(ExecFixture::sh(run_worker(fx, script, "901", "2099-01-01T00:00:00", true) +
+                        " sleep 1; kill -TERM $!; wait; sleep 3") == 0);
+  CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/a1/exit") + "'") != 0);
+  CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/done") + "'") != 0);
+  CHECK(fx.read("worker-901.txt").find("its task ended with it") != std::string::npos);
+}
