@@ -17,6 +17,7 @@ class Rv < Formula
   depends_on "cmake" => :build
   depends_on "ninja" => :build
   depends_on "nlohmann-json" => :build
+  depends_on "tomlplusplus" => :build # header-only here (cli/task_file.cpp)
   depends_on "fmt"
   depends_on "libssh"
   depends_on "spdlog"

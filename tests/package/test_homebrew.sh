@@ -64,7 +64,12 @@ while read -r pkg; do
     fail "CMakeLists.txt finds $pkg, but the formula does not depend on ${brew_name[$pkg]}"
 done < <(grep -rhoE 'find_package\([A-Za-z0-9_]+' "$src/CMakeLists.txt" "$src"/*/CMakeLists.txt "$src"/cmake/*.cmake |
   sed 's/find_package(//' | sort -u)
-ok "every find_package of CMakeLists.txt is a depends_on of the formula"
+# toml++ is found by its header (find_path: Debian's CMake config forces its shared library).
+if grep -q 'toml++/toml.h' "$src/CMakeLists.txt"; then
+  grep -qE '^  depends_on "tomlplusplus"' "$src/packaging/homebrew/rv.rb" ||
+    fail "CMakeLists.txt uses toml++, but the formula does not depend on tomlplusplus"
+fi
+ok "every find_package of CMakeLists.txt (and toml++'s find_path) is a depends_on of the formula"
 
 # What Homebrew's build does first, from the unpacked tarball: configure (Linux's packages stand in
 # for Homebrew's), and the commit `rv --version` will name.
