@@ -74,10 +74,14 @@ Result<std::optional<StepRef>> parse_step_ref(std::string_view key)
   }
   const auto bad = [&] {
     return fail(ErrorCode::usage, fmt::format("'{}' names no step", key),
-                "a step is REQUEST/step-N, e.g. 3f9c02ab/step-2 (`rv ps REQUEST` lists its steps)");
+                "a step is REQUEST/step-N, e.g. 3f9c02ab/step-2 (`rv ps REQUEST` lists its steps); a study's "
+                "task is REQUEST/N");
   };
   const auto req = key.substr(0, slash);
   auto rest = key.substr(slash + 1);
+  if (!req.empty() && !rest.empty() && rest.find_first_not_of("0123456789") == std::string_view::npos) {
+    return std::optional<StepRef>(); // REQUEST/7: a study's task (docs/studies.md), not a step
+  }
   if (req.empty() || !rest.starts_with(k_step_prefix)) {
     return bad();
   }

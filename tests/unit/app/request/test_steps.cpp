@@ -38,7 +38,8 @@ RequestRecord record(const std::string& id)
 
 } // namespace
 
-TEST_CASE("steps: REQ/step-N is a step; anything else with a slash is an error; no slash is a request")
+TEST_CASE("steps: REQ/step-N is a step; REQ/N (a study's task) and no slash are not; anything else with a slash is an "
+          "error")
 {
   auto r = parse_step_ref("3f9c02ab/step-12");
   REQUIRE(r.has_value());
@@ -48,8 +49,11 @@ TEST_CASE("steps: REQ/step-N is a step; anything else with a slash is an error; 
   auto plain = parse_step_ref("3f9c02ab");
   REQUIRE(plain.has_value());
   CHECK_FALSE(plain->has_value());
+  auto task = parse_step_ref("3f9c02ab/7"); // `rv logs REQ/7`: the study's reader takes it
+  REQUIRE(task.has_value());
+  CHECK_FALSE(task->has_value());
   for (const char* bad : {"3f9c02ab/", "/step-1", "3f9c02ab/step-", "3f9c02ab/step-0", "3f9c02ab/step--1",
-                          "3f9c02ab/step-1x", "3f9c02ab/2", "3f9c02ab/step-99999999999"}) {
+                          "3f9c02ab/step-1x", "3f9c02ab/x2", "3f9c02ab/step-99999999999"}) {
     CAPTURE(bad);
     auto e = parse_step_ref(bad);
     REQUIRE_FALSE(e.has_value());
