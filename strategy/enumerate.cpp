@@ -28,11 +28,10 @@ std::string partition_refusal(const model::Partition& part, const std::string& a
   if (!text::iequals(part.state, "UP")) {
     return fmt::format("partition {} is {}", part.name, part.state);
   }
-  if (!account.empty() && !part.allow_accounts.empty() && !contains(part.allow_accounts, "ALL") &&
-      !contains(part.allow_accounts, account)) {
+  if (!part.allows_account(account)) {
     return fmt::format("account {} is not in AllowAccounts of {}", account, part.name);
   }
-  if (!account.empty() && contains(part.deny_accounts, account)) {
+  if (part.denies_account(account)) {
     return fmt::format("account {} is in DenyAccounts of {}", account, part.name);
   }
   if (!qos.empty() && !part.allow_qos.empty() && !contains(part.allow_qos, "ALL") && !contains(part.allow_qos, qos)) {

@@ -14,27 +14,20 @@
 namespace rv::app {
 namespace {
 
-bool contains(const std::vector<std::string>& v, const std::string& x)
-{
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // Whether the user's accounts may submit to `p` (AllowAccounts/DenyAccounts, association limits).
 bool open_to(const model::Partition& p, const Associations& assoc)
 {
   if (p.state != "UP") {
     return false;
   }
-  if (!assoc.partitions.empty() && !contains(assoc.partitions, p.name)) {
+  if (!assoc.partitions.empty() && std::ranges::find(assoc.partitions, p.name) == assoc.partitions.end()) {
     return false;
   }
   if (assoc.accounts.empty()) {
     return true; // accounting unknown: Slurm decides
   }
-  return std::any_of(assoc.accounts.begin(), assoc.accounts.end(), [&](const std::string& a) {
-    const bool allowed = p.allow_accounts.empty() || contains(p.allow_accounts, "ALL") || contains(p.allow_accounts, a);
-    return allowed && !contains(p.deny_accounts, a);
-  });
+  return std::any_of(assoc.accounts.begin(), assoc.accounts.end(),
+                     [&](const std::string& a) { return p.admits_account(a); });
 }
 
 struct GpuSummary {
@@ -57,7 +50,7 @@ GpuSummary gpus_of(const model::Cluster& c, const model::Partition& p)
     }
     for (const auto& gres : n->gpus) {
       auto t = gres.type.empty() ? std::string("gpu") : gres.type;
-      if (!contains(g.types, t)) {
+      if (std::ranges::find(g.types, t) == g.types.end()) {
         g.types.push_back(t);
       }
     }

@@ -18,11 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-bool contains(const std::vector<std::string>& v, const std::string& x)
-{
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // The partitions `account` may use: those its associations name, else every partition whose
 // AllowAccounts/DenyAccounts let it in.
 std::vector<std::string> allowed_partitions(const model::Cluster& c, const std::string& account)
@@ -32,9 +27,7 @@ std::vector<std::string> allowed_partitions(const model::Cluster& c, const std::
   }
   std::vector<std::string> out;
   for (const auto& p : c.partitions) {
-    const bool allowed = p.allow_accounts.empty() || contains(p.allow_accounts, "ALL") ||
-                         (!account.empty() && contains(p.allow_accounts, account));
-    if (allowed && !(!account.empty() && contains(p.deny_accounts, account))) {
+    if (p.admits_account(account)) {
       out.push_back(p.name);
     }
   }
@@ -57,7 +50,7 @@ Result<json> slurm(const InitOptions& o, InitAnswers& a, proc::Runner& runner, c
     RV_TRY(chosen, prompter.ask("Account for rv's jobs", account, "--account"));
     account = std::string(text::trim(chosen));
   }
-  if (!account.empty() && !l.accounts.empty() && !contains(l.accounts, account)) {
+  if (!account.empty() && !l.accounts.empty() && std::ranges::find(l.accounts, account) == l.accounts.end()) {
     return fail(ErrorCode::usage, fmt::format("you have no Slurm association with account '{}'", account),
                 fmt::format("your accounts: {}", text::join(l.accounts, ", ")));
   }
@@ -97,7 +90,7 @@ Result<json> storage(const InitOptions& o, InitAnswers& a, proc::Runner& runner,
     }
   }
   a.scratch = scratch.empty() ? "none" : scratch;
-  if (a.scratch != "none" && !contains(candidates, a.scratch)) {
+  if (a.scratch != "none" && std::ranges::find(candidates, a.scratch) == candidates.end()) {
     proc::Command check;
     check.argv = {"sh", "-c",
                   std::string(proc::remote::abs_path_function()) +
@@ -172,7 +165,7 @@ std::vector<std::string> parse_scratch_candidates(std::string_view out)
   std::vector<std::string> dirs;
   for (auto line : text::lines(out)) {
     std::string d(text::trim(line));
-    if (!d.empty() && d.front() == '/' && !contains(dirs, d)) {
+    if (!d.empty() && d.front() == '/' && std::ranges::find(dirs, d) == dirs.end()) {
       dirs.push_back(std::move(d));
     }
   }

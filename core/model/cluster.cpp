@@ -3,6 +3,24 @@
 #include <algorithm>
 
 namespace rv::model {
+namespace {
+
+bool listed(const std::vector<std::string>& list, const std::string& s)
+{
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+} // namespace
+
+bool Partition::allows_account(const std::string& account) const
+{
+  return account.empty() || allow_accounts.empty() || listed(allow_accounts, "ALL") || listed(allow_accounts, account);
+}
+
+bool Partition::denies_account(const std::string& account) const
+{
+  return !account.empty() && listed(deny_accounts, account);
+}
 
 int Node::gpus_total() const
 {

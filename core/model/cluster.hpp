@@ -82,6 +82,12 @@ struct Partition {
   std::vector<std::string> deny_accounts;
   std::string qos; // partition QOS, "" if none
   std::int64_t priority_tier = 1;
+
+  // AllowAccounts lets `account` in ("" = the user's default account: Slurm judges it, so yes).
+  bool allows_account(const std::string& account) const;
+  // DenyAccounts names `account` ("" never).
+  bool denies_account(const std::string& account) const;
+  bool admits_account(const std::string& account) const { return allows_account(account) && !denies_account(account); }
 };
 
 // The scheduler and site settings from `scontrol show config`.
