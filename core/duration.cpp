@@ -35,17 +35,17 @@ bool parse_decimal(std::string_view s, double& out)
   return v && std::isfinite(*v);
 }
 
-enum class Clock { ok, malformed, overflow };
+enum class ClockParse { ok, malformed, overflow };
 
 // `[D-]HH:MM:SS`, `HH:MM:SS`, `MM:SS`, `D-HH`, `D-HH:MM` into seconds; overflow when the
 // seconds do not fit int64.
-Clock parse_clock(std::string_view s, std::int64_t& seconds)
+ClockParse parse_clock(std::string_view s, std::int64_t& seconds)
 {
   std::int64_t days = 0;
   bool has_days = false;
   if (auto dash = s.find('-'); dash != std::string_view::npos) {
     if (!parse_uint(s.substr(0, dash), days)) {
-      return Clock::malformed;
+      return ClockParse::malformed;
     }
     has_days = true;
     s.remove_prefix(dash + 1);
@@ -55,7 +55,7 @@ Clock parse_clock(std::string_view s, std::int64_t& seconds)
     auto colon = s.find(':');
     std::int64_t v = 0;
     if (!parse_uint(s.substr(0, colon), v)) {
-      return Clock::malformed;
+      return ClockParse::malformed;
     }
     parts.push_back(v);
     if (colon == std::string_view::npos) {
@@ -64,7 +64,7 @@ Clock parse_clock(std::string_view s, std::int64_t& seconds)
     s.remove_prefix(colon + 1);
   }
   if (parts.size() > 3) {
-    return Clock::malformed;
+    return ClockParse::malformed;
   }
   std::int64_t h = 0, m = 0, sec = 0;
   if (has_days) { // D-HH, D-HH:MM, D-HH:MM:SS
@@ -79,7 +79,7 @@ Clock parse_clock(std::string_view s, std::int64_t& seconds)
     m = parts[0];
   }
   if ((parts.size() > 1 && (m > 59 || sec > 59))) {
-    return Clock::malformed;
+    return ClockParse::malformed;
   }
   // ((days * 24 + h) * 60 + m) * 60 + sec, each step checked: the fields may hold any number.
   std::int64_t total = days;
@@ -88,12 +88,12 @@ Clock parse_clock(std::string_view s, std::int64_t& seconds)
     auto next = checked_mul(total, scale);
     next = next ? checked_add(*next, plus) : next;
     if (!next) {
-      return Clock::overflow;
+      return ClockParse::overflow;
     }
     total = *next;
   }
   seconds = total;
-  return Clock::ok;
+  return ClockParse::ok;
 }
 
 } // namespace
@@ -142,11 +142,11 @@ Result<std::int64_t> parse_duration(std::string_view text)
     seconds = std::llround(total);
   } else {
     switch (parse_clock(text, seconds)) {
-    case Clock::malformed:
+    case ClockParse::malformed:
       return bad();
-    case Clock::overflow:
+    case ClockParse::overflow:
       return too_long();
-    case Clock::ok:
+    case ClockParse::ok:
       break;
     }
   }
@@ -167,11 +167,11 @@ Result<std::int64_t> parse_slurm_time(std::string_view text)
   }
   std::int64_t seconds = 0;
   switch (parse_clock(text, seconds)) {
-  case Clock::malformed:
+  case ClockParse::malformed:
     return fail(ErrorCode::parse, fmt::format("invalid Slurm time '{}'", text));
-  case Clock::overflow:
+  case ClockParse::overflow:
     return fail(ErrorCode::parse, fmt::format("Slurm time '{}' is out of range", text));
-  case Clock::ok:
+  case ClockParse::ok:
     break;
   }
   return seconds;

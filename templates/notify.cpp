@@ -11,7 +11,7 @@ namespace {
 
 // HMAC-SHA256 in bash and coreutils' sha256sum: the key is a function argument (never a
 // process's argv) and the data goes through pipes. Keys are 32 bytes (64 hex digits).
-constexpr std::string_view k_functions = R"sh(
+constexpr std::string_view k_notify_functions = R"sh(
 # ---- notifications (docs/notifications.md): signed JSON events to the webhook ----
 # HMAC-SHA256 (hex) of stdin with the key KEYHEX; the key never reaches a command's argv.
 _rv_hmac_sha256() {
@@ -88,7 +88,7 @@ _rv_notify_end() {
 
 std::string notify_functions(const Context& ctx)
 {
-  return ctx.options.notify_webhook && !ctx.step ? std::string(k_functions) : std::string();
+  return ctx.options.notify_webhook && !ctx.step ? std::string(k_notify_functions) : std::string();
 }
 
 std::string notify_start(const Context& ctx)

@@ -20,7 +20,7 @@ void directive(std::string& out, std::string_view flag, std::string_view value)
 }
 
 // Helpers: logging, the real end of the allocation, a free MASTER_PORT.
-constexpr std::string_view k_functions = R"sh(
+constexpr std::string_view k_preamble_functions = R"sh(
 _rv_log() { printf 'rv: %s\n' "$*" >&2; }
 
 # The real end of this allocation in epoch seconds. --time-min may have shortened the limit, so
@@ -181,7 +181,7 @@ std::string preamble(const Context& ctx)
             {"checkpoint_dir", shell_quote(checkpoint_dir)},
             {"output_root", shell_quote(o.output_root)}};
 
-  std::string out = fill(k_functions, vars);
+  std::string out = fill(k_preamble_functions, vars);
   out += notify_functions(ctx);
   if (ctx.checkpoint) {
     out += fmt::format("\n# A checkpoint signal that comes during setup is remembered, not fatal.\n"

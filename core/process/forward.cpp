@@ -17,7 +17,7 @@
 namespace rv::proc {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 constexpr std::size_t buffer_size = 64 * 1024;
 
 // Bytes read from one side and not yet written to the other.
@@ -121,17 +121,17 @@ Result<ForwardStats> run_forward(int listen_fd, const ForwardHooks& hooks)
       hooks.note(text);
     }
   };
-  auto next_check = Clock::now() + hooks.check_every;
+  auto next_check = SteadyClock::now() + hooks.check_every;
   while (true) {
     if (interrupt_signal() != 0) {
       stats.interrupted = true;
       break;
     }
-    if (Clock::now() >= next_check) {
+    if (SteadyClock::now() >= next_check) {
       if (hooks.keep_going && !hooks.keep_going()) {
         break;
       }
-      next_check = Clock::now() + hooks.check_every;
+      next_check = SteadyClock::now() + hooks.check_every;
     }
     // Wait for the listener, a client, or a far end; briefly when libssh may hold bytes already.
     std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};

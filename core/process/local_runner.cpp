@@ -27,7 +27,7 @@ extern char** environ;
 namespace rv::proc {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 constexpr auto k_kill_grace = std::chrono::seconds(2); // SIGTERM, then SIGKILL after this
 
 struct Pipe {
@@ -122,7 +122,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
   }
   argv.push_back(nullptr);
 
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -145,10 +145,10 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
 
   Outcome outcome;
   bool killing = false;
-  Clock::time_point kill_at{};
+  SteadyClock::time_point kill_at{};
   // Past the timeout or on an interrupt: SIGTERM to the group, SIGKILL after a grace period.
   auto enforce_limits = [&] {
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     if (!killing && cmd.timeout.count() > 0 && now - start >= cmd.timeout) {
       outcome.timed_out = true;
       killing = true;
@@ -157,7 +157,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
       killing = true;
     }
     if (killing) {
-      if (kill_at == Clock::time_point{}) {
+      if (kill_at == SteadyClock::time_point{}) {
         ::kill(-pid, SIGTERM);
         kill_at = now + k_kill_grace;
       } else if (now >= kill_at) {
@@ -232,7 +232,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
   if (killing) {
     ::kill(-pid, SIGKILL);
   }
-  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
   if (WIFEXITED(status)) {
     outcome.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {

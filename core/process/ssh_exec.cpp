@@ -17,18 +17,11 @@
 namespace rv::proc::ssh {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-std::chrono::milliseconds since(Clock::time_point start)
+std::chrono::milliseconds since(SteadyClock::time_point start)
 {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
-}
-
-// The remote exit signal arrives as a channel request; libssh hands it to this callback.
-void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*, void* userdata)
-{
-  auto* name = static_cast<std::string*>(userdata);
-  *name = signal ? signal : "";
+  return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
 }
 
 // A new channel on `session` with a session opened on it, or the failure.
@@ -72,12 +65,12 @@ private:
 
 Result<Outcome> exec_line(Session& session, const std::string& line, const std::string& input, const Command& cmd)
 {
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   // Declared before the channel, which refers to them until it is freed.
   std::string exit_signal;
   ssh_channel_callbacks_struct callbacks{};
   callbacks.userdata = &exit_signal;
-  callbacks.channel_exit_signal_function = on_exit_signal;
+  callbacks.channel_exit_signal_function = keep_exit_signal;
   ssh_callbacks_init(&callbacks);
 
   RV_TRY(channel, open_channel(session));
@@ -128,7 +121,7 @@ Result<Outcome> exec_line(Session& session, const std::string& line, const std::
     if (!got && ssh_channel_is_eof(channel.get())) {
       break;
     }
-    const bool over_time = cmd.timeout.count() > 0 && Clock::now() - start >= cmd.timeout;
+    const bool over_time = cmd.timeout.count() > 0 && SteadyClock::now() - start >= cmd.timeout;
     if (!stopping && (over_time || (!cmd.uninterruptible && interrupt_signal() != 0))) {
       // Ask the remote side to stop the command; closing the channel ends the session's
       // processes' stdio, so they see EOF/SIGPIPE even where sshd ignores signal requests.

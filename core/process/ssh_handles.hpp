@@ -8,6 +8,7 @@
 #include <libssh/sftp.h>
 
 #include <memory>
+#include <string>
 #include <unistd.h>
 #include <utility>
 
@@ -61,6 +62,14 @@ using CharPtr = std::unique_ptr<char, Freer<ssh_string_free_char>>;
 using SftpPtr = std::unique_ptr<sftp_session_struct, Freer<sftp_free>>;
 using SftpFilePtr = std::unique_ptr<sftp_file_struct, Freer<sftp_close>>;
 using SftpAttributesPtr = std::unique_ptr<sftp_attributes_struct, Freer<sftp_attributes_free>>;
+
+// The channel callback (channel_exit_signal_function) that keeps the name of the signal that ended
+// the remote command in the std::string its userdata points to ("" when libssh gives none).
+inline void keep_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
+                             void* userdata)
+{
+  *static_cast<std::string*>(userdata) = signal ? signal : "";
+}
 
 // A local file descriptor, closed once (core/unique_fd.hpp).
 using UniqueFd = rv::UniqueFd;

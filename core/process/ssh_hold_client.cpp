@@ -21,7 +21,7 @@
 namespace rv::proc::hold {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
 constexpr const char* k_gone = "the held connection's process is gone";
@@ -220,7 +220,7 @@ Result<json> Client::hello(const std::string& op)
 
 Result<Outcome> Client::exec(const std::string& line, const std::string& input, const Command& cmd)
 {
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   RV_TRY(fd, dial());
   Conn conn(fd);
   // A request frame not wholly sent is never read (the holder takes complete frames only).
@@ -239,10 +239,10 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
   }
   Outcome outcome;
   while (true) {
-    const bool over_time = cmd.timeout.count() > 0 && Clock::now() - start >= cmd.timeout;
+    const bool over_time = cmd.timeout.count() > 0 && SteadyClock::now() - start >= cmd.timeout;
     if (over_time || (!cmd.uninterruptible && interrupt_signal() != 0)) {
       // Closing the socket makes the holder send the command SIGTERM and close its channel.
-      outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
       if (!over_time) {
         return fail(ErrorCode::interrupted, "interrupted while running a command");
       }
@@ -274,7 +274,7 @@ Result<Outcome> Client::exec(const std::string& line, const std::string& input, 
     }
     case Frame::end: {
       auto end = json::parse(payload, nullptr, false);
-      outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
       outcome.signal = end.is_object() ? signal_of(end) : 0;
       outcome.exit_code = outcome.signal != 0 ? -1 : (end.is_object() ? end.value("exit", -1) : -1);
       return outcome;

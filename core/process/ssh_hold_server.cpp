@@ -27,7 +27,7 @@
 namespace rv::proc::ssh {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using json = nlohmann::json;
 using hold::Frame;
 
@@ -35,11 +35,6 @@ volatile std::sig_atomic_t g_stop = 0;
 void on_stop(int)
 {
   g_stop = 1;
-}
-
-void on_exit_signal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*, void* userdata)
-{
-  *static_cast<std::string*>(userdata) = signal ? signal : "";
 }
 
 // One client connection: its request, and the channel (or stream) it asked for.
@@ -50,7 +45,7 @@ struct Job {
   bool input_end = false;
   bool eof_sent = false;
   bool queued = false; // waiting for a channel slot (MaxSessions)
-  Clock::time_point queued_since{};
+  SteadyClock::time_point queued_since{};
   json request;
   ChannelPtr channel;
   std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
@@ -62,7 +57,7 @@ struct Job {
   // stalled pipe, `rv logs | less`, a client busy sending its stdin), security-review-3 S3.
   std::string outbox;
   bool client_gone = false;
-  Clock::time_point sent_at = Clock::now(); // when the client last took bytes
+  SteadyClock::time_point sent_at = SteadyClock::now(); // when the client last took bytes
 
   ~Job()
   {
@@ -85,7 +80,7 @@ struct Job {
       auto n = platform::send_nosignal(fd, outbox.data(), outbox.size(), MSG_DONTWAIT);
       if (n > 0) {
         outbox.erase(0, static_cast<std::size_t>(n));
-        sent_at = Clock::now();
+        sent_at = SteadyClock::now();
         continue;
       }
       if (n < 0 && errno == EINTR) {
@@ -122,8 +117,8 @@ public:
     std::signal(SIGINT, on_stop);
     std::signal(SIGHUP, SIG_IGN);
     std::signal(SIGPIPE, SIG_IGN);
-    auto last_busy = Clock::now();
-    auto last_keepalive = Clock::now();
+    auto last_busy = SteadyClock::now();
+    auto last_keepalive = SteadyClock::now();
     m_spare.refill(false);
     while (!g_stop && !m_quit) {
       std::vector<pollfd> fds{{m_listen, POLLIN, 0}, {ssh_get_fd(m_session.get()), POLLIN, 0}};
@@ -156,26 +151,27 @@ public:
       }
       // A channel closed (its slot is free), or a refusal with none of ours open: the server may
       // not have freed the slots of channels just closed; tried again every 50 ms.
-      if (any_queued() && (m_jobs.size() != before || Clock::now() - m_last_retry >= std::chrono::milliseconds(50))) {
-        m_last_retry = Clock::now();
+      if (any_queued() &&
+          (m_jobs.size() != before || SteadyClock::now() - m_last_retry >= std::chrono::milliseconds(50))) {
+        m_last_retry = SteadyClock::now();
         retry_queued();
       }
       m_spare.refill(any_queued()); // off the commands' path: only sends the open
       if (!m_jobs.empty()) {
-        last_busy = Clock::now();
+        last_busy = SteadyClock::now();
       }
       if (ssh_is_connected(m_session.get()) == 0) {
         spdlog::warn("held connection to {}: the session ended (network drop or server)", m_session.label());
         break;
       }
-      if (m_jobs.empty() && Clock::now() - last_keepalive > std::chrono::seconds(30)) {
+      if (m_jobs.empty() && SteadyClock::now() - last_keepalive > std::chrono::seconds(30)) {
         // Notices a dead network while idle: the write fails once TCP gives up.
         if (ssh_send_ignore(m_session.get(), "") != SSH_OK) {
           break;
         }
-        last_keepalive = Clock::now();
+        last_keepalive = SteadyClock::now();
       }
-      if (m_jobs.empty() && Clock::now() - last_busy >= m_idle) {
+      if (m_jobs.empty() && SteadyClock::now() - last_busy >= m_idle) {
         spdlog::info("held connection to {}: idle for {} s, ending", m_session.label(), m_idle.count());
         break;
       }
@@ -211,7 +207,7 @@ private:
   // error), for at most 30 s of the client taking nothing; its channel is closed meanwhile.
   static bool lingers(Job& job)
   {
-    if (job.outbox.empty() || job.client_gone || Clock::now() - job.sent_at > std::chrono::seconds(30)) {
+    if (job.outbox.empty() || job.client_gone || SteadyClock::now() - job.sent_at > std::chrono::seconds(30)) {
       return false;
     }
     job.channel.reset();
@@ -420,7 +416,7 @@ private:
   {
     job.callbacks = {};
     job.callbacks.userdata = &job.exit_signal;
-    job.callbacks.channel_exit_signal_function = on_exit_signal;
+    job.callbacks.channel_exit_signal_function = keep_exit_signal;
     ssh_callbacks_init(&job.callbacks);
     ssh_set_channel_callbacks(channel, &job.callbacks);
     const auto line = job.request.value("line", "");
@@ -468,9 +464,9 @@ private:
   // each learns how its request ended (not_sent, may have run) rather than reading a reset.
   void drain()
   {
-    const auto until = Clock::now() + std::chrono::seconds(2);
+    const auto until = SteadyClock::now() + std::chrono::seconds(2);
     for (auto& job : m_jobs) {
-      while (!job->outbox.empty() && !job->client_gone && Clock::now() < until) {
+      while (!job->outbox.empty() && !job->client_gone && SteadyClock::now() < until) {
         pollfd p{job->fd, POLLOUT, 0};
         ::poll(&p, 1, 100);
         job->flush();
@@ -508,9 +504,9 @@ private:
       if (!job.queued) {
         spdlog::debug("held connection: channel refused with {} open; queued", open_channels());
         job.queued = true;
-        job.queued_since = Clock::now();
+        job.queued_since = SteadyClock::now();
       }
-      if (open_channels() > 0 || Clock::now() - job.queued_since < std::chrono::seconds(5)) {
+      if (open_channels() > 0 || SteadyClock::now() - job.queued_since < std::chrono::seconds(5)) {
         return;
       }
     }
@@ -612,7 +608,7 @@ private:
   SftpFiles m_files;
   SpareChannel m_spare;
   long m_spare_used = 0;
-  Clock::time_point m_last_retry{};
+  SteadyClock::time_point m_last_retry{};
   long m_spare_lost = 0;
   int m_listen;
   std::string m_path;

@@ -16,7 +16,7 @@ namespace {
 
 constexpr std::size_t k_key_hex = 64;
 
-Result<std::string> random_hex()
+Result<std::string> random_key_hex()
 {
   std::array<unsigned char, k_key_hex / 2> bytes{};
   if (!platform::random_bytes(bytes.data(), bytes.size())) {
@@ -64,8 +64,8 @@ Result<std::string> load_or_create_key(const fs::path& path)
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   ::chmod(path.parent_path().c_str(), 0700);
-  RV_TRY(key, random_hex());
-  RV_TRY(suffix, random_hex());
+  RV_TRY(key, random_key_hex());
+  RV_TRY(suffix, random_key_hex());
   const auto tmp = fs::path(path.string() + ".tmp." + suffix.substr(0, 16));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
