@@ -116,12 +116,17 @@ rv_install_deps_if_needed() {
 # $RV_BUILD_DIR. Optimised, with line tables only (-g1):
 # backtraces and perf keep file:line, and the 2-core build takes about 30 % less time than with
 # full debug info (-g: app/run/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
+# A unity build of rv's libraries (8 sources per compiler run; the tests stay file by file): a
+# fresh build, the README's first command and CI's, takes about a third of the CPU time
+# (docs/testing.md, "Build time"). RV_UNITY=OFF configures a file-by-file build, for a developer who changes a
+# file and rebuilds often (and the libc++ lane, which so checks each file's own includes).
+RV_UNITY=${RV_UNITY:-ON}
 rv_build() {
   local t0
   t0=$(tb_now)
   if [[ ! -f $RV_BUILD_DIR/build.ninja ]]; then
     cmake -S "$RV_ROOT" -B "$RV_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_UNITY_BUILD="$RV_UNITY"
   fi
   cmake --build "$RV_BUILD_DIR" ${1:+--target "$@"}
   rv_log "built ${*:-everything} in $(tb_since "$t0") s"

@@ -103,7 +103,7 @@ exec 7>>"$build/.release.lock"
 flock 7
 if [[ ! -f $build/build.ninja ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-    -DRV_STATIC=ON -DBUILD_TESTING=OFF "${cross[@]}" "$@" >"$build/configure.log" 2>&1 ||
+    -DRV_STATIC=ON -DBUILD_TESTING=OFF -DCMAKE_UNITY_BUILD="${RV_UNITY:-ON}" "${cross[@]}" "$@" >"$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; die "cmake could not configure $build"; }
   rm -f "$build/configure.log"
 fi
