@@ -231,9 +231,18 @@ wait_for() {
   local limit=$1 start=$SECONDS
   shift
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS - start < limit)) || it_fail "timed out after ${limit}s waiting for: $*"
+    if ((SECONDS - start >= limit)); then
+      it_wait_diagnose >&2 || true
+      it_fail "timed out after ${limit}s waiting for: $*"
+    fi
     sleep 0.2
   done
+}
+# What the queue held when a wait timed out (a job pending behind another test's leftovers reads
+# differently from one rv never submitted); a test that uses a second cluster redefines it.
+it_wait_diagnose() {
+  echo "the queue when the wait ended (squeue -a):"
+  squeue -a -h -t all -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
 }
 # wait_for_job_state SECONDS JOBID STATE: polls squeue (all states) until the job is in STATE.
 wait_for_job_state() {

@@ -10,6 +10,7 @@
 #      nothing is submitted and its log says why; with -f rv waits in the foreground and follows.
 # ~2 min.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
+# testbed-span: both (it submits on the other cluster too: ctest runs nothing on either beside it)
 # test-clusters: 24.11 (22.05 and 24.11 measured alike: docs/slurm-quirks.md; passed on 22.05 too)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"

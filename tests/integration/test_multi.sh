@@ -11,6 +11,7 @@
 #   E. rv run without -f: the background rv chooses; exactly one run.
 #   F. a faulty node on the winning cluster: the re-fan-out races both clusters again; one run.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
+# testbed-span: both (it submits on the other cluster too: ctest runs nothing on either beside it)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
@@ -38,6 +39,13 @@ MARKS=rv-it-multi-$$.marks # in the testbed user's home on each cluster
 both() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb --host rvtb2 "$@"; }
 on1() { "$@"; }
 on2() { PATH=$TB2_BIN:$PATH "$@"; }
+it_wait_diagnose() { # both queues, with why each job waits
+  local c
+  for c in on1 on2; do
+    echo "$c: squeue -a when the wait ended:"
+    "$c" squeue -a -h -t all -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
+  done
+}
 marks() { # the lines of the marker file on both clusters
   local h
   for h in rvtb rvtb2; do ssh -F "$TB_SSH_CONFIG" "$h" "cat ~/$MARKS 2>/dev/null" || true; done
