@@ -241,8 +241,9 @@ wait_for() {
 # What the queue held when a wait timed out (a job pending behind another test's leftovers reads
 # differently from one rv never submitted); a test that uses a second cluster redefines it.
 it_wait_diagnose() {
-  echo "the queue when the wait ended (squeue -a):"
-  squeue -a -h -t all -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
+  echo "the jobs not ended when the wait ended (squeue -a), and the nodes:"
+  squeue -a -h -t pending,running,suspended,completing,configuring -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
+  sinfo -N -h -o '  %N %T %E' 2>&1 | sort -u | head -n 20
 }
 # wait_for_job_state SECONDS JOBID STATE: polls squeue (all states) until the job is in STATE.
 wait_for_job_state() {

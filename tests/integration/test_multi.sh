@@ -39,13 +39,17 @@ MARKS=rv-it-multi-$$.marks # in the testbed user's home on each cluster
 both() { "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb --host rvtb2 "$@"; }
 on1() { "$@"; }
 on2() { PATH=$TB2_BIN:$PATH "$@"; }
-it_wait_diagnose() { # both queues, with why each job waits
+it_wait_diagnose() { # both queues, with why each job waits, and the nodes
   local c
   for c in on1 on2; do
-    echo "$c: squeue -a when the wait ended:"
-    "$c" squeue -a -h -t all -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
+    echo "$c: the jobs not ended (squeue -a) and the nodes when the wait ended:"
+    "$c" squeue -a -h -t pending,running,suspended,completing,configuring -o '  %i %u %j %T %r %N' 2>&1 | head -n 40
+    "$c" sinfo -N -h -o '  %N %T %E' 2>&1 | sort -u | head -n 20
   done
 }
+# Another test's jobs still ending on cluster 2 (a study's last workers, a job completing) hold the
+# nodes the occupiers need: wait for them first, and name them if they stay.
+others_gone2() { ! on2 squeue -a -h -t pending,running,suspended,completing,configuring -o %j | grep -qv "^$NAME"; }
 marks() { # the lines of the marker file on both clusters
   local h
   for h in rvtb rvtb2; do ssh -F "$TB_SSH_CONFIG" "$h" "cat ~/$MARKS 2>/dev/null" || true; done
@@ -183,6 +187,7 @@ occupy_all() {
     read -r part gres nodes <<<"$spec"
     occupied+=("$(sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800')")
   done
+  wait_for 90 others_gone2
   for spec in "hopper gpu:h100:4 2" "ada gpu:l40s:2 1"; do
     read -r part gres nodes <<<"$spec"
     occupied2+=("$(on2 sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800')")
@@ -237,6 +242,7 @@ rm -rf "$RV_STATE_DIR"
 # races both clusters again (rvtb without v100-1): the request may move; it runs once.
 fault=$TB_DIR/gpu/v100-1/fault
 trap 'rc=$?; rm -f "$fault"; cleanup_multi; (exit "$rc"); it_cleanup' EXIT
+wait_for 90 others_gone2
 for spec in "hopper gpu:h100:4 2" "ada gpu:l40s:2 1"; do
   read -r part gres nodes <<<"$spec"
   on2 sbatch --parsable -p "$part" -N "$nodes" --gres="$gres" -t 30 -J "$NAME-occupy" -o /dev/null --wrap 'sleep 1800' >/dev/null
