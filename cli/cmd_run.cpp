@@ -38,9 +38,11 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
     }
     return run_in_allocation(opts.in, opts.job, opts.follow, *opts.cmd, ctx);
   }
-  RV_TRY(command, command_or_task_file(ctx.trailing, opts.job, *opts.cmd, ctx)); // a task file (cli/task_file.hpp)
-  app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags);              // --dry-run included
-  for (const auto& o : opts.job.smart.outputs) {                                 // before any round trip
+  // A task file (cli/task_file.hpp) sets flags and the study that the command line did not give.
+  RV_TRY(asked, command_or_task_file(ctx.trailing, opts.job, opts.study, *opts.cmd, ctx));
+  const auto& command = asked.words;
+  app::warn_misplaced_flags(ctx.trailing, opts.job.smart.rv_flags); // --dry-run included
+  for (const auto& o : opts.job.smart.outputs) {                    // before any round trip
     RV_TRY(ok, templates::check_output_path(o));
     (void)ok;
   }
@@ -52,8 +54,14 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
                 "start the study once the other request has ended, or chain single runs with --after");
   }
   if (order.study.any()) {
-    RV_TRY(checked, app::study::make_study(order.study, app::command_line_of(command), order.request.time_s));
-    (void)checked;
+    auto checked = app::study::make_study(order.study, app::command_line_of(command), order.request.time_s);
+    if (!checked) {
+      auto e = checked.error();
+      if (!asked.study_file.empty()) { // the study (or part of it) is the task file's
+        e.message = asked.study_file + ": " + e.message;
+      }
+      return std::unexpected(e);
+    }
   }
   RV_TRY(real, ctx.make_env());
   RV_TRY_VOID(apply_after(opts.after, order, *real, ctx, opts.follow));

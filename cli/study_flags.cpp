@@ -26,15 +26,16 @@ void add_study_flags(CLI::App* cmd, app::study::StudyFlags& f)
                   "a study's task whose worker died (node failure, preemption, walltime) runs again up to N times "
                   "(default 1)")
       ->type_name("N");
-  cmd->add_flag("--retry-failed", f.retry_failed,
-                "a study's task that failed by its own exit status is retried too (within --retries)");
+  cmd->add_flag("--retry-failed,!--no-retry-failed", f.retry_failed,
+                "a study's task that failed by its own exit status is retried too (within --retries); "
+                "--no-retry-failed: not (over a task file's retry_failed)");
   cmd->add_flag("--no-prefix", f.no_prefix, "rv run -f of a study: task output without its `[7] ` prefix");
 }
 
 Result<void> read_sweep_file(app::study::StudyFlags& f)
 {
-  if (f.sweep_file.empty()) {
-    return {};
+  if (f.sweep_file.empty() || !f.sweep_file_text.empty()) {
+    return {}; // none, or read already (a task file's, cli/task_file.cpp)
   }
   std::ifstream in(f.sweep_file, std::ios::binary);
   if (!in) {

@@ -11,7 +11,8 @@ namespace rv::cli {
 // Adds the study flags to `cmd`.
 void add_study_flags(CLI::App* cmd, app::study::StudyFlags& f);
 
-// Reads --sweep-file (when given) into f.sweep_file_text; a usage error when it cannot be read.
+// Reads --sweep-file (when given and not read yet) into f.sweep_file_text; a usage error when it
+// cannot be read.
 Result<void> read_sweep_file(app::study::StudyFlags& f);
 
 } // namespace rv::cli

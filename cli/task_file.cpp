@@ -1,5 +1,6 @@
 #include "cli/task_file.hpp"
 
+#include "cli/study_flags.hpp"
 #include "core/config.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
@@ -15,6 +16,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -22,7 +25,8 @@
 namespace rv::cli {
 namespace {
 
-const std::vector<std::string> k_top_keys = {"run", "setup", "outputs", "resources", "env"};
+const std::vector<std::string> k_top_keys = {"run",   "setup", "outputs",    "resources", "env",
+                                             "array", "sweep", "sweep_file", "retries",   "retry_failed"};
 const std::vector<std::string> k_resource_keys = {"gpus", "gpu_types", "time", "nodes", "mem", "checkpoint", "hosts"};
 const std::vector<std::string> k_env_keys = {"secrets", "vars"};
 
@@ -68,14 +72,10 @@ public:
         continue;
       }
       std::string hint;
-      if (key == "array" || key == "sweep") {
-        hint = fmt::format("`{}` comes with rv run --{} (issue 41), not yet in this rv", key, key);
-      } else if (auto guess = did_you_mean(key, keys); !guess.empty()) {
+      if (auto guess = did_you_mean(key, keys); !guess.empty()) {
         hint = fmt::format("did you mean '{}'? ", guess);
       }
-      if (key != "array" && key != "sweep") {
-        hint += fmt::format("keys {}: {}", where.empty() ? "at the top" : "in [" + where + "]", text::join(keys, ", "));
-      }
+      hint += fmt::format("keys {}: {}", where.empty() ? "at the top" : "in [" + where + "]", text::join(keys, ", "));
       const auto& region = k.source().begin.line ? k.source() : v.source();
       return std::unexpected(
           at(m_path, region, fmt::format("unknown key '{}'{}", key, where.empty() ? "" : " in [" + where + "]"), hint));
@@ -140,6 +140,17 @@ public:
              "a command line (\"python train.py\") or a list of words ([\"python\", \"train.py\"])"));
     }
     return words;
+  }
+
+  // A flag's own check of the key's value (study.hpp's parsers): its message and hint, at the
+  // value's line.
+  template <typename T>
+  Result<void> as_flag(const toml::node& n, const Result<T>& checked) const
+  {
+    if (!checked) {
+      return std::unexpected(at(m_path, n.source(), checked.error().message, checked.error().hint));
+    }
+    return {};
   }
 
   const std::string& path() const { return m_path; }
@@ -246,6 +257,120 @@ Result<void> read_env(Reader& r, const toml::table& t, TaskFile& f)
   return {};
 }
 
+// One value of a [sweep] list as --sweep carries it: app::study::param_text's rendering (as a
+// --sweep-file's value), no comma (--sweep splits at it).
+Result<std::string> sweep_value(const Reader& r, const toml::node& e, const toml::node& list, const std::string& name)
+{
+  const auto& where = e.source().begin.line ? e.source() : list.source();
+  nlohmann::json j;
+  if (e.is_string()) {
+    j = *e.value<std::string>();
+  } else if (e.is_integer()) {
+    j = *e.value<std::int64_t>();
+  } else if (e.is_floating_point()) {
+    const double d = *e.value<double>();
+    if (!std::isfinite(d)) {
+      return std::unexpected(at(r.path(), where, fmt::format("sweep.{}: {} is not a finite number", name, d)));
+    }
+    j = d;
+  } else if (e.is_boolean()) {
+    j = *e.value<bool>();
+  }
+  auto text = j.is_null() ? std::nullopt : app::study::param_text(j);
+  if (!text) {
+    return std::unexpected(
+        at(r.path(), where,
+           fmt::format("sweep.{} must list strings, numbers or booleans, and one item is {}", name, type_name(e))));
+  }
+  if (text->find(',') != std::string::npos) {
+    return std::unexpected(at(
+        r.path(), where, fmt::format("sweep.{}: the value '{}' holds a comma, which --sweep cannot carry", name, *text),
+        "put values with commas in a sweep_file (a JSON list of objects, docs/studies.md)"));
+  }
+  return *text;
+}
+
+// [sweep]: each key one axis, as `--sweep NAME=v1,v2` carries it, checked by --sweep's parser; in
+// the order the file writes them (toml++ keeps a table's keys sorted), so that the first key
+// varies slowest, as the first --sweep does.
+Result<std::vector<std::string>> read_sweep(const Reader& r, const toml::table& t)
+{
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::string>> axes;
+  for (auto&& [k, v] : t) {
+    const std::string name(k.str());
+    std::vector<const toml::node*> items;
+    if (const auto* a = v.as_array()) {
+      for (const auto& e : *a) {
+        items.push_back(&e);
+      }
+    } else {
+      items.push_back(&v); // one value: an axis of one, as --sweep seed=1
+    }
+    if (items.empty()) {
+      return std::unexpected(at(r.path(), v.source(), fmt::format("sweep.{} has no values", name),
+                                fmt::format("a list of values: {} = [1, 2, 3]", name)));
+    }
+    std::vector<std::string> values;
+    for (const auto* e : items) {
+      RV_TRY(value, sweep_value(r, *e, v, name));
+      values.push_back(std::move(value));
+    }
+    const std::string flag = name + "=" + text::join(values, ",");
+    const auto axis = app::study::parse_sweep(flag);
+    RV_TRY_VOID(r.as_flag(v, axis));
+    if (axis->name != name || axis->values != values) { // a name with '=' in it
+      return std::unexpected(at(r.path(), v.source(), fmt::format("sweep: '{}' is not a parameter name", name),
+                                "letters, digits and _, as in --sweep NAME=v1,v2"));
+    }
+    const auto& pos = (k.source().begin.line ? k.source() : v.source()).begin;
+    axes.emplace_back(std::make_pair(pos.line, pos.column), flag);
+  }
+  std::stable_sort(axes.begin(), axes.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (auto& a : axes) {
+    out.push_back(std::move(a.second));
+  }
+  return out;
+}
+
+// The study keys at the top: array, sweep_file, retries, retry_failed; [sweep].
+Result<void> read_study_key(const Reader& r, const std::string& key, const toml::node& v, TaskFile& f)
+{
+  if (key == "array") {
+    RV_TRY(spec, r.string(v, key));
+    RV_TRY_VOID(r.as_flag(v, app::study::parse_array_spec(spec)));
+    f.array = std::move(spec);
+  } else if (key == "sweep") {
+    const auto* t = v.as_table();
+    if (t == nullptr) {
+      return std::unexpected(r.wrong(v, key, "a table ([sweep], NAME = [v1, v2])"));
+    }
+    RV_TRY(sweeps, read_sweep(r, *t));
+    f.sweeps = std::move(sweeps);
+  } else if (key == "sweep_file") {
+    RV_TRY(path, r.string(v, key));
+    if (text::trim(path).empty()) {
+      return std::unexpected(
+          at(r.path(), v.source(), "sweep_file is empty", "a JSON file's path, relative to the task file"));
+    }
+    f.sweep_file = std::move(path);
+    f.sweep_file_line = static_cast<int>(v.source().begin.line);
+  } else if (key == "retries") {
+    if (!v.is_integer()) {
+      return std::unexpected(r.wrong(v, key, "a whole number"));
+    }
+    const auto n = static_cast<int>(std::clamp<std::int64_t>(*v.value<std::int64_t>(), INT_MIN, INT_MAX));
+    RV_TRY_VOID(r.as_flag(v, app::study::check_retries(n)));
+    f.retries = n;
+  } else if (key == "retry_failed") {
+    if (!v.is_boolean()) {
+      return std::unexpected(r.wrong(v, key, "true or false"));
+    }
+    f.retry_failed = *v.value<bool>();
+  }
+  return {};
+}
+
 } // namespace
 
 Result<TaskFile> parse_task_file(std::string_view text, const std::string& path)
@@ -283,6 +408,8 @@ Result<TaskFile> parse_task_file(std::string_view text, const std::string& path)
       } else {
         RV_TRY_VOID(read_env(r, *t, f));
       }
+    } else {
+      RV_TRY_VOID(read_study_key(r, key, v, f));
     }
   }
   if (f.run.empty()) {
@@ -292,7 +419,21 @@ Result<TaskFile> parse_task_file(std::string_view text, const std::string& path)
   return f;
 }
 
-TaskApplied apply_task_file(const TaskFile& file, JobFlags& flags, const GivenFlags& given)
+GivenFlags given_flags(const CLI::App& cmd)
+{
+  GivenFlags given;
+  for (const auto* opt : cmd.get_options()) {
+    if (opt->count() > 0) {
+      for (const auto& n : opt->get_lnames()) {
+        given.insert(n);
+      }
+    }
+  }
+  return given;
+}
+
+TaskApplied apply_task_file(const TaskFile& file, JobFlags& flags, app::study::StudyFlags& study,
+                            const GivenFlags& given)
 {
   auto unset = [&](const char* name) { return !given.contains(name); };
   auto& plan = flags.plan;
@@ -340,6 +481,31 @@ TaskApplied apply_task_file(const TaskFile& file, JobFlags& flags, const GivenFl
   if (file.hosts && unset("host")) {
     out.hosts = *file.hosts;
   }
+  // The study: --sweep and --sweep-file are two forms of one thing, and either replaces the file's.
+  if (file.array && unset("array")) {
+    study.array = *file.array;
+    out.study = true;
+  }
+  if (unset("sweep") && unset("sweep-file")) {
+    if (file.sweeps) {
+      study.sweeps = *file.sweeps;
+      out.study = true;
+    }
+    if (file.sweep_file) {
+      namespace fs = std::filesystem;
+      const fs::path p(*file.sweep_file);
+      study.sweep_file = p.is_absolute() ? p.generic_string()
+                                         : (fs::path(file.path).parent_path() / p).lexically_normal().generic_string();
+      study.sweep_file_text.clear();
+      out.study = out.sweep_file = true;
+    }
+  }
+  if (file.retries && unset("retries")) {
+    study.retries = *file.retries;
+  }
+  if (file.retry_failed && unset("retry-failed") && unset("no-retry-failed")) {
+    study.retry_failed = *file.retry_failed;
+  }
   return out;
 }
 
@@ -386,8 +552,8 @@ void add_task_flags(CLI::App* cmd, JobFlags& flags)
       ->allow_extra_args(false);
 }
 
-Result<std::vector<std::string>> command_or_task_file(const std::vector<std::string>& words, JobFlags& flags,
-                                                      const CLI::App& cmd, Context& ctx)
+Result<RunCommand> command_or_task_file(const std::vector<std::string>& words, JobFlags& flags,
+                                        app::study::StudyFlags& study, const CLI::App& cmd, Context& ctx)
 {
   std::error_code ec;
   const auto cwd = std::filesystem::current_path(ec);
@@ -405,7 +571,7 @@ Result<std::vector<std::string>> command_or_task_file(const std::vector<std::str
         }
       }
     }
-    return words;
+    return RunCommand{words, {}};
   }
   // The file as named on the command line (relative stays relative), for its messages.
   const std::string shown = words.empty() ? path->lexically_relative(cwd).generic_string() : words.front();
@@ -417,21 +583,21 @@ Result<std::vector<std::string>> command_or_task_file(const std::vector<std::str
   }
   const std::string text = content.str();
   RV_TRY(file, parse_task_file(text, shown));
-  GivenFlags given;
-  for (const auto* opt : cmd.get_options()) {
-    if (opt->count() > 0) {
-      for (const auto& n : opt->get_lnames()) {
-        given.insert(n);
-      }
-    }
-  }
+  GivenFlags given = given_flags(cmd);
   if (!ctx.global.hosts.empty()) {
     given.insert("host");
   }
-  auto applied = apply_task_file(file, flags, given);
+  auto applied = apply_task_file(file, flags, study, given);
+  if (applied.sweep_file) { // read here, so that its mistakes name the key's line
+    if (auto read = read_sweep_file(study); !read) {
+      auto e = read.error();
+      e.message = fmt::format("{}:{}: {}", shown, file.sweep_file_line, e.message);
+      return std::unexpected(e);
+    }
+  }
   RV_TRY_VOID(set_host_flags(ctx.config, applied.hosts));
   spdlog::info("task file {}: {}", shown, text::join(applied.command, " "));
-  return applied.command;
+  return RunCommand{applied.command, applied.study ? shown : std::string()};
 }
 
 const std::string& example_task_file()
@@ -449,6 +615,16 @@ run = "python train.py"
 
 # What `rv sync pull` fetches after the job (paths relative to where the command runs).
 # outputs = ["results/"]
+
+# A study (docs/studies.md): `run` once per task, {task} in it the task's id, {NAME} a [sweep]
+# value. An array of ids, or a sweep (the two together only as array = "%K", a cap):
+# array = "0-15%4"               # ids 0..15, at most 4 at once: Slurm's syntax (--array)
+# sweep_file = "grid.json"       # or a JSON list of objects, relative to this file (--sweep-file)
+# retries = 1                    # a task whose worker died runs again up to this many times
+# retry_failed = false           # true: also a task that failed by its own exit status
+# [sweep]                        # each key's values, the cartesian product; the first key varies slowest
+# seed = [1, 2, 3]
+# model = ["small", "base"]
 
 [resources]
 gpus = 1

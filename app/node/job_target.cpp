@@ -98,7 +98,7 @@ Result<NodeTarget> running_target(Env& env, const std::string& key, int node_ind
   }
   RV_TRY(pick, pick_running(candidates, views, !key.empty()));
   const auto& r = candidates[pick.request];
-  NodeTarget t{r.id, pick.job_id, r.name, {}, node_index, {}, {}};
+  NodeTarget t{r.id, pick.job_id, r.name, {}, node_index, {}, {}, r.workdir};
   RV_TRY(hosts, slurm::expand_hostlist(views[pick.job_id].nodes));
   if (hosts.empty()) {
     return fail(ErrorCode::generic, fmt::format("Slurm names no node for running job {}", pick.job_id));

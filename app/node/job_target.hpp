@@ -22,6 +22,8 @@ struct NodeTarget {
   int node_index = 0;             // which of them (--node K)
   std::string node;               // its Slurm name
   std::string address;            // how the login node reaches it (NodeAddr; the name when unknown)
+  std::string workdir;            // where the job's command runs (the request's snapshot dir); "" = the
+                                  // job's default, the login node's home directory
 };
 
 // The running job of request `key` (id prefix, job id or job name; "" = the newest request that

@@ -1,4 +1,5 @@
 #include "app/node/ssh_shell.hpp"
+#include "core/process/shell.hpp"
 #include "slurm/jobs.hpp"
 
 #include <fmt/format.h>
@@ -35,13 +36,17 @@ std::vector<std::string> step_argv(const NodeTarget& t, const std::vector<std::s
   step.job_id = t.job_id;
   step.nodelist = {t.node};
   step.pty = command.empty();
+  std::vector<std::string> program = command;
   if (command.empty()) {
-    return slurm::step_argv(step, {"bash", "-l"});
+    program = {"bash", "-l"};
+  } else if (command.size() == 1) {
+    program = {"bash", "-c", command.front()};
   }
-  if (command.size() == 1) {
-    return slurm::step_argv(step, {"bash", "-c", command.front()});
+  if (!t.workdir.empty()) { // N6: where the job's command runs, not the home directory
+    program = {"bash", "-c",
+               fmt::format("cd -- {} || exit 1\nexec {}", proc::shell_quote(t.workdir), proc::shell_join(program))};
   }
-  return slurm::step_argv(step, command);
+  return slurm::step_argv(step, program);
 }
 
 Result<int> open_on_node(Env& env, const NodeTarget& t, const std::vector<std::string>& command)

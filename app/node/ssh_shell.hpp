@@ -13,7 +13,10 @@ namespace rv::app {
 
 // The srun argv that joins `t`'s job on its node: `srun --jobid=J --overlap --nodes=1
 // --ntasks=1 --nodelist=NODE` then `--pty bash -l` for a shell (empty `command`), else the
-// command: one word is a shell command line (`bash -c`), several are an exact argv.
+// command: one word is a shell command line (`bash -c`), several are an exact argv. In the job's
+// directory (`t.workdir`, where its own command runs) when it has one: that program, quoted word
+// by word, after `cd -- DIR || exit 1` in `bash -c` (a directory that is gone is exit 1, never
+// the command run elsewhere).
 std::vector<std::string> step_argv(const NodeTarget& t, const std::vector<std::string>& command);
 
 // Runs the shell on this terminal (`interactive`) or the command with its output streamed to

@@ -158,18 +158,36 @@ Result<std::vector<Params>> parse_sweep_file(std::string_view json_text)
         return fail(ErrorCode::usage, fmt::format("--sweep-file: element {}: '{}' is not a parameter name", i, k),
                     "names are letters, digits and _, not 'task'");
       }
-      if (v.is_string()) {
-        p.emplace_back(k, v.get<std::string>());
-      } else if (v.is_number() || v.is_boolean()) {
-        p.emplace_back(k, v.dump());
-      } else {
+      auto text = param_text(v);
+      if (!text) {
         return fail(ErrorCode::usage,
                     fmt::format("--sweep-file: element {}: '{}' is not a string, number or boolean", i, k), hint);
       }
+      p.emplace_back(k, std::move(*text));
     }
     out.push_back(std::move(p));
   }
   return out;
+}
+
+std::optional<std::string> param_text(const nlohmann::json& value)
+{
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number() || value.is_boolean()) {
+    return value.dump();
+  }
+  return std::nullopt;
+}
+
+Result<void> check_retries(int retries)
+{
+  if (retries < 0 || retries > 100) {
+    return fail(ErrorCode::usage, fmt::format("--retries {}: out of range", retries),
+                "0 to 100: how many times a task a dying worker dropped runs again");
+  }
+  return {};
 }
 
 std::string substitute(std::string_view line, int task_id, const Params& params)
@@ -221,10 +239,7 @@ Result<Study> make_study(const StudyFlags& flags, const std::string& line, std::
   s.retries = flags.retries;
   s.retry_failed = flags.retry_failed;
   s.task_time_s = task_time_s;
-  if (flags.retries < 0 || flags.retries > 100) {
-    return fail(ErrorCode::usage, fmt::format("--retries {}: out of range", flags.retries),
-                "0 to 100: how many times a task a dying worker dropped runs again");
-  }
+  RV_TRY_VOID(check_retries(flags.retries));
   std::vector<SweepAxis> axes;
   for (const auto& f : flags.sweeps) {
     RV_TRY(axis, parse_sweep(f));

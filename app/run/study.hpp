@@ -51,6 +51,14 @@ std::vector<Params> cartesian(const std::vector<SweepAxis>& axes);
 // or booleans, written as JSON writes them; keys sorted).
 Result<std::vector<Params>> parse_sweep_file(std::string_view json_text);
 
+// One parameter's value as a task gets it: a string as it is, a number or a boolean as JSON writes
+// it (`3`, `0.0003`, `1e-05`, `true`); nullopt for anything else (null, a list, an object). The
+// one rendering of --sweep-file's values and of a task file's [sweep] (cli/task_file.hpp).
+std::optional<std::string> param_text(const nlohmann::json& value);
+
+// --retries N: 0 to 100, else a usage error (`--retries 200: out of range`).
+Result<void> check_retries(int retries);
+
 struct Task {
   int id = 0;
   Params params;

@@ -8,7 +8,10 @@
 #   D. each kind of mistake: unknown key (did-you-mean), wrong type, bad duration, missing run,
 #      a command after the file, a secret not set; one line with file:line, nothing submitted.
 #   E. rv init --task-file writes an example that --dry-run reads; a second one is refused.
-# ~90 s.
+#   F. a study from a task file (docs/studies.md): `array` and [sweep] through --dry-run (the tasks
+#      in the file's order, the cap, retries), flags over them, a sweep_file beside the task file,
+#      the flags' own messages at the key's line; a 3-task array run -f: every task once, exit 0.
+# ~100 s.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
 # test-clusters: 24.11 (nothing in it differs by Slurm version; passed on 22.05 too)
 # shellcheck source=tests/integration/lib.sh
@@ -22,7 +25,7 @@ cleanup_jobs() {
   ids=$(squeue -h -u "$TB_SSH_USER" -o '%i %j' 2>/dev/null | awk -v p="$NAME" 'index($2, p) == 1 { print $1 }')
   # shellcheck disable=SC2086  # one word per job id
   [[ -z $ids ]] || scancel $ids 2>/dev/null || true
-  remote rm -f "$MARK" 2>/dev/null || true
+  remote rm -f "$MARK" "$MARK-study" 2>/dev/null || true
 }
 trap 'cleanup_jobs; it_cleanup' EXIT
 # rv with the testbed's ssh config and no --host: the task file's `hosts` says where.
@@ -183,3 +186,71 @@ run "$RV" init --task-file
 assert_rc 2 "a second rv init --task-file keeps the file"
 assert_contains "$RUN_ERR" "rv init --task-file keeps it" "it says why"
 pass "E. rv init --task-file: an example --dry-run reads; never overwritten"
+
+# ---- F. a study from a task file ----
+mkdir ../studies && cd ../studies
+cat >sweep.toml <<EOF
+run = "echo {x} {n}"
+array = "%2"
+retries = 2
+retry_failed = true
+[sweep]
+x = ["a b", "it's"]
+n = [1, 2]
+[resources]
+gpus = 1
+gpu_types = ["$t1"]
+time = "2m"
+hosts = ["$TB_HOST"]
+EOF
+run rv_cfg run --dry-run --name "$NAME-f" sweep.toml
+assert_rc 0 "rv run --dry-run of a task file with array and [sweep]"
+assert_contains "$RUN_OUT" \
+  "study: 4 task(s), a task's --time 2m, 3 attempt(s) each (failed tasks too), at most 2 at once" \
+  "the study line: 4 tasks, retries = 2, retry_failed, array = %2"
+# x is written first, so it varies slowest (as the first --sweep); the values shell-quoted.
+shown=$(grep -E '^  \[[0-9]+\] ' "$IT_DIR/out")
+assert_eq "  [0] echo 'a b' 1
+  [1] echo 'a b' 2
+  [2] echo 'it'\''s' 1
+  [3] echo 'it'\''s' 2" "$shown" "the tasks, in the file's order"
+run rv_cfg --json run --dry-run --name "$NAME-f" --sweep n=5,6,7 --array %3 --retries 0 --no-retry-failed sweep.toml
+assert_rc 0 "flags over the study keys"
+assert_json '[.study.tasks[].command]' '["echo {x} 5","echo {x} 6","echo {x} 7"]' "--sweep replaces the file's [sweep]"
+assert_json '[.study.max_running, .study.retries, .study.retry_failed]' '[3,0,false]' \
+  "--array %3, --retries 0 and --no-retry-failed win"
+mkdir sub
+printf '[{"lr": 0.1, "tag": "a b"}, {"lr": 0.2, "tag": "c"}, {"lr": 0.3, "tag": "d"}]\n' >sub/grid.json
+printf 'run = "echo {lr} {tag}"\nsweep_file = "grid.json"\n[resources]\nhosts = ["%s"]\ntime = "2m"\n' "$TB_HOST" \
+  >sub/grid.toml
+run rv_cfg --json run --dry-run --name "$NAME-f" sub/grid.toml
+assert_rc 0 "a sweep_file beside the task file"
+assert_json '[.study.tasks[].command]' "[\"echo 0.1 'a b'\",\"echo 0.2 c\",\"echo 0.3 d\"]" \
+  "sweep_file is read relative to the task file"
+sed 's/grid.json/nogrid.json/' sub/grid.toml >sub/nogrid.toml
+run rv_cfg run --dry-run --name "$NAME-f" sub/nogrid.toml
+assert_rc 2 "a sweep_file that is not there"
+assert_contains "$RUN_ERR" "rv: error: sub/nogrid.toml:2: --sweep-file sub/nogrid.json: No such file or directory" \
+  "the missing sweep_file: file, line, the flag's message"
+mistake $'run = "x"\narray = "3-1"' "bad.toml:2: --array 3-1: '3-1' ends before it starts" "Slurm's syntax" "bad array"
+mistake $'run = "x"\n[sweep]\ntask = [1, 2]' "bad.toml:3: --sweep task=1,2: 'task' is the task id's own placeholder" \
+  "name the parameter otherwise" "bad sweep name"
+mistake $'run = "x"\nretries = 200' "bad.toml:2: --retries 200: out of range" "0 to 100" "bad retries"
+mistake $'run = "x"\narays = "0-3"' "bad.toml:2: unknown key 'arays'" "did you mean 'array'?" "unknown study key"
+mistake $'run = "x"\narray = "0-3"\n[sweep]\nn = [1, 2]\n[resources]\nhosts = ["'"$TB_HOST"$'"]\ntime = "2m"' \
+  "bad.toml: --array 0-3 with a sweep" "--array %K" "array ids and a sweep"
+assert_eq "0" "$(submitted_jobs)" "no dry run and no mistake submitted anything"
+pass "F. array and [sweep] from a task file: --dry-run shows the tasks in the file's order; flags win;" \
+  "sweep_file beside it; mistakes in the flags' words"
+
+# shellcheck disable=SC2016  # expanded in the job
+printf 'run = "echo task {task} of $RV_TASK_COUNT; echo {task} >>$HOME/%s"\narray = "0-2"\n' "$MARK-study" >array.toml
+printf '[resources]\ngpus = 1\ngpu_types = ["%s"]\ntime = "2m"\nhosts = ["%s"]\n' "$t1" "$TB_HOST" >>array.toml
+run rv_cfg run -f --name "$NAME-f" array.toml
+assert_rc 0 "rv run -f of a task file's 3-task array"
+for t in 0 1 2; do
+  assert_contains "$RUN_OUT" "[$t] task $t of 3" "task $t's output"
+done
+assert_contains "$RUN_ERR" "3 done, 0 running, 0 pending, 0 failed of 3 task(s)" "the final counts"
+assert_eq "0 1 2" "$(remote cat "$MARK-study" | sort -n | paste -sd' ')" "every task ran exactly once"
+pass "F. rv run -f array.toml: a 3-task array from a task file, each task once, exit 0"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `rv ssh` (#14) on the real cluster through the loopback login node: a command runs inside the
 # running request's allocation (a job step on its node) with its argv byte for byte and its exit
-# status; the newest running request is the default; `--node 1` reaches the second node of a
-# 2-node job; a shell opens in a PTY (driven by script(1)); without a terminal a shell is refused.
+# status, in the job's directory (the request's snapshot: N6); the newest running request is the
+# default; `--node 1` reaches the second node of a 2-node job; a shell opens in a PTY (driven by
+# script(1)), in the job's directory too; without a terminal a shell is refused.
 # `rv ssh --print-config --install` writes a managed block into an ssh config, keeps every other byte,
 # replaces the block on the next install, and OpenSSH reads it (ssh -G). About 30 s.
 # testbed-lock: exclusive (submits jobs or changes the cluster)
@@ -24,9 +25,16 @@ run ssh_rv --json run -g 16 -t a100 --time 5m --name "$NAME-two" -- sleep 300
 assert_rc 0 "a 2-node request"
 two=$(jq -r .id "$IT_DIR/out")
 wait_for 60 running "$NAME-two"
-run ssh_rv --json run -g 1 -t a6000 --time 5m --name "$NAME-one" -- sleep 300
+# A project's script: the request runs in its snapshot, and `rv ssh REQ -- CMD` must too (N6).
+mkdir "$IT_DIR/proj" && cd "$IT_DIR/proj" && git init -q .
+# shellcheck disable=SC2016  # the script's own text
+printf 'sleep "$1"\n' >hold.sh
+run ssh_rv --json run -g 1 -t a6000 --time 5m --name "$NAME-one" -- bash hold.sh 300
 assert_rc 0 "a 1-GPU request"
+cd "$IT_DIR"
 one=$(jq -r .id "$IT_DIR/out")
+wd_one=$(jq -r .workdir "$(record_of "$one")")
+[[ -n $wd_one && $wd_one != null ]] || it_fail "the synced request recorded no workdir" "$(cat "$(record_of "$one")")"
 wait_for 60 running "$NAME-one"
 job_one=$(squeue -h -n "$NAME-one" -t R -o %i)
 job_two=$(squeue -h -n "$NAME-two" -t R -o %i)
@@ -40,6 +48,20 @@ assert_eq "a b|\$HOME|it's|ü\\n|" "$RUN_OUT" "several words are an exact argv, 
 run ssh_rv ssh "$one" -- 'exit 7'
 assert_rc 7 "the command's exit status"
 pass "rv ssh REQ -- CMD runs in the allocation, argv intact, its exit status"
+
+run ssh_rv ssh "$one" -- pwd
+assert_eq "$wd_one" "$RUN_OUT" "rv ssh REQ -- CMD runs in the job's directory (its snapshot), not \$HOME"
+run ssh_rv ssh "$one" -- cat hold.sh
+assert_rc 0 "a path relative to the project"
+# shellcheck disable=SC2016  # the file's own text
+assert_eq 'sleep "$1"' "$RUN_OUT" "a path relative to the project reaches the snapshot's file"
+# shellcheck disable=SC2016  # expanded on the node
+run ssh_rv ssh "$one" -- 'cd .. && test -d "$OLDPWD" && echo "from $OLDPWD"'
+assert_eq "from $wd_one" "$RUN_OUT" "a shell line starts there too"
+run ssh_rv ssh "$two" -- pwd
+# shellcheck disable=SC2016  # the login node's $HOME
+assert_eq "$(remote 'echo $HOME')" "$RUN_OUT" "a request with no directory of its own: the home directory, as its job"
+pass "rv ssh REQ -- CMD runs where the job runs: the snapshot (N6), or home for an unsynced request"
 
 # shellcheck disable=SC2016
 run ssh_rv ssh "$two" --node 1 -- 'echo "$SLURMD_NODENAME $SLURM_JOB_ID"'
@@ -62,11 +84,12 @@ assert_contains "$RUN_ERR" "rv: hint: give a command: rv ssh [REQUEST] -- CMD...
 
 # A shell in a PTY: script(1) gives rv a terminal and types into it.
 # shellcheck disable=SC2016
-printf 'echo "tty=$(tty | cut -c1-8) node=$SLURMD_NODENAME"\nexit 5\n' >"$IT_DIR/typed"
+printf 'echo "tty=$(tty | cut -c1-8) node=$SLURMD_NODENAME cwd=$(pwd)"\nexit 5\n' >"$IT_DIR/typed"
 rc=0
 script -qec "$(printf '%q ' "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" ssh "$one")" /dev/null \
   <"$IT_DIR/typed" >"$IT_DIR/pty.out" 2>&1 || rc=$?
-assert_contains "$(tr -d '\r' <"$IT_DIR/pty.out")" "tty=/dev/pts node=a6000-1" "the shell has a PTY on the node"
+assert_contains "$(tr -d '\r' <"$IT_DIR/pty.out")" "tty=/dev/pts node=a6000-1 cwd=$wd_one" \
+  "the shell has a PTY on the node, in the job's directory"
 [[ $rc == 5 ]] || it_fail "the shell's exit status 5 came back as $rc" "$(cat "$IT_DIR/pty.out")"
 pass "rv ssh REQ opens a shell in a PTY on the node; its exit status comes back"
 

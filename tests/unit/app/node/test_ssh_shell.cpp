@@ -1,6 +1,11 @@
 #include "app/node/ssh_shell.hpp"
+#include "core/process/local_runner.hpp"
 
 #include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <unistd.h>
 
 using namespace rv;
 using namespace rv::app;
@@ -31,6 +36,82 @@ TEST_CASE("rv ssh: the step joins the job on its node; one word is a shell line,
                                                                         "nvidia-smi | head"});
   CHECK(step_argv(t, {"echo", "a b", "$HOME"}).back() == "$HOME");
   CHECK(step_argv(t, {"echo", "a b", "$HOME"}).size() == 9);
+}
+
+namespace {
+
+// What the step runs on the node: srun's argv less its own options (no --pty: a command).
+std::vector<std::string> program_of(const std::vector<std::string>& argv)
+{
+  REQUIRE(argv.size() > 6);
+  REQUIRE(argv[5].starts_with("--nodelist="));
+  return {argv.begin() + 6, argv.end()};
+}
+
+// Runs the step's program here, as the node would.
+rv::proc::Outcome run_here(const std::vector<std::string>& program)
+{
+  rv::proc::LocalRunner local;
+  rv::proc::Command c;
+  c.argv = program;
+  c.timeout = std::chrono::seconds(20);
+  auto o = local.run(c);
+  REQUIRE(o.has_value());
+  return *o;
+}
+
+} // namespace
+
+TEST_CASE("rv ssh REQ -- CMD: in the job's directory, the command byte for byte (N6)")
+{
+  auto t = target();
+  t.workdir = "/scratch/rv/snap/it's a dir";
+  // Several words: an exact argv, quoted word by word after the cd.
+  CHECK(program_of(step_argv(t, {"python3", "train.py", "a b", "$HOME"})) ==
+        std::vector<std::string>{"bash", "-c",
+                                 "cd -- '/scratch/rv/snap/it'\\''s a dir' || exit 1\n"
+                                 "exec python3 train.py 'a b' '$HOME'"});
+  // One word: the shell line, itself one quoted word of `bash -c`.
+  CHECK(program_of(step_argv(t, {"python3 train.py | tee log"})) ==
+        std::vector<std::string>{"bash", "-c",
+                                 "cd -- '/scratch/rv/snap/it'\\''s a dir' || exit 1\n"
+                                 "exec bash -c 'python3 train.py | tee log'"});
+  // The shell: a login shell there, in a PTY.
+  const auto shell = step_argv(t, {});
+  CHECK(shell[6] == "--pty");
+  CHECK(std::vector<std::string>(shell.begin() + 7, shell.end()) ==
+        std::vector<std::string>{"bash", "-c", "cd -- '/scratch/rv/snap/it'\\''s a dir' || exit 1\nexec bash -l"});
+  // A request without a directory of its own (nothing synced, no --workdir): as before.
+  t.workdir.clear();
+  CHECK(program_of(step_argv(t, {"echo", "x"})) == std::vector<std::string>{"echo", "x"});
+}
+
+TEST_CASE("rv ssh REQ -- CMD: run here, the program starts in the directory with every byte intact")
+{
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("rv-ssh-wd-" + std::to_string(::getpid())) / "it's a $dir\\ü";
+  fs::create_directories(dir);
+  auto t = target();
+  t.workdir = dir.string();
+  // An argv whose words a shell would change if any quoting went wrong.
+  const std::vector<std::string> words = {"a b", "$HOME", "it's", "ü\\n", "*", "\"q\"", "x;y", ""};
+  std::vector<std::string> argv = {"sh", "-c", "pwd; printf '%s|' \"$@\"", "sh"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  auto o = run_here(program_of(step_argv(t, argv)));
+  CHECK(o.status() == 0);
+  CHECK(o.out == dir.string() + "\na b|$HOME|it's|ü\\n|*|\"q\"|x;y||");
+  // A shell line: the shell reads it as typed, in the directory.
+  o = run_here(program_of(step_argv(t, {"pwd; echo 'a  b' $((1 + 2)) >&2; exit 7"})));
+  CHECK(o.status() == 7);
+  CHECK(o.out == dir.string() + "\n");
+  CHECK(o.err == "a  b 3\n");
+  // A directory that is gone: exit 1, and the command never runs elsewhere.
+  t.workdir = (dir / "gone").string();
+  o = run_here(program_of(step_argv(t, {"echo", "ran"})));
+  CHECK(o.status() == 1);
+  CHECK(o.out.find("ran") == std::string::npos);
+  CHECK(o.err.find("gone") != std::string::npos);
+  fs::remove_all(dir.parent_path());
 }
 
 TEST_CASE("rv ssh --print-config: the login hop from where() and ProxyJump")
