@@ -9,6 +9,7 @@
 #include "strategy/plan.hpp"
 #include "strategy/probe_plan.hpp"
 #include "strategy/profile.hpp"
+#include "templates/container.hpp"
 
 namespace rv::app {
 
@@ -25,6 +26,8 @@ struct PlanRun {
   DiscoveryTimes times;
   double plan_s = 0;                // the pure planner
   std::optional<RemoteRoots> roots; // from discovery: submission is then one round trip (app/run/submit.hpp)
+  // --container: the image and the runtime chosen for this cluster (docs/containers.md); nullopt = none.
+  std::optional<templates::ContainerRun> container;
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).
