@@ -9,12 +9,12 @@
 namespace rv {
 namespace {
 
-constexpr EnumNames<model::RuntimeSetting, 4> k_runtime_settings{{{
+constexpr EnumNames<model::RuntimeSetting, 4> k_runtime_settings({{
     {model::RuntimeSetting::automatic, "auto"},
     {model::RuntimeSetting::pyxis, "pyxis"},
     {model::RuntimeSetting::apptainer, "apptainer"},
     {model::RuntimeSetting::singularity, "singularity"},
-}}};
+}});
 
 bool ct_has_control(std::string_view s)
 {
@@ -29,7 +29,8 @@ bool ct_ends_with(std::string_view s, std::string_view suffix)
 Result<std::string> ct_mount_path(std::string_view what, std::string_view path, std::string_view text)
 {
   if (path.empty() || path.front() != '/') {
-    return fail(ErrorCode::usage, fmt::format("--container-mount {:?}: {} {:?} is not an absolute path", text, what, path),
+    return fail(ErrorCode::usage,
+                fmt::format("--container-mount {:?}: {} {:?} is not an absolute path", text, what, path),
                 "SRC:DST or SRC:DST:ro, both absolute, e.g. /scratch/data:/data:ro");
   }
   return std::string(path);
@@ -45,7 +46,8 @@ Result<model::ContainerImage> parse_container_image(std::string_view text)
     return fail(ErrorCode::usage, "--container needs an image", std::string(k_hint));
   }
   if (ct_has_control(text) || text.find_first_of(" \t") != std::string_view::npos) {
-    return fail(ErrorCode::usage, fmt::format("--container {:?}: an image name has no space or control character", text),
+    return fail(ErrorCode::usage,
+                fmt::format("--container {:?}: an image name has no space or control character", text),
                 std::string(k_hint));
   }
   model::ContainerImage image;
@@ -82,7 +84,8 @@ Result<model::ContainerImage> parse_container_image(std::string_view text)
                 std::string(k_hint));
   }
   if (text.find(',') != std::string_view::npos) {
-    return fail(ErrorCode::usage, fmt::format("--container {:?}: a path with ',' cannot be passed to the runtimes", text),
+    return fail(ErrorCode::usage,
+                fmt::format("--container {:?}: a path with ',' cannot be passed to the runtimes", text),
                 "move or link the image to a path without ','");
   }
   return image;
@@ -214,8 +217,8 @@ std::string describe(const model::ContainerSupport& offered)
   }
   if (!offered.apptainer.empty()) {
     auto version = offered.apptainer_version;
-    parts.push_back(fmt::format("{} ({}{}{})", offered.apptainer, offered.apptainer_path,
-                                version.empty() ? "" : ", ", version));
+    parts.push_back(
+        fmt::format("{} ({}{}{})", offered.apptainer, offered.apptainer_path, version.empty() ? "" : ", ", version));
   }
   if (parts.empty()) {
     return offered.enroot ? "none usable (enroot without Pyxis)" : "none found";

@@ -55,8 +55,8 @@ std::string pulled_image_name(std::string_view image)
   }
   std::string safe;
   for (char c : ref) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                    c == '-' || c == '_';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
     safe += ok ? c : '_';
   }
   if (safe.size() > 100) {
@@ -132,7 +132,7 @@ _rv_ct_error() {
 # shellcheck disable=SC2317
 _rv_ct_scope() {
   case $1 in
-  *"manifest unknown"* | *"not found"* | *"No such file"* | *"does not exist"* | *nauthorized* | *denied* | \
+  *"manifest unknown"* | *"not found"* | *"No such file"* | *"no such file"* | *"does not exist"* | *nauthorized* | *denied* | \
     *"invalid reference"* | *"failed to import"* | *"ailed to pull"* | *"ailed to get"*) printf 'scope=request ' ;;
   esac
 }
@@ -270,13 +270,14 @@ _rv_ct_out=$(timeout -k 5 "$RV_CT_TIMEOUT" srun --overlap --nodes={{nodes}} --nt
 _rv_ct_rc=$?
 printf '%s\n' "$_rv_ct_out" | grep '^rv preflight: ' >&2
 _rv_ct_line=$(printf '%s\n' "$_rv_ct_out" | grep -m 1 '^rv preflight: FAIL ')
-if [ -z "$_rv_ct_line" ]; then
+if [ -z "$_rv_ct_line" ] && [ "$(printf '%s\n' "$_rv_ct_out" | grep -c '^rv preflight: ok ')" -lt {{nodes}} ]; then
+  # A node without its line did not start its container: name the first one missing.
+  _rv_ct_missing=""
   for _rv_ct_node in $(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null); do
-    case $_rv_ct_out in *"rv preflight: ok node=$_rv_ct_node "*) continue ;; esac
-    _rv_ct_line="rv preflight: FAIL node=$_rv_ct_node $(_rv_ct_scope "$_rv_ct_out")reason=the container did not start (pyxis, srun exit $_rv_ct_rc): $(_rv_ct_error "$_rv_ct_out")"
-    printf '%s\n' "$_rv_ct_line" >&2
-    break
+    case $_rv_ct_out in *"rv preflight: ok node=$_rv_ct_node "*) ;; *) _rv_ct_missing=$_rv_ct_node; break ;; esac
   done
+  _rv_ct_line="rv preflight: FAIL node=${_rv_ct_missing:-${SLURMD_NODENAME:-$(hostname)}} $(_rv_ct_scope "$_rv_ct_out")reason=the container did not start (pyxis, srun exit $_rv_ct_rc): $(_rv_ct_error "$_rv_ct_out")"
+  printf '%s\n' "$_rv_ct_line" >&2
 fi
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 _rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"
@@ -298,8 +299,9 @@ std::vector<std::string> ct_own_paths(const Context& ctx)
 std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
 {
   const bool apptainer = ct_apptainer(c);
-  std::string list = ctx.options.workdir.empty() ? (apptainer ? "\"$RV_CT_WORKDIR\"" : "\"$RV_CT_WORKDIR:$RV_CT_WORKDIR\"")
-                                                 : std::string();
+  std::string list = ctx.options.workdir.empty()
+                         ? (apptainer ? "\"$RV_CT_WORKDIR\"" : "\"$RV_CT_WORKDIR:$RV_CT_WORKDIR\"")
+                         : std::string();
   for (const auto& p : ct_own_paths(ctx)) {
     const auto q = shell_quote(apptainer ? p : p + ":" + p);
     list += list.empty() ? q : "," + q;
@@ -325,8 +327,8 @@ std::string container_setup(const Context& ctx)
   } else {
     image = shell_quote(apptainer ? c.order.image.text : pyxis_image(c.order.image));
   }
-  const auto runner = apptainer ? fill(k_ct_apptainer_runner, {{"program", ct_program(c)},
-                                                               {"nv", ct_has_gpus(ctx.strategy) ? " --nv" : ""}})
+  const auto runner = apptainer ? fill(k_ct_apptainer_runner,
+                                       {{"program", ct_program(c)}, {"nv", ct_has_gpus(ctx.strategy) ? " --nv" : ""}})
                                 : fill(k_ct_pyxis_runner, {{"cpus", std::to_string(ctx.strategy.cpus_per_task)}});
   const auto exports = apptainer ? "export APPTAINER_CACHEDIR=\"$RV_CT_CACHE/apptainer\" "
                                    "SINGULARITY_CACHEDIR=\"$RV_CT_CACHE/apptainer\"\n"

@@ -53,10 +53,10 @@ std::string srun_line(const Context& ctx)
 std::string multi_node_setup(const Context& ctx)
 {
   const auto run = container_prefix(ctx, true); // Apptainer: `_rv_ct ` (a function: no exec)
-  std::string task_run = ctx.checkpoint ? "  RV_IN_TASK=1\n  _rv_run_group " + run +
-                                              "bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
-                         : run.empty()  ? "  exec bash -c \"$RV_COMMAND\""
-                                        : "  " + run + "bash -c \"$RV_COMMAND\"\n  exit $?";
+  std::string task_run =
+      ctx.checkpoint ? "  RV_IN_TASK=1\n  _rv_run_group " + run + "bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
+      : run.empty()  ? "  exec bash -c \"$RV_COMMAND\""
+                     : "  " + run + "bash -c \"$RV_COMMAND\"\n  exit $?";
   return fill(
       k_setup,
       {{"nodes", std::to_string(ctx.strategy.nodes)}, {"watchdog", watchdog_task(ctx)}, {"task_run", task_run}});

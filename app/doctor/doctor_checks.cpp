@@ -266,7 +266,7 @@ std::vector<DoctorCheck> login_checks(const std::map<std::string, std::string>& 
 DoctorCheck containers_check(const model::ContainerSupport& offered)
 {
   const bool any = offered.pyxis || !offered.apptainer.empty();
-  return check("containers", any ? CheckStatus::ok : CheckStatus::skip, describe(offered),
+  return check("containers", any ? CheckStatus::ok : CheckStatus::skip, rv::describe(offered),
                any ? std::string() : "rv run --container needs Pyxis or Apptainer/Singularity: ask the admins");
 }
 

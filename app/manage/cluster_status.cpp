@@ -311,7 +311,7 @@ nlohmann::json to_json(const ClusterStatus& s)
             {"apptainer", s.containers.apptainer.empty() ? nlohmann::json() : nlohmann::json(s.containers.apptainer)},
             {"apptainer_version", s.containers.apptainer_version},
             {"probed", s.containers.probed},
-            {"text", describe(s.containers)}}},
+            {"text", rv::describe(s.containers)}}},
           {"gpus", {{"by_partition", gpus_json(s.by_partition)}, {"by_type", gpus_json(s.by_type)}}},
           {"requests", jobs},
           {"fairshare", fair},
@@ -328,7 +328,7 @@ std::vector<std::string> status_lines(const ClusterStatus& s)
   out.push_back(fmt::format("rv status: {} on {} (cluster {}, Slurm {})", printable(s.user.empty() ? "?" : s.user),
                             s.host, printable(s.cluster.empty() ? "?" : s.cluster),
                             s.slurm_version.empty() ? "version unknown" : printable(s.slurm_version)));
-  out.push_back(fmt::format("Containers: {} (rv run --container IMAGE)", printable(describe(s.containers))));
+  out.push_back(fmt::format("Containers: {} (rv run --container IMAGE)", printable(rv::describe(s.containers))));
   out.emplace_back();
   out.push_back(fmt::format("GPUs: idle/total per type and partition (each node once in 'all')"));
   for (const auto& a : s.by_partition) {

@@ -89,9 +89,9 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.roots = found.roots;
   run.times.connect_s = connect_s;
   if (request.container) { // before anything is planned or queued: a runtime this cluster can run it with
-    RV_TRY(choice, choose_container_runtime(env.settings.container_runtime, run.cluster.containers,
-                                            request.container->image));
-    run.container = templates::ContainerRun{*request.container, std::move(choice)};
+    RV_TRY(choice,
+           choose_container_runtime(env.settings.container_runtime, run.cluster.containers, request.container->image));
+    run.container = templates::ContainerRun{*request.container, std::move(choice), false};
   }
   for (const auto& w : strategy::association_warnings(run.cluster, request)) {
     spdlog::warn("{}", w); // before anything is queued (#24 item 12)
@@ -156,10 +156,10 @@ nlohmann::json container_json(const PlanRun& run)
   }
   const auto& c = *run.container;
   return {{"image", c.order.image.text},
-          {"runtime", to_string(c.choice.runtime)},
+          {"runtime", std::string(rv::to_string(c.choice.runtime))},
           {"program", c.choice.program},
           {"why", c.choice.why},
-          {"offered", describe(run.cluster.containers)},
+          {"offered", rv::describe(run.cluster.containers)},
           {"step", templates::describe_step(c, plan_gpus(run), plan_multi_node(run))}};
 }
 
@@ -169,9 +169,9 @@ std::vector<std::string> container_lines(const PlanRun& run)
     return {};
   }
   const auto& c = *run.container;
-  const auto runtime = c.choice.program.empty() ? std::string(to_string(c.choice.runtime)) : c.choice.program;
+  const auto runtime = c.choice.program.empty() ? std::string(rv::to_string(c.choice.runtime)) : c.choice.program;
   return {fmt::format("container {} with {} ({}; the cluster offers {})", c.order.image.text, runtime, c.choice.why,
-                      describe(run.cluster.containers)),
+                      rv::describe(run.cluster.containers)),
           fmt::format("  step: {}", templates::describe_step(c, plan_gpus(run), plan_multi_node(run)))};
 }
 

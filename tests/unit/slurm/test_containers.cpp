@@ -27,8 +27,8 @@ struct ProbeNode {
   ProbeNode()
   {
     static int counter = 0;
-    dir = fs::temp_directory_path() / ("rv-containers-test-" + std::to_string(::getpid()) + "-" +
-                                       std::to_string(counter++));
+    dir = fs::temp_directory_path() /
+          ("rv-containers-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
     fs::remove_all(dir);
     fs::create_directories(dir / "bin");
     fs::create_directories(dir / "etc" / "plugstack.conf.d");
@@ -51,7 +51,10 @@ struct ProbeNode {
   ProbeNode(const ProbeNode&) = delete;
   ProbeNode& operator=(const ProbeNode&) = delete;
 
-  void write(const std::string& name, const std::string& text) const { rv::testing::write_text((dir / name).string(), text); }
+  void write(const std::string& name, const std::string& text) const
+  {
+    rv::testing::write_text((dir / name).string(), text);
+  }
 
   // A program in bin/ that prints `out`.
   void program(const std::string& name, const std::string& out) const
@@ -67,8 +70,8 @@ struct ProbeNode {
     const auto script = (dir / "probe.sh").string();
     rv::testing::write_text(script, cmd.argv[2]);
     const auto out = (dir / "out").string();
-    const auto line = "env -i PATH='" + (dir / "bin").string() + "' SLURM_CONF='" + (dir / "etc" / "slurm.conf").string() +
-                      "' /bin/sh '" + script + "' >'" + out + "' 2>/dev/null";
+    const auto line = "env -i PATH='" + (dir / "bin").string() + "' SLURM_CONF='" +
+                      (dir / "etc" / "slurm.conf").string() + "' /bin/sh '" + script + "' >'" + out + "' 2>/dev/null";
     const int raw = std::system(line.c_str());
     proc::Outcome o;
     o.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128;

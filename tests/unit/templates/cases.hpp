@@ -159,10 +159,9 @@ inline std::vector<Case> golden_cases()
         {1, "torchrun train.py --lr 3e-4 --name 'it'\\''s'", {{"RV_SWEEP_LR", "3e-4"}, {"RV_SWEEP_NAME", "it's"}}}};
     cases.push_back(c);
   }
-  for (const auto& [name, pyxis, nodes] : {std::tuple{"container_apptainer_single", false, 1},
-                                          std::tuple{"container_apptainer_2node", false, 2},
-                                          std::tuple{"container_pyxis_single", true, 1},
-                                          std::tuple{"container_pyxis_2node", true, 2}}) {
+  for (const auto& [name, pyxis, nodes] :
+       {std::tuple{"container_apptainer_single", false, 1}, std::tuple{"container_apptainer_2node", false, 2},
+        std::tuple{"container_pyxis_single", true, 1}, std::tuple{"container_pyxis_2node", true, 2}}) {
     // --container (docs/containers.md): each runtime on one and two nodes, a mount, the venv skipped.
     Case c{name, base_strategy(), base_request(), base_options()};
     c.strategy.nodes = nodes;
@@ -174,7 +173,7 @@ inline std::vector<Case> golden_cases()
                                 {{"/data/sets", "/data", true}}};
     model::ContainerChoice choice{pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer,
                                   pyxis ? "" : "apptainer", "found by discovery"};
-    c.options.container = ContainerRun{order, choice};
+    c.options.container = ContainerRun{order, choice, false};
     cases.push_back(c);
   }
   return cases;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The fake runtime: `pull OUT REF` (a REF with "missing" fails as a registry does), `exec [--nv]
-// --bind B --pwd P IMAGE CMD...` (an image named *nogpu*, or no --nv, hides nvidia-smi).
+// --bind B --pwd P IMAGE CMD...` (an image named *nogpu*, or no --nv: nvidia-smi finds no device).
 constexpr const char* k_fake_apptainer = R"sh(#!/bin/bash
 printf 'apptainer %s\n' "$*" >>"$FAKE_LOG"
 case $1 in
@@ -43,21 +43,25 @@ exec)
   img=$1
   shift
   if [ ! -e "$img" ]; then echo "FATAL:   could not open image $img: no such file or directory" >&2; exit 255; fi
-  if [ "$nv" = 0 ] || grep -q nogpu "$img"; then PATH=/usr/bin:/bin; fi
+  if [ "$nv" = 0 ] || grep -q nogpu "$img"; then PATH="${0%/*}/nogpu:/usr/bin:/bin"; fi
   cd "$pwd" || exit 255
   RV_FAKE_CONTAINER=1 exec "$@" ;;
 *) echo "FATAL:   unknown command $1" >&2; exit 255 ;;
 esac
 )sh";
 
-const std::string k_gpus = "0|NVIDIA A100-SXM4-80GB|GPU-90095414-dacb-e9ba-fb13-1678e28dc82c|81920|00000000:07:00.0||0\n"
-                           "1|NVIDIA A100-SXM4-80GB|GPU-fb38853b-ad8a-ea5d-8e04-01ce97652247|81920|00000000:17:00.0||0\n";
+const std::string k_gpus =
+    "0|NVIDIA A100-SXM4-80GB|GPU-90095414-dacb-e9ba-fb13-1678e28dc82c|81920|00000000:07:00.0||0\n"
+    "1|NVIDIA A100-SXM4-80GB|GPU-fb38853b-ad8a-ea5d-8e04-01ce97652247|81920|00000000:17:00.0||0\n";
 
 struct ContainerNode : FakeNode {
   ContainerNode() : FakeNode(k_gpus)
   {
     rv::testing::write_text(path("bin/apptainer"), k_fake_apptainer);
     fs::permissions(dir / "bin" / "apptainer", fs::perms::owner_all);
+    fs::create_directories(dir / "bin" / "nogpu"); // what a container without the GPUs runs
+    rv::testing::write_text(path("bin/nogpu/nvidia-smi"), "#!/bin/sh\necho 'No devices were found'\nexit 6\n");
+    fs::permissions(dir / "bin" / "nogpu" / "nvidia-smi", fs::perms::owner_all);
     set("driver", "550.54.15");
   }
 
@@ -68,9 +72,10 @@ struct ContainerNode : FakeNode {
     if (image.starts_with("/")) {
       order.image.kind = model::ImageKind::sif;
     }
-    o.container = ContainerRun{order,
-                               {pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer,
-                                pyxis ? "" : "apptainer", "test"}};
+    o.container = ContainerRun{
+        order,
+        {pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer, pyxis ? "" : "apptainer", "test"},
+        false};
     return o;
   }
 
@@ -78,8 +83,9 @@ struct ContainerNode : FakeNode {
   int run(const std::string& script, const std::string& job_id, int nodes = 1) const
   {
     write_script("job" + job_id, script);
-    const auto env = job_env(job_id, "TB_DIR='" + dir.string() + "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=0,1 SLURM_NNODES=" +
-                                         std::to_string(nodes));
+    const auto env =
+        job_env(job_id, "TB_DIR='" + dir.string() +
+                            "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=0,1 SLURM_NNODES=" + std::to_string(nodes));
     const auto with_bin = "PATH='" + path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' ";
     return sh(env + with_bin + "bash '" + path("job" + job_id + ".sbatch") + "' >'" + path("o." + job_id) + "' 2>'" +
               path("e." + job_id) + "'");
@@ -108,8 +114,8 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
   const auto script = render_ok(base_strategy(), base_request(), o);
   CHECK(script.find("s3cr3t") == std::string::npos);
   REQUIRE(node.run(script, "601") == 0);
-  CHECK(node.read("got.txt") == "s3cr3t value|1|" + node.dir.string() + "|it's $HOME|" + node.path("cache") +
-                                    "/huggingface|");
+  CHECK(node.read("got.txt") ==
+        "s3cr3t value|1|" + node.dir.string() + "|it's $HOME|" + node.path("cache") + "/huggingface|");
   const auto calls = node.read("calls.log");
   CHECK(calls.find("s3cr3t") == std::string::npos); // secrets pass by environment, never argv
   const auto sif = node.path("cache") + "/containers/images/" + pulled_image_name("docker://rv-test/pytorch:24.05");
@@ -163,7 +169,9 @@ TEST_CASE("container: a container that sees no GPU fails the node, as a node-sty
   CHECK(node.run(render_ok(base_strategy(), base_request(), o), "621") == 96);
   CHECK_FALSE(fs::exists(node.path("marker")));
   const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, o.request_id, "621"));
-  CHECK(verdict == "rv preflight: FAIL node=n1 reason=the container sees no GPU (no nvidia-smi inside)\n");
+  CHECK(verdict ==
+        "rv preflight: FAIL node=n1 reason=the container sees no GPU: nvidia-smi -L exited 6: No devices were "
+        "found\n");
 
   // --no-preflight: the image is still pulled, the command runs without the check.
   o.preflight = false;
@@ -258,7 +266,8 @@ TEST_CASE("container: rv up's step runs the shell or the command in the containe
   auto o = base_options();
   CHECK(step_tail(o, true) == "exec bash -i\n");
   CHECK(step_tail(o, false) == "bash -c \"$RV_COMMAND\"\n");
-  o.container = ContainerRun{{{model::ImageKind::sif, "/img/x.sif"}, {}}, {model::ContainerRuntime::apptainer, "", ""}};
+  o.container =
+      ContainerRun{{{model::ImageKind::sif, "/img/x.sif"}, {}}, {model::ContainerRuntime::apptainer, "", ""}, false};
   CHECK(step_tail(o, true) == "_rv_ct bash -i\nexit $?\n");
   CHECK(step_tail(o, false) == "_rv_ct bash -c \"$RV_COMMAND\"\nexit $?\n");
   o.container->choice.runtime = model::ContainerRuntime::pyxis;

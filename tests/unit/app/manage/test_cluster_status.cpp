@@ -91,7 +91,7 @@ TEST_CASE("rv status: one batch of discovery plus squeue, sshare, assoc_mgr, sac
   auto cmds = status_commands("alice", "quota -s");
   REQUIRE(cmds.size() == 15);
   CHECK(cmds[10].argv == std::vector<std::string>{"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-u", "alice",
-                                                 "-o", "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j"});
+                                                  "-o", "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j"});
   CHECK(cmds[11].argv.front() == "sshare");
   CHECK(cmds[12].argv == std::vector<std::string>{"scontrol", "show", "assoc_mgr", "users=alice", "flags=assoc"});
   CHECK(cmds[13].argv[2] == "sacct");
@@ -159,7 +159,8 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(has("  scratch 3T/10T"));
   CHECK(lines[0].ends_with("(cluster c, Slurm 22.05.8)")); // read by discovery's scontrol show config
   // The container runtimes, from discovery's probe in the same round trip.
-  CHECK(lines[1] == "Containers: pyxis (srun --help), apptainer (/usr/bin/apptainer, 1.3.4) (rv run --container IMAGE)");
+  CHECK(lines[1] ==
+        "Containers: pyxis (srun --help), apptainer (/usr/bin/apptainer, 1.3.4) (rv run --container IMAGE)");
   // #24 item 12: what sshare leaves empty is left out ("normalised shares ?" was shown).
   s->fairshare[0].norm_shares.reset();
   s->fairshare[0].effective_usage = 0.25;

@@ -489,7 +489,7 @@ TEST_CASE("lifecycle: --container reaches every strategy's script, and the login
   auto planned = two_strategies();
   model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"}, {}};
   planned.request.container = order;
-  planned.container = templates::ContainerRun{order, {model::ContainerRuntime::apptainer, "apptainer", "test"}};
+  planned.container = templates::ContainerRun{order, {model::ContainerRuntime::apptainer, "apptainer", "test"}, false};
   planned.roots = RemoteRoots{"/home/alice/.rv", "/scratch/alice/rv"}; // one round trip: the program check rides along
   expect_prepare(w.cluster, "/home/alice/.rv");
   expect_sbatch(w.cluster, "101");
@@ -523,7 +523,8 @@ TEST_CASE("lifecycle: --dry-run shows the container's runtime and step")
   World w("container-dry");
   auto planned = two_strategies();
   model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"}, {}};
-  planned.container = templates::ContainerRun{order, {model::ContainerRuntime::pyxis, "", "found by discovery (srun --help)"}};
+  planned.container =
+      templates::ContainerRun{order, {model::ContainerRuntime::pyxis, "", "found by discovery (srun --help)"}, false};
   planned.cluster.containers.probed = true;
   planned.cluster.containers.pyxis = true;
   planned.cluster.containers.pyxis_evidence = "srun --help";
