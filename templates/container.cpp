@@ -124,16 +124,27 @@ constexpr std::string_view k_ct_helpers = R"sh(
 RV_CT_TIMEOUT="${RV_CT_TIMEOUT:-1800}"
 # shellcheck disable=SC2317
 _rv_ct_error() {
-  local l
-  l=$(printf '%s\n' "$1" | tr -d '\r' | grep -m 1 -E 'FATAL|ERROR|[Ee]rror|[Ff]ailed|manifest unknown')
-  [ -n "$l" ] || l=$(printf '%s\n' "$1" | tr -d '\r' | grep -v '^[[:space:]]*$' | tail -n 1)
-  printf '%s' "${l:0:300}"
+  # The runtime's own words: Apptainer's FATAL line, or Pyxis's "failed to import docker image" with
+  # enroot's [ERROR] detail; else the first error line, else the last line.
+  local t l d
+  t=$(printf '%s\n' "$1" | tr -d '\r')
+  l=$(printf '%s\n' "$t" | grep -m 1 -E 'FATAL|failed to import|manifest unknown')
+  d=$(printf '%s\n' "$t" | grep -m 1 -F '[ERROR]')
+  if [ -z "$l" ]; then
+    l=$d
+  elif [ -n "$d" ] && [ "$l" != "$d" ]; then
+    l="$l: [ERROR]${d#*\[ERROR\]}"
+  fi
+  [ -n "$l" ] || l=$(printf '%s\n' "$t" | grep -m 1 -E 'ERROR|[Ee]rror|[Ff]ailed')
+  [ -n "$l" ] || l=$(printf '%s\n' "$t" | grep -v '^[[:space:]]*$' | tail -n 1)
+  printf '%s' "${l:0:400}"
 }
 # shellcheck disable=SC2317
 _rv_ct_scope() {
   case $1 in
-  *"manifest unknown"* | *"not found"* | *"No such file"* | *"no such file"* | *"does not exist"* | *nauthorized* | *denied* | \
-    *"invalid reference"* | *"failed to import"* | *"ailed to pull"* | *"ailed to get"*) printf 'scope=request ' ;;
+  *"manifest unknown"* | *"not found"* | *"Not Found"* | *"No such file"* | *"no such file"* | *"does not exist"* | \
+    *nauthorized* | *denied* | *"invalid reference"* | *"Invalid image format"* | *"failed to import"* | \
+    *"ailed to pull"* | *"ailed to get"* | *"Could not resolve host"*) printf 'scope=request ' ;;
   esac
 }
 # shellcheck disable=SC2317
