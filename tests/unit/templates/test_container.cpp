@@ -90,15 +90,6 @@ struct ContainerNode : FakeNode {
     return sh(env + with_bin + "bash '" + path("job" + job_id + ".sbatch") + "' >'" + path("o." + job_id) + "' 2>'" +
               path("e." + job_id) + "'");
   }
-
-  std::size_t count(const std::string& text, const std::string& what) const
-  {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-      ++n;
-    }
-    return n;
-  }
 };
 
 } // namespace
@@ -134,7 +125,7 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
   // A second job finds the image in the cache: no second pull.
   rv::testing::write_text(node.path("env"), "export HF_TOKEN='s3cr3t value'\n");
   REQUIRE(node.run(script, "602") == 0);
-  CHECK(node.count(node.read("calls.log"), "apptainer pull ") == 1);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 1);
   CHECK(node.read("e.602").find("(cached)") != std::string::npos);
 }
 
@@ -149,7 +140,7 @@ TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a 
   CHECK(verdict.starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer pull "
                             "docker://rv-test/missing:1 failed: FATAL:   While making image from oci registry: "
                             "error fetching image: manifest unknown"));
-  CHECK(node.count(verdict, "\n") == 1); // the runtime's error in one line
+  CHECK(count(verdict, "\n") == 1); // the runtime's error in one line
 
   // A .sif that is not there: the same, without a pull.
   auto sif = node.options_with(node.path("nothere.sif"), false);
@@ -188,11 +179,11 @@ TEST_CASE("container: Apptainer on 2 nodes: every rank runs in the container wit
   o.command = "echo \"$NODE_RANK/$WORLD_SIZE $RV_FAKE_CONTAINER $MASTER_ADDR\" >>ranks.txt";
   REQUIRE(node.run(render_ok(s, base_request(), o), "631", 2) == 0);
   auto ranks = node.read("ranks.txt");
-  CHECK(node.count(ranks, "/2 1 node-1\n") == 2);
+  CHECK(count(ranks, "/2 1 node-1\n") == 2);
   CHECK(ranks.find("0/2 1") != std::string::npos);
   CHECK(ranks.find("1/2 1") != std::string::npos);
-  CHECK(node.count(node.read("calls.log"), "apptainer pull ") == 1); // once, by the batch shell
-  CHECK(node.count(node.read("e.631"), "rv preflight: ok node=n1 container=1") == 2);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 1); // once, by the batch shell
+  CHECK(count(node.read("e.631"), "rv preflight: ok node=n1 container=1") == 2);
 }
 
 TEST_CASE("container: Pyxis: the step and every rank get srun's container options; the check runs on every node")
