@@ -1,7 +1,6 @@
 #include "app/settings.hpp"
 
 #include "core/container.hpp"
-
 #include "core/duration.hpp"
 #include "core/number.hpp"
 #include "core/text.hpp"

@@ -3,7 +3,6 @@
 #include "app/doctor/doctor.hpp"
 
 #include "core/container.hpp"
-
 #include "core/enum_names.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"

@@ -79,10 +79,13 @@ struct ContainerNode : FakeNode {
     return o;
   }
 
-  // Runs the rendered job as job `job_id` on `nodes` nodes; stdout in o.<id>, stderr in e.<id>.
-  int run(const std::string& script, const std::string& job_id, int nodes = 1) const
+  // Renders `o` for `s` as request req-<job id> (each run its own claim: the race guard would take a
+  // second job of one request for a duplicate) and runs it as job `job_id` on `nodes` nodes; stdout
+  // in o.<id>, stderr in e.<id>.
+  int run(RenderOptions o, const model::Strategy& s, const std::string& job_id, int nodes = 1) const
   {
-    write_script("job" + job_id, script);
+    o.request_id = "req-" + job_id;
+    write_script("job" + job_id, render_ok(s, base_request(), o));
     const auto env =
         job_env(job_id, "TB_DIR='" + dir.string() +
                             "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=0,1 SLURM_NNODES=" + std::to_string(nodes));
@@ -104,7 +107,7 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
   o.command = "printf '%s|' \"$HF_TOKEN\" \"$RV_FAKE_CONTAINER\" \"$PWD\" 'it'\\''s $HOME' \"$HF_HOME\" >got.txt";
   const auto script = render_ok(base_strategy(), base_request(), o);
   CHECK(script.find("s3cr3t") == std::string::npos);
-  REQUIRE(node.run(script, "601") == 0);
+  REQUIRE(node.run(o, base_strategy(), "601") == 0);
   CHECK(node.read("got.txt") ==
         "s3cr3t value|1|" + node.dir.string() + "|it's $HOME|" + node.path("cache") + "/huggingface|");
   const auto calls = node.read("calls.log");
@@ -124,7 +127,7 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
 
   // A second job finds the image in the cache: no second pull.
   rv::testing::write_text(node.path("env"), "export HF_TOKEN='s3cr3t value'\n");
-  REQUIRE(node.run(script, "602") == 0);
+  REQUIRE(node.run(o, base_strategy(), "602") == 0);
   CHECK(count(node.read("calls.log"), "apptainer pull ") == 1);
   CHECK(node.read("e.602").find("(cached)") != std::string::npos);
 }
@@ -134,9 +137,9 @@ TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a 
   ContainerNode node;
   auto o = node.options_with("docker://rv-test/missing:1", false);
   o.command = "touch '" + node.path("marker") + "'";
-  CHECK(node.run(render_ok(base_strategy(), base_request(), o), "611") == 96);
+  CHECK(node.run(o, base_strategy(), "611") == 96);
   CHECK_FALSE(fs::exists(node.path("marker")));
-  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, o.request_id, "611"));
+  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-611", "611"));
   CHECK(verdict.starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer pull "
                             "docker://rv-test/missing:1 failed: FATAL:   While making image from oci registry: "
                             "error fetching image: manifest unknown"));
@@ -145,8 +148,8 @@ TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a 
   // A .sif that is not there: the same, without a pull.
   auto sif = node.options_with(node.path("nothere.sif"), false);
   sif.command = o.command;
-  CHECK(node.run(render_ok(base_strategy(), base_request(), sif), "612") == 96);
-  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, o.request_id, "612"))
+  CHECK(node.run(sif, base_strategy(), "612") == 96);
+  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-612", "612"))
             .starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer exec exited 255: FATAL:   could "
                          "not open image"));
   CHECK_FALSE(fs::exists(node.path("marker")));
@@ -157,16 +160,16 @@ TEST_CASE("container: a container that sees no GPU fails the node, as a node-sty
   ContainerNode node;
   auto o = node.options_with("docker://rv-test/nogpu:1", false);
   o.command = "touch '" + node.path("marker") + "'";
-  CHECK(node.run(render_ok(base_strategy(), base_request(), o), "621") == 96);
+  CHECK(node.run(o, base_strategy(), "621") == 96);
   CHECK_FALSE(fs::exists(node.path("marker")));
-  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, o.request_id, "621"));
+  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-621", "621"));
   CHECK(verdict ==
         "rv preflight: FAIL node=n1 reason=the container sees no GPU: nvidia-smi -L exited 6: No devices were "
         "found\n");
 
   // --no-preflight: the image is still pulled, the command runs without the check.
   o.preflight = false;
-  CHECK(node.run(render_ok(base_strategy(), base_request(), o), "622") == 0);
+  CHECK(node.run(o, base_strategy(), "622") == 0);
   CHECK(fs::exists(node.path("marker")));
 }
 
@@ -177,7 +180,7 @@ TEST_CASE("container: Apptainer on 2 nodes: every rank runs in the container wit
   s.nodes = 2;
   auto o = node.options_with("docker://rv-test/pytorch:24.05", false);
   o.command = "echo \"$NODE_RANK/$WORLD_SIZE $RV_FAKE_CONTAINER $MASTER_ADDR\" >>ranks.txt";
-  REQUIRE(node.run(render_ok(s, base_request(), o), "631", 2) == 0);
+  REQUIRE(node.run(o, s, "631", 2) == 0);
   auto ranks = node.read("ranks.txt");
   CHECK(count(ranks, "/2 1 node-1\n") == 2);
   CHECK(ranks.find("0/2 1") != std::string::npos);
@@ -195,7 +198,7 @@ TEST_CASE("container: Pyxis: the step and every rank get srun's container option
     auto o = node.options_with("docker://nvcr.io/nvidia/pytorch:24.05-py3", true);
     o.command = "echo \"rank=${NODE_RANK:-single}\" >>ranks" + std::to_string(nodes) + ".txt";
     const auto id = std::to_string(640 + nodes);
-    REQUIRE(node.run(render_ok(s, base_request(), o), id, nodes) == 0);
+    REQUIRE(node.run(o, s, id, nodes) == 0);
     const auto calls = node.read("calls.log");
     const auto flags = "--container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-mounts=" + node.dir.string() +
                        ":" + node.dir.string() + "," + node.path("cache") + ":" + node.path("cache") + "," +
