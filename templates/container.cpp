@@ -50,8 +50,8 @@ std::string pulled_image_name(std::string_view image)
 {
   std::string ref(image.starts_with("docker://") ? image.substr(9) : image);
   std::uint32_t h = 2166136261u; // FNV-1a: the same name from every rv build
-  for (unsigned char c : image) {
-    h = (h ^ c) * 16777619u;
+  for (char c : image) {
+    h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
   }
   std::string safe;
   for (char c : ref) {

@@ -4,8 +4,8 @@
 
 #include "slurm/containers.hpp"
 
-#include "templates/golden.hpp"
-#include "test_data.hpp"
+#include "unit/templates/golden.hpp"
+#include "unit/test_data.hpp"
 
 #include <doctest/doctest.h>
 

@@ -7,6 +7,7 @@
 #include "fake_node.hpp"
 
 #include "core/process/shell.hpp"
+#include "templates/launcher.hpp"
 #include "templates/preflight.hpp"
 
 #include <doctest/doctest.h>
@@ -229,8 +230,10 @@ TEST_CASE("container: every rendered container step keeps the contract's invaria
     CHECK(script.find("--rocm") == std::string::npos);
     CHECK(script.find("APPTAINERENV_") == std::string::npos); // no variable passed by name on a command line
     CHECK(script.find("--env") == std::string::npos);
-    // The command once, as one single-quoted assignment: read back byte for byte.
-    CHECK(script.find("RV_COMMAND=" + proc::shell_quote(c.options.command) + "\n") != std::string::npos);
+    // The command once, as one single-quoted assignment: read back byte for byte (with the launcher's
+    // multi-node flags where it has a launcher, as without a container).
+    const auto command = inject_launcher_flags(c.options.command, c.strategy.nodes > 1).command;
+    CHECK(script.find("RV_COMMAND=" + proc::shell_quote(command) + "\n") != std::string::npos);
     CHECK(script.find("/data/sets:/data:ro") != std::string::npos);
     if (apptainer) {
       CHECK(script.find("apptainer exec --nv --bind \"$RV_CT_BINDS\" --pwd \"$RV_CT_WORKDIR\" \"$RV_CT_IMAGE\"") !=

@@ -498,7 +498,7 @@ TEST_CASE("lifecycle: --container reaches every strategy's script, and the login
   REQUIRE_MESSAGE(launched, launched.error().message);
   CHECK(w.cluster.unexpected.empty());
   REQUIRE(w.cluster.stdin_seen.size() == 3);
-  for (std::size_t i : {1, 2}) {
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
     CHECK(w.cluster.stdin_seen[i].find("_rv_ct bash -c \"$RV_COMMAND\"") != std::string::npos);
     CHECK(w.cluster.stdin_seen[i].find("_rv_ct_pull") != std::string::npos);
     CHECK(w.cluster.stdin_seen[i].find("s3cr3t") == std::string::npos);
