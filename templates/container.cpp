@@ -230,8 +230,10 @@ printf 'rv preflight: ok node=%s container=1 gpus=%s/%s\n' "$node" "$k" "$n"
 // Apptainer: each node checks its own container (the batch shell on one node, an srun task per
 // node otherwise) and prints one line; a container that did not start gets its error here.
 constexpr std::string_view k_ct_check_apptainer = R"sh(
+# shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
 RV_CT_PROBE={{probe}}
 RV_CT_GPUS={{gpus}}
+# shellcheck disable=SC2090
 export RV_CT_PROBE RV_CT_TIMEOUT RV_CT_GPUS
 # shellcheck disable=SC2317
 _rv_ct_check() {
@@ -269,6 +271,7 @@ _rv_ct_line=$(printf '%s\n' "$_rv_ct_lines" | grep -m 1 '^rv preflight: FAIL ')
 // Pyxis: one container step on every node (enroot imports the image at its start, into
 // ENROOT_CACHE_PATH); a node that printed no line did not start its container.
 constexpr std::string_view k_ct_check_pyxis = R"sh(
+# shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
 RV_CT_PROBE={{probe}}
 RV_CT_GPUS={{gpus}}
 _rv_ct_smi=0
