@@ -225,7 +225,7 @@ std::string preamble(const Context& ctx)
     const auto file = shell_quote(o.secrets_file);
     out +=
         fmt::format("\n# Secrets (rv env): a 0600 file rv wrote before sbatch; the values are never in this script.\n"
-                    "# shellcheck disable=SC1090\n"
+                    "# shellcheck disable=SC1090,SC1091\n"
                     "if [ -r {0} ]; then . {0}; else _rv_log \"error: the secrets file is missing:\" {0}; exit 1; fi\n",
                     file);
     if (o.consume_secrets && !ctx.checkpoint) {
