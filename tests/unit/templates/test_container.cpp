@@ -45,6 +45,7 @@ exec)
   shift
   if [ ! -e "$img" ]; then echo "FATAL:   could not open image $img: no such file or directory" >&2; exit 255; fi
   if [ "$nv" = 0 ] || grep -q nogpu "$img"; then PATH="${0%/*}/nogpu:/usr/bin:/bin"; fi
+  if grep -q h200 "$img"; then PATH="${0%/*}/h200:/usr/bin:/bin"; fi
   cd "$pwd" || exit 255
   RV_FAKE_CONTAINER=1 exec "$@" ;;
 *) echo "FATAL:   unknown command $1" >&2; exit 255 ;;
@@ -63,6 +64,11 @@ struct ContainerNode : FakeNode {
     fs::create_directories(dir / "bin" / "nogpu"); // what a container without the GPUs runs
     rv::testing::write_text(path("bin/nogpu/nvidia-smi"), "#!/bin/sh\necho 'No devices were found'\nexit 6\n");
     fs::permissions(dir / "bin" / "nogpu" / "nvidia-smi", fs::perms::owner_all);
+    // What a real H200 node's nvidia-smi -L prints (captured, tests/data/nvidia-smi/captured-h200).
+    fs::create_directories(dir / "bin" / "h200");
+    rv::testing::write_text(path("bin/h200/nvidia-smi"),
+                            "#!/bin/sh\ncat '" RV_TEST_DATA_DIR "/nvidia-smi/captured-h200/list.txt'\n");
+    fs::permissions(dir / "bin" / "h200" / "nvidia-smi", fs::perms::owner_all);
     set("driver", "550.54.15");
   }
 
@@ -83,13 +89,13 @@ struct ContainerNode : FakeNode {
   // Renders `o` for `s` as request req-<job id> (each run its own claim: the race guard would take a
   // second job of one request for a duplicate) and runs it as job `job_id` on `nodes` nodes; stdout
   // in o.<id>, stderr in e.<id>.
-  int run(RenderOptions o, const model::Strategy& s, const std::string& job_id, int nodes = 1) const
+  int run(RenderOptions o, const model::Strategy& s, const std::string& job_id, int nodes = 1,
+          const std::string& granted = "0,1") const
   {
     o.request_id = "req-" + job_id;
     write_script("job" + job_id, render_ok(s, base_request(), o));
-    const auto env =
-        job_env(job_id, "TB_DIR='" + dir.string() +
-                            "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=0,1 SLURM_NNODES=" + std::to_string(nodes));
+    const auto env = job_env(job_id, "TB_DIR='" + dir.string() + "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=" + granted +
+                                         " SLURM_NNODES=" + std::to_string(nodes));
     const auto with_bin = "PATH='" + path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' ";
     return sh(env + with_bin + "bash '" + path("job" + job_id + ".sbatch") + "' >'" + path("o." + job_id) + "' 2>'" +
               path("e." + job_id) + "'");
@@ -289,4 +295,20 @@ TEST_CASE("container: the pulled image's file name is safe and stable")
   CHECK(a == pulled_image_name("docker://nvcr.io/nvidia/pytorch:24.05-py3"));
   CHECK(a != pulled_image_name("docker://nvcr.io/nvidia_pytorch:24.05-py3")); // same safe name, other hash
   CHECK(pulled_image_name("docker://x/" + std::string(300, 'a')).size() < 120);
+}
+
+TEST_CASE("container: the check inside counts a real H200's nvidia-smi -L against the GPUs Slurm granted")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/h200:1", false);
+  o.command = "touch '" + node.path("marker") + "'";
+  REQUIRE(node.run(o, base_strategy(), "651", 1, "0") == 0);
+  CHECK(node.read("e.651").find("rv preflight: ok node=n1 container=1 gpus=1/1\n") != std::string::npos);
+  CHECK(fs::exists(node.path("marker")));
+  fs::remove(node.path("marker"));
+  // Two granted, one listed inside: the node's fault (raced again without it).
+  CHECK(node.run(o, base_strategy(), "652", 1, "0,1") == 96);
+  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-652", "652")) ==
+        "rv preflight: FAIL node=n1 reason=the container sees 1 of the 2 GPU(s) Slurm granted\n");
+  CHECK_FALSE(fs::exists(node.path("marker")));
 }
