@@ -92,6 +92,7 @@ Result<app::JobOrder> job_order(const JobFlags& f, Context& ctx)
   order.plan_options = std::move(options);
   order.dry_run = f.plan.dry_run;
   order.smart = f.smart;
+  order.smart.container = order.request.container.has_value(); // no venv for a container's job
   order.env = std::move(env);
   order.notify = f.notify;
   order.preflight = !f.no_preflight;
