@@ -149,6 +149,8 @@ bool plan_multi_node(const PlanRun& run)
   return !run.plan.strategies.empty() && run.plan.strategies.front().nodes > 1;
 }
 
+} // namespace
+
 nlohmann::json container_json(const PlanRun& run)
 {
   if (!run.container) {
@@ -174,8 +176,6 @@ std::vector<std::string> container_lines(const PlanRun& run)
                       rv::describe(run.cluster.containers)),
           fmt::format("  step: {}", templates::describe_step(c, plan_gpus(run), plan_multi_node(run)))};
 }
-
-} // namespace
 
 void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
 {
