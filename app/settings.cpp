@@ -1,5 +1,6 @@
 #include "app/settings.hpp"
 
+#include "core/container.hpp"
 #include "core/duration.hpp"
 #include "core/number.hpp"
 #include "core/text.hpp"
@@ -145,6 +146,8 @@ Result<Settings> read_settings(const Config& config, const std::string& home)
   s.race_gate_wait_s = gate;
   RV_TRY(keep, config.get_seconds("request_keep"));
   s.request_keep_s = keep;
+  RV_TRY(runtime, parse_runtime_setting(config.get("container_runtime")));
+  s.container_runtime = runtime;
   return s;
 }
 

@@ -4,6 +4,7 @@
 // up by name.
 
 #include "core/config.hpp"
+#include "core/model/container.hpp"
 #include "core/result.hpp"
 #include "sync/deps.hpp"
 #include "sync/files.hpp"
@@ -43,6 +44,7 @@ struct Settings {
   SyncSettings sync;
   std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
   std::int64_t request_keep_s = 30 * 86400; // finished requests' remote state and logs; 0 = kept
+  model::RuntimeSetting container_runtime = model::RuntimeSetting::automatic; // --container (docs/containers.md)
 };
 
 // The sync part alone (rv sync checks nothing else). `home` expands `~/` in local paths.

@@ -97,7 +97,8 @@ std::vector<proc::Outcome> synthetic_discovery(int node_count, int partition_cou
           ok("ClusterName = synth\nSLURM_VERSION = 22.05.8\nPriorityFlags = MAX_TRES\n"
              "SchedulerParameters = bf_interval=30,bf_max_job_user=5\n"),
           ok("+0000 UTC\n"),
-          ok("/usr/share/zoneinfo/Etc/UTC\n")};
+          ok("/usr/share/zoneinfo/Etc/UTC\n"),
+          ok("")}; // the container probe: none
 }
 
 std::size_t text_bytes(const std::vector<proc::Outcome>& outcomes)

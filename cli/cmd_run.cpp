@@ -36,6 +36,10 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
       return fail(ErrorCode::usage, "--array/--sweep do not go with --in: a study submits its own workers",
                   "rv run --array ... CMD (without --in)");
     }
+    if (!opts.job.container.empty()) {
+      return fail(ErrorCode::usage, "--container does not go with --in: the step runs where the allocation runs",
+                  "rv run --container IMAGE CMD runs it as a request of its own");
+    }
     return run_in_allocation(opts.in, opts.job, opts.follow, *opts.cmd, ctx);
   }
   // A task file (cli/task_file.hpp) sets flags and the study that the command line did not give.

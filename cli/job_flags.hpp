@@ -23,6 +23,8 @@ struct JobFlags {
   bool no_preflight = false;
   std::string idle_timeout;                        // --idle-timeout DURATION
   std::optional<std::vector<std::string>> secrets; // task file [env] secrets, --secret: only these
+  std::string container;                           // --container IMAGE (docs/containers.md)
+  std::vector<std::string> container_mounts;       // --container-mount SRC:DST[:ro]
 };
 
 // Adds the job flags above to `cmd` (the plan's: add_plan_flags, first).

@@ -85,6 +85,12 @@ const std::vector<ConfigKey>& config_keys()
        "install requirements.txt/pyproject.toml: login (before submitting), job, off",
        ValueKind::choice,
        {"login", "job", "off"}},
+      {"container_runtime",
+       "auto",
+       "--container: auto (Pyxis when srun offers it, else Apptainer/Singularity, as discovery found them), pyxis, "
+       "apptainer or singularity (docs/containers.md)",
+       ValueKind::choice,
+       {"auto", "pyxis", "apptainer", "singularity"}},
       {"watchdog_interval", "1m",
        "how often each node of a GPU job samples its GPUs for `rv ps`/`rv gpu` and --idle-timeout (1s to 1h)",
        ValueKind::duration},

@@ -2,6 +2,7 @@
 
 #include "core/duration.hpp"
 #include "slurm/cluster_time.hpp"
+#include "slurm/containers.hpp"
 #include "slurm/gres.hpp"
 #include "slurm/job_ends.hpp"
 #include "slurm/jobs.hpp"
@@ -20,10 +21,22 @@
 namespace rv::slurm {
 namespace {
 
-enum Probe : std::size_t { sinfo_p, partition_p, node_p, config_p, date_p, zone_p, assoc_p, qos_p, user_p, ends_p };
-constexpr std::size_t base_probes = 6;  // no user: no accounting reads
-constexpr std::size_t assoc_probes = 9; // with a user: the sacctmgr reads
-constexpr std::size_t all_probes = 10;  // and how early jobs end (DiscoveryQuery::job_ends)
+enum Probe : std::size_t {
+  sinfo_p,
+  partition_p,
+  node_p,
+  config_p,
+  date_p,
+  zone_p,
+  containers_p,
+  assoc_p,
+  qos_p,
+  user_p,
+  ends_p
+};
+constexpr std::size_t base_probes = 7;   // no user: no accounting reads
+constexpr std::size_t assoc_probes = 10; // with a user: the sacctmgr reads
+constexpr std::size_t all_probes = 11;   // and how early jobs end (DiscoveryQuery::job_ends)
 
 std::string failure(const char* what, const proc::Outcome& o)
 {
@@ -132,6 +145,7 @@ std::vector<proc::Command> discovery_commands(const DiscoveryQuery& q)
   cmds.push_back(concurrent_read({"scontrol", "show", "config"}));
   cmds.push_back(concurrent_read({"date", "+%z %Z"}));
   cmds.push_back(concurrent_read({"readlink", "/etc/localtime"}));
+  cmds.push_back(container_probe_command()); // the container runtimes (slurm/containers.hpp)
   if (!q.user.empty()) {
     cmds.push_back(concurrent_read({"sacctmgr", "-n", "-P", "show", "assoc", fmt::format("user={}", q.user),
                                     "format=Account,Partition,QOS,GrpTRES,MaxTRES,MaxJobs,MaxSubmit,DefaultQOS"}));
@@ -224,6 +238,10 @@ Result<model::Cluster> parse_discovery(const std::vector<proc::Outcome>& o)
     c.warnings.push_back(failure("scontrol show config", o[config_p]));
   }
   parse_zone(o[date_p], o[zone_p], c);
+  c.containers = parse_container_probe(o[containers_p]);
+  if (!c.containers.probed) {
+    c.warnings.push_back(failure("the container runtime probe", o[containers_p]));
+  }
   if (o.size() >= assoc_probes) {
     for (auto p : {assoc_p, qos_p, user_p}) {
       if (!o[p].ok()) {

@@ -26,7 +26,7 @@ inline DiscoveryQuery plan_discovery_query(std::string user)
 }
 
 // The probes, in the order parse_discovery expects: sinfo, scontrol show partition/node/config,
-// `date '+%z %Z'`, `readlink /etc/localtime`, then (with a user) sacctmgr assoc, qos, user, and
+// `date '+%z %Z'`, `readlink /etc/localtime`, the container runtime probe (slurm/containers.hpp), then (with a user) sacctmgr assoc, qos, user, and
 // with `job_ends` how early the last day's jobs ended (slurm/job_ends.hpp: sacct, accounting as
 // sacctmgr is).
 std::vector<proc::Command> discovery_commands(const DiscoveryQuery& query);

@@ -1,6 +1,7 @@
 #include "slurm/discover_cache.hpp"
 
 #include "core/text.hpp"
+#include "slurm/containers.hpp"
 #include "slurm/job_ends.hpp"
 #include "slurm/sinfo.hpp"
 
@@ -37,7 +38,7 @@ bool is_static_discovery(const proc::Command& cmd)
   if (a.empty()) {
     return false;
   }
-  if (a[0] == "sacctmgr" || a[0] == "readlink" || is_job_ends_command(cmd)) {
+  if (a[0] == "sacctmgr" || a[0] == "readlink" || is_job_ends_command(cmd) || is_container_probe(cmd)) {
     return true; // how early jobs end changes as slowly as the associations (slurm/job_ends.hpp)
   }
   const bool show = a[0] == "scontrol" && std::find(a.begin(), a.end(), "show") != a.end();

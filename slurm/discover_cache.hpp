@@ -14,7 +14,7 @@ namespace rv::slurm {
 
 // Whether `cmd` (one of discovery_commands) reads facts that rarely change: `scontrol show node`
 // (its static fields: CPUs, memory, GRES, features; the dynamic ones come from sinfo),
-// `scontrol show config`, `readlink /etc/localtime` and sacctmgr. Everything else, sinfo,
+// `scontrol show config`, `readlink /etc/localtime`, the container runtime probe and sacctmgr. Everything else, sinfo,
 // `scontrol show partition`, `date` and any command not named here, is dynamic: read every time.
 bool is_static_discovery(const proc::Command& cmd);
 

@@ -47,6 +47,11 @@ std::optional<PreflightFailure> find_preflight_failure(std::string_view text)
   f.node = std::string(line.substr(0, space));
   if (space != std::string_view::npos) {
     auto rest = line.substr(space + 1);
+    constexpr std::string_view k_scope = "scope=request ";
+    if (rest.starts_with(k_scope)) {
+      f.whole_request = true;
+      rest.remove_prefix(k_scope.size());
+    }
     constexpr std::string_view k_reason = "reason=";
     f.reason = std::string(rest.starts_with(k_reason) ? rest.substr(k_reason.size()) : rest);
   }

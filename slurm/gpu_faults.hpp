@@ -15,10 +15,13 @@ inline constexpr int k_preflight_exit = 96;
 // Returns the first known GPU-fault signature found in `text` (case-insensitive), or "".
 std::string find_gpu_fault(std::string_view text);
 
-// A node that failed the preflight, from its line `rv preflight: FAIL node=NODE reason=TEXT`.
+// A node that failed the preflight, from its line `rv preflight: FAIL node=NODE [scope=request]
+// reason=TEXT`. `scope=request`: every node would fail it (a container image that cannot be pulled,
+// a work directory the container cannot see), so racing again elsewhere cannot help.
 struct PreflightFailure {
   std::string node;
   std::string reason;
+  bool whole_request = false;
 };
 
 // The last preflight failure line in `text` (a job's stderr), or nullopt.

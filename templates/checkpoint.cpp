@@ -125,8 +125,8 @@ _rv_log "warning: scontrol requeue failed; resubmitting the script instead")sh";
 std::string checkpoint_body(const Context& ctx)
 {
   const auto& o = ctx.options;
-  std::string run =
-      ctx.multi_node ? "_rv_run_group " + srun_line(ctx) : std::string("_rv_run_group bash -c \"$RV_COMMAND\"");
+  std::string run = ctx.multi_node ? "_rv_run_group " + srun_line(ctx)
+                                   : "_rv_run_group " + container_prefix(ctx, false) + "bash -c \"$RV_COMMAND\"";
   std::string state_key =
       o.request_id.empty() ? std::string("\"job-$RV_CLAIM_OWNER\"") : proc::shell_quote(o.request_id);
   return fill(k_checkpoint, {{"signal", ctx.signal},

@@ -54,6 +54,16 @@ std::string preamble(const Context& ctx);
 std::string guard(const Context& ctx);
 // The in-job GPU preflight (templates/preflight.cpp; "" when off, in a step, or without GPUs).
 std::string preflight(const Context& ctx);
+// `_rv_pf_verdict LINE`: writes the preflight's verdict file (preflight() renders it; the container
+// phase does when preflight() does not).
+std::string preflight_verdict_function(const Context& ctx);
+// Containers (templates/container.cpp, docs/containers.md): the variables and `_rv_ct` ("" without
+// --container); the batch script's image pull and the preflight inside the container; what runs
+// the command ("_rv_ct " or "", in_task: inside a multi-node srun task); Pyxis's srun options.
+std::string container_setup(const Context& ctx);
+std::string container_phase(const Context& ctx);
+std::string container_prefix(const Context& ctx, bool in_task);
+std::string container_srun_flags(const Context& ctx);
 // The GPU watchdog (templates/watchdog.cpp): the sampler and the verdict started in the batch
 // shell, or the warning notice in `rv up`'s step; "" when off or without GPUs.
 std::string watchdog(const Context& ctx);

@@ -45,16 +45,18 @@ std::string srun_line(const Context& ctx)
   return fmt::format("srun --nodes={0} --ntasks={0} --ntasks-per-node=1 --cpus-per-task={1} "
                      "--kill-on-bad-exit=1 --export=ALL \\\n"
                      "  --output={2} --error={3} \\\n"
-                     "  bash -c _rv_task",
+                     " {4} bash -c _rv_task",
                      ctx.strategy.nodes, ctx.strategy.cpus_per_task, proc::shell_quote(logs + ".out"),
-                     proc::shell_quote(logs + ".err"));
+                     proc::shell_quote(logs + ".err"), container_srun_flags(ctx));
 }
 
 std::string multi_node_setup(const Context& ctx)
 {
-  std::string task_run = ctx.checkpoint
-                             ? "  RV_IN_TASK=1\n  _rv_run_group bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
-                             : "  exec bash -c \"$RV_COMMAND\"";
+  const auto run = container_prefix(ctx, true); // Apptainer: `_rv_ct ` (a function: no exec)
+  std::string task_run =
+      ctx.checkpoint ? "  RV_IN_TASK=1\n  _rv_run_group " + run + "bash -c \"$RV_COMMAND\"\n  exit \"$_rv_status\""
+      : run.empty()  ? "  exec bash -c \"$RV_COMMAND\""
+                     : "  " + run + "bash -c \"$RV_COMMAND\"\n  exit $?";
   return fill(
       k_setup,
       {{"nodes", std::to_string(ctx.strategy.nodes)}, {"watchdog", watchdog_task(ctx)}, {"task_run", task_run}});

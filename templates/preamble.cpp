@@ -198,7 +198,9 @@ std::string preamble(const Context& ctx)
            "export NCCL_NET_GDR_LEVEL=\"${NCCL_NET_GDR_LEVEL:-PHB}\"\n"
            "export TORCH_NCCL_ASYNC_ERROR_HANDLING=\"${TORCH_NCCL_ASYNC_ERROR_HANDLING:-1}\"\n";
   }
-  out += preflight(ctx); // before modules, set-up, venv and secrets: nothing of the user's has run
+  out += container_setup(ctx);
+  out += preflight(ctx);       // before modules, set-up, venv and secrets: nothing of the user's has run
+  out += container_phase(ctx); // the image, then the preflight inside the container
   if (!o.modules.empty()) {
     out += k_module_init;
     for (const auto& m : o.modules) {
@@ -206,13 +208,14 @@ std::string preamble(const Context& ctx)
       out += fmt::format("module load {0} || {{ _rv_log \"error: module load failed:\" {0}; exit 1; }}\n", q);
     }
   }
-  if (!o.setup.empty()) {
+  const bool container = o.container.has_value(); // the image brings its own Python: no venv, no install
+  if (!o.setup.empty() && !container) {
     out += "\n# Set-up rv runs before the command (dependency install, docs/sync.md).\n" + o.setup;
     if (!o.setup.ends_with("\n")) {
       out += "\n";
     }
   }
-  if (!o.venv.empty()) {
+  if (!o.venv.empty() && !container) {
     auto activate = shell_quote(o.venv + "/bin/activate");
     out += fmt::format("\n# shellcheck disable=SC1090,SC1091\n"
                        ". {0} || {{ _rv_log \"error: cannot activate the venv: \"{0}; exit 1; }}\n",
@@ -222,7 +225,7 @@ std::string preamble(const Context& ctx)
     const auto file = shell_quote(o.secrets_file);
     out +=
         fmt::format("\n# Secrets (rv env): a 0600 file rv wrote before sbatch; the values are never in this script.\n"
-                    "# shellcheck disable=SC1090\n"
+                    "# shellcheck disable=SC1090,SC1091\n"
                     "if [ -r {0} ]; then . {0}; else _rv_log \"error: the secrets file is missing:\" {0}; exit 1; fi\n",
                     file);
     if (o.consume_secrets && !ctx.checkpoint) {

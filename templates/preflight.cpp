@@ -200,6 +200,13 @@ fi
 
 } // namespace
 
+std::string preflight_verdict_function(const Context& ctx)
+{
+  const auto& o = ctx.options;
+  const auto verdict = o.request_id.empty() ? std::string() : preflight_verdict_path(o.remote_root, o.request_id, "");
+  return fill(k_verdict, {{"verdict", proc::shell_quote(verdict.substr(0, verdict.size() - 1))}});
+}
+
 std::string preflight(const Context& ctx)
 {
   const auto& o = ctx.options;
@@ -208,8 +215,7 @@ std::string preflight(const Context& ctx)
     return {}; // turned off, a step of a running allocation, or a job without GPUs
   }
   std::string out = preflight_node_script(o.preflight_command, o.preflight_required);
-  const auto verdict = o.request_id.empty() ? std::string() : preflight_verdict_path(o.remote_root, o.request_id, "");
-  out += fill(k_verdict, {{"verdict", proc::shell_quote(verdict.substr(0, verdict.size() - 1))}});
+  out += preflight_verdict_function(ctx);
   if (ctx.multi_node) {
     out += fill(k_multi, {{"nodes", std::to_string(s.nodes)}});
   } else {

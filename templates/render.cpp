@@ -139,7 +139,7 @@ _rv_step_log={{log_base}}.node"$SLURM_NODEID"
 // both tee's, so no line is lost), then its status kept beside them.
 constexpr std::string_view k_step_run = R"sh(
 # ---- run; the output is also kept in the step's log ----
-{ bash -c "$RV_COMMAND" 2>&1 1>&3 3>&- | tee -a -- "$_rv_step_log.err" 1>&2 3>&-; exit "${PIPESTATUS[0]}"; } 3>&1 |
+{ {{run}}bash -c "$RV_COMMAND" 2>&1 1>&3 3>&- | tee -a -- "$_rv_step_log.err" 1>&2 3>&-; exit "${PIPESTATUS[0]}"; } 3>&1 |
   tee -a -- "$_rv_step_log.out"
 _rv_status=${PIPESTATUS[0]}
 printf '%s\n' "$_rv_status" >"$_rv_step_log.status" 2>/dev/null || true
@@ -168,7 +168,17 @@ Result<std::string> render_step(const model::Strategy& strategy, const model::Jo
   } else {
     out += fmt::format("_rv_step_log={}\n", proc::shell_quote(step.log_base));
   }
-  return out + std::string(k_step_run);
+  return out + detail::fill(k_step_run, {{"run", detail::container_prefix(ctx, false)}});
+}
+
+std::string step_tail(const RenderOptions& options, bool shell)
+{
+  if (!options.container) { // a non-login interactive shell: a login shell's profile would reset PATH (and the venv)
+    return shell ? "exec bash -i\n" : "bash -c \"$RV_COMMAND\"\n";
+  }
+  const bool pyxis = options.container->choice.runtime == model::ContainerRuntime::pyxis;
+  return shell ? (pyxis ? "_rv_ct --pty bash -i\nexit $?\n" : "_rv_ct bash -i\nexit $?\n")
+               : "_rv_ct bash -c \"$RV_COMMAND\"\nexit $?\n";
 }
 
 Result<std::string> render(const model::Strategy& strategy, const model::JobRequest& request,

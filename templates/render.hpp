@@ -5,9 +5,11 @@
 
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
+#include "templates/container.hpp"
 #include "templates/watchdog.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,9 @@ struct RenderOptions {
   bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
   WatchdogOptions watchdog;         // GPU samples and --idle-timeout (docs/gpu.md)
   StudyWorker study;                // a study's worker (docs/studies.md); no tasks = not a study
+  // --container (docs/containers.md): the command runs in this image with this runtime; the venv and
+  // the in-job dependency install are skipped. nullopt = the node's own environment.
+  std::optional<ContainerRun> container;
 };
 
 // The script for `strategy` (single node, multi-node, or checkpoint segments when
@@ -116,6 +121,10 @@ struct StepProgram {
 // node agrees on it and two steps of one job differ.
 Result<std::string> render_step(const model::Strategy& strategy, const model::JobRequest& request,
                                 const RenderOptions& options, const StepProgram& step);
+
+// What `rv up`'s step runs after render_step_environment: the command (`bash -c "$RV_COMMAND"`) or,
+// with `shell`, an interactive shell; in the container when options.container is set.
+std::string step_tail(const RenderOptions& options, bool shell);
 
 // Checks an --output path: relative to the job's directory, without `..` or line breaks.
 Result<bool> check_output_path(std::string_view path);

@@ -141,7 +141,7 @@ _rv_run_task() {
   else
     _rv_log "task $t (attempt $k) starts on job $SLURM_JOB_ID"
     set -m # the task in its own process group: the trap below ends all of it
-    ( bash -c "$RV_COMMAND" ) >"$d/a$k/out" 2>&1 </dev/null &
+    ( {{run}}bash -c "$RV_COMMAND" ) >"$d/a$k/out" 2>&1 </dev/null &
     _rv_task_pgid=$!
     set +m
     wait "$_rv_task_pgid"
@@ -219,7 +219,8 @@ std::string study_body(const Context& ctx)
     }
     unset += "\n";
   }
-  return fill(k_worker, {{"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
+  return fill(k_worker, {{"run", container_prefix(ctx, false)},
+                         {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
                          {"task_time_s", std::to_string(st.task_time_s)},
                          {"attempts", std::to_string(st.attempts)},
                          {"retry_failed", st.retry_failed ? "1" : "0"},

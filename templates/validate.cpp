@@ -132,6 +132,19 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
     RV_TRY(ok, check_output_path(out));
     (void)ok;
   }
+  if (o.container) { // the runtimes take mounts as SRC:DST,SRC:DST: a ',' or ':' in a path cannot be passed
+    for (const auto* p : {&o.workdir, &o.cache_root, &o.remote_root}) {
+      if (p->find_first_of(",:") != std::string::npos) {
+        return fail(ErrorCode::usage, fmt::format("the path '{}' cannot be mounted into a container (',' or ':')", *p),
+                    "choose a directory without ',' or ':' (remote_root, scratch_root, --workdir)");
+      }
+    }
+    if (o.container->choice.runtime == model::ContainerRuntime::apptainer && !o.container->choice.program.empty() &&
+        o.container->choice.program != "apptainer" && o.container->choice.program != "singularity") {
+      return fail(ErrorCode::usage, fmt::format("unknown container program '{}'", o.container->choice.program),
+                  "this is a bug in the caller: the program is apptainer or singularity");
+    }
+  }
   for (const auto& e : o.env) {
     if (!proc::is_variable_name(e.name) || e.value.find('\0') != std::string::npos) {
       return fail(ErrorCode::usage, fmt::format("invalid environment variable name '{}'", e.name),

@@ -56,11 +56,6 @@ fi
 echo @@tools
 printf 'python3=%s\n' "$(command -v python3 >/dev/null 2>&1 && python3 --version 2>&1 | head -n 1)"
 printf 'rsync=%s\n' "$(command -v rsync >/dev/null 2>&1 && rsync --version 2>/dev/null | head -n 1)"
-echo @@containers
-for c in apptainer singularity enroot; do
-  printf '%s=%s\n' "$c" "$(command -v "$c" 2>/dev/null)"
-done
-if srun --help 2>/dev/null | grep -q -- '--container-image'; then echo pyxis=1; fi
 true
 )sh";
 }
@@ -162,6 +157,8 @@ Result<DoctorReport> run_doctor(Env& env, const DoctorOptions& options)
                                           "discovery failed: " + cluster.error().message, cluster.error().hint});
     }
   }
+  report.checks.push_back(cluster ? containers_check(cluster->containers)
+                                  : DoctorCheck{"containers", CheckStatus::skip, "discovery failed", {}});
   // Round trip 3: one short GPU job that reports what it sees.
   const auto partition = !options.partition.empty() ? options.partition
                          : partitions.empty()       ? std::string()

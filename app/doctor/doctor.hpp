@@ -51,7 +51,7 @@ struct LoginContext {
 };
 
 // slurm.commands, slurm.version, slurm.associations, workspace.writable, workspace.quota,
-// login.python3, login.rsync, containers, from the sections of login_script()'s answer.
+// login.python3, login.rsync, from the sections of login_script()'s answer.
 std::vector<DoctorCheck> login_checks(const std::map<std::string, std::string>& sections, const LoginContext& ctx);
 
 // The accounts of the user's associations (sacctmgr -n -P ...: cluster|account|partition|qos|
@@ -65,6 +65,8 @@ Associations parse_associations(std::string_view sacctmgr_out);
 
 // slurm.partitions: the partitions with GPUs that are UP and open to the user's accounts.
 DoctorCheck partitions_check(const model::Cluster& cluster, const Associations& assoc);
+// `containers`: the runtimes discovery found on the login node (slurm/containers.hpp), for --container.
+DoctorCheck containers_check(const model::ContainerSupport& offered);
 // The partitions partitions_check() accepts, with a free GPU first (cheapest GPU weight first).
 std::vector<std::string> usable_gpu_partitions(const model::Cluster& cluster, const Associations& assoc);
 

@@ -2,6 +2,7 @@
 
 #include "app/doctor/doctor.hpp"
 
+#include "core/container.hpp"
 #include "core/enum_names.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
@@ -258,19 +259,14 @@ std::vector<DoctorCheck> login_checks(const std::map<std::string, std::string>& 
   } else {
     out.push_back(check("login.rsync", CheckStatus::ok, tools["rsync"]));
   }
-  auto ct = key_values(section(s, "containers"));
-  std::vector<std::string> runtimes;
-  for (const char* r : {"apptainer", "singularity", "enroot"}) {
-    if (!ct[r].empty()) {
-      runtimes.push_back(r);
-    }
-  }
-  if (ct["pyxis"] == "1") {
-    runtimes.push_back("pyxis (srun --container-image)");
-  }
-  out.push_back(check("containers", runtimes.empty() ? CheckStatus::skip : CheckStatus::ok,
-                      runtimes.empty() ? "no container runtime on the login node" : text::join(runtimes, ", ")));
   return out;
+}
+
+DoctorCheck containers_check(const model::ContainerSupport& offered)
+{
+  const bool any = offered.pyxis || !offered.apptainer.empty();
+  return check("containers", any ? CheckStatus::ok : CheckStatus::skip, rv::describe(offered),
+               any ? std::string() : "rv run --container needs Pyxis or Apptainer/Singularity: ask the admins");
 }
 
 } // namespace rv::app

@@ -4,6 +4,7 @@
 #include "app/request/reap.hpp"
 #include "app/run/planning.hpp"
 #include "app/run/status_view.hpp"
+#include "core/container.hpp"
 #include "core/printable.hpp"
 #include "core/text.hpp"
 #include "slurm/discover.hpp"
@@ -167,6 +168,7 @@ Result<ClusterStatus> parse_status(const std::vector<proc::Outcome>& outcomes,
   availability(cluster, s);
   s.cluster = cluster.config.cluster_name;
   s.slurm_version = cluster.config.slurm_version;
+  s.containers = cluster.containers;
   s.warnings = cluster.warnings;
   const auto& at = [&](Extra e) -> const proc::Outcome& { return outcomes[n + e]; };
   if (at(squeue_at).ok()) {
@@ -304,6 +306,12 @@ nlohmann::json to_json(const ClusterStatus& s)
           {"user", s.user},
           {"cluster", s.cluster},
           {"slurm_version", s.slurm_version},
+          {"containers",
+           {{"pyxis", s.containers.pyxis},
+            {"apptainer", s.containers.apptainer.empty() ? nlohmann::json() : nlohmann::json(s.containers.apptainer)},
+            {"apptainer_version", s.containers.apptainer_version},
+            {"probed", s.containers.probed},
+            {"text", rv::describe(s.containers)}}},
           {"gpus", {{"by_partition", gpus_json(s.by_partition)}, {"by_type", gpus_json(s.by_type)}}},
           {"requests", jobs},
           {"fairshare", fair},
@@ -320,6 +328,7 @@ std::vector<std::string> status_lines(const ClusterStatus& s)
   out.push_back(fmt::format("rv status: {} on {} (cluster {}, Slurm {})", printable(s.user.empty() ? "?" : s.user),
                             s.host, printable(s.cluster.empty() ? "?" : s.cluster),
                             s.slurm_version.empty() ? "version unknown" : printable(s.slurm_version)));
+  out.push_back(fmt::format("Containers: {} (rv run --container IMAGE)", printable(rv::describe(s.containers))));
   out.emplace_back();
   out.push_back(fmt::format("GPUs: idle/total per type and partition (each node once in 'all')"));
   for (const auto& a : s.by_partition) {

@@ -48,8 +48,9 @@ struct LimitUsage {
 struct ClusterStatus {
   std::string host;
   std::string user;
-  std::string cluster;       // ClusterName, from discovery's `scontrol show config`
-  std::string slurm_version; // its SLURM_VERSION (same probe: no extra round trip); "" = unknown
+  std::string cluster;                // ClusterName, from discovery's `scontrol show config`
+  std::string slurm_version;          // its SLURM_VERSION (same probe: no extra round trip); "" = unknown
+  model::ContainerSupport containers; // the container runtimes (discovery's probe, same round trip)
   std::vector<GpuAvailability> by_partition;
   std::vector<GpuAvailability> by_type;
   std::vector<ActiveJob> jobs;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/env.hpp"
+#include "core/container.hpp"
 #include "core/enum_names.hpp"
 #include "slurm/cluster_time.hpp"
 #include "slurm/job_state.hpp"
@@ -205,6 +206,44 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
   }
 }
 
+namespace {
+
+// --container as the record keeps it: the image and each mount as typed (SRC:DST[:ro]); null = none.
+nlohmann::json container_record_json(const std::optional<model::ContainerOrder>& c)
+{
+  if (!c) {
+    return nullptr;
+  }
+  auto mounts = nlohmann::json::array();
+  for (const auto& m : c->mounts) {
+    mounts.push_back(m.src + ":" + m.dst + (m.read_only ? ":ro" : ""));
+  }
+  return {{"image", c->image.text}, {"mounts", mounts}};
+}
+
+// The record's container, read back by the one grammar; nullopt when absent or no longer valid.
+std::optional<model::ContainerOrder> container_from_record(const nlohmann::json& j)
+{
+  if (!j.is_object() || !j.value("image", nlohmann::json()).is_string()) {
+    return std::nullopt;
+  }
+  auto image = parse_container_image(j["image"].get<std::string>());
+  if (!image) {
+    return std::nullopt;
+  }
+  model::ContainerOrder c{*image, {}};
+  for (const auto& m : j.value("mounts", std::vector<std::string>{})) {
+    auto mount = parse_container_mount(m);
+    if (!mount) {
+      return std::nullopt;
+    }
+    c.mounts.push_back(*mount);
+  }
+  return c;
+}
+
+} // namespace
+
 nlohmann::json request_options_json(const model::JobRequest& r)
 {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
@@ -222,7 +261,8 @@ nlohmann::json request_options_json(const model::JobRequest& r)
           {"account", r.account},
           {"qos", r.qos},
           {"exclude", r.exclude_nodes},
-          {"job_name", r.job_name}};
+          {"job_name", r.job_name},
+          {"container", container_record_json(r.container)}};
 }
 
 std::optional<model::JobRequest> request_options_from_json(const nlohmann::json& o)
@@ -258,6 +298,7 @@ std::optional<model::JobRequest> request_options_from_json(const nlohmann::json&
     r.qos = o.value("qos", "");
     r.exclude_nodes = o.value("exclude", std::vector<std::string>{});
     r.job_name = o.value("job_name", "");
+    r.container = container_from_record(o.value("container", nlohmann::json()));
     return r;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt; // a field of the wrong type: re-plan from the plan instead

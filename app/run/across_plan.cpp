@@ -89,7 +89,8 @@ void print_plans(Output& output, const AcrossPlan& plans, bool json, bool verbos
                                  {"round_trips", c.run.round_trips},
                                  {"probes", c.run.probes},
                                  {"seconds", c.run.seconds},
-                                 {"plan", strategy::to_json(c.run.plan)}});
+                                 {"plan", strategy::to_json(c.run.plan)},
+                                 {"container", container_json(c.run)}});
     }
     doc["left_out"] = nlohmann::json::array();
     for (const auto& l : plans.left_out) {
@@ -115,6 +116,9 @@ void print_plans(Output& output, const AcrossPlan& plans, bool json, bool verbos
                            c.host, c.run.cluster.config.cluster_name, c.run.cluster.config.slurm_version,
                            c.run.cluster.partitions.size(), c.run.cluster.nodes.size(), c.run.probes, c.run.round_trips,
                            c.run.round_trips == 1 ? "" : "s", c.run.seconds));
+    for (const auto& line : container_lines(c.run)) {
+      output.out(fmt::format("{}: {}\n", c.host, text::trim(line)));
+    }
   }
   for (const auto& l : plans.left_out) {
     output.out(fmt::format("{}: left out: {}\n", l.host, l.reason));

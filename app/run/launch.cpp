@@ -217,9 +217,9 @@ Result<std::string> step_program(const PlanRun& planned, const Launched& launche
   auto request = planned.request;
   request.job_name = launched.rec.name;
   auto ro = render_options(launched.rec, launched.paths, command, workdir, extras);
+  ro.container = planned.container; // the shell or the command runs in the container too
   RV_TRY(environment, templates::render_step_environment(*s, request, ro));
-  // A non-login interactive shell: a login shell's profile would reset PATH (and the venv).
-  return environment + (command.empty() ? "exec bash -i\n" : "bash -c \"$RV_COMMAND\"\n");
+  return environment + templates::step_tail(ro, command.empty());
 }
 
 } // namespace

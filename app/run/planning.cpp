@@ -1,6 +1,7 @@
 #include "app/run/planning.hpp"
 
 #include "app/run/predictions.hpp"
+#include "core/container.hpp"
 #include "core/duration.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/probe.hpp"
@@ -87,6 +88,11 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   run.times = found.times;
   run.roots = found.roots;
   run.times.connect_s = connect_s;
+  if (request.container) { // before anything is planned or queued: a runtime this cluster can run it with
+    RV_TRY(choice,
+           choose_container_runtime(env.settings.container_runtime, run.cluster.containers, request.container->image));
+    run.container = templates::ContainerRun{*request.container, std::move(choice), false};
+  }
   for (const auto& w : strategy::association_warnings(run.cluster, request)) {
     spdlog::warn("{}", w); // before anything is queued (#24 item 12)
   }
@@ -129,6 +135,48 @@ Result<int> dry_run(Env& env, const PlanRun& run)
   return std::unexpected(e);
 }
 
+namespace {
+
+// --container in --dry-run: the runtime, why, and the step as the best strategy runs it.
+bool plan_gpus(const PlanRun& run)
+{
+  return run.plan.strategies.empty() || run.plan.strategies.front().gpus_per_node > 0 ||
+         !run.plan.strategies.front().gres.empty();
+}
+
+bool plan_multi_node(const PlanRun& run)
+{
+  return !run.plan.strategies.empty() && run.plan.strategies.front().nodes > 1;
+}
+
+} // namespace
+
+nlohmann::json container_json(const PlanRun& run)
+{
+  if (!run.container) {
+    return nullptr;
+  }
+  const auto& c = *run.container;
+  return {{"image", c.order.image.text},
+          {"runtime", std::string(rv::to_string(c.choice.runtime))},
+          {"program", c.choice.program},
+          {"why", c.choice.why},
+          {"offered", rv::describe(run.cluster.containers)},
+          {"step", templates::describe_step(c, plan_gpus(run), plan_multi_node(run))}};
+}
+
+std::vector<std::string> container_lines(const PlanRun& run)
+{
+  if (!run.container) {
+    return {};
+  }
+  const auto& c = *run.container;
+  const auto runtime = c.choice.program.empty() ? std::string(rv::to_string(c.choice.runtime)) : c.choice.program;
+  return {fmt::format("container {} with {} ({}; the cluster offers {})", c.order.image.text, runtime, c.choice.why,
+                      rv::describe(run.cluster.containers)),
+          fmt::format("  step: {}", templates::describe_step(c, plan_gpus(run), plan_multi_node(run)))};
+}
+
 void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
 {
   auto out = [&](const std::string& text) { output.out(text); };
@@ -145,6 +193,7 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
                     {"discovery_s", run.times.discovery_s},
                     {"probes_s", run.times.probes_s},
                     {"plan_s", run.plan_s}};
+    doc["container"] = container_json(run);
     out(doc.dump(2) + "\n");
     return;
   }
@@ -156,6 +205,9 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
                     "{}\n",
                     run.times.connect_s, run.times.discovery_s, run.cache == "warm" ? " (the probes ran with it)" : "",
                     run.times.probes_s, run.plan_s, run.cache));
+  }
+  for (const auto& line : container_lines(run)) {
+    out(line + "\n");
   }
   out("\n");
   out("backfill windows (longest walltime that starts now; start of the full request):\n");

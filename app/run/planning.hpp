@@ -9,6 +9,12 @@
 #include "strategy/plan.hpp"
 #include "strategy/probe_plan.hpp"
 #include "strategy/profile.hpp"
+#include "templates/container.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
 
 namespace rv::app {
 
@@ -25,6 +31,8 @@ struct PlanRun {
   DiscoveryTimes times;
   double plan_s = 0;                // the pure planner
   std::optional<RemoteRoots> roots; // from discovery: submission is then one round trip (app/run/submit.hpp)
+  // --container: the image and the runtime chosen for this cluster (docs/containers.md); nullopt = none.
+  std::optional<templates::ContainerRun> container;
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).
@@ -41,6 +49,11 @@ Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<
 // Discovers, probes every candidate's backfill window on the login node in one round trip,
 // and plans.
 Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options);
+
+// --container in a plan (docs/containers.md): the image, the runtime, why, and the step as the best
+// strategy runs it; null / no lines without a container.
+nlohmann::json container_json(const PlanRun& run);
+std::vector<std::string> container_lines(const PlanRun& run);
 
 // Prints a plan: a table on a terminal, or the documented JSON with --json.
 void print_plan(Output& output, const PlanRun& run, bool json, bool verbose);

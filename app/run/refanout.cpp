@@ -30,7 +30,12 @@ RefanoutDecision decide_refanout(const EndedWinner& winner, const std::vector<st
       return d; // no verdict: the command ran and exited 96 itself; never run it again (N2)
     }
     d.step.kind = "preflight";
-    if (auto f = slurm::find_preflight_failure(winner.preflight)) {
+    if (auto f = slurm::find_preflight_failure(winner.preflight); f && f->whole_request) {
+      d.step.node = f->node; // the image or the container's mounts: every node would fail it the same way
+      d.step.reason = f->reason;
+      d.why_not = "every node would fail it (the container image or its mounts), so it is not raced again";
+      return d;
+    } else if (f) {
       d.exclude = {f->node};
       d.step.reason = f->reason;
     } else {

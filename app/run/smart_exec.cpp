@@ -201,7 +201,8 @@ namespace {
 // Pushes the project at `root`, prunes old snapshots, freezes this job's, makes the venv current:
 // where the job runs (the snapshot at cwd's place) and what the request records.
 Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
-                                  const std::vector<std::string>& outputs, const std::string& setup = {})
+                                  const std::vector<std::string>& outputs, const std::string& setup = {},
+                                  bool container = false)
 {
   auto& remote = env.cluster;
   namespace fs = std::filesystem;
@@ -248,7 +249,9 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   }
   // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
   RV_TRY(deps, sync::find_deps_file(root, rel_dir));
-  if (deps && settings.deps_install != sync::DepsInstall::off) {
+  if (deps && container) { // the job runs in the image, which brings its own Python (docs/containers.md)
+    spdlog::info("deps: {} is not installed: the job runs in a container (--container)", deps->rel_path);
+  } else if (deps && settings.deps_install != sync::DepsInstall::off) {
     const auto file = snapshot + "/" + deps->rel_path;
     run.extras.venv = pushed.layout.venv;
     record["venv"] = pushed.layout.venv;
@@ -325,7 +328,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
     }
     RV_TRY(checked, project_root_for(cwd, analysis.entry_file, env.home));
     spdlog::info("smart execution: the task has a setup; syncing the project {}", checked.string());
-    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup);
+    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup, flags.container);
   }
   if (!analysis.names_local_file()) {
     return run; // nothing local: the command runs as typed, in --workdir or the home directory
@@ -343,7 +346,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup);
+  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup, flags.container);
 }
 
 Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
@@ -360,7 +363,7 @@ Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
     return run;
   }
   spdlog::info("smart execution: the shell starts in a snapshot of the project {}", root->string());
-  return snapshot_project(env, *root, "", {});
+  return snapshot_project(env, *root, "", {}, {}, flags.container);
 }
 
 } // namespace rv::app

@@ -58,6 +58,7 @@ struct SmartRunFlags {
   std::vector<std::string> outputs;  // --output
   std::string setup;                 // --setup / a task file's `setup`: once per snapshot content
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
+  bool container = false;            // --container: the image brings its Python; no venv is made (docs/containers.md)
 };
 
 // Warns about each of rv's own options (`rv_flags`) written after the command's first word: they

@@ -239,6 +239,10 @@ Rendered render_scripts(const SubmitInput& in, const JobSecrets& js, const Remot
   ro.gate_wait_s = in.extras.gate_wait_s;
   ro.preflight_command = in.planned.profile.preflight_command;
   ro.preflight_required = in.planned.profile.preflight_required;
+  ro.container = in.planned.container;
+  if (ro.container && std::string_view(in.kind) == "up") {
+    ro.container->prepare_only = true; // the holder sleeps on the node; the shell or CMD joins in the container
+  }
   Rendered r;
   for (std::size_t i = 0; i < strategies.size(); ++i) {
     model::JobRequest req = in.planned.request;
@@ -276,7 +280,8 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   prep.secrets_id = rec.id;
   prep.workdir = in.workdir;
   prep.marker_id = rec.id;
-  prep.program = program_to_check(in.command_line, in.extras);
+  // In a container the program is the image's, which the login node cannot see.
+  prep.program = in.planned.container ? std::string() : program_to_check(in.command_line, in.extras);
   prep.venv = in.extras.venv;
   proc::Batch batch("submission");
   const auto prepare = batch.add(prepare_command(paths.root, paths.cache, prep));

@@ -2,6 +2,8 @@
 // What rv knows about a cluster: filled by slurm/ parsers (and the site profile), read by
 // strategy/. Plain data; no behaviour beyond small queries.
 
+#include "core/model/container.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -158,6 +160,7 @@ struct Cluster {
   std::int64_t utc_offset_s = 0;               // the cluster's offset from UTC now
   std::vector<std::string> warnings;           // discovery steps that failed but were not needed
   std::map<std::string, EndRatios> end_ratios; // by partition; empty = not read
+  ContainerSupport containers;                 // the container runtimes the login node offers
   const Partition* find_partition(const std::string& name) const;
   const Node* find_node(const std::string& name) const;
   // `qos`: the request's --qos ("" = none).

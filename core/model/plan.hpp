@@ -2,6 +2,7 @@
 // A user's request and the strategies the planner derives from it: produced by strategy/,
 // rendered by templates/, submitted and raced by slurm/.
 
+#include "core/model/container.hpp"
 #include "core/model/shape.hpp"
 
 #include <cstdint>
@@ -32,6 +33,8 @@ struct JobRequest {
   std::string qos;
   std::vector<std::string> exclude_nodes;
   std::string job_name; // Slurm job name; also keys the checkpoint dir
+  // --container IMAGE [--container-mount ...] (docs/containers.md); nullopt = the node's own environment.
+  std::optional<ContainerOrder> container;
 };
 
 enum class StrategyKind { direct, backfill, time_min, checkpoint };

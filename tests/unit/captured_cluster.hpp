@@ -29,10 +29,10 @@ inline model::Cluster captured_cluster_24_11()
   };
   proc::Outcome no_sinfo;
   no_sinfo.exit_code = 1;
-  // discovery_commands' order: sinfo, partitions, nodes, config, date, zone, assoc, qos, user.
+  // discovery_commands' order: sinfo, partitions, nodes, config, date, zone, containers, assoc, qos, user.
   auto c = slurm::parse_discovery({no_sinfo, out("scontrol_show_partition.txt"), out("scontrol_show_node.idle.txt"),
                                    out("scontrol_show_config.txt"), text("+0000 UTC\n"),
-                                   text("/usr/share/zoneinfo/Etc/UTC\n"), out("sacctmgr_show_assoc.txt"),
+                                   text("/usr/share/zoneinfo/Etc/UTC\n"), text(""), out("sacctmgr_show_assoc.txt"),
                                    out("sacctmgr_show_qos.txt"), text("rvacct\n")});
   REQUIRE_MESSAGE(c.has_value(), (c ? "" : c.error().message));
   return *c;

@@ -1,4 +1,5 @@
 #include "fakes/fake_runner.hpp"
+#include "slurm/containers.hpp"
 #include "slurm/discover.hpp"
 #include "slurm/job_ends.hpp"
 
@@ -89,6 +90,9 @@ proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail
   if (slurm::is_job_ends_command(c)) {
     return FakeRunner::reply(0, "gpu 21 1 20 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
   }
+  if (slurm::is_container_probe(c)) {
+    return FakeRunner::reply(0, "runtime=apptainer\npath=/usr/bin/apptainer\nversion=apptainer version 1.3.4\n");
+  }
   return FakeRunner::reply(1, "", "unexpected command");
 }
 
@@ -96,19 +100,21 @@ proc::Outcome cluster_responder(const proc::Command& c, bool scontrol_nodes_fail
 
 TEST_CASE("discovery_commands lists every probe, the sacctmgr ones only with a user")
 {
-  CHECK(discovery_commands({}).size() == 6);
+  CHECK(discovery_commands({}).size() == 7);
   auto cmds = discovery_commands({"alice", {"gpu"}});
-  REQUIRE(cmds.size() == 9);
+  REQUIRE(cmds.size() == 10);
   CHECK(cmds[0].argv.front() == "sinfo");
   CHECK(cmds[0].argv.back() == "gpu");
-  CHECK(cmds[6].argv[5] == "user=alice");
+  CHECK(slurm::is_container_probe(cmds[6])); // the container runtimes ride in the same round trip
+  CHECK(cmds[6].concurrent);
+  CHECK(cmds[7].argv[5] == "user=alice");
   // With job_ends (a plan's discovery): how early jobs end, last, a read safe to repeat.
   auto with_ends = discovery_commands({"alice", {}, true});
-  REQUIRE(with_ends.size() == 10);
-  CHECK(slurm::is_job_ends_command(with_ends[9]));
-  CHECK(with_ends[9].repeatable);
-  CHECK(with_ends[9].argv[2].find("sacct -a -X") != std::string::npos);
-  CHECK(discovery_commands({"", {}, true}).size() == 6); // no user, no accounting reads
+  REQUIRE(with_ends.size() == 11);
+  CHECK(slurm::is_job_ends_command(with_ends[10]));
+  CHECK(with_ends[10].repeatable);
+  CHECK(with_ends[10].argv[2].find("sacct -a -X") != std::string::npos);
+  CHECK(discovery_commands({"", {}, true}).size() == 7); // no user, no accounting reads
 }
 
 TEST_CASE("discover with job ends: the partition's counts in the cluster; a failed sacct is a warning")
@@ -116,7 +122,9 @@ TEST_CASE("discover with job ends: the partition's counts in the cluster; a fail
   BatchCounter runner([](const proc::Command& c) { return cluster_responder(c, false); });
   auto cluster = discover(runner, {"alice", {}, true});
   REQUIRE_MESSAGE(cluster.has_value(), (cluster ? "" : cluster.error().message));
-  CHECK(runner.recorded().size() == 10);
+  CHECK(runner.recorded().size() == 11);
+  CHECK(cluster->containers.apptainer == "apptainer");
+  CHECK(cluster->containers.apptainer_version == "1.3.4");
   REQUIRE(cluster->end_ratios.count("gpu") == 1);
   CHECK(cluster->end_ratios.at("gpu").jobs == 21);
   CHECK(cluster->end_ratios.at("gpu").counts[1] == 20);
@@ -139,7 +147,7 @@ TEST_CASE("discover makes one round trip and builds the cluster")
   auto cluster = discover(runner, {"alice", {}});
   REQUIRE_MESSAGE(cluster.has_value(), (cluster ? "" : cluster.error().message));
   CHECK(runner.batches == 1);
-  CHECK(runner.recorded().size() == 9);
+  CHECK(runner.recorded().size() == 10);
   REQUIRE(cluster->nodes.size() == 2);
   const auto* a = cluster->find_node("a100-1");
   REQUIRE(a != nullptr);
@@ -182,7 +190,7 @@ TEST_CASE("discover falls back to sinfo when scontrol show node fails")
 
 TEST_CASE("parse_discovery fails when nothing lists the nodes, or on a wrong outcome count")
 {
-  std::vector<proc::Outcome> outcomes(6, FakeRunner::reply(1, "", "boom"));
+  std::vector<proc::Outcome> outcomes(7, FakeRunner::reply(1, "", "boom"));
   auto c = parse_discovery(outcomes);
   REQUIRE_FALSE(c.has_value());
   CHECK(c.error().code == ErrorCode::slurm_rejected);
@@ -203,6 +211,7 @@ TEST_CASE("parse_discovery reads sinfo only for what scontrol did not say")
     o.push_back(FakeRunner::reply(0, "ClusterName = c\n"));
     o.push_back(FakeRunner::reply(0, "+0000 UTC\n"));
     o.push_back(FakeRunner::reply(0, "/usr/share/zoneinfo/Etc/UTC\n"));
+    o.push_back(FakeRunner::reply(0, "")); // no container runtime
     return o;
   };
   auto with = parse_discovery(outcomes(true));

@@ -28,7 +28,7 @@ model::Node node(const std::string& name, int cpus, int gpus, std::vector<std::s
 
 } // namespace
 
-TEST_CASE("discover cache: static commands are the node, config, zone and accounting reads")
+TEST_CASE("discover cache: static commands are the node, config, zone, container and accounting reads")
 {
   DiscoveryQuery q;
   q.user = "alice";
@@ -39,8 +39,9 @@ TEST_CASE("discover cache: static commands are the node, config, zone and accoun
       statics.push_back(c.argv[0] + (c.argv[0] == "scontrol" ? " " + c.argv.back() : ""));
     }
   }
-  CHECK(statics == std::vector<std::string>{"scontrol node", "scontrol config", "readlink", "sacctmgr", "sacctmgr",
-                                            "sacctmgr", "sh"}); // sh -c 'sacct ...' rv-job-ends
+  // sh: the container probe (after readlink), then sh -c 'sacct ...' rv-job-ends.
+  CHECK(statics == std::vector<std::string>{"scontrol node", "scontrol config", "readlink", "sh", "sacctmgr",
+                                            "sacctmgr", "sacctmgr", "sh"});
   proc::Command squeue;
   squeue.argv = {"squeue", "--start"};
   CHECK_FALSE(is_static_discovery(squeue)); // anything not named is read every time

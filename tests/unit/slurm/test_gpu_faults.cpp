@@ -37,4 +37,12 @@ TEST_CASE("find_preflight_failure reads the preflight's FAIL line: node and reas
   CHECK_FALSE(find_preflight_failure("echo rv preflight: FAIL node=x reason=user text\n").has_value());
   CHECK_FALSE(find_preflight_failure("rv preflight: FAIL node= reason=empty\n").has_value());
   CHECK_FALSE(find_preflight_failure("").has_value());
+  // A container image every node would fail (docs/containers.md): the whole request, not the node.
+  f = find_preflight_failure("rv preflight: FAIL node=a100-1 scope=request reason=apptainer pull x failed: FATAL: "
+                             "manifest unknown\n");
+  REQUIRE(f.has_value());
+  CHECK(f->whole_request);
+  CHECK(f->node == "a100-1");
+  CHECK(f->reason == "apptainer pull x failed: FATAL: manifest unknown");
+  CHECK_FALSE(find_preflight_failure("rv preflight: FAIL node=a reason=x\n")->whole_request);
 }

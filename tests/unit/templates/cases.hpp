@@ -7,6 +7,7 @@
 #include "templates/render.hpp"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace rv::templates::testing {
@@ -156,6 +157,23 @@ inline std::vector<Case> golden_cases()
     c.options.study.tasks = {
         {0, "torchrun train.py --lr 1e-4 --name small", {{"RV_SWEEP_LR", "1e-4"}, {"RV_SWEEP_NAME", "small"}}},
         {1, "torchrun train.py --lr 3e-4 --name 'it'\\''s'", {{"RV_SWEEP_LR", "3e-4"}, {"RV_SWEEP_NAME", "it's"}}}};
+    cases.push_back(c);
+  }
+  for (const auto& [name, pyxis, nodes] :
+       {std::tuple{"container_apptainer_single", false, 1}, std::tuple{"container_apptainer_2node", false, 2},
+        std::tuple{"container_pyxis_single", true, 1}, std::tuple{"container_pyxis_2node", true, 2}}) {
+    // --container (docs/containers.md): each runtime on one and two nodes, a mount, the venv skipped.
+    Case c{name, base_strategy(), base_request(), base_options()};
+    c.strategy.nodes = nodes;
+    c.options.command = nodes > 1 ? "torchrun --nproc_per_node=2 train.py" : "python train.py --lr 3e-4";
+    c.options.workdir = "/scratch/alice/.rv/workspaces/my proj/snap-1";
+    c.options.venv = "/scratch/alice/.rv/envs/my proj"; // not activated in a container
+    c.options.secrets_file = "/scratch/alice/.rv/requests/r20261122-ab12/env";
+    model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"},
+                                {{"/data/sets", "/data", true}}};
+    model::ContainerChoice choice{pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer,
+                                  pyxis ? "" : "apptainer", "found by discovery"};
+    c.options.container = ContainerRun{order, choice, false};
     cases.push_back(c);
   }
   return cases;

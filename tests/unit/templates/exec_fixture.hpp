@@ -29,6 +29,16 @@ inline std::string render_ok(const model::Strategy& s, const model::JobRequest& 
   return *script;
 }
 
+// How many times `needle` occurs in `text`.
+inline std::size_t count(const std::string& text, const std::string& needle)
+{
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 struct ExecFixture {
   std::filesystem::path dir;
 

@@ -16,19 +16,6 @@ using namespace rv::templates;
 using namespace rv::templates::testing;
 namespace model = rv::model;
 
-namespace {
-
-std::size_t count(const std::string& text, const std::string& needle)
-{
-  std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) {
-    ++n;
-  }
-  return n;
-}
-
-} // namespace
-
 TEST_CASE("exec: the command runs exactly as typed at a shell, once, and its status is the job's")
 {
   ExecFixture fx;

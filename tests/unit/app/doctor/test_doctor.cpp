@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -62,7 +63,7 @@ TEST_CASE("doctor: the testbed's login node passes every login check")
   CHECK(find(checks, "workspace.writable").detail.starts_with("/home/rvtest/.rv, 69.1 GiB free"));
   CHECK(find(checks, "workspace.quota").detail.find("252G") != std::string::npos);
   CHECK(find(checks, "login.rsync").detail.starts_with("rsync  version 3"));
-  CHECK(find(checks, "containers").status == CheckStatus::skip);
+  CHECK_FALSE(std::any_of(checks.begin(), checks.end(), [](const auto& c) { return c.name == "containers"; }));
   CHECK(find(login_checks(sections, {"auto", false}), "workspace.quota").status == CheckStatus::skip);
 }
 
@@ -97,8 +98,26 @@ TEST_CASE("doctor: each login-node fault is named with its fix")
 
   auto no_python = login_checks(split_sections(replace_line(good, "python3=", "python3=")), {});
   CHECK(find(no_python, "login.python3").status == CheckStatus::warn);
-  auto apptainer = login_checks(split_sections(replace_line(good, "apptainer=", "apptainer=/usr/bin/apptainer")), {});
-  CHECK(find(apptainer, "containers").detail == "apptainer");
+}
+
+TEST_CASE("doctor: the container runtimes come from discovery's probe (slurm/containers.hpp)")
+{
+  rv::model::ContainerSupport none;
+  none.probed = true;
+  CHECK(containers_check(none).status == CheckStatus::skip);
+  CHECK(containers_check(none).detail == "none found");
+  CHECK(containers_check(none).fix.find("Pyxis or Apptainer") != std::string::npos);
+  auto apptainer = none;
+  apptainer.apptainer = "apptainer";
+  apptainer.apptainer_path = "/usr/bin/apptainer";
+  apptainer.apptainer_version = "1.3.4";
+  CHECK(containers_check(apptainer).status == CheckStatus::ok);
+  CHECK(containers_check(apptainer).detail == "apptainer (/usr/bin/apptainer, 1.3.4)");
+  auto pyxis = none;
+  pyxis.pyxis = true;
+  pyxis.pyxis_evidence = "/etc/slurm/plugstack.conf.d/pyxis.conf";
+  CHECK(containers_check(pyxis).detail == "pyxis (/etc/slurm/plugstack.conf.d/pyxis.conf)");
+  CHECK(containers_check({}).detail == "unknown (the probe did not answer)");
 }
 
 TEST_CASE("doctor: the associations as sacctmgr prints them")

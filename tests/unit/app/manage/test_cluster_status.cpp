@@ -34,6 +34,7 @@ std::vector<proc::Outcome> discovery()
       ok("ClusterName = c\nSLURM_VERSION = 22.05.8\n"),
       ok("+0000 UTC\n"),
       ok("/usr/share/zoneinfo/UTC\n"),
+      ok("pyxis_srun=1\nruntime=apptainer\npath=/usr/bin/apptainer\nversion=apptainer version 1.3.4\n"),
       ok("lab||normal|||||\n"),
       ok("normal||||\n"),
       ok("lab\n"),
@@ -88,16 +89,16 @@ std::vector<proc::Outcome> outcomes(bool quota)
 TEST_CASE("rv status: one batch of discovery plus squeue, sshare, assoc_mgr, sacct and the quota command")
 {
   auto cmds = status_commands("alice", "quota -s");
-  REQUIRE(cmds.size() == 14);
-  CHECK(cmds[9].argv == std::vector<std::string>{"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-u", "alice",
-                                                 "-o", "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j"});
-  CHECK(cmds[10].argv.front() == "sshare");
-  CHECK(cmds[11].argv == std::vector<std::string>{"scontrol", "show", "assoc_mgr", "users=alice", "flags=assoc"});
-  CHECK(cmds[12].argv[2] == "sacct");
-  CHECK(std::find(cmds[12].argv.begin(), cmds[12].argv.end(), "now-30days") != cmds[12].argv.end());
-  CHECK(cmds[13].argv == std::vector<std::string>{"sh", "-c", "quota -s"});
-  CHECK(status_commands("", "").size() == 10); // no user: discovery's 6, squeue --me, no quota
-  CHECK(status_commands("", "")[6].argv[4] == "--me");
+  REQUIRE(cmds.size() == 15);
+  CHECK(cmds[10].argv == std::vector<std::string>{"env", "SLURM_TIME_FORMAT=standard", "squeue", "-h", "-u", "alice",
+                                                  "-o", "%i|%T|%r|%P|%N|%D|%S|%e|%l|%M|%b|%j"});
+  CHECK(cmds[11].argv.front() == "sshare");
+  CHECK(cmds[12].argv == std::vector<std::string>{"scontrol", "show", "assoc_mgr", "users=alice", "flags=assoc"});
+  CHECK(cmds[13].argv[2] == "sacct");
+  CHECK(std::find(cmds[13].argv.begin(), cmds[13].argv.end(), "now-30days") != cmds[13].argv.end());
+  CHECK(cmds[14].argv == std::vector<std::string>{"sh", "-c", "quota -s"});
+  CHECK(status_commands("", "").size() == 11); // no user: discovery's 7, squeue --me, no quota
+  CHECK(status_commands("", "")[7].argv[4] == "--me");
 }
 
 TEST_CASE("rv status: GPUs per partition and type, each node once by type, drained apart")
@@ -157,6 +158,9 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(has("SU spent in the last 30 days: 11 (2 job(s))"));
   CHECK(has("  scratch 3T/10T"));
   CHECK(lines[0].ends_with("(cluster c, Slurm 22.05.8)")); // read by discovery's scontrol show config
+  // The container runtimes, from discovery's probe in the same round trip.
+  CHECK(lines[1] ==
+        "Containers: pyxis (srun --help), apptainer (/usr/bin/apptainer, 1.3.4) (rv run --container IMAGE)");
   // #24 item 12: what sshare leaves empty is left out ("normalised shares ?" was shown).
   s->fairshare[0].norm_shares.reset();
   s->fairshare[0].effective_usage = 0.25;
@@ -170,13 +174,15 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(j["requests"][0]["reason_text"] == "waiting for free GPUs");
   CHECK(j["limits"][0]["max"] == 60000);
   CHECK(j["gpus"]["by_type"][0]["total"] == 8);
+  CHECK(j["containers"]["pyxis"] == true);
+  CHECK(j["containers"]["apptainer"] == "apptainer");
 }
 
 TEST_CASE("rv status: failed probes are warnings; a wrong outcome count is an error")
 {
   auto o = outcomes(false);
-  o[10] = failed("sshare: error: Access denied\n");
-  o[11] = failed("scontrol: error: PrivateData\n");
+  o[11] = failed("sshare: error: Access denied\n");
+  o[12] = failed("scontrol: error: PrivateData\n");
   auto s = parse_status(o, requests(), false, 1.0);
   REQUIRE(s.has_value());
   CHECK(s->fairshare.empty());

@@ -287,8 +287,9 @@ TEST_CASE("discovery cache: expired, changed partitions or nodes, corrupt, or of
     CHECK(w.trips == 2);
     CHECK_FALSE(std::filesystem::exists(w.dir / "cache"));
     for (const auto& a : w.cluster.seen) {
-      // no config stamp without a cache (rv's roots are resolved and the probes run all the same)
-      CHECK_FALSE((a[0] == "sh" && a[1] == "-c" && !(a.size() > 3 && (a[3] == "rv-resolve" || a[3] == "rv-probe"))));
+      // no config stamp without a cache (rv's roots are resolved, the probes and the container probe run all the same)
+      CHECK_FALSE((a[0] == "sh" && a[1] == "-c" &&
+                   !(a.size() > 3 && (a[3] == "rv-resolve" || a[3] == "rv-probe" || a[3] == "rv-containers"))));
     }
   }
 }

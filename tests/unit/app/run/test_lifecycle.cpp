@@ -481,3 +481,63 @@ TEST_CASE("lifecycle: a race whose cancel cannot run leaves the request live for
   CHECK(saved["jobs"][0]["state"] == "PENDING");
   CHECK(saved["secrets_file"] != ""); // a job may still start and need it
 }
+
+TEST_CASE("lifecycle: --container reaches every strategy's script, and the login node does not look for the program")
+{
+  World w("container");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"}, {}};
+  planned.request.container = order;
+  planned.container = templates::ContainerRun{order, {model::ContainerRuntime::apptainer, "apptainer", "test"}, false};
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/scratch/alice/rv"}; // one round trip: the program check rides along
+  expect_prepare(w.cluster, "/home/alice/.rv");
+  expect_sbatch(w.cluster, "101");
+  expect_sbatch(w.cluster, "102");
+  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.unexpected.empty());
+  REQUIRE(w.cluster.stdin_seen.size() == 3);
+  for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+    CHECK(w.cluster.stdin_seen[i].find("_rv_ct bash -c \"$RV_COMMAND\"") != std::string::npos);
+    CHECK(w.cluster.stdin_seen[i].find("_rv_ct_pull") != std::string::npos);
+    CHECK(w.cluster.stdin_seen[i].find("s3cr3t") == std::string::npos);
+  }
+  for (const auto& argv : w.cluster.seen) {
+    CHECK_FALSE(mentions(argv, "s3cr3t"));
+  }
+  REQUIRE(w.cluster.seen[0].size() == 11);
+  CHECK(w.cluster.seen[0][3] == "rv-prepare");
+  CHECK(w.cluster.seen[0][9].empty()); // the image's python, not the login node's: not looked up
+  // The record keeps the container as typed (a re-plan reads it back through the same grammar).
+  auto saved = w.record();
+  CHECK(saved["options"]["container"]["image"] == "docker://nvcr.io/nvidia/pytorch:24.05-py3");
+  auto back = request_options_from_json(saved["options"]);
+  REQUIRE(back.has_value());
+  REQUIRE(back->container.has_value());
+  CHECK(back->container->image.text == "docker://nvcr.io/nvidia/pytorch:24.05-py3");
+}
+
+TEST_CASE("lifecycle: --dry-run shows the container's runtime and step")
+{
+  World w("container-dry");
+  auto planned = two_strategies();
+  model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"}, {}};
+  planned.container =
+      templates::ContainerRun{order, {model::ContainerRuntime::pyxis, "", "found by discovery (srun --help)"}, false};
+  planned.cluster.containers.probed = true;
+  planned.cluster.containers.pyxis = true;
+  planned.cluster.containers.pyxis_evidence = "srun --help";
+  print_plan(w.output, planned, false, false);
+  CHECK(w.output.stdout_text.find("container docker://nvcr.io/nvidia/pytorch:24.05-py3 with pyxis (found by "
+                                  "discovery (srun --help); the cluster offers pyxis (srun --help))\n") !=
+        std::string::npos);
+  CHECK(w.output.stdout_text.find("  step: srun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 "
+                                  "--container-mounts=WORKDIR:WORKDIR,SCRATCH:SCRATCH,RV_ROOT:RV_ROOT "
+                                  "--container-workdir=WORKDIR bash -c \"$RV_COMMAND\"\n") != std::string::npos);
+  w.output.stdout_text.clear();
+  print_plan(w.output, planned, true, false);
+  auto doc = nlohmann::json::parse(w.output.stdout_text);
+  CHECK(doc["container"]["runtime"] == "pyxis");
+  CHECK(doc["container"]["image"] == "docker://nvcr.io/nvidia/pytorch:24.05-py3");
+}

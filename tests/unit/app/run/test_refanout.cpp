@@ -37,6 +37,25 @@ TEST_CASE("refanout: a preflight failure excludes the node it names and races ag
   CHECK(d.exclude == std::vector<std::string>{"a100-1", "a100-2"});
 }
 
+TEST_CASE("refanout: a container image that cannot be pulled fails the request at once: every node would fail it")
+{
+  auto d = decide_refanout({"FAILED", 96, 4, "a100-1", "",
+                            "rv preflight: FAIL node=a100-1 scope=request reason=apptainer pull docker://rv-test/"
+                            "missing:1 failed: FATAL: manifest unknown\n"},
+                           {}, 0, 2);
+  CHECK_FALSE(d.retry);
+  CHECK(d.exclude.empty());
+  CHECK(d.step.kind == "preflight");
+  CHECK(d.step.reason == "apptainer pull docker://rv-test/missing:1 failed: FATAL: manifest unknown");
+  CHECK(d.why_not.find("every node would fail it") != std::string::npos);
+  // A container that sees no GPU is the node's fault: raced again without it.
+  d = decide_refanout({"FAILED", 96, 4, "a100-1", "",
+                       "rv preflight: FAIL node=a100-1 reason=the container sees no GPU (no nvidia-smi inside)\n"},
+                      {}, 0, 2);
+  CHECK(d.retry);
+  CHECK(d.exclude == std::vector<std::string>{"a100-1"});
+}
+
 TEST_CASE("refanout: a command that exits 96 itself ran, and is never run again (N2)")
 {
   // The preflight passed and the user's command exited 96: no verdict file, so no retry.

@@ -1,0 +1,407 @@
+// Containers (docs/containers.md): the variables and the `_rv_ct` function every script of a
+// `--container` job defines (the command runs as `_rv_ct bash -c "$RV_COMMAND"`, or in srun tasks
+// with Pyxis's options), the pull of a docker:// image for Apptainer, and the preflight's check
+// inside the container. The job's environment, secrets included, reaches the container by
+// environment (Apptainer without --cleanenv, srun --export=ALL), never in argv.
+
+#include "templates/container.hpp"
+
+#include "core/container.hpp"
+#include "core/process/shell.hpp"
+#include "core/text.hpp"
+#include "templates/detail.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace rv::templates {
+namespace {
+
+bool ct_apptainer(const ContainerRun& c)
+{
+  return c.choice.runtime == model::ContainerRuntime::apptainer;
+}
+
+std::string ct_program(const ContainerRun& c)
+{
+  return c.choice.program.empty() ? std::string("apptainer") : c.choice.program;
+}
+
+// Extra mounts as both runtimes write them: SRC:DST[:ro].
+std::string ct_extra_mounts(const ContainerRun& c)
+{
+  std::string out;
+  for (const auto& m : c.order.mounts) {
+    out += "," + m.src + ":" + m.dst + (m.read_only ? ":ro" : "");
+  }
+  return out;
+}
+
+bool ct_has_gpus(const model::Strategy& s)
+{
+  return s.gpus_per_node > 0 || !s.gres.empty();
+}
+
+} // namespace
+
+std::string pulled_image_name(std::string_view image)
+{
+  std::string ref(image.starts_with("docker://") ? image.substr(9) : image);
+  std::uint32_t h = 2166136261u; // FNV-1a: the same name from every rv build
+  for (char c : image) {
+    h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  }
+  std::string safe;
+  for (char c : ref) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    safe += ok ? c : '_';
+  }
+  if (safe.size() > 100) {
+    safe.resize(100);
+  }
+  return fmt::format("{}-{:08x}.sif", safe, h);
+}
+
+std::string describe_step(const ContainerRun& run, bool gpus, bool multi_node)
+{
+  const auto mounts = ct_extra_mounts(run);
+  if (ct_apptainer(run)) {
+    const auto image = run.order.image.kind == model::ImageKind::docker
+                           ? fmt::format("SCRATCH/containers/images/{}", pulled_image_name(run.order.image.text))
+                           : run.order.image.text;
+    return fmt::format("{}{} exec{} --bind WORKDIR,SCRATCH,RV_ROOT{} --pwd WORKDIR {} bash -c \"$RV_COMMAND\"",
+                       multi_node ? "on every node: " : "", ct_program(run), gpus ? " --nv" : "", mounts, image);
+  }
+  std::string pairs;
+  for (const auto* p : {"WORKDIR", "SCRATCH", "RV_ROOT"}) {
+    pairs += fmt::format("{}{}:{}", pairs.empty() ? "" : ",", p, p);
+  }
+  return fmt::format("srun{} --container-image={} --container-mounts={}{} --container-workdir=WORKDIR "
+                     "bash -c {}",
+                     multi_node ? " (every node)" : "", pyxis_image(run.order.image), pairs, mounts,
+                     multi_node ? "_rv_task" : "\"$RV_COMMAND\"");
+}
+
+} // namespace rv::templates
+
+namespace rv::templates::detail {
+namespace {
+
+using proc::shell_quote;
+
+constexpr std::string_view k_ct_vars = R"sh(
+# ---- container (docs/containers.md): {{runtime}}; the environment passes in, never argv ----
+RV_CT_IMAGE_REF={{image_ref}}
+RV_CT_WORKDIR={{workdir}}
+RV_CT_CACHE="$RV_CACHE_ROOT/containers"
+{{cache_exports}}RV_CT_IMAGE={{image}}
+{{mounts}}
+export RV_CT_IMAGE_REF RV_CT_WORKDIR RV_CT_IMAGE
+# The command's runtime: `_rv_ct PROGRAM ARGS...` runs PROGRAM in the container.
+# shellcheck disable=SC2317  # also called by srun tasks and timeout through export -f
+_rv_ct() {
+{{runner}}
+}
+export -f _rv_ct
+)sh";
+
+constexpr std::string_view k_ct_apptainer_runner =
+    R"sh(  {{program}} exec{{nv}} --bind "$RV_CT_BINDS" --pwd "$RV_CT_WORKDIR" "$RV_CT_IMAGE" "$@")sh";
+
+// --overlap: the step never waits for CPUs or memory a step before it may still hold
+// (docs/slurm-quirks.md), and it also runs inside rv up's own step.
+constexpr std::string_view k_ct_pyxis_runner =
+    R"sh(  srun --overlap --nodes=1 --ntasks=1 --cpus-per-task={{cpus}} --export=ALL --container-image="$RV_CT_IMAGE" \
+    --container-mounts="$RV_CT_MOUNTS" --container-workdir="$RV_CT_WORKDIR" "$@")sh";
+
+// Helpers of the container phase: the runtime's error in one line, whether it is the image's
+// fault (every node would fail: no re-race), and the end of a job whose container phase failed.
+constexpr std::string_view k_ct_helpers = R"sh(
+# ---- container phase (docs/containers.md): image, then the preflight inside the container ----
+RV_CT_TIMEOUT="${RV_CT_TIMEOUT:-1800}"
+# shellcheck disable=SC2317
+_rv_ct_error() {
+  # The runtime's own words: Apptainer's FATAL line, or Pyxis's "failed to import docker image" with
+  # enroot's [ERROR] detail; else the first error line, else the last line.
+  local t l d
+  t=$(printf '%s\n' "$1" | tr -d '\r')
+  l=$(printf '%s\n' "$t" | grep -m 1 -E 'FATAL|failed to import|manifest unknown')
+  d=$(printf '%s\n' "$t" | grep -m 1 -F '[ERROR]')
+  if [ -z "$l" ]; then
+    l=$d
+  elif [ -n "$d" ] && [ "$l" != "$d" ]; then
+    l="$l: [ERROR]${d#*\[ERROR\]}"
+  fi
+  [ -n "$l" ] || l=$(printf '%s\n' "$t" | grep -m 1 -E 'ERROR|[Ee]rror|[Ff]ailed')
+  [ -n "$l" ] || l=$(printf '%s\n' "$t" | grep -v '^[[:space:]]*$' | tail -n 1)
+  printf '%s' "${l:0:400}"
+}
+# shellcheck disable=SC2317
+_rv_ct_scope() {
+  case $1 in
+  *"manifest unknown"* | *"not found"* | *"Not Found"* | *"No such file"* | *"no such file"* | *"does not exist"* | \
+    *nauthorized* | *denied* | *"invalid reference"* | *"Invalid image format"* | *"failed to import"* | \
+    *"ailed to pull"* | *"ailed to get"* | *"Could not resolve host"*) printf 'scope=request ' ;;
+  esac
+}
+# shellcheck disable=SC2317
+_rv_ct_failed() {
+  _rv_pf_verdict "$1"
+  _rv_log "container check failed: the command does not run; exit 96"
+  exit 96
+}
+)sh";
+
+constexpr std::string_view k_ct_pull = R"sh(
+# The docker:// image, pulled once per image into the cache on scratch (one pull at a time per
+# image: a sibling job that is pulling it holds the lock); not the job's run time for the watchdog.
+_rv_ct_pull() {
+  local start out="" held=0 waited=0 lock="$RV_CT_IMAGE.lock" part="$RV_CT_IMAGE.part.$$"
+  start=$(date +%s)
+  if [ -s "$RV_CT_IMAGE" ]; then
+    _rv_log "image ready in 0 s: $RV_CT_IMAGE_REF (cached)"
+    return 0
+  fi
+  _rv_log "pulling $RV_CT_IMAGE_REF"
+  mkdir -p -- "${RV_CT_IMAGE%/*}" "$APPTAINER_CACHEDIR" 2>/dev/null
+  while true; do
+    if mkdir -- "$lock" 2>/dev/null; then held=1; break; fi
+    if [ -s "$RV_CT_IMAGE" ] || [ "$waited" -ge "$RV_CT_TIMEOUT" ]; then break; fi
+    sleep 2
+    waited=$((waited + 2))
+  done
+  if [ ! -s "$RV_CT_IMAGE" ]; then
+    out=$(timeout -k 5 "$RV_CT_TIMEOUT" {{program}} pull "$part" "$RV_CT_IMAGE_REF" 2>&1)
+    if [ -s "$part" ] && [ ! -s "$RV_CT_IMAGE" ]; then mv -f -- "$part" "$RV_CT_IMAGE"; fi
+    rm -f -- "$part"
+  fi
+  [ "$held" = 0 ] || rmdir -- "$lock" 2>/dev/null
+  if [ ! -s "$RV_CT_IMAGE" ]; then
+    printf 'rv preflight: FAIL node=%s scope=request reason=%s pull %s failed: %s\n' "${SLURMD_NODENAME:-$(hostname)}" \
+      {{program}} "$RV_CT_IMAGE_REF" "$(_rv_ct_error "$out")"
+    return 1
+  fi
+  _rv_log "image ready in $(($(date +%s) - start)) s: $RV_CT_IMAGE_REF"
+}
+_rv_ct_line=$(_rv_ct_pull)
+if [ -n "$_rv_ct_line" ]; then
+  printf '%s\n' "$_rv_ct_line" >&2
+  _rv_ct_failed "$_rv_ct_line"
+fi
+)sh";
+
+// Runs inside the container (sh, not bash: any image): the work directory, then the GPUs Slurm
+// granted as nvidia-smi -L lists them there. $1 = the work directory, $2 = 1 when the GPUs are
+// checked (the job has GPUs and the node has nvidia-smi). One line, as the node check prints.
+constexpr std::string_view k_ct_probe = R"sh(node=${SLURMD_NODENAME:-$(hostname 2>/dev/null)}
+if ! cd "$1" 2>/dev/null; then
+  printf 'rv preflight: FAIL node=%s scope=request reason=the work directory %s is not visible inside the container\n' "$node" "$1"
+  exit 0
+fi
+g=${SLURM_STEP_GPUS:-${SLURM_JOB_GPUS:-${CUDA_VISIBLE_DEVICES:-}}}
+n=0
+if [ -n "$g" ] && [ "$g" != NoDevFiles ]; then n=$(printf '%s\n' "$g" | tr ',' '\n' | grep -c .); fi
+k=-
+if [ "$n" -gt 0 ] && [ "$2" = 1 ]; then
+  if ! command -v nvidia-smi >/dev/null 2>&1; then
+    printf 'rv preflight: FAIL node=%s reason=the container sees no GPU (no nvidia-smi inside)\n' "$node"
+    exit 0
+  fi
+  out=$(nvidia-smi -L 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ]; then
+    printf 'rv preflight: FAIL node=%s reason=the container sees no GPU: nvidia-smi -L exited %s: %s\n' "$node" "$rc" \
+      "$(printf '%s\n' "$out" | head -n 1)"
+    exit 0
+  fi
+  k=$(printf '%s\n' "$out" | awk '/^GPU [0-9]+:/ { if (g) w++; g = 1; next } /^[[:space:]]+MIG / { m++; g = 0; next }
+    END { if (g) w++; print w + m }')
+  if [ "$k" -lt "$n" ]; then
+    printf 'rv preflight: FAIL node=%s reason=the container sees %s of the %s GPU(s) Slurm granted\n' "$node" "$k" "$n"
+    exit 0
+  fi
+fi
+printf 'rv preflight: ok node=%s container=1 gpus=%s/%s\n' "$node" "$k" "$n"
+)sh";
+
+// Apptainer: each node checks its own container (the batch shell on one node, an srun task per
+// node otherwise) and prints one line; a container that did not start gets its error here.
+constexpr std::string_view k_ct_check_apptainer = R"sh(
+# shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
+RV_CT_PROBE={{probe}}
+RV_CT_GPUS={{gpus}}
+# shellcheck disable=SC2090
+export RV_CT_PROBE RV_CT_TIMEOUT RV_CT_GPUS
+# shellcheck disable=SC2317
+_rv_ct_check() {
+  local node="${SLURMD_NODENAME:-$(hostname)}" out rc smi=0 line
+  if [ "$RV_CT_GPUS" = 1 ] && command -v nvidia-smi >/dev/null 2>&1; then smi=1; fi
+  # shellcheck disable=SC2016  # expanded by the inner bash
+  out=$(timeout -k 5 "$RV_CT_TIMEOUT" bash -c '_rv_ct sh -c "$1" rv-ct "$2" "$3"' _ "$RV_CT_PROBE" "$RV_CT_WORKDIR" "$smi" 2>&1)
+  rc=$?
+  line=$(printf '%s\n' "$out" | grep -m 1 '^rv preflight: ')
+  if [ -z "$line" ]; then
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      line="rv preflight: FAIL node=$node reason=the container did not start within $RV_CT_TIMEOUT s"
+    else
+      line="rv preflight: FAIL node=$node $(_rv_ct_scope "$out")reason={{program}} exec exited $rc: $(_rv_ct_error "$out")"
+    fi
+  fi
+  printf '%s\n' "$line"
+  case $line in 'rv preflight: FAIL'*) return 1 ;; esac
+}
+)sh";
+
+constexpr std::string_view k_ct_check_single = R"sh(_rv_ct_line=$(_rv_ct_check)
+printf '%s\n' "$_rv_ct_line" >&2
+case $_rv_ct_line in 'rv preflight: FAIL'*) _rv_ct_failed "$_rv_ct_line" ;; esac
+)sh";
+
+constexpr std::string_view k_ct_check_multi = R"sh(export -f _rv_ct_check _rv_ct_error _rv_ct_scope
+_rv_ct_lines=$(srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 \
+  --export=ALL bash -c _rv_ct_check)
+printf '%s\n' "$_rv_ct_lines" >&2
+_rv_ct_line=$(printf '%s\n' "$_rv_ct_lines" | grep -m 1 '^rv preflight: FAIL ')
+[ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
+)sh";
+
+// Pyxis: one container step on every node (enroot imports the image at its start, into
+// ENROOT_CACHE_PATH); a node that printed no line did not start its container.
+constexpr std::string_view k_ct_check_pyxis = R"sh(
+# shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
+RV_CT_PROBE={{probe}}
+RV_CT_GPUS={{gpus}}
+_rv_ct_smi=0
+if [ "$RV_CT_GPUS" = 1 ] && command -v nvidia-smi >/dev/null 2>&1; then _rv_ct_smi=1; fi
+_rv_log "pulling $RV_CT_IMAGE_REF (enroot, at the start of the preflight's container step)"
+_rv_ct_start=$(date +%s)
+_rv_ct_out=$(timeout -k 5 "$RV_CT_TIMEOUT" srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 \
+  --kill-on-bad-exit=0 --export=ALL --container-image="$RV_CT_IMAGE" --container-mounts="$RV_CT_MOUNTS" \
+  --container-workdir="$RV_CT_WORKDIR" sh -c "$RV_CT_PROBE" rv-ct "$RV_CT_WORKDIR" "$_rv_ct_smi" 2>&1)
+_rv_ct_rc=$?
+printf '%s\n' "$_rv_ct_out" | grep '^rv preflight: ' >&2
+_rv_ct_line=$(printf '%s\n' "$_rv_ct_out" | grep -m 1 '^rv preflight: FAIL ')
+if [ -z "$_rv_ct_line" ] && [ "$(printf '%s\n' "$_rv_ct_out" | grep -c '^rv preflight: ok ')" -lt {{nodes}} ]; then
+  # A node without its line did not start its container: name the first one missing.
+  _rv_ct_missing=""
+  for _rv_ct_node in $(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null); do
+    case $_rv_ct_out in *"rv preflight: ok node=$_rv_ct_node "*) ;; *) _rv_ct_missing=$_rv_ct_node; break ;; esac
+  done
+  _rv_ct_line="rv preflight: FAIL node=${_rv_ct_missing:-${SLURMD_NODENAME:-$(hostname)}} $(_rv_ct_scope "$_rv_ct_out")reason=the container did not start (pyxis, srun exit $_rv_ct_rc): $(_rv_ct_error "$_rv_ct_out")"
+  printf '%s\n' "$_rv_ct_line" >&2
+fi
+[ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
+_rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"
+)sh";
+
+// The mount list: the work directory, the scratch (cache) root and rv's root (checkpoints,
+// outputs, the watchdog's samples), each once, then the user's.
+std::vector<std::string> ct_own_paths(const Context& ctx)
+{
+  std::vector<std::string> paths;
+  for (const auto& p : {ctx.options.workdir, ctx.options.cache_root, ctx.options.remote_root}) {
+    if (!p.empty() && std::find(paths.begin(), paths.end(), p) == paths.end()) {
+      paths.push_back(p);
+    }
+  }
+  return paths;
+}
+
+std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
+{
+  const bool apptainer = ct_apptainer(c);
+  std::string list = ctx.options.workdir.empty()
+                         ? (apptainer ? "\"$RV_CT_WORKDIR\"" : "\"$RV_CT_WORKDIR:$RV_CT_WORKDIR\"")
+                         : std::string();
+  for (const auto& p : ct_own_paths(ctx)) {
+    const auto q = shell_quote(apptainer ? p : p + ":" + p);
+    list += list.empty() ? q : "," + q;
+  }
+  if (const auto extra = ct_extra_mounts(c); !extra.empty()) {
+    list += shell_quote(extra);
+  }
+  return fmt::format("{0}={1}\nexport {0}", apptainer ? "RV_CT_BINDS" : "RV_CT_MOUNTS", list);
+}
+
+} // namespace
+
+std::string container_setup(const Context& ctx)
+{
+  if (!ctx.options.container) {
+    return {};
+  }
+  const auto& c = *ctx.options.container;
+  const bool apptainer = ct_apptainer(c);
+  std::string image;
+  if (apptainer && c.order.image.kind == model::ImageKind::docker) {
+    image = "\"$RV_CT_CACHE/images/\"" + shell_quote(pulled_image_name(c.order.image.text));
+  } else {
+    image = shell_quote(apptainer ? c.order.image.text : pyxis_image(c.order.image));
+  }
+  const auto runner = apptainer ? fill(k_ct_apptainer_runner,
+                                       {{"program", ct_program(c)}, {"nv", ct_has_gpus(ctx.strategy) ? " --nv" : ""}})
+                                : fill(k_ct_pyxis_runner, {{"cpus", std::to_string(ctx.strategy.cpus_per_task)}});
+  const auto exports = apptainer ? "export APPTAINER_CACHEDIR=\"$RV_CT_CACHE/apptainer\" "
+                                   "SINGULARITY_CACHEDIR=\"$RV_CT_CACHE/apptainer\"\n"
+                                 : "export ENROOT_CACHE_PATH=\"$RV_CT_CACHE/enroot\"\n";
+  return fill(k_ct_vars, {{"runtime", apptainer ? ct_program(c) : std::string("pyxis")},
+                          {"image_ref", shell_quote(c.order.image.text)},
+                          {"workdir", ctx.options.workdir.empty() ? "\"$PWD\"" : shell_quote(ctx.options.workdir)},
+                          {"cache_exports", exports},
+                          {"image", image},
+                          {"mounts", ct_mounts_line(ctx, c)},
+                          {"runner", runner}});
+}
+
+std::string container_phase(const Context& ctx)
+{
+  if (!ctx.options.container || ctx.step) {
+    return {};
+  }
+  const auto& c = *ctx.options.container;
+  const bool apptainer = ct_apptainer(c);
+  const bool gpus = ct_has_gpus(ctx.strategy);
+  std::string out;
+  if (!ctx.options.preflight || !gpus) {
+    out += preflight_verdict_function(ctx); // preflight() did not define it
+  }
+  out += k_ct_helpers;
+  if (apptainer && c.order.image.kind == model::ImageKind::docker) {
+    out += fill(k_ct_pull, {{"program", ct_program(c)}});
+  }
+  if (!ctx.options.preflight) {
+    return out;
+  }
+  const Vars vars{{"probe", shell_quote(k_ct_probe)},
+                  {"gpus", gpus ? "1" : "0"},
+                  {"program", ct_program(c)},
+                  {"nodes", std::to_string(ctx.strategy.nodes)}};
+  if (!apptainer) {
+    return out + fill(k_ct_check_pyxis, vars);
+  }
+  out += fill(k_ct_check_apptainer, vars);
+  return out + (ctx.multi_node ? fill(k_ct_check_multi, vars) : std::string(k_ct_check_single));
+}
+
+std::string container_prefix(const Context& ctx, bool in_task)
+{
+  if (!ctx.options.container || (ctx.options.container->prepare_only && !ctx.step)) {
+    return {};
+  }
+  const bool pyxis_task = !ct_apptainer(*ctx.options.container) && in_task;
+  return pyxis_task ? std::string() : std::string("_rv_ct ");
+}
+
+std::string container_srun_flags(const Context& ctx)
+{
+  if (!ctx.options.container || ct_apptainer(*ctx.options.container) || ctx.options.container->prepare_only) {
+    return {};
+  }
+  return " --container-image=\"$RV_CT_IMAGE\" --container-mounts=\"$RV_CT_MOUNTS\" "
+         "--container-workdir=\"$RV_CT_WORKDIR\" \\\n ";
+}
+
+} // namespace rv::templates::detail

@@ -1,0 +1,314 @@
+// --container in the job script (templates/container.cpp, docs/containers.md): the rendered step of
+// each runtime, and whole rendered jobs run with bash against a fake `apptainer` (the real CLI's
+// exec/pull grammar, recording its argv), the fake srun (tests/fakes/bin: Pyxis's options are
+// ignored there, so the "container" is the host) and the testbed's stand-in nvidia-smi.
+
+#include "exec_fixture.hpp"
+#include "fake_node.hpp"
+
+#include "core/process/shell.hpp"
+#include "templates/launcher.hpp"
+#include "templates/preflight.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+using namespace rv;
+using namespace rv::templates;
+using namespace rv::templates::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The fake runtime: `pull OUT REF` (a REF with "missing" fails as a registry does), `exec [--nv]
+// --bind B --pwd P IMAGE CMD...` (an image named *nogpu*, or no --nv: nvidia-smi finds no device).
+constexpr const char* k_fake_apptainer = R"sh(#!/bin/bash
+printf 'apptainer %s\n' "$*" >>"$FAKE_LOG"
+case $1 in
+--version) echo "apptainer version 1.3.4" ;;
+pull)
+  case $3 in *missing*)
+    echo "INFO:    Converting OCI blobs to SIF format" >&2
+    echo "FATAL:   While making image from oci registry: error fetching image: manifest unknown" >&2
+    exit 255 ;;
+  esac
+  printf 'SIF %s\n' "$3" >"$2" ;;
+exec)
+  shift
+  nv=0 pwd=/
+  while [ $# -gt 0 ]; do
+    case $1 in --nv) nv=1; shift ;; --bind | --pwd) [ "$1" = --pwd ] && pwd=$2; shift 2 ;; -*) shift ;; *) break ;; esac
+  done
+  img=$1
+  shift
+  if [ ! -e "$img" ]; then echo "FATAL:   could not open image $img: no such file or directory" >&2; exit 255; fi
+  if [ "$nv" = 0 ] || grep -q nogpu "$img"; then PATH="${0%/*}/nogpu:/usr/bin:/bin"; fi
+  if grep -q h200 "$img"; then PATH="${0%/*}/h200:/usr/bin:/bin"; fi
+  cd "$pwd" || exit 255
+  RV_FAKE_CONTAINER=1 exec "$@" ;;
+*) echo "FATAL:   unknown command $1" >&2; exit 255 ;;
+esac
+)sh";
+
+const std::string k_gpus =
+    "0|NVIDIA A100-SXM4-80GB|GPU-90095414-dacb-e9ba-fb13-1678e28dc82c|81920|00000000:07:00.0||0\n"
+    "1|NVIDIA A100-SXM4-80GB|GPU-fb38853b-ad8a-ea5d-8e04-01ce97652247|81920|00000000:17:00.0||0\n";
+
+struct ContainerNode : FakeNode {
+  ContainerNode() : FakeNode(k_gpus)
+  {
+    rv::testing::write_text(path("bin/apptainer"), k_fake_apptainer);
+    fs::permissions(dir / "bin" / "apptainer", fs::perms::owner_all);
+    fs::create_directories(dir / "bin" / "nogpu"); // what a container without the GPUs runs
+    rv::testing::write_text(path("bin/nogpu/nvidia-smi"), "#!/bin/sh\necho 'No devices were found'\nexit 6\n");
+    fs::permissions(dir / "bin" / "nogpu" / "nvidia-smi", fs::perms::owner_all);
+    // What a real H200 node's nvidia-smi -L prints (captured, tests/data/nvidia-smi/captured-h200).
+    fs::create_directories(dir / "bin" / "h200");
+    rv::testing::write_text(path("bin/h200/nvidia-smi"),
+                            "#!/bin/sh\ncat '" RV_TEST_DATA_DIR "/nvidia-smi/captured-h200/list.txt'\n");
+    fs::permissions(dir / "bin" / "h200" / "nvidia-smi", fs::perms::owner_all);
+    set("driver", "550.54.15");
+  }
+
+  RenderOptions options_with(const std::string& image, bool pyxis) const
+  {
+    auto o = options();
+    model::ContainerOrder order{{model::ImageKind::docker, image}, {}};
+    if (image.starts_with("/")) {
+      order.image.kind = model::ImageKind::sif;
+    }
+    o.container = ContainerRun{
+        order,
+        {pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer, pyxis ? "" : "apptainer", "test"},
+        false};
+    return o;
+  }
+
+  // Renders `o` for `s` as request req-<job id> (each run its own claim: the race guard would take a
+  // second job of one request for a duplicate) and runs it as job `job_id` on `nodes` nodes; stdout
+  // in o.<id>, stderr in e.<id>.
+  int run(RenderOptions o, const model::Strategy& s, const std::string& job_id, int nodes = 1,
+          const std::string& granted = "0,1") const
+  {
+    o.request_id = "req-" + job_id;
+    write_script("job" + job_id, render_ok(s, base_request(), o));
+    const auto env = job_env(job_id, "TB_DIR='" + dir.string() + "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=" + granted +
+                                         " SLURM_NNODES=" + std::to_string(nodes));
+    const auto with_bin = "PATH='" + path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' ";
+    return sh(env + with_bin + "bash '" + path("job" + job_id + ".sbatch") + "' >'" + path("o." + job_id) + "' 2>'" +
+              path("e." + job_id) + "'");
+  }
+};
+
+} // namespace
+
+TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the command inside, byte for byte")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/pytorch:24.05", false);
+  rv::testing::write_text(node.path("env"), "export HF_TOKEN='s3cr3t value'\n");
+  o.secrets_file = node.path("env");
+  o.venv = node.path("venv"); // never activated in a container (it does not exist: activating it would fail)
+  o.command = "printf '%s|' \"$HF_TOKEN\" \"$RV_FAKE_CONTAINER\" \"$PWD\" 'it'\\''s $HOME' \"$HF_HOME\" >got.txt";
+  const auto script = render_ok(base_strategy(), base_request(), o);
+  CHECK(script.find("s3cr3t") == std::string::npos);
+  REQUIRE(node.run(o, base_strategy(), "601") == 0);
+  CHECK(node.read("got.txt") ==
+        "s3cr3t value|1|" + node.dir.string() + "|it's $HOME|" + node.path("cache") + "/huggingface|");
+  const auto calls = node.read("calls.log");
+  CHECK(calls.find("s3cr3t") == std::string::npos); // secrets pass by environment, never argv
+  const auto sif = node.path("cache") + "/containers/images/" + pulled_image_name("docker://rv-test/pytorch:24.05");
+  CHECK(calls.find("apptainer pull " + sif + ".part.") != std::string::npos);
+  CHECK(calls.find("apptainer exec --nv --bind " + node.dir.string() + "," + node.path("cache") + "," +
+                   node.path("rv") + " --pwd " + node.dir.string() + " " + sif + " bash -c ") != std::string::npos);
+  CHECK(calls.find("--cleanenv") == std::string::npos);
+  CHECK(calls.find("--rocm") == std::string::npos);
+  const auto err = node.read("e.601");
+  CHECK(err.find("rv: pulling docker://rv-test/pytorch:24.05\n") != std::string::npos);
+  CHECK(err.find("rv: image ready in ") != std::string::npos);
+  CHECK(err.find("rv preflight: ok node=n1 container=1 gpus=2/2") != std::string::npos);
+  // The pull comes before the watchdog starts and before anything of the user's.
+  CHECK(script.find("_rv_ct_pull") < script.find("RV_COMMAND="));
+
+  // A second job finds the image in the cache: no second pull.
+  rv::testing::write_text(node.path("env"), "export HF_TOKEN='s3cr3t value'\n");
+  REQUIRE(node.run(o, base_strategy(), "602") == 0);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 1);
+  CHECK(node.read("e.602").find("(cached)") != std::string::npos);
+}
+
+TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a request-wide verdict")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/missing:1", false);
+  o.command = "touch '" + node.path("marker") + "'";
+  CHECK(node.run(o, base_strategy(), "611") == 96);
+  CHECK_FALSE(fs::exists(node.path("marker")));
+  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-611", "611"));
+  CHECK(verdict.starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer pull "
+                            "docker://rv-test/missing:1 failed: FATAL:   While making image from oci registry: "
+                            "error fetching image: manifest unknown"));
+  CHECK(count(verdict, "\n") == 1); // the runtime's error in one line
+
+  // A .sif that is not there: the same, without a pull.
+  auto sif = node.options_with(node.path("nothere.sif"), false);
+  sif.command = o.command;
+  CHECK(node.run(sif, base_strategy(), "612") == 96);
+  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-612", "612"))
+            .starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer exec exited 255: FATAL:   could "
+                         "not open image"));
+  CHECK_FALSE(fs::exists(node.path("marker")));
+}
+
+TEST_CASE("container: a container that sees no GPU fails the node, as a node-style preflight failure")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/nogpu:1", false);
+  o.command = "touch '" + node.path("marker") + "'";
+  CHECK(node.run(o, base_strategy(), "621") == 96);
+  CHECK_FALSE(fs::exists(node.path("marker")));
+  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-621", "621"));
+  CHECK(verdict ==
+        "rv preflight: FAIL node=n1 reason=the container sees no GPU: nvidia-smi -L exited 6: No devices were "
+        "found\n");
+
+  // --no-preflight: the image is still pulled, the command runs without the check.
+  o.preflight = false;
+  CHECK(node.run(o, base_strategy(), "622") == 0);
+  CHECK(fs::exists(node.path("marker")));
+}
+
+TEST_CASE("container: Apptainer on 2 nodes: every rank runs in the container with its NODE_RANK")
+{
+  ContainerNode node;
+  auto s = base_strategy();
+  s.nodes = 2;
+  auto o = node.options_with("docker://rv-test/pytorch:24.05", false);
+  o.command = "echo \"$NODE_RANK/$WORLD_SIZE $RV_FAKE_CONTAINER $MASTER_ADDR\" >>ranks.txt";
+  REQUIRE(node.run(o, s, "631", 2) == 0);
+  auto ranks = node.read("ranks.txt");
+  CHECK(count(ranks, "/2 1 node-1\n") == 2);
+  CHECK(ranks.find("0/2 1") != std::string::npos);
+  CHECK(ranks.find("1/2 1") != std::string::npos);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 1); // once, by the batch shell
+  CHECK(count(node.read("e.631"), "rv preflight: ok node=n1 container=1") == 2);
+}
+
+TEST_CASE("container: Pyxis: the step and every rank get srun's container options; the check runs on every node")
+{
+  ContainerNode node;
+  for (int nodes : {1, 2}) {
+    auto s = base_strategy();
+    s.nodes = nodes;
+    auto o = node.options_with("docker://nvcr.io/nvidia/pytorch:24.05-py3", true);
+    o.command = "echo \"rank=${NODE_RANK:-single}\" >>ranks" + std::to_string(nodes) + ".txt";
+    const auto id = std::to_string(640 + nodes);
+    REQUIRE(node.run(o, s, id, nodes) == 0);
+    const auto calls = node.read("calls.log");
+    const auto flags = "--container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-mounts=" + node.dir.string() +
+                       ":" + node.dir.string() + "," + node.path("cache") + ":" + node.path("cache") + "," +
+                       node.path("rv") + ":" + node.path("rv") + " --container-workdir=" + node.dir.string();
+    CHECK(calls.find(flags + " sh -c ") != std::string::npos); // the preflight's container step
+    if (nodes == 1) {
+      CHECK(calls.find(flags + " bash -c ") != std::string::npos); // the command's step
+    } else {
+      CHECK(calls.find(flags + " bash -c _rv_task") != std::string::npos);
+      CHECK(node.read("ranks2.txt").find("rank=1\n") != std::string::npos);
+    }
+    CHECK(node.read("e." + id).find("rv: pulling docker://nvcr.io/nvidia/pytorch:24.05-py3 (enroot") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("container: every rendered container step keeps the contract's invariants")
+{
+  for (const auto& c : golden_cases()) {
+    if (!c.options.container) {
+      continue;
+    }
+    CAPTURE(c.name);
+    const auto script = render_ok(c.strategy, c.request, c.options);
+    const bool apptainer = c.options.container->choice.runtime == model::ContainerRuntime::apptainer;
+    CHECK(script.find("bin/activate") == std::string::npos); // no venv in a container
+    CHECK(script.find("--cleanenv") == std::string::npos);
+    CHECK(script.find("--rocm") == std::string::npos);
+    CHECK(script.find("APPTAINERENV_") == std::string::npos); // no variable passed by name on a command line
+    CHECK(script.find("--env") == std::string::npos);
+    // The command once, as one single-quoted assignment: read back byte for byte (with the launcher's
+    // multi-node flags where it has a launcher, as without a container).
+    const auto command = inject_launcher_flags(c.options.command, c.strategy.nodes > 1).command;
+    CHECK(script.find("RV_COMMAND=" + proc::shell_quote(command) + "\n") != std::string::npos);
+    CHECK(script.find("/data/sets:/data:ro") != std::string::npos);
+    if (apptainer) {
+      CHECK(script.find("apptainer exec --nv --bind \"$RV_CT_BINDS\" --pwd \"$RV_CT_WORKDIR\" \"$RV_CT_IMAGE\"") !=
+            std::string::npos);
+      CHECK(script.find("--container-image") == std::string::npos);
+    } else {
+      CHECK(script.find("RV_CT_IMAGE='nvcr.io#nvidia/pytorch:24.05-py3'") != std::string::npos);
+      CHECK(script.find("ENROOT_CACHE_PATH=") != std::string::npos);
+    }
+    if (c.strategy.nodes > 1) { // the launcher's multi-node flags and the ranks are intact
+      CHECK(script.find("--node_rank=\"$NODE_RANK\"") != std::string::npos);
+      CHECK(script.find("export NODE_RANK=\"$SLURM_NODEID\"") != std::string::npos);
+    }
+  }
+  // --nv only when GPUs are requested.
+  auto c = golden_cases().back();
+  c.strategy.gres.clear();
+  c.strategy.gpus_per_node = 0;
+  c.options.container->choice = {model::ContainerRuntime::apptainer, "singularity", "test"};
+  const auto cpu = render_ok(c.strategy, c.request, c.options);
+  CHECK(cpu.find("singularity exec --bind") != std::string::npos);
+  CHECK(cpu.find("--nv") == std::string::npos);
+}
+
+TEST_CASE("container: rv up's step runs the shell or the command in the container; bad mount paths are refused")
+{
+  auto o = base_options();
+  CHECK(step_tail(o, true) == "exec bash -i\n");
+  CHECK(step_tail(o, false) == "bash -c \"$RV_COMMAND\"\n");
+  o.container =
+      ContainerRun{{{model::ImageKind::sif, "/img/x.sif"}, {}}, {model::ContainerRuntime::apptainer, "", ""}, false};
+  CHECK(step_tail(o, true) == "_rv_ct bash -i\nexit $?\n");
+  CHECK(step_tail(o, false) == "_rv_ct bash -c \"$RV_COMMAND\"\nexit $?\n");
+  o.container->choice.runtime = model::ContainerRuntime::pyxis;
+  CHECK(step_tail(o, true) == "_rv_ct --pty bash -i\nexit $?\n");
+  // rv up's holder: the batch script pulls and checks, but sleeps on the node.
+  o.container->prepare_only = true;
+  o.command = "exec sleep 100";
+  const auto holder = render_ok(base_strategy(), base_request(), o);
+  CHECK(holder.find("\nbash -c \"$RV_COMMAND\"\n") != std::string::npos);
+  CHECK(holder.find("RV_CT_PROBE=") != std::string::npos);
+  o.workdir = "/scratch/a,b";
+  auto bad = render(base_strategy(), base_request(), o);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().message.find("cannot be mounted into a container") != std::string::npos);
+}
+
+TEST_CASE("container: the pulled image's file name is safe and stable")
+{
+  const auto a = pulled_image_name("docker://nvcr.io/nvidia/pytorch:24.05-py3");
+  CHECK(a.starts_with("nvcr.io_nvidia_pytorch_24.05-py3-"));
+  CHECK(a.ends_with(".sif"));
+  CHECK(a == pulled_image_name("docker://nvcr.io/nvidia/pytorch:24.05-py3"));
+  CHECK(a != pulled_image_name("docker://nvcr.io/nvidia_pytorch:24.05-py3")); // same safe name, other hash
+  CHECK(pulled_image_name("docker://x/" + std::string(300, 'a')).size() < 120);
+}
+
+TEST_CASE("container: the check inside counts a real H200's nvidia-smi -L against the GPUs Slurm granted")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/h200:1", false);
+  o.command = "touch '" + node.path("marker") + "'";
+  REQUIRE(node.run(o, base_strategy(), "651", 1, "0") == 0);
+  CHECK(node.read("e.651").find("rv preflight: ok node=n1 container=1 gpus=1/1\n") != std::string::npos);
+  CHECK(fs::exists(node.path("marker")));
+  fs::remove(node.path("marker"));
+  // Two granted, one listed inside: the node's fault (raced again without it).
+  CHECK(node.run(o, base_strategy(), "652", 1, "0,1") == 96);
+  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-652", "652")) ==
+        "rv preflight: FAIL node=n1 reason=the container sees 1 of the 2 GPU(s) Slurm granted\n");
+  CHECK_FALSE(fs::exists(node.path("marker")));
+}
