@@ -41,14 +41,16 @@ static char *opt_image;
 static char *opt_mounts;
 static char *opt_workdir;
 
-static char images_dir[PATH_MAX] = "/var/lib/rv-test-images";
-static char state_dir[PATH_MAX] = "/tmp/rv-testbed2";
-static char nvidia_smi[PATH_MAX] = "/usr/local/bin/nvidia-smi";
-static char log_path[PATH_MAX] = "/tmp/rv-testbed2/container/pyxis.log";
+/* The plugin's arguments (plugstack.conf): short paths, so that every path made from them fits. */
+#define CONF_MAX 1024
+static char images_dir[CONF_MAX] = "/var/lib/rv-test-images";
+static char state_dir[CONF_MAX] = "/tmp/rv-testbed2";
+static char nvidia_smi[CONF_MAX] = "/usr/local/bin/nvidia-smi";
+static char log_path[CONF_MAX] = "/tmp/rv-testbed2/container/pyxis.log";
 
 /* The image this step runs in ("base", "nogpu"), once user_init resolved it. */
 static char image_root[64];
-/* The task's working directory before the chroot (used when no --container-workdir is given). */
+/* The step's working directory outside (made as an empty directory inside: Slurm chdirs there). */
 static char outer_cwd[PATH_MAX];
 
 static int set_opt(char **dst, const char *optarg, const char *name)
@@ -132,7 +134,10 @@ static void set_arg(const char *arg)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		size_t n = strlen(keys[i].key);
 		if (strncmp(arg, keys[i].key, n) == 0) {
-			snprintf(keys[i].dst, PATH_MAX, "%s", arg + n);
+			if (strlen(arg + n) >= CONF_MAX)
+				slurm_error("pyxis: plugin argument too long (plugstack.conf): %s", arg);
+			else
+				snprintf(keys[i].dst, CONF_MAX, "%s", arg + n);
 			return;
 		}
 	}
@@ -201,6 +206,15 @@ static void put_field(struct buf *b, const char *key, const char *value)
 	put_json(b, value ? value : "", value ? strlen(value) : 0);
 }
 
+/* The node's name: the step's SLURMD_NODENAME, else slurmstepd's own. */
+static void node_name(spank_t sp, char *node, size_t len)
+{
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, (int)len) != ESPANK_SUCCESS || !node[0]) {
+		const char *n = getenv("SLURMD_NODENAME");
+		snprintf(node, len, "%s", n ? n : "");
+	}
+}
+
 static void record(spank_t sp, const char *result)
 {
 	struct buf b = { 0 };
@@ -213,8 +227,7 @@ static void record(spank_t sp, const char *result)
 
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) != ESPANK_SUCCESS)
-		node[0] = '\0';
+	node_name(sp, node, sizeof(node));
 	gmtime_r(&now, &tm);
 	strftime(tmp, sizeof(tmp), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	put_s(&b, "{\"tool\":\"pyxis\"");
@@ -297,7 +310,7 @@ static int resolve_image(spank_t sp)
 		}
 		while (fgets(line, sizeof(line), f)) {
 			if (strncmp(line, "rv-test-root: ", 14) == 0) {
-				snprintf(image_root, sizeof(image_root), "%s", line + 14);
+				snprintf(image_root, sizeof(image_root), "%.63s", line + 14);
 				image_root[strcspn(image_root, "\n")] = '\0';
 			}
 		}
@@ -346,7 +359,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	(void)av;
 	if (!spank_remote(sp) || !opt_image)
 		return 0;
-	slurm_spank_log("pyxis: importing docker image: %s", opt_image);
+	if (opt_image[0] != '/' && opt_image[0] != '.')
+		slurm_spank_log("pyxis: importing docker image: %s", opt_image);
 	if (resolve_image(sp) < 0)
 		return -1;
 	record(sp, image_root);
@@ -372,7 +386,7 @@ static int mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
-static char newroot[PATH_MAX];
+static char newroot[CONF_MAX + 8];
 
 static int fail(const char *what, const char *path)
 {
@@ -397,11 +411,13 @@ static int bind_in(const char *src, const char *dst, int ro)
 		*strrchr(parent, '/') = '\0';
 		if (mkdirs(parent, 0755) < 0)
 			return fail("mkdir", parent);
-		int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST && errno != EISDIR)
-			return fail("create", target);
-		if (fd >= 0)
+		struct stat tst;
+		if (stat(target, &tst) < 0) { /* a file to mount onto (an existing one may be read-only) */
+			int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return fail("create", target);
 			close(fd);
+		}
 	}
 	if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return fail("bind", src);
@@ -466,7 +482,7 @@ static int user_mounts(void)
 
 static int build_root(spank_t sp)
 {
-	char path[PATH_MAX], node[256] = "";
+	char path[PATH_MAX + CONF_MAX], node[256] = "";
 	static const char *devs[] = { "null", "zero", "full", "random", "urandom", "tty" };
 
 	snprintf(newroot, sizeof(newroot), "%s/.root", images_dir);
@@ -515,7 +531,7 @@ static int build_root(spank_t sp)
 
 	/* The GPUs, as enroot's NVIDIA hook exposes them: nvidia-smi, its state, the node's devices. */
 	if (access(nvidia_smi, X_OK) == 0) {
-		char state[PATH_MAX], src[PATH_MAX];
+		char state[CONF_MAX + 8], src[CONF_MAX + 300];
 		if (bind_in(nvidia_smi, "/usr/local/bin/nvidia-smi", 1) < 0)
 			return -1;
 		snprintf(state, sizeof(state), "%s/gpu", state_dir);
@@ -525,8 +541,8 @@ static int build_root(spank_t sp)
 			snprintf(src, sizeof(src), "%s", state);
 		if (access(src, R_OK) == 0 && bind_in(src, state, 1) < 0)
 			return -1;
-		if (strcmp(image_root, "nogpu") != 0 &&
-		    spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) == ESPANK_SUCCESS && node[0]) {
+		node_name(sp, node, sizeof(node));
+		if (strcmp(image_root, "nogpu") != 0 && node[0]) {
 			for (int i = 0; i < 64; i++) {
 				char dev[64];
 				snprintf(src, sizeof(src), "%s/dev/%s/nvidia%d", state_dir, node, i);
@@ -540,6 +556,13 @@ static int build_root(spank_t sp)
 	}
 	if (user_mounts() < 0)
 		return -1;
+	/* Slurm chdirs the task to the step's cwd after this hook: an empty directory there keeps it
+	 * from "couldn't chdir ... going to /tmp instead"; task_init then moves to the workdir. */
+	if (outer_cwd[0] == '/') {
+		char target[sizeof(newroot) + sizeof(outer_cwd)];
+		snprintf(target, sizeof(target), "%s%s", newroot, outer_cwd);
+		mkdirs(target, 0755);
+	}
 	if (mount(NULL, newroot, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "mode=0755") < 0)
 		return fail("read-only remount", newroot);
 	if (chdir(newroot) < 0 || chroot(".") < 0 || chdir("/") < 0)
@@ -572,7 +595,6 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		}
 		return 0;
 	}
-	if (!outer_cwd[0] || chdir(outer_cwd) < 0)
-		return chdir("/") < 0 ? -1 : 0;
-	return 0;
+	/* No --container-workdir: the image's working directory, "/" for these images (as enroot). */
+	return chdir("/") < 0 ? -1 : 0;
 }
