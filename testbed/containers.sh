@@ -24,6 +24,9 @@ tb_container_images() {
   [[ -d $root/etc && -d $root/usr/bin ]] || return 0
   stamp=$(declare -f tb_container_images | sha256sum | cut -c1-16)
   install -d -m 755 "$dir" "$dir/.root"
+  # up.sh and up2.sh may both get here at once (CI starts cluster 2 beside cluster 1).
+  exec 7>"$dir/.lock"
+  flock 7
   for name in "${TB_IMAGE_NAMES[@]}"; do
     [[ $(cat "$dir/$name/.stamp" 2>/dev/null) != "$stamp" ]] || continue
     tmp=$dir/.$name.new
@@ -40,8 +43,9 @@ tb_container_images() {
     chmod 644 "$tmp/etc/rv-image"
     printf '%s\n' "$stamp" >"$tmp/.stamp"
     rm -rf "${dir:?}/$name"
-    mv "$tmp" "$dir/$name"
+    mv -T "$tmp" "$dir/$name"
   done
+  exec 7>&-
 }
 
 # tb_container_state DIR NODE-LINE...: DIR/container (the runtimes' logs, world-writable) and the
@@ -100,7 +104,8 @@ tb_apptainer_links_remove() {
 # libslurm-dev, apt-get in the root), the plugin built with the host's gcc against
 # it (only when the source or the header changed), plugstack.conf.d/pyxis.conf (`required`, as
 # Pyxis is installed), the images, the log. srun reads plugstack.conf on every call and slurmstepd
-# on every step: no daemon restarts.
+# on every step: no daemon restarts. A failure is said and returns 1: the cluster runs without it
+# (test_container fails on cluster 2; nothing else needs it).
 ensure_pyxis_standin() {
   local here=$1 R=$TB2_ROOT so conf inc sum
   so=$R/$TB_PYXIS_SO conf=$R/$TB_PYXIS_CONF
@@ -115,9 +120,9 @@ ensure_pyxis_standin() {
       { tb2_chroot env DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >>"$TB2_DIR/log/apt-spank.log" 2>&1 &&
         tb2_chroot env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
           libslurm-dev </dev/null >>"$TB2_DIR/log/apt-spank.log" 2>&1; } ||
-      tb_die "cannot install libslurm-dev in $R; see $TB2_DIR/log/apt-spank.log"
+      { tb_log "error: cannot install libslurm-dev in $R (see $TB2_DIR/log/apt-spank.log): no Pyxis stand-in"; return 1; }
   fi
-  command -v gcc >/dev/null || tb_die "gcc is missing (the Pyxis stand-in is built with it): apt-get install gcc"
+  command -v gcc >/dev/null || { tb_log "error: gcc is missing (it builds the Pyxis stand-in): no Pyxis stand-in"; return 1; }
   sum=$(cat "$here/spank_pyxis.c" "$R/usr/include/slurm/spank.h" "$R/usr/include/slurm/slurm_version.h" | sha256sum | cut -c1-16)
   if [[ $(cat "$so.sum" 2>/dev/null) != "$sum" || ! -f $so ]]; then
     # Only the root's slurm/ headers: the C library's are the host's (the plugin runs on the
@@ -128,7 +133,8 @@ ensure_pyxis_standin() {
     gcc -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" -o "$so.new" "$here/spank_pyxis.c" \
       >"$TB2_DIR/log/spank_pyxis-build.log" 2>&1 || {
       rm -rf "$inc"
-      tb_die "the Pyxis stand-in did not build; see $TB2_DIR/log/spank_pyxis-build.log"
+      tb_log "error: the Pyxis stand-in did not build (see $TB2_DIR/log/spank_pyxis-build.log); the one built before, if any, stays"
+      return 1
     }
     rm -rf "$inc"
     mv -f "$so.new" "$so"
@@ -139,7 +145,11 @@ ensure_pyxis_standin() {
     "$TB_PYXIS_SO" "$TB_IMAGES_SUB" "$TB2_DIR" "$TB2_DIR/container/pyxis.log" >"$conf.new"
   chmod 644 "$conf.new"
   if cmp -s "$conf.new" "$conf"; then rm -f "$conf.new"; else mv -f "$conf.new" "$conf"; fi
-  # Checked the way rv's discovery looks: srun lists the option.
-  tb2_chroot srun --help 2>/dev/null | grep -q -- '--container-image' ||
-    tb_die "cluster 2's srun does not list --container-image: the Pyxis stand-in did not load ($conf)"
+  # Checked the way rv's discovery looks: srun lists the option. A `required` plugin that does not
+  # load fails every srun of the cluster: then it is taken out again, and the cluster runs without.
+  if ! tb2_chroot srun --help 2>/dev/null | grep -q -- '--container-image'; then
+    rm -f "$conf"
+    tb_log "error: cluster 2's srun did not list --container-image with the Pyxis stand-in: removed $conf again"
+    return 1
+  fi
 }
