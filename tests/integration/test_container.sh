@@ -209,8 +209,11 @@ pass "rv run --container, one node: image root, GPU, snapshot, secret and argume
 run ssh_rv run -f -g 2 --nodes 2 -t "$T" --time 5m --max-strategies 2 --name "$NAME-two" --container "$IMG" -- \
   'echo "rank=$NODE_RANK $(cut -d: -f1 /etc/rv-image) gpus=$(nvidia-smi -L | grep -c "^GPU ")"'
 assert_rc 0 "rv run -f --container on 2 nodes"
-assert_contains "$RUN_OUT" "rank=0 rv-test/base gpus=1" "rank 0 in the image with its GPU"
-assert_contains "$RUN_OUT" "rank=1 rv-test/base gpus=1" "rank 1 in the image with its GPU"
+rid=$(it_request_id "$IT_DIR/out")
+job=$(jq -r '[.jobs[] | select(.state == "COMPLETED") | .job_id][0]' "$(record_of "$rid")")
+# Each node's output is its own log (docs/templates.md).
+run remote "cat ~/.rv/logs/$NAME-two-$job.node0.out ~/.rv/logs/$NAME-two-$job.node1.out"
+assert_eq "$(printf 'rank=0 rv-test/base gpus=1\nrank=1 rv-test/base gpus=1')" "$RUN_OUT" "each rank in the image with its GPU"
 pass "rv run --container, two nodes: every rank in the image, NODE_RANK intact ($RUNTIME)"
 
 run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --name "$NAME-missing" --container docker://rv-test/missing:1 -- true
