@@ -221,15 +221,17 @@ run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --name "$NAME-missin
 assert_faster_than 90 "a missing image fails the request at once"
 assert_not_contains "$RUN_ERR" "retrying without" "no re-race: every node would fail it"
 if [[ $RUNTIME == apptainer ]]; then want="manifest unknown"; else want="failed to import docker image"; fi
-assert_contains "$RUN_ERR" "$want" "the runtime's own error"
-grep -- "$want" <<<"$RUN_ERR" | grep -q -- "failed the preflight\|error" || it_fail "the runtime's error is not on rv's one error line" "$(it_last_run)"
+# One line (docs/containers.md, "The image phase"): the request-wide FAIL line with the runtime's words.
+grep -- "^rv preflight: FAIL node=.* scope=request reason=" <<<"$RUN_ERR" | grep -q -- "$want" ||
+  it_fail "no one-line request-wide failure with the runtime's error ($want)" "$(it_last_run)"
 pass "rv run --container with a missing image: fails at once with the runtime's error in one line ($RUNTIME)"
 
 run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --name "$NAME-nogpu" --container docker://rv-test/nogpu:1 -- 'echo user-command-ran'
 [[ $RUN_RC != 0 ]] || it_fail "rv ran in a container that sees no GPU" "$(it_last_run)"
 assert_not_contains "$RUN_OUT" "user-command-ran" "the user's command never ran"
 assert_contains "$RUN_ERR" "failed the preflight" "the preflight caught it, as a node failure"
-assert_contains "$RUN_ERR" "No devices were found" "with the runtime's own words"
+grep -- "^rv preflight: FAIL node=" <<<"$RUN_ERR" | grep -v -- "scope=request" | grep -q -- "No devices were found" ||
+  it_fail "no node failure line with nvidia-smi's words inside the container" "$(it_last_run)"
 rid=$(it_request_id "$IT_DIR/out")
 job=$(jq -r '.jobs[0].job_id' "$(record_of "$rid")")
 run ssh_rv exec scontrol show job "$job"
