@@ -6,6 +6,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=testbed/lib.sh
 . "$here/lib.sh"
+# shellcheck source=testbed/containers.sh
+. "$here/containers.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "down.sh must run as root"
@@ -41,6 +43,7 @@ tb_wait 10 no_stepd_left || tb_log "warning: slurmstepd still running: $(tb_step
 if [[ -e $TB_DIR/.rv-testbed ]]; then
   # The stand-in nvidia-smi's link (up.sh) goes with the directory it points into.
   [[ $(readlink /usr/local/bin/nvidia-smi 2>/dev/null) != "$TB_DIR/bin/nvidia-smi" ]] || rm -f /usr/local/bin/nvidia-smi
+  tb_apptainer_links_remove      # testbed/containers.sh
   rm -f /etc/pam.d/rvtb-2fa-sshd # testbed/sshd_2fa.sh
   rm -rf "$TB_DIR"
 fi

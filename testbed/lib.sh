@@ -38,6 +38,7 @@ tb_packages() {
   # The second-factor login node: PAM's TOTP module, and oathtool for the tests' codes.
   pkgs+=(libpam-oath oathtool)
   pkgs+=(debootstrap) # builds cluster 2's Debian 13 root (up2.sh)
+  pkgs+=(bubblewrap gcc) # the containers (containers.sh): apptainer's sandbox, the Pyxis stand-in's build
   pkgs+=(krb5-kdc krb5-admin-server krb5-user) # the Kerberos login node (sshd_gss.sh): KDC, kadmin.local, kinit
   if [[ $TB_ACCOUNTING == 1 ]]; then
     pkgs+=(slurmdbd mariadb-server)

@@ -14,6 +14,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/sshd_net.sh"
 # shellcheck source=testbed/sshd_gss.sh
 . "$here/sshd_gss.sh"
+# shellcheck source=testbed/lib2.sh
+. "$here/lib2.sh" # where cluster 2's root (the container images' source) lives
+# shellcheck source=testbed/containers.sh
+. "$here/containers.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up.sh must run as root"
@@ -250,6 +254,7 @@ fi
 
 if tb_is_up; then
   ensure_gpu_standin
+  ensure_apptainer_standin "$here"
   ensure_2fa_sshd
   ensure_net_modes
   ensure_gss_sshd
@@ -289,6 +294,7 @@ ensure_2fa_sshd
 ensure_net_modes
 ensure_gss_sshd
 ensure_gpu_standin
+ensure_apptainer_standin "$here"
 write_env
 tb_log "up in $(tb_since "$t0") s: $(sinfo -h -o '%P' | tr '\n' ' ')(env: $TB_DIR/env)"
 cluster2

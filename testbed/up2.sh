@@ -10,6 +10,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=testbed/lib2.sh
 . "$here/lib2.sh"
+# shellcheck source=testbed/containers.sh
+. "$here/containers.sh"
 
 t0=$(tb_now)
 [[ $(id -u) == 0 ]] || tb_die "up2.sh must run as root"
@@ -235,6 +237,7 @@ EOF
 
 if tb2_is_up; then
   write_clients
+  ensure_pyxis_standin "$here" || true # said why; the cluster runs without containers
   tb_ssh_config_add_cluster2
   tb_log "cluster 2 already up ($TB2_DIR); checked in $(tb_since "$t0") s"
   exit 0
@@ -270,6 +273,7 @@ start_slurm
 add_qos
 start_sshd
 ensure_gpu_standin
+ensure_pyxis_standin "$here" || true # said why; the cluster runs without containers
 write_clients
 write_env
 tb_ssh_config_add_cluster2
