@@ -30,9 +30,9 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 constexpr auto k_kill_grace = std::chrono::seconds(2); // SIGTERM, then SIGKILL after this
 
-struct Pipe {
+struct ChildPipe {
   int fd[2] = {-1, -1};
-  ~Pipe()
+  ~ChildPipe()
   {
     close_end(0);
     close_end(1);
@@ -101,7 +101,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
     return fail(ErrorCode::usage, "empty command");
   }
   ++m_round_trips;
-  Pipe in, out, err;
+  ChildPipe in, out, err;
   if (!in.open() || !out.open() || !err.open()) {
     return fail(ErrorCode::io, "cannot create pipes: " + errno_text());
   }
@@ -190,7 +190,7 @@ Result<Outcome> LocalRunner::run(const Command& cmd)
       }
       break;
     }
-    auto drain = [&](int idx, Pipe& p, std::string& sink, const OutputSink& stream) {
+    auto drain = [&](int idx, ChildPipe& p, std::string& sink, const OutputSink& stream) {
       if (idx < 0 || !(fds[idx].revents & (POLLIN | POLLHUP | POLLERR))) {
         return;
       }
