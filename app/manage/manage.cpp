@@ -17,6 +17,7 @@
 #include "slurm/monitor.hpp"
 
 #include <fmt/format.h>
+#include <optional>
 #include <spdlog/spdlog.h>
 
 namespace rv::app {
@@ -79,6 +80,18 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
     if (!same_host(r, here)) {
       outcomes.push_back({r.id, {}, std::string(to_string(r.state)), {}}); // ended, on another host: nothing to do here
       continue;
+    }
+    // A study: wait for a top-up in progress (study_run.cpp holds the same lock from its check to its
+    // save) and read the record again, so the workers it added are cancelled too.
+    std::optional<store::FileLock> changing;
+    if (!r.study.is_null()) {
+      RV_TRY(held, env.requests.hold_changes(r.id));
+      changing.emplace(std::move(held));
+      if (auto stored = env.requests.read(r.id); stored) {
+        if (auto fresh = request_from_json(*stored); fresh) {
+          r = std::move(*fresh);
+        }
+      }
     }
     StopOutcome o{r.id, {}, {}, {}};
     for (auto& j : r.jobs) {

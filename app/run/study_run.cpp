@@ -205,8 +205,20 @@ struct Tended {
 Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits& limits)
 {
   Tended t;
-  // Stopped (`rv stop REQ`, by this or another rv): no top-up ever again.
-  if (auto stored = env.requests.read(rec.id); stored && stored->value("state", "") == "cancelled") {
+  // `rv stop` takes the same lock: it cannot pass between this check and the workers' sbatch, and
+  // it reads the record again, so it cancels every worker a top-up recorded.
+  RV_TRY(changing, env.requests.hold_changes(rec.id));
+  // Stopped (`rv stop REQ`, by this or another rv): no top-up ever again. A record that is gone
+  // (its state directory removed) stops the top-up too: a worker submitted for it could never be
+  // found or stopped by rv. A background settler whose test had removed its state directory went
+  // on submitting workers of a stopped study, into the next tests' runs (test_multi's
+  // diagnostics found them).
+  auto stored = env.requests.read(rec.id);
+  if (!stored || stored->value("state", "") == "cancelled") {
+    if (!stored) {
+      spdlog::warn("study {}: its record cannot be read ({}): no more workers are submitted", rec.id,
+                   stored.error().message);
+    }
     rec.state = RequestState::cancelled;
     t.over = true;
     t.stopped = true;

@@ -374,6 +374,12 @@ Result<FileLock> RecordStore::hold_submission(const std::string& id) const
   return FileLock::acquire(m_dir / ("." + id + ".submitting"), true);
 }
 
+Result<FileLock> RecordStore::hold_changes(const std::string& id) const
+{
+  RV_TRY_VOID(ensure_dir());
+  return FileLock::acquire(m_dir / ("." + id + ".changing"), false);
+}
+
 bool RecordStore::submission_held(const std::string& id) const
 {
   return lock_held(m_dir / ("." + id + ".submitting"));

@@ -64,6 +64,10 @@ public:
   Result<FileLock> hold_submission(const std::string& id) const;
   // Whether a live process holds `id`'s submission (a record left `submitting` by a dead rv is not).
   bool submission_held(const std::string& id) const;
+  // Serializes changes to request `id` that read the record, act on the cluster and save again (a
+  // study's top-up and `rv stop`): an flock on `.<id>.changing`, blocking, kept on release (a file
+  // removed while another process waits on it would let a third lock a new one beside it).
+  Result<FileLock> hold_changes(const std::string& id) const;
 
   const std::filesystem::path& dir() const { return m_dir; }
 
