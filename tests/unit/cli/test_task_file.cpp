@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 using rv::ErrorCode;
 using rv::cli::apply_task_file;
