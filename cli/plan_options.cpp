@@ -5,6 +5,7 @@
 #include "core/process/shell.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <cctype>
 #include <charconv>
@@ -71,7 +72,13 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& 
     r.gpu_type = f.type;
   }
   RV_TRY(secs, parse_duration(f.time));
-  r.time_s = secs;
+  // Slurm counts time limits in whole minutes (it rounds a seconds part up): plan what Slurm will
+  // grant, and say so, rather than show `00:00:01` in the plan and get a minute (ux-review-3 N13).
+  r.time_s = (secs + 59) / 60 * 60;
+  if (r.time_s != secs) {
+    spdlog::warn("--time {}: Slurm counts time limits in whole minutes; planning {}", f.time,
+                 format_human_duration(r.time_s));
+  }
   if (!f.mem.empty()) {
     RV_TRY(mb, parse_memory_mb(f.mem));
     r.mem_mb = mb;

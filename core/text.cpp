@@ -124,4 +124,21 @@ std::string shorten(std::string_view s, std::size_t most)
   return std::string(s.substr(0, most)) + "...";
 }
 
+std::string next_steps(const std::vector<NextStep>& steps)
+{
+  std::size_t width = 0;
+  for (const auto& s : steps) {
+    width = std::max(width, s.command.size());
+  }
+  std::string out;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    std::string line = (i == 0 ? "next: " : "      ") + steps[i].command;
+    if (!steps[i].why.empty()) {
+      line += std::string(width - steps[i].command.size() + 3, ' ') + "(" + steps[i].why + ")";
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 } // namespace rv::text

@@ -36,4 +36,13 @@ std::vector<std::string_view> lines(std::string_view s);
 // quote output, which may be any length.
 std::string shorten(std::string_view s, std::size_t most = 60);
 
+// The "what to type next" block after a command: `next: CMD   (WHY)`, one per line, the commands
+// padded to one width so the reasons line up whatever the ids' lengths; a row without a reason
+// is the command alone.
+struct NextStep {
+  std::string command;
+  std::string why;
+};
+std::string next_steps(const std::vector<NextStep>& steps);
+
 } // namespace rv::text

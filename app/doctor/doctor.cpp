@@ -5,6 +5,7 @@
 #include "app/doctor/doctor.hpp"
 
 #include "app/run/planning.hpp"
+#include "core/printable.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"
 #include "core/text.hpp"
@@ -150,7 +151,7 @@ Result<DoctorReport> run_doctor(Env& env, const DoctorOptions& options)
       continue;
     }
     if (cluster) {
-      report.checks.push_back(partitions_check(*cluster, assoc));
+      report.checks.push_back(partitions_check(*cluster, assoc, options.partition));
       partitions = usable_gpu_partitions(*cluster, assoc);
     } else {
       report.checks.push_back(DoctorCheck{"slurm.partitions", CheckStatus::fail,
@@ -165,6 +166,8 @@ Result<DoctorReport> run_doctor(Env& env, const DoctorOptions& options)
                                                     : partitions.front();
   if (options.quick) {
     skip_rest(report, k_job_checks, "--quick");
+  } else if (cluster && !options.partition.empty() && std::ranges::find(partitions, partition) == partitions.end()) {
+    skip_rest(report, k_job_checks, "--partition " + printable(partition) + " is not usable (slurm.partitions)");
   } else if (partition.empty()) {
     skip_rest(report, k_job_checks, "no GPU partition to test");
   } else {

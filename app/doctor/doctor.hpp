@@ -63,8 +63,10 @@ struct Associations {
 };
 Associations parse_associations(std::string_view sacctmgr_out);
 
-// slurm.partitions: the partitions with GPUs that are UP and open to the user's accounts.
-DoctorCheck partitions_check(const model::Cluster& cluster, const Associations& assoc);
+// slurm.partitions: the partitions with GPUs that are UP and open to the user's accounts; with
+// `wanted` (doctor -p), that one must be among them, --quick or not (ux-review-3 N13: a -p no
+// partition has was silently unused).
+DoctorCheck partitions_check(const model::Cluster& cluster, const Associations& assoc, const std::string& wanted = {});
 // `containers`: the runtimes discovery found on the login node (slurm/containers.hpp), for --container.
 DoctorCheck containers_check(const model::ContainerSupport& offered);
 // The partitions partitions_check() accepts, with a free GPU first (cheapest GPU weight first).

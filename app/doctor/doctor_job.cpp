@@ -2,6 +2,7 @@
 
 #include "app/doctor/doctor.hpp"
 
+#include "core/printable.hpp"
 #include "core/text.hpp"
 #include "slurm/gpu_faults.hpp"
 
@@ -92,10 +93,21 @@ std::vector<std::string> usable_gpu_partitions(const model::Cluster& cluster, co
   return names;
 }
 
-DoctorCheck partitions_check(const model::Cluster& cluster, const Associations& assoc)
+DoctorCheck partitions_check(const model::Cluster& cluster, const Associations& assoc, const std::string& wanted)
 {
+  const auto usable = usable_gpu_partitions(cluster, assoc);
+  if (!wanted.empty() && std::ranges::find(usable, wanted) == usable.end()) {
+    const auto* p = cluster.find_partition(wanted);
+    const auto why = p == nullptr                      ? "the cluster has no such partition"
+                     : gpus_of(cluster, *p).total == 0 ? "it has no GPUs"
+                                                       : "it is not UP or not open to your accounts";
+    return DoctorCheck{"slurm.partitions", CheckStatus::fail, fmt::format("--partition {}: {}", printable(wanted), why),
+                       usable.empty() ? std::string("rv status lists the partitions")
+                                      : "GPU partitions open to you: " + text::join(usable, ", ") +
+                                            " (or drop -p and rv picks one)"};
+  }
   std::vector<std::string> shown;
-  for (const auto& name : usable_gpu_partitions(cluster, assoc)) {
+  for (const auto& name : usable) {
     const auto g = gpus_of(cluster, *cluster.find_partition(name));
     shown.push_back(fmt::format("{} ({} x{}, {} free)", name, text::join(g.types, "/"), g.total, g.free));
   }

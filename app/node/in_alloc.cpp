@@ -262,11 +262,10 @@ Result<int> run_in(Env& env, const InOrder& order, const std::vector<std::string
     } else if (env.quiet) {
       env.output.out(ref + "\n");
     } else {
-      env.output.out(fmt::format("started {} in job {} on {}\n"
-                                 "next: rv logs {}   (its output)\n"
-                                 "      rv ps {}       (its steps)\n"
-                                 "      rv stop {}   (stop this step; the allocation stays)\n",
-                                 ref, target.job_id, where, ref, rec.id, ref));
+      env.output.out(fmt::format("started {} in job {} on {}\n", ref, target.job_id, where) +
+                     text::next_steps({{"rv logs " + ref, "its output"},
+                                       {"rv ps " + rec.id, "its steps"},
+                                       {"rv stop " + ref, "stop this step; the allocation stays"}}));
     }
     return code;
   }

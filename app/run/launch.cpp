@@ -47,21 +47,19 @@ std::string submitted_summary(const RequestRecord& rec, const strategy::Plan& pl
     const auto wait = wait_in_words(best->est_wait_s);
     out += fmt::format("best estimate: {} ({}) starts {}, {:.1f} SU\n", best->id, best->label, wait, best->est_su);
   }
-  out += fmt::format("next: rv logs -f {}   (wait for the winner and follow it)\n"
-                     "      rv ps            (where each strategy stands)\n"
-                     "      rv stop {}   (cancel every job of it)\n",
-                     rec.id, rec.id);
+  out += text::next_steps({{"rv logs -f " + rec.id, "wait for the winner and follow it"},
+                           {"rv ps", "where each strategy stands"},
+                           {"rv stop " + rec.id, "cancel every job of it"}});
   return out;
 }
 
 std::string kept_summary(const RequestRecord& rec, const JobRecord& winner)
 {
-  return fmt::format("holding allocation {} on {} for request {} until its time ends or rv stop {}\n"
-                     "next: rv run --in {} -f python eval.py   (a command in it, the project synced)\n"
-                     "      rv ssh {}                        (a shell in it)\n"
-                     "      rv stop {}                       (release it)\n",
-                     winner.job_id, winner.node_list.empty() ? std::string("?") : winner.node_list, rec.id, rec.id,
-                     rec.id, rec.id, rec.id);
+  return fmt::format("holding allocation {} on {} for request {} until its time ends or rv stop {}\n", winner.job_id,
+                     winner.node_list.empty() ? std::string("?") : winner.node_list, rec.id, rec.id) +
+         text::next_steps({{"rv run --in " + rec.id + " -f python eval.py", "a command in it, the project synced"},
+                           {"rv ssh " + rec.id, "a shell in it"},
+                           {"rv stop " + rec.id, "release it"}});
 }
 
 std::string command_line_of(const std::vector<std::string>& command)

@@ -4,6 +4,7 @@
 #include "app/run/launch.hpp"
 #include "app/run/planning.hpp"
 #include "app/run/study_run.hpp"
+#include "app/run/submit.hpp"
 #include "templates/watchdog.hpp"
 
 #include <map>
@@ -57,10 +58,22 @@ Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how,
   return launch_across(env, plans, how);
 }
 
+// What the order needs from the local stores is checked before anything is planned or synced:
+// `--notify` with no address or no webhook secret, a task file's secret that is not set
+// (ux-review-3 N13: it used to sync first, then fail at the submit).
+Result<void> check_stores(Env& env, const JobOrder& order)
+{
+  if (order.notify || order.secrets) {
+    RV_TRY_VOID(job_secrets(env, "check", order.notify, order.secrets));
+  }
+  return {};
+}
+
 } // namespace
 
 Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::string>& command, bool follow)
 {
+  RV_TRY_VOID(check_stores(env, order));
   if (order.study.any()) { // a study: workers claim its tasks (app/run/study_run.hpp)
     StudyOrder so{order.request, order.plan_options, order.dry_run, order.study, [&](Env& e) -> Result<SmartRun> {
                     RV_TRY(smart, prepare_run(e, command, order.smart));
@@ -92,6 +105,7 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
 
 Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command_line)
 {
+  RV_TRY_VOID(check_stores(env, order));
   if (env.settings.hosts.size() > 1) {
     AcrossLaunch how;
     how.mode = AcrossMode::up;

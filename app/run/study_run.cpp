@@ -670,12 +670,11 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   } else if (env.quiet) {
     env.output.out(launched.rec.id + "\n");
   } else {
-    env.output.out(fmt::format("study {}: {} task(s) on {} worker(s)\n"
-                               "next: rv ps {}        (the tasks)\n"
-                               "      rv logs {}/{}   (a task's output)\n"
-                               "      rv stop {}      (stop every worker)\n",
-                               launched.rec.id, st.tasks.size(), pool.submit.size(), launched.rec.id, launched.rec.id,
-                               st.tasks.front().id, launched.rec.id));
+    const auto& id = launched.rec.id;
+    env.output.out(fmt::format("study {}: {} task(s) on {} worker(s)\n", id, st.tasks.size(), pool.submit.size()) +
+                   text::next_steps({{"rv ps " + id, "the tasks"},
+                                     {fmt::format("rv logs {}/{}", id, st.tasks.front().id), "a task's output"},
+                                     {"rv stop " + id, "stop every worker"}}));
   }
   return 0;
 }

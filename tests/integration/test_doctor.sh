@@ -32,6 +32,12 @@ assert_json '.checks[] | select(.name == "slurm.associations") | .detail' "\"rvt
 assert_json '.checks[] | select(.name == "job.gpu") | .status' '"skip"' "--quick skips the job"
 pass "rv doctor --quick: every login-node check passes"
 
+run ssh_rv --json doctor --quick -p nosuchpart
+assert_rc 1 "a -p the cluster does not have fails, --quick or not"
+assert_json '.checks[] | select(.name == "slurm.partitions") | .detail' \
+  '"--partition nosuchpart: the cluster has no such partition"' "slurm.partitions names it"
+pass "rv doctor --quick -p nosuchpart fails slurm.partitions (it used to exit 0)"
+
 run ssh_rv --json doctor -p "$P"
 assert_rc 0 "the GPU job passes on a healthy node"
 assert_json '.checks[] | select(.name == "job.gpu") | .detail' \

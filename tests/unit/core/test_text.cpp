@@ -30,3 +30,12 @@ TEST_CASE("text: split, lines and join")
   CHECK(shorten("abcdef", 3) == "abc...");
   CHECK(shorten("abc", 3) == "abc");
 }
+
+TEST_CASE("next_steps: the reasons line up whatever the commands' lengths")
+{
+  CHECK(rv::text::next_steps({{"rv logs -f 6a0b06fd", "follow it"}, {"rv ps", "where it stands"}, {"rv x", ""}}) ==
+        "next: rv logs -f 6a0b06fd   (follow it)\n"
+        "      rv ps                 (where it stands)\n"
+        "      rv x\n");
+  CHECK(rv::text::next_steps({}).empty());
+}

@@ -97,3 +97,18 @@ TEST_CASE("to_request: -t with a time says --time")
   f.type = "3g.40gb"; // a MIG profile is a type
   CHECK(rv::cli::to_request(f, {}));
 }
+
+TEST_CASE("to_request: --time is rounded up to whole minutes, as Slurm grants it")
+{
+  rv::cli::PlanFlags f;
+  f.time = "1s";
+  CHECK(rv::cli::to_request(f, {})->time_s == 60);
+  f.time = "90s";
+  CHECK(rv::cli::to_request(f, {})->time_s == 120);
+  f.time = "2:30"; // MM:SS, as sbatch reads it
+  CHECK(rv::cli::to_request(f, {})->time_s == 180);
+  f.time = "2h";
+  CHECK(rv::cli::to_request(f, {})->time_s == 7200);
+  f.time = "45";
+  CHECK(rv::cli::to_request(f, {})->time_s == 45 * 60);
+}

@@ -2,6 +2,7 @@
 // (tests/data/doctor/: the login script's answer, the test job's answer with and without a fault).
 
 #include "app/doctor/doctor.hpp"
+#include "unit/captured_cluster.hpp"
 
 #include <doctest/doctest.h>
 
@@ -197,4 +198,31 @@ TEST_CASE("doctor: the report's JSON shape and exit code")
   CHECK(text.find("warn  login.rsync") != std::string::npos);
   CHECK(text.find("fix: install it") != std::string::npos);
   CHECK(text.find("1 check failed, 1 warning") != std::string::npos);
+}
+
+TEST_CASE("doctor: -p names a partition the checks know, --quick or not (a wrong one fails slurm.partitions)")
+{
+  const auto cluster = rv::testing::captured_cluster_24_11();
+  const Associations everyone;
+  const auto usable = usable_gpu_partitions(cluster, everyone);
+  REQUIRE_FALSE(usable.empty());
+  CHECK(partitions_check(cluster, everyone).status == CheckStatus::ok);
+  CHECK(partitions_check(cluster, everyone, usable.front()).status == CheckStatus::ok);
+
+  const auto none = partitions_check(cluster, everyone, "nosuchpart");
+  CHECK(none.status == CheckStatus::fail);
+  CHECK(none.detail.find("--partition nosuchpart: the cluster has no such partition") != std::string::npos);
+  CHECK(none.fix.find(usable.front()) != std::string::npos); // the hint lists what works
+
+  // A partition that exists but has no GPU (the 24.11 testbed's CPU partition).
+  std::string cpu_only;
+  for (const auto& p : cluster.partitions) {
+    if (std::ranges::find(usable, p.name) == usable.end()) {
+      cpu_only = p.name;
+    }
+  }
+  REQUIRE_FALSE(cpu_only.empty());
+  const auto cpu = partitions_check(cluster, everyone, cpu_only);
+  CHECK(cpu.status == CheckStatus::fail);
+  CHECK(cpu.detail.find("--partition " + cpu_only + ": ") != std::string::npos);
 }

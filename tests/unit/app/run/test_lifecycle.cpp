@@ -5,6 +5,7 @@
 
 #include "app/manage/manage.hpp"
 #include "app/run/launch.hpp"
+#include "app/run/pipeline.hpp"
 #include "app/run/race.hpp"
 #include "app/run/submit.hpp"
 #include "core/interrupt.hpp"
@@ -540,4 +541,28 @@ TEST_CASE("lifecycle: --dry-run shows the container's runtime and step")
   auto doc = nlohmann::json::parse(w.output.stdout_text);
   CHECK(doc["container"]["runtime"] == "pyxis");
   CHECK(doc["container"]["image"] == "docker://nvcr.io/nvidia/pytorch:24.05-py3");
+}
+
+TEST_CASE("lifecycle: --notify with nothing configured fails before anything is planned, synced or queued")
+{
+  World w("notify-early");
+  JobOrder order;
+  order.request = templates::testing::base_request();
+  order.notify = true;
+  auto r = run_command(w.env, order, {"python3", "train.py"}, false);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::config);
+  CHECK(r.error().message.find("no address") != std::string::npos);
+  CHECK(w.cluster.seen.empty()); // no discovery, no sync, no sbatch
+  CHECK(w.local.seen.empty());   // no rsync either
+  CHECK(w.requests.list()->empty());
+
+  // A task file's secret that is not set: the same, for rv up too.
+  JobOrder up;
+  up.request = order.request;
+  up.secrets = std::vector<std::string>{"WANDB_API_KEY"};
+  auto u = bring_up(w.env, up, "");
+  REQUIRE_FALSE(u);
+  CHECK(u.error().message.find("WANDB_API_KEY") != std::string::npos);
+  CHECK(w.cluster.seen.empty());
 }
