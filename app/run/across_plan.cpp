@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 
 namespace rv::app {
 namespace {
@@ -26,7 +27,39 @@ std::vector<strategy::ClusterPlanView> views_of(const std::vector<ClusterRun>& c
   return views;
 }
 
+// What tells one Slurm cluster from another: its name and its controller.
+std::string cluster_identity(const model::SchedulerConfig& config)
+{
+  if (config.cluster_name.empty()) {
+    return {};
+  }
+  auto ctl = config.raw.find("SlurmctldHost[0]");
+  if (ctl == config.raw.end()) {
+    ctl = config.raw.find("ControlMachine");
+  }
+  return config.cluster_name + "|" + (ctl == config.raw.end() ? std::string() : ctl->second);
+}
+
 } // namespace
+
+std::vector<LeftOut> drop_same_cluster(std::vector<ClusterRun>& clusters)
+{
+  std::vector<LeftOut> dropped;
+  std::map<std::string, std::string> first_host; // identity -> the host that reached it first
+  std::erase_if(clusters, [&](const ClusterRun& c) {
+    const auto id = cluster_identity(c.run.cluster.config);
+    if (id.empty()) {
+      return false;
+    }
+    auto [it, first] = first_host.emplace(id, c.host);
+    if (!first) {
+      dropped.push_back({c.host, fmt::format("it reaches cluster {}, as {} does: a cluster is not raced against itself",
+                                             c.run.cluster.config.cluster_name, it->second)});
+    }
+    return !first;
+  });
+  return dropped;
+}
 
 Result<AcrossPlan> make_plans(Env& env, const std::vector<std::string>& hosts, const model::JobRequest& request,
                               const strategy::PlanOptions& options,
@@ -54,6 +87,9 @@ Result<AcrossPlan> make_plans(Env& env, const std::vector<std::string>& hosts, c
   }
   if (interrupt_signal() != 0 || (first_error && first_error->code == ErrorCode::interrupted)) {
     return fail(ErrorCode::interrupted, "interrupted while planning");
+  }
+  for (auto& d : drop_same_cluster(out.clusters)) {
+    out.left_out.push_back(std::move(d));
   }
   if (out.clusters.empty()) {
     std::string why;

@@ -36,6 +36,12 @@ struct AcrossPlan {
   std::size_t strategies() const { return order.size(); }
 };
 
+// Two hosts that reach one cluster (same ClusterName and controller, e.g. an alias and its 40 ms
+// twin): the later ones leave `clusters` for the returned list, each with a reason that names the
+// first; racing a cluster against itself doubles its jobs (ux-review-3 N9). A cluster without a
+// name is never taken for another.
+std::vector<LeftOut> drop_same_cluster(std::vector<ClusterRun>& clusters);
+
 // Plans `request` on every host of `hosts` at once; a host in `excluded` plans without those nodes
 // (a re-fan-out round: node names are each cluster's own). Fails only when no cluster could plan it
 // (the first cluster's error, with every cluster's reason in the message) or on an interrupt.

@@ -100,6 +100,12 @@ assert_contains "$RUN_OUT" "127.0.0.1:9: left out" "the plan names the cluster i
 assert_contains "$RUN_OUT" "rvtb2" "the plan shows the second cluster"
 assert_match "$RUN_OUT" "rvtb +s1 " "the plan has a cluster column"
 pass "D: planning goes on without an unreachable login node, and names it"
+run "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb --host rvtb-wan --host rvtb2 run --dry-run -g 1 --time 10m -- true
+assert_rc 0 "two logins of one cluster plan as one"
+assert_contains "$RUN_OUT" "rvtb-wan: left out: it reaches cluster rvtest, as rvtb does" "the twin is named and left out"
+assert_contains "$RUN_ERR" "cluster rvtb-wan is left out" "and warned about"
+assert_not_contains "$RUN_OUT" "  rvtb-wan " "no strategy of the twin is raced"
+pass "D: two hosts that reach one cluster: the later one is left out, named (a cluster is not raced against itself)"
 run "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb --host 127.0.0.1:9 run -f --no-sync -g 1 --time 10m --name "$NAME-d" -- "$CMD"
 assert_rc 0 "the race on the reachable cluster"
 assert_contains "$RUN_ERR" "cluster 127.0.0.1:9 is left out" "rv says which cluster it left out"
