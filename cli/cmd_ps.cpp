@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/printable.hpp"
+#include "core/text.hpp"
 #include "slurm/pending_reason.hpp"
 
 #include <fmt/format.h>
@@ -112,11 +113,17 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
     out(opts.all ? "no requests\n" : "no active requests (rv ps -a lists finished ones)\n");
     return 0;
   }
-  out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}\n", "REQUEST", "NAME", "STATE", "CREATED", "COMMAND"));
+  // The cluster column (ux-review-3 N9): its ClusterName, else the alias or login node it went to.
+  std::size_t cluster_width = 7;
+  for (const auto& r : shown) {
+    cluster_width = std::max(cluster_width, std::min<std::size_t>(r.cluster_label().size(), 24));
+  }
+  out(fmt::format("{:<10} {:<16} {:<{}} {:<10} {:<21} {}\n", "REQUEST", "NAME", "CLUSTER", cluster_width, "STATE",
+                  "CREATED", "COMMAND"));
   for (auto& r : shown) {
     auto cmd = r.command.size() > 50 ? r.command.substr(0, 47) + "..." : r.command;
-    out(fmt::format("{:<10} {:<16} {:<10} {:<21} {}{}\n", r.id, r.name, to_string(r.state), r.created_at, cmd,
-                    git_label(r)));
+    out(fmt::format("{:<10} {:<16} {:<{}} {:<10} {:<21} {}{}\n", r.id, r.name, text::shorten(r.cluster_label(), 21),
+                    cluster_width, state_label(r), r.created_at, cmd, git_label(r)));
     if (!r.study.is_null()) { // a study: one line of counts (docs/studies.md)
       print_study(real->env, r, opts.all || !opts.key.empty());
       continue;

@@ -17,6 +17,17 @@ std::string git_label(const RequestRecord& r)
                      bool_field(g, "dirty") ? "*" : "");
 }
 
+std::string state_label(const RequestRecord& r)
+{
+  if (r.state == RequestState::cancelled) {
+    const auto chosen = store::text_field(r.race, "chosen");
+    if (!chosen.empty() && chosen != r.id) {
+      return "lost";
+    }
+  }
+  return std::string(to_string(r.state));
+}
+
 double planned_su(const RequestRecord& rec, const std::string& strategy_id)
 {
   for (const auto& s : store::array_field(rec.plan, "strategies")) {

@@ -12,6 +12,10 @@ namespace rv::app {
 // "  [main@3f9c02a*]" from the request's sync record ("*": uncommitted changes), or "".
 std::string git_label(const RequestRecord& r);
 
+// The request's state for a table; a member of a race across clusters that another member won
+// reads "lost", not "cancelled": nothing went wrong with it (ux-review-3 N9).
+std::string state_label(const RequestRecord& r);
+
 // The service units the plan estimated for strategy `strategy_id`, 0 when unknown.
 double planned_su(const RequestRecord& rec, const std::string& strategy_id);
 

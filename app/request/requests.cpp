@@ -32,6 +32,17 @@ std::int64_t epoch_of_iso(const std::string& text)
   return t && *t ? slurm::to_unix_seconds(**t, 0) : 0;
 }
 
+std::string RequestRecord::cluster_label() const
+{
+  if (!cluster.empty()) {
+    return cluster;
+  }
+  if (!destination.empty()) {
+    return destination;
+  }
+  return host.starts_with("ssh ") ? host.substr(4) : host;
+}
+
 const JobRecord* RequestRecord::winner_job() const
 {
   for (const auto& j : jobs) {
@@ -129,6 +140,9 @@ nlohmann::json to_json(const RequestRecord& r)
   if (!r.destination.empty()) {
     doc["destination"] = r.destination; // optional, as refanout
   }
+  if (!r.cluster.empty()) {
+    doc["cluster"] = r.cluster; // optional, as refanout
+  }
   if (!r.race.is_null()) {
     doc["race"] = r.race; // optional, as refanout
   }
@@ -169,6 +183,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       r.utc_offset_s = o->get<std::int64_t>();
     }
     r.destination = j.value("destination", "");
+    r.cluster = j.value("cluster", "");
     r.race = j.value("race", nlohmann::json());
     r.after = j.value("after", nlohmann::json());
     r.study = j.value("study", nlohmann::json());

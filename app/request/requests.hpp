@@ -97,6 +97,9 @@ struct RequestRecord {
   // The login node as the user named it (`--host`, an ~/.ssh/config alias): how a later command
   // reaches this request's cluster again; "" = the configured one (docs/multi-cluster.md).
   std::string destination;
+  // Slurm's ClusterName at submission: one cluster reached through several login nodes or aliases
+  // is one cluster in `rv ps` and `rv stats` (ux-review-3 N9); "" in older records.
+  std::string cluster;
   // Across clusters (docs/multi-cluster.md): {"group": id, "members": [{"id", "host"}...], "chosen":
   // member id or ""}, the same in every member's record; null for a request on one cluster.
   nlohmann::json race;
@@ -111,6 +114,9 @@ struct RequestRecord {
   // changed since (three-way merge under the store's lock), so a concurrent rv's changes to
   // other fields survive. Null for a record not yet in the store.
   nlohmann::json base;
+
+  // Where it ran, as people name it: the ClusterName, else the login alias, else the login node.
+  std::string cluster_label() const;
 
   // The winner's job, or nullptr.
   const JobRecord* winner_job() const;

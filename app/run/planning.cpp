@@ -98,7 +98,8 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   }
   const auto plan_start = env.clock.now();
   auto ranked_options = options; // this host's prediction history corrects biased estimates
-  ranked_options.history = history_biases(env.requests, runner.where(), env.clock.epoch_seconds());
+  ranked_options.history =
+      history_biases(env.requests, {run.cluster.config.cluster_name, runner.where()}, env.clock.epoch_seconds());
   if (run.times.discovery_s > 0) {
     // The queue snapshot came with discovery; the submission is one more trip like it.
     const double since = std::chrono::duration<double>(env.clock.now() - start).count() - run.times.connect_s;

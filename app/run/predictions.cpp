@@ -50,11 +50,12 @@ std::optional<std::int64_t> slurm_wait(const RequestRecord& r, const JobRecord& 
   return std::max<std::int64_t>(0, slurm::to_unix_seconds(**t, *r.utc_offset_s) - j.submitted_at);
 }
 
-std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestRecord*>& records, const std::string& host)
+std::vector<strategy::WaitSample> samples_of(const std::vector<const RequestRecord*>& records,
+                                             const HistoryScope& scope)
 {
   std::vector<strategy::WaitSample> out;
   for (const auto* r : records) {
-    if (!host.empty() && r->host != host) {
+    if (!scope.holds(*r)) {
       continue;
     }
     for (const auto& j : r->jobs) {
@@ -81,13 +82,21 @@ std::string signed_seconds(std::int64_t s)
 
 } // namespace
 
-std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const std::string& host,
-                                               std::int64_t now, const HistoryWindow& window)
+bool HistoryScope::holds(const RequestRecord& r) const
 {
-  return samples_of(recent(records, now, window), host);
+  if (cluster.empty() && host.empty()) {
+    return true;
+  }
+  return (!cluster.empty() && r.cluster == cluster) || (!host.empty() && r.cluster.empty() && r.host == host);
 }
 
-std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const std::string& host,
+std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const HistoryScope& scope,
+                                               std::int64_t now, const HistoryWindow& window)
+{
+  return samples_of(recent(records, now, window), scope);
+}
+
+std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const HistoryScope& scope,
                                                     std::int64_t now, const HistoryWindow& window)
 {
   auto docs = store.list();
@@ -101,20 +110,24 @@ std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& st
       records.push_back(std::move(*r));
     }
   }
-  return strategy::estimator_biases(wait_samples(records, host, now, window));
+  return strategy::estimator_biases(wait_samples(records, scope, now, window));
 }
 
 nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
                                 const HistoryWindow& window)
 {
   const auto chosen = recent(records, now, window);
-  std::set<std::string> hosts;
+  // One group per cluster: its name, or the login node of a record without one.
+  std::map<std::string, std::pair<HistoryScope, std::set<std::string>>> groups;
   for (const auto* r : chosen) {
-    hosts.insert(r->host);
+    auto& [scope, logins] = groups[r->cluster.empty() ? r->host : r->cluster];
+    scope = r->cluster.empty() ? HistoryScope{"", r->host} : HistoryScope{r->cluster, ""};
+    logins.insert(r->host);
   }
   nlohmann::json host_list = nlohmann::json::array();
-  for (const auto& host : hosts) {
-    const auto samples = samples_of(chosen, host);
+  for (const auto& [shown, group] : groups) {
+    const auto& [scope, logins] = group;
+    const auto samples = samples_of(chosen, scope);
     nlohmann::json parts = nlohmann::json::array();
     std::map<std::string, strategy::EstimateErrors> vs_slurm;
     for (auto& e : strategy::estimate_errors(samples)) {
@@ -144,7 +157,10 @@ nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::
                        {"corrected", fix != corrected.end()},
                        {"why", fix != corrected.end() ? text::join(fix->second, "; ") : b.why}});
     }
-    host_list.push_back({{"host", host}, {"samples", samples.size()}, {"partitions", parts}});
+    host_list.push_back({{"host", shown},
+                         {"logins", std::vector<std::string>(logins.begin(), logins.end())},
+                         {"samples", samples.size()},
+                         {"partitions", parts}});
   }
   return {
       {"window", {{"last", window.last}, {"days", window.days}}}, {"requests", chosen.size()}, {"hosts", host_list}};
@@ -158,7 +174,10 @@ std::string format_prediction_stats(const nlohmann::json& stats)
   out += "error = actual wait - predicted wait (+: started later than predicted); cancelled = still pending when "
          "cancelled, counted only once past the prediction\n";
   for (const auto& h : stats["hosts"]) {
-    out += fmt::format("\n{} ({} samples)\n", h["host"].get<std::string>(), h["samples"].get<std::size_t>());
+    const auto logins = h.value("logins", std::vector<std::string>{});
+    const auto shown = h["host"].get<std::string>();
+    out += fmt::format("\n{} ({} samples{})\n", shown, h["samples"].get<std::size_t>(),
+                       logins.size() == 1 && logins.front() == shown ? "" : ", through " + text::join(logins, ", "));
     out += fmt::format("  {:<14} {:>7} {:>9} {:>12} {:>14}  {}\n", "partition", "started", "cancelled", "median error",
                        "median |error|", "ranking");
     for (const auto& p : h["partitions"]) {

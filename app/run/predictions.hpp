@@ -25,19 +25,29 @@ struct HistoryWindow {
   std::int64_t days = 30;
 };
 
-// The samples of `records` submitted on `host` ("" = every host) within `window` of `now`: every
-// job with a prediction that started (actual = started - submitted) or was cancelled while pending
-// (censored: actual = cancelled - submitted, a lower bound).
-std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const std::string& host,
+// Whose history: the requests of one cluster, named by its ClusterName (every login node and alias
+// of it) or, for records older than the name, by the login node they were submitted on; both
+// empty = every request.
+struct HistoryScope {
+  std::string cluster; // Slurm's ClusterName
+  std::string host;    // runner.where()
+  bool holds(const RequestRecord& r) const;
+};
+
+// The samples of `records` in `scope` within `window` of `now`: every job with a prediction that
+// started (actual = started - submitted) or was cancelled while pending (censored: actual =
+// cancelled - submitted, a lower bound).
+std::vector<strategy::WaitSample> wait_samples(const std::vector<RequestRecord>& records, const HistoryScope& scope,
                                                std::int64_t now, const HistoryWindow& window = {});
 
-// The biases of `host`'s partitions per estimator from the store's records (unreadable records
+// The biases of the scope's partitions per estimator from the store's records (unreadable records
 // skipped): strategy::estimator_biases, what the planner corrects with.
-std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const std::string& host,
+std::vector<strategy::PartitionBias> history_biases(const store::RecordStore& store, const HistoryScope& scope,
                                                     std::int64_t now, const HistoryWindow& window = {});
 
-// `rv stats`: per host, per partition, the samples and median errors (docs/requests.md,
-// "Predictions"): {"window": {...}, "requests": N, "hosts": [{"host", "partitions": [...]}]}.
+// `rv stats`: per cluster (its name; a record without one: its login node), per partition, the
+// samples and median errors (docs/requests.md, "Predictions"): {"window": {...}, "requests": N,
+// "hosts": [{"host": the cluster as shown, "logins": [the login nodes], "partitions": [...]}]}.
 nlohmann::json prediction_stats(const std::vector<RequestRecord>& records, std::int64_t now,
                                 const HistoryWindow& window);
 

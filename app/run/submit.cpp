@@ -156,6 +156,7 @@ void fill_record(Env& env, const SubmitInput& in, const JobSecrets& js, RequestR
   rec.created_at = utc_iso(env.clock.epoch_seconds());
   rec.host = env.cluster.where();
   rec.destination = env.destination;
+  rec.cluster = in.planned.cluster.config.cluster_name;
   rec.race = in.extras.race;
   rec.after = in.extras.after;
   rec.kind = in.kind;

@@ -65,3 +65,31 @@ TEST_CASE("json fields: the fallback for a missing key, another type or a docume
   CHECK(object_field(j, "a").empty());
   CHECK(object_field(json(), "o").empty());
 }
+
+TEST_CASE("record view: a race member another member won reads lost; the cluster column's label")
+{
+  RequestRecord r;
+  r.id = "aaaa0001";
+  r.state = RequestState::cancelled;
+  CHECK(state_label(r) == "cancelled");
+  r.race = json{{"group", "g1"}, {"members", json::array()}, {"chosen", "bbbb0002"}};
+  CHECK(state_label(r) == "lost");
+  r.race["chosen"] = "aaaa0001"; // the winner, cancelled by the user: cancelled
+  CHECK(state_label(r) == "cancelled");
+  r.race["chosen"] = "";
+  CHECK(state_label(r) == "cancelled"); // no winner yet: the race was stopped
+  r.race = json{{"chosen", 7}};         // an odd shape reads as no winner
+  CHECK(state_label(r) == "cancelled");
+  r.state = RequestState::done;
+  CHECK(state_label(r) == "done");
+
+  r.host = "ssh rvtest@127.0.0.1:2222";
+  CHECK(r.cluster_label() == "rvtest@127.0.0.1:2222");
+  r.destination = "rvtb";
+  CHECK(r.cluster_label() == "rvtb");
+  r.cluster = "rvtest";
+  CHECK(r.cluster_label() == "rvtest");
+  auto back = request_from_json(to_json(r));
+  REQUIRE(back);
+  CHECK(back->cluster == "rvtest");
+}

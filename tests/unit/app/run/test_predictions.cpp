@@ -131,9 +131,39 @@ TEST_CASE("rv stats: samples per host and partition within the window, medians a
   auto last2 = prediction_stats(records, k_now, {2, 30});
   CHECK(last2["requests"] == 2);
   CHECK(format_prediction_stats(stats).find("gpu-a6000") != std::string::npos);
-  auto samples = wait_samples(records, "local", k_now);
+  auto samples = wait_samples(records, {"", "local"}, k_now);
   REQUIRE(samples.size() == 1);
   CHECK(samples[0].actual_s == 660);
+}
+
+TEST_CASE("rv stats and the planner's history: one cluster through several login nodes is one cluster (N9)")
+{
+  std::vector<RequestRecord> records;
+  for (const char* login : {"ssh rvtest@127.0.0.1:2222", "ssh rvtest@127.0.0.1:2228", "ssh rvtest@127.0.0.1:2223"}) {
+    records.push_back(request(k_now - 10, {job("gpu-v100", 60, k_now - 10, k_now, 0)}, login));
+    records.back().cluster = "rvtest";
+  }
+  // An older record of the same login node, from before records named their cluster.
+  records.push_back(request(k_now - 20, {job("gpu-v100", 60, k_now - 20, k_now, 0)}, "ssh rvtest@127.0.0.1:2222"));
+  records.push_back(request(k_now - 5, {job("gpu-a100", 60, k_now - 5, k_now, 0)}, "ssh other@hpc:22"));
+  records.back().cluster = "national";
+
+  const auto stats = prediction_stats(records, k_now, {});
+  REQUIRE(stats["hosts"].size() == 3); // national, rvtest, and the unnamed old record's login node
+  CHECK(stats["hosts"][0]["host"] == "national");
+  CHECK(stats["hosts"][1]["host"] == "rvtest");
+  CHECK(stats["hosts"][1]["samples"] == 3);
+  CHECK(stats["hosts"][1]["logins"].size() == 3);
+  CHECK(stats["hosts"][2]["host"] == "ssh rvtest@127.0.0.1:2222");
+  const auto text = format_prediction_stats(stats);
+  CHECK(text.find("rvtest (3 samples, through ssh rvtest@127.0.0.1:2222, ssh rvtest@127.0.0.1:2223, ssh "
+                  "rvtest@127.0.0.1:2228)") != std::string::npos);
+
+  // Planning on rvtest through :2222 learns from every login's records and the old one of :2222.
+  CHECK(wait_samples(records, {"rvtest", "ssh rvtest@127.0.0.1:2222"}, k_now).size() == 4);
+  CHECK(wait_samples(records, {"rvtest", "ssh rvtest@127.0.0.1:2228"}, k_now).size() == 3);
+  CHECK(wait_samples(records, {"national", "ssh other@hpc:22"}, k_now).size() == 1);
+  CHECK(wait_samples(records, {}, k_now).size() == 5);
 }
 
 // #30 item 3: Slurm's first start estimate, seen by a poll while the job pended, against rv's.
