@@ -3,6 +3,7 @@
 // `rv disconnect [HOST]`: ends one (or all). docs/ssh.md, "One held connection".
 
 #include "cli/commands.hpp"
+#include "core/duration.hpp"
 #include "core/process/ssh_hold.hpp"
 #include "core/process/ssh_runner.hpp"
 
@@ -90,8 +91,8 @@ Result<int> run_connect(const ConnectOptions& o, Context& ctx)
     print_json({{"host", where}, {"held", true}, {"pid", pid}, {"idle_limit_s", options.persist.count()}});
   } else if (!ctx.global.quiet) {
     std::fputs(fmt::format("holding the connection to {} (pid {}): every rv command for it goes through it; it "
-                           "ends after {} s unused, or with rv disconnect\n",
-                           where, pid, options.persist.count())
+                           "ends after {} unused, or with rv disconnect\n",
+                           where, pid, format_human_duration(options.persist.count()))
                    .c_str(),
                stdout);
   }

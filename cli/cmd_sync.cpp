@@ -104,7 +104,7 @@ Result<int> run_push(const PushOpts& o, Context& ctx)
 
 struct PullOpts {
   std::string remote;
-  std::string local = ".";
+  std::string local; // "" = app::pull_destination
 };
 
 Result<int> run_pull(const PullOpts& o, Context& ctx)
@@ -177,7 +177,9 @@ void setup_sync(CLI::App& app, Context& ctx)
   auto* pull = sync->add_subcommand("pull", "fetch a remote file or directory, or a request's outputs");
   pull->add_option("remote", pull_opts->remote, "request id (its winner's --output files), or a remote path")
       ->required();
-  pull->add_option("local", pull_opts->local, "local destination (default: the current directory)");
+  pull->add_option("local", pull_opts->local,
+                   "local destination (default: a request's outputs go to <project>/rv-outputs, which is never "
+                   "pushed and git ignores; a remote path to the current directory)");
   pull->callback([&ctx, pull_opts] { ctx.action = [&ctx, pull_opts] { return run_pull(*pull_opts, ctx); }; });
 
   auto watch_opts = std::make_shared<WatchOpts>();

@@ -146,7 +146,8 @@ Result<FileSelection> list_project_files(const std::filesystem::path& root, proc
   const bool git = is_git_root(root) && proc::on_path("git");
   // Later rules win: the defaults and .gitignore (without git), then .rvignore.
   IgnoreRules rules;
-  rules.add_line("/.rvignore"); // rv's own file is not needed on the cluster
+  rules.add_line("/.rvignore");                              // rv's own file is not needed on the cluster
+  rules.add_line(fmt::format("/{}/", k_pulled_outputs_dir)); // what came from the cluster goes not back
   if (!git) {
     for (const auto& p : default_ignores()) {
       rules.add_line(p);

@@ -63,6 +63,11 @@ std::vector<std::string> split_records(std::string_view text, char sep);
 std::string read_text_file(const std::filesystem::path& path);
 
 // The files to send from the project at `root`. `local` runs git (a LocalRunner).
+// Where `rv sync pull REQUEST` puts a request's outputs unless told (`<project>/rv-outputs/`): a push
+// never sends it and git ignores it (rv writes `*` in its .gitignore), so a pull neither comes back
+// on the next run nor marks the tree dirty (ux-review-3 N11).
+inline constexpr const char* k_pulled_outputs_dir = "rv-outputs";
+
 Result<FileSelection> list_project_files(const std::filesystem::path& root, proc::Runner& local,
                                          const SelectOptions& options);
 

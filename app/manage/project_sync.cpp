@@ -3,6 +3,7 @@
 #include "app/request/reap.hpp"
 #include "app/request/requests.hpp"
 #include "core/interrupt.hpp"
+#include "core/store/record_store.hpp"
 #include "sync/hash.hpp"
 
 #include <fmt/format.h>
@@ -28,7 +29,7 @@ Result<fs::path> push_root(Env& env, const std::string& path)
   return project_root_for(env.cwd, "", env.home);
 }
 
-Result<std::string> pull_source(Env& env, const std::string& key)
+Result<PullSource> pull_from(Env& env, const std::string& key)
 {
   if (key.empty()) {
     return fail(ErrorCode::usage, "rv sync pull needs what to fetch", "rv sync pull REQUEST|REMOTE_PATH [LOCAL]");
@@ -53,18 +54,51 @@ Result<std::string> pull_source(Env& env, const std::string& key)
                     fmt::format("request {} ran without -o/--output: it has no outputs to pull", r->id),
                     fmt::format("rv logs {} shows its log; rv run -o PATH ... copies PATH after the job", r->id));
       }
-      return fmt::format("{}/outputs/{}-{}", r->remote_root, r->name, job->job_id);
+      return PullSource{fmt::format("{}/outputs/{}-{}", r->remote_root, r->name, job->job_id), true};
     }
   }
-  return resolve_remote_path(env.cluster, key);
+  RV_TRY(path, resolve_remote_path(env.cluster, key));
+  return PullSource{std::move(path), false};
+}
+
+Result<std::string> pull_source(Env& env, const std::string& key)
+{
+  RV_TRY(from, pull_from(env, key));
+  return from.path;
+}
+
+Result<fs::path> pull_destination(Env& env, const PullSource& from)
+{
+  if (!from.outputs) {
+    return env.cwd;
+  }
+  RV_TRY(root, push_root(env, ""));
+  const auto dir = root / sync::k_pulled_outputs_dir;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return fail(ErrorCode::io, fmt::format("cannot make {}: {}", dir.string(), ec.message()),
+                "name where to put the outputs: rv sync pull REQUEST LOCAL_DIR");
+  }
+  if (!fs::exists(dir / ".gitignore", ec)) { // git ignores what was pulled: the tree stays clean
+    RV_TRY_VOID(
+        store::write_file_atomic(dir / ".gitignore", "# rv sync pull's outputs: never pushed, never committed\n*\n"));
+  }
+  return dir;
 }
 
 Result<Pulled> pull(Env& env, const std::string& key, const fs::path& local, const SyncSettings& settings)
 {
-  RV_TRY(source, pull_source(env, key));
-  const auto dest = local.is_absolute() ? local : env.cwd / local;
-  RV_TRY(report, sync::pull(env.cluster, env.local, source, dest, settings.push));
-  return Pulled{std::move(source), std::move(report)};
+  RV_TRY(from, pull_from(env, key));
+  fs::path dest;
+  if (local.empty()) {
+    RV_TRY(d, pull_destination(env, from));
+    dest = std::move(d);
+  } else {
+    dest = local.is_absolute() ? local : env.cwd / local;
+  }
+  RV_TRY(report, sync::pull(env.cluster, env.local, from.path, dest, settings.push));
+  return Pulled{std::move(from.path), std::move(report)};
 }
 
 Result<std::string> project_fingerprint(Env& env, const fs::path& root, const SyncSettings& settings)

@@ -19,14 +19,23 @@ Result<std::filesystem::path> push_root(Env& env, const std::string& path);
 
 // What `key` names on the cluster: a request (id, job id or name) means its winner's outputs
 // (<remote root>/outputs/<name>-<job id>); anything else is a remote path (resolved there).
-Result<std::string> pull_source(Env& env, const std::string& key);
+struct PullSource {
+  std::string path;
+  bool outputs = false; // a request's outputs
+};
+Result<PullSource> pull_from(Env& env, const std::string& key);
+Result<std::string> pull_source(Env& env, const std::string& key); // pull_from's path
+
+// Where a pull writes without a LOCAL: a request's outputs go to <project>/rv-outputs (made, with a
+// .gitignore of `*`), a remote path to the current directory.
+Result<std::filesystem::path> pull_destination(Env& env, const PullSource& from);
 
 struct Pulled {
   std::string source; // the remote path fetched
   sync::PullReport report;
 };
 
-// Fetches what `key` names into `local`.
+// Fetches what `key` names into `local` ("" = pull_destination).
 Result<Pulled> pull(Env& env, const std::string& key, const std::filesystem::path& local, const SyncSettings& settings);
 
 // A fingerprint of what a push would send: paths, sizes, mtimes, modes, link targets.

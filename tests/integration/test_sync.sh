@@ -94,6 +94,16 @@ run ssh_rv sync pull /nonexistent/rv-it-path
 assert_rc 2 "rv sync pull of a missing remote path"
 assert_contains "$RUN_ERR" "does not exist on" "a missing remote path is a one-line error"
 pass "--output results: the job copied results/ to its output dir; rv sync pull $rid2 fetched results/out.txt"
+# Without LOCAL (N11): into <project>/rv-outputs, which git ignores and the next push does not send.
+before_status=$(git status --porcelain)
+run ssh_rv sync pull "$rid2"
+assert_rc 0 "rv sync pull REQUEST without LOCAL"
+[[ -n $(find "$(git rev-parse --show-toplevel)/rv-outputs" -path '*/results/out.txt') ]] ||
+  it_fail "no results/out.txt under <project>/rv-outputs" "$(it_last_run)"
+assert_eq "$before_status" "$(git status --porcelain)" "the pull leaves git status as it was"
+run ssh_rv sync push --dry-run
+assert_not_contains "$RUN_OUT" "rv-outputs" "a push never sends what was pulled"
+pass "rv sync pull REQUEST: into <project>/rv-outputs, git-ignored, never pushed"
 
 # ---- two projects with the same folder name: two workspaces, over rsync and over SFTP ----
 mkdir -p "$IT_DIR/b/proj"

@@ -93,6 +93,24 @@ TEST_CASE("sync: a git project sends tracked plus untracked-not-ignored files, m
   CHECK(paths(*sel) == V{".gitignore", "new_untracked.py", "train.py"});
 }
 
+TEST_CASE("sync: rv-outputs/ at the project's top (where rv sync pull puts outputs) is never sent")
+{
+  TempProject p;
+  p.write("train.py");
+  p.write("rv-outputs/rv-1-45/out.txt");
+  p.write("src/rv-outputs/mine.txt"); // only the top-level one is rv's
+  rv::proc::LocalRunner local;
+  auto sel = list_project_files(p.root, local, {});
+  REQUIRE(sel);
+  CHECK(paths(*sel) == V{"src/rv-outputs/mine.txt", "train.py"});
+  REQUIRE(p.sh("git init -q") == 0);        // in a git project too (git does not list ignored files, but
+  p.write("rv-outputs/.gitignore", "!*\n"); // a .gitignore that lets them through changes nothing)
+  auto in_git = list_project_files(p.root, local, {});
+  REQUIRE(in_git);
+  CHECK(in_git->git);
+  CHECK(paths(*in_git) == V{"src/rv-outputs/mine.txt", "train.py"});
+}
+
 TEST_CASE("sync: large files are skipped with a reason; symlinks are kept only inside the project")
 {
   TempProject p;

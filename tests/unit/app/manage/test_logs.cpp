@@ -11,7 +11,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <unistd.h>
@@ -209,4 +212,45 @@ TEST_CASE("sync pull: a request whose job ended before any poll saw it running p
   auto saved = w.requests.read("3a7e17d0");
   REQUIRE(saved);
   CHECK((*saved)["winner"] == "s2");
+}
+
+// UX review 3, N11: a request's outputs pulled without LOCAL land in <project>/rv-outputs, which git
+// ignores and a push never sends; a remote path still lands in the current directory.
+TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignored; a remote path to the cwd")
+{
+  World w("pull-dest");
+  const auto project = w.dir / "proj";
+  std::filesystem::create_directories(project / "src");
+  std::ofstream(project / "train.py") << "print(1)\n";
+  const auto git = [&](const std::string& args) {
+    return std::system(("git -C '" + project.string() + "' " + args + " >/dev/null 2>&1").c_str());
+  };
+  REQUIRE(git("init -q") == 0);
+  REQUIRE(git("add -A") == 0);
+  REQUIRE(git("-c user.email=t@t -c user.name=t commit -qm init") == 0);
+  w.env.cwd = project / "src"; // anywhere in the project
+
+  auto dest = pull_destination(w.env, {"/home/alice/.rv/outputs/rv-1-45", true});
+  REQUIRE_MESSAGE(dest, dest.error().message);
+  CHECK(*dest == project / "rv-outputs");
+  std::ofstream(*dest / "out.txt") << "result\n"; // what a pull wrote
+  CHECK(git("diff --quiet") == 0);
+  // git status --porcelain is empty: the tree is not dirty
+  const auto status = w.dir / "status.txt";
+  REQUIRE(std::system(
+              ("git -C '" + project.string() + "' status --porcelain >'" + status.string() + "' 2>&1").c_str()) == 0);
+  std::ifstream in(status);
+  std::string first;
+  std::getline(in, first);
+  CHECK(first.empty());
+  // A second pull keeps the .gitignore as it is.
+  std::ofstream(*dest / ".gitignore") << "*\n# mine\n";
+  REQUIRE(pull_destination(w.env, {"/x", true}));
+  std::ifstream kept(*dest / ".gitignore");
+  std::string all((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  CHECK(all == "*\n# mine\n");
+
+  auto here = pull_destination(w.env, {"/scratch/alice/data", false});
+  REQUIRE(here);
+  CHECK(*here == project / "src");
 }
