@@ -34,7 +34,10 @@ int report(const rv::Error& error, bool json)
     nlohmann::json out = {{"error", {{"message", error.message}, {"hint", error.hint}, {"exit_code", code}}}};
     std::fputs((rv::store::dump_for_display(out) + "\n").c_str(), stdout);
   }
-  std::fputs(fmt::format("rv: error: {}\n", rv::printable(error.message)).c_str(), stderr);
+  // Ctrl-C is the user's choice, not a failure: a detach ("stopped following; job 12 keeps
+  // running") carries no `error:` label (ux-review-3 section 4 item 10); the exit status is still 130.
+  const bool chosen = error.code == rv::ErrorCode::interrupted;
+  std::fputs(fmt::format("rv: {}{}\n", chosen ? "" : "error: ", rv::printable(error.message)).c_str(), stderr);
   if (!error.hint.empty()) {
     std::fputs(fmt::format("rv: hint: {}\n", rv::printable(error.hint)).c_str(), stderr);
   }

@@ -229,7 +229,8 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
           request_finished(r) ? "rv ps -a shows what happened to its jobs" : "rv logs -f waits for it");
     }
     if (interrupt_signal() != 0) {
-      return fail(ErrorCode::interrupted, fmt::format("stopped waiting for request {} to start", r.id));
+      return fail(ErrorCode::interrupted, fmt::format("stopped waiting; request {} is still pending", r.id),
+                  fmt::format("`rv logs -f {}` waits again, `rv stop {}` cancels its jobs", r.id, r.id));
     }
     env.clock.sleep_for(backoff.next());
   }

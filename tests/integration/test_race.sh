@@ -154,6 +154,7 @@ assert_eq "130" "$int_rc" "rv run -f exits 130 on SIGINT (stderr: $(head -c 500 
 assert_eq "" "$(squeue -h -j "$ids" 2>/dev/null)" "no job of the interrupted request is left in squeue (ids $ids)"
 assert_eq "" "$(squeue -h -u rvtest -n "$NAME-int" 2>/dev/null)" "none by its name either"
 assert_eq "cancelled" "$(jq -r .state "$(record_of "$rid")")" "the interrupted request's record says cancelled"
+assert_not_contains "$(<"$IT_DIR/int.err")" "rv: error:" "Ctrl-C is the user's choice: no error label"
 pass "SIGINT mid-race: rv exits 130 and no job of the request is left in the queue"
 
 # ---- the TIMEOUT job started first, in the background ----

@@ -4,6 +4,7 @@
 
 #include "app/manage/manage.hpp"
 #include "app/manage/project_sync.hpp"
+#include "core/interrupt.hpp"
 #include "fakes/capture_output.hpp"
 #include "fakes/fake_clock.hpp"
 
@@ -253,4 +254,35 @@ TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignore
   auto here = pull_destination(w.env, {"/scratch/alice/data", false});
   REQUIRE(here);
   CHECK(*here == project / "src");
+}
+
+// UX review 3, section 4 item 10: Ctrl-C on `rv logs -f` while every job still pends says the
+// request is still pending and how to cancel it (it said only "stopped waiting for request ...").
+TEST_CASE("logs -f: Ctrl-C while the request still pends names it pending, and rv stop")
+{
+  World w("pending-ctrl-c");
+  auto rec = request_from_json(nlohmann::json{{"id", "5e11d0a2"},
+                                              {"host", "scripted"},
+                                              {"name", "rv-5e11d0a2"},
+                                              {"state", "submitted"},
+                                              {"created_at", "2026-11-22T05:00:00Z"},
+                                              {"jobs", {{{"strategy_id", "s1"}, {"job_id", "61"}, {"state", "PENDING"}}}}});
+  REQUIRE(rec);
+  REQUIRE(w.requests.create(rec->id, to_json(*rec)));
+  w.cluster.answer = [](const std::vector<std::string>& argv) -> std::optional<proc::Outcome> {
+    if (std::find(argv.begin(), argv.end(), "squeue") == argv.end()) {
+      return std::nullopt;
+    }
+    rv::raise_interrupt(2); // Ctrl-C while rv waits for a start
+    proc::Outcome o;
+    o.exit_code = 0;
+    o.out = "61|PENDING|Priority|p||1|N/A|N/A|1:00:00|0:00|N/A|rv-5e11d0a2\n";
+    return o;
+  };
+  auto r = show_logs(w.env, {"5e11d0a2", true, false, -1, -1});
+  rv::clear_interrupt();
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == ErrorCode::interrupted);
+  CHECK(r.error().message == "stopped waiting; request 5e11d0a2 is still pending");
+  CHECK(r.error().hint == "`rv logs -f 5e11d0a2` waits again, `rv stop 5e11d0a2` cancels its jobs");
 }
