@@ -210,17 +210,21 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
   for (const auto& line : container_lines(run)) {
     out(line + "\n");
   }
-  out("\n");
-  out("backfill windows (longest walltime that starts now; start of the full request):\n");
-  for (const auto& w : plan.windows) {
-    out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
-                    w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
-                    wait_in_words(w.full_start_in_s, 0, true)));
-  }
-  if (auto lines = strategy::describe_queue_windows(plan, verbose); !lines.empty()) {
-    out("\nqueue windows (rv's model of the scheduler's queue: GPUs idle now, for how long):\n");
-    for (const auto& l : lines) {
-      out(l + "\n");
+  // The windows and the notes are how rv got there: -v shows them (ux-review-3: 38 lines for 5
+  // strategies, where the table is what a person reads).
+  if (verbose) {
+    out("\n");
+    out("backfill windows (longest walltime that starts now; start of the full request):\n");
+    for (const auto& w : plan.windows) {
+      out(fmt::format("  {:<16} {:<12} {}x{:<3} now up to {:<8} full request starts {}\n", w.gpu_type, w.partition,
+                      w.nodes, w.gpus_per_node, w.max_now_s > 0 ? format_human_duration(w.max_now_s) : "-",
+                      wait_in_words(w.full_start_in_s, 0, true)));
+    }
+    if (auto lines = strategy::describe_queue_windows(plan, verbose); !lines.empty()) {
+      out("\nqueue windows (rv's model of the scheduler's queue: GPUs idle now, for how long):\n");
+      for (const auto& l : lines) {
+        out(l + "\n");
+      }
     }
   }
   out("\nstrategies, best first:\n");
@@ -255,8 +259,15 @@ void print_plan(Output& output, const PlanRun& run, bool json, bool verbose)
       out(fmt::format("  {:<40} {}\n", p.strategy.label, p.reason));
     }
   }
-  for (const auto& n : plan.notes) {
-    out(fmt::format("note: {}\n", n));
+  if (verbose) {
+    for (const auto& n : plan.notes) {
+      out(fmt::format("note: {}\n", n));
+    }
+  } else {
+    out(fmt::format("(-v adds the backfill and queue windows{})\n",
+                    plan.notes.empty()
+                        ? std::string()
+                        : fmt::format(" and {} note{}", plan.notes.size(), plan.notes.size() == 1 ? "" : "s")));
   }
 }
 
