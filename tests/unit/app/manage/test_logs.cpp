@@ -261,12 +261,13 @@ TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignore
 TEST_CASE("logs -f: Ctrl-C while the request still pends names it pending, and rv stop")
 {
   World w("pending-ctrl-c");
-  auto rec = request_from_json(nlohmann::json{{"id", "5e11d0a2"},
-                                              {"host", "scripted"},
-                                              {"name", "rv-5e11d0a2"},
-                                              {"state", "submitted"},
-                                              {"created_at", "2026-11-22T05:00:00Z"},
-                                              {"jobs", {{{"strategy_id", "s1"}, {"job_id", "61"}, {"state", "PENDING"}}}}});
+  auto rec =
+      request_from_json(nlohmann::json{{"id", "5e11d0a2"},
+                                       {"host", "scripted"},
+                                       {"name", "rv-5e11d0a2"},
+                                       {"state", "submitted"},
+                                       {"created_at", "2026-11-22T05:00:00Z"},
+                                       {"jobs", {{{"strategy_id", "s1"}, {"job_id", "61"}, {"state", "PENDING"}}}}});
   REQUIRE(rec);
   REQUIRE(w.requests.create(rec->id, to_json(*rec)));
   w.cluster.answer = [](const std::vector<std::string>& argv) -> std::optional<proc::Outcome> {
