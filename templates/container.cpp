@@ -158,6 +158,15 @@ _rv_ct_failed() {
 constexpr std::string_view k_ct_pull = R"sh(
 # The docker:// image, pulled once per image into the cache on scratch (one pull at a time per
 # image: a sibling job that is pulling it holds the lock); not the job's run time for the watchdog.
+# The lock names its job: a holder Slurm no longer lists (a race's loser cancelled mid-pull, a
+# killed job) left it behind, and the next job takes it over instead of waiting RV_CT_TIMEOUT.
+_rv_ct_lock_stale() {
+  local holder
+  holder=$(cat -- "$1/job" 2>/dev/null) || return 1
+  [ -n "$holder" ] && [ "$holder" != "${SLURM_JOB_ID:-}" ] && command -v squeue >/dev/null 2>&1 || return 1
+  [ -z "$(squeue -h -j "$holder" -t PD,R,CG,S,CF -o %i 2>/dev/null)" ] || return 1
+  _rv_log "the image's pull lock is job $holder's, which has ended: taking it over"
+}
 _rv_ct_pull() {
   local start out="" held=0 waited=0 lock="$RV_CT_IMAGE.lock" part="$RV_CT_IMAGE.part.$$"
   start=$(date +%s)
@@ -168,8 +177,16 @@ _rv_ct_pull() {
   _rv_log "pulling $RV_CT_IMAGE_REF"
   mkdir -p -- "${RV_CT_IMAGE%/*}" "$APPTAINER_CACHEDIR" 2>/dev/null
   while true; do
-    if mkdir -- "$lock" 2>/dev/null; then held=1; break; fi
+    if mkdir -- "$lock" 2>/dev/null; then
+      held=1
+      printf '%s\n' "${SLURM_JOB_ID:-}" >"$lock/job" 2>/dev/null
+      break
+    fi
     if [ -s "$RV_CT_IMAGE" ] || [ "$waited" -ge "$RV_CT_TIMEOUT" ]; then break; fi
+    if [ $((waited % 10)) = 0 ] && _rv_ct_lock_stale "$lock"; then
+      rm -rf -- "$lock"
+      continue
+    fi
     sleep 2
     waited=$((waited + 2))
   done
@@ -178,7 +195,7 @@ _rv_ct_pull() {
     if [ -s "$part" ] && [ ! -s "$RV_CT_IMAGE" ]; then mv -f -- "$part" "$RV_CT_IMAGE"; fi
     rm -f -- "$part"
   fi
-  [ "$held" = 0 ] || rmdir -- "$lock" 2>/dev/null
+  [ "$held" = 0 ] || rm -rf -- "$lock"
   if [ ! -s "$RV_CT_IMAGE" ]; then
     printf 'rv preflight: FAIL node=%s scope=request reason=%s pull %s failed: %s\n' "${SLURMD_NODENAME:-$(hostname)}" \
       {{program}} "$RV_CT_IMAGE_REF" "$(_rv_ct_error "$out")"

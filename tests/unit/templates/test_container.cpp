@@ -90,12 +90,12 @@ struct ContainerNode : FakeNode {
   // second job of one request for a duplicate) and runs it as job `job_id` on `nodes` nodes; stdout
   // in o.<id>, stderr in e.<id>.
   int run(RenderOptions o, const model::Strategy& s, const std::string& job_id, int nodes = 1,
-          const std::string& granted = "0,1") const
+          const std::string& granted = "0,1", const std::string& more_env = "") const
   {
     o.request_id = "req-" + job_id;
     write_script("job" + job_id, render_ok(s, base_request(), o));
     const auto env = job_env(job_id, "TB_DIR='" + dir.string() + "' SLURMD_NODENAME=n1 SLURM_JOB_GPUS=" + granted +
-                                         " SLURM_NNODES=" + std::to_string(nodes));
+                                         " SLURM_NNODES=" + std::to_string(nodes) + " " + more_env);
     const auto with_bin = "PATH='" + path("bin") + ":" RV_SOURCE_DIR "/tests/fakes/bin:/usr/bin:/bin' ";
     return sh(env + with_bin + "bash '" + path("job" + job_id + ".sbatch") + "' >'" + path("o." + job_id) + "' 2>'" +
               path("e." + job_id) + "'");
@@ -137,6 +137,39 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
   REQUIRE(node.run(o, base_strategy(), "602") == 0);
   CHECK(count(node.read("calls.log"), "apptainer pull ") == 1);
   CHECK(node.read("e.602").find("(cached)") != std::string::npos);
+}
+
+// A race's loser cancelled while it pulled leaves the pull's lock behind: the winner must not wait
+// RV_CT_TIMEOUT (30 minutes) for a holder that is gone, with its GPUs allocated.
+TEST_CASE("container: a pull lock whose job has ended is taken over; a live holder's is waited for")
+{
+  ContainerNode node;
+  const std::string image = "docker://rv-test/pytorch:24.05";
+  auto o = node.options_with(image, false);
+  o.command = "true";
+  const auto sif = node.path("cache") + "/containers/images/" + pulled_image_name(image);
+  fs::create_directories(sif + ".lock");
+  rv::testing::write_text(sif + ".lock/job", "777\n");
+
+  // Job 777 still in the queue (squeue lists it): the lock is honoured until RV_CT_TIMEOUT.
+  rv::testing::write_text(node.path("squeue.txt"), "777\n");
+  const int rc611 = node.run(o, base_strategy(), "611", 1, "0,1",
+                             "RV_CT_TIMEOUT=4 FAKE_SQUEUE_FILE='" + node.path("squeue.txt") + "'");
+  REQUIRE_MESSAGE(rc611 == 0, node.read("e.611"));
+  CHECK(node.read("e.611").find("taking it over") == std::string::npos);
+  CHECK(node.read("calls.log").find("squeue -h -j 777 ") != std::string::npos);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 1); // after the wait, it pulls anyway
+
+  // Job 777 gone: taken over at once (without the check the job waits out the 60 s and says nothing).
+  fs::remove(sif);
+  fs::create_directories(sif + ".lock");
+  rv::testing::write_text(sif + ".lock/job", "777\n");
+  REQUIRE(node.run(o, base_strategy(), "612", 1, "0,1", "RV_CT_TIMEOUT=60") == 0);
+  CHECK(node.read("e.612").find("rv: the image's pull lock is job 777's, which has ended: taking it over") !=
+        std::string::npos);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 2);
+  CHECK(fs::exists(sif));
+  CHECK_FALSE(fs::exists(sif + ".lock")); // the new holder's lock is gone with its pull
 }
 
 TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a request-wide verdict")
