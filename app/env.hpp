@@ -24,7 +24,7 @@ namespace rv::app {
 // What the user's stderr is, as cli/ found it (isatty, NO_COLOR, the window size): app/ never
 // asks the terminal itself.
 struct Terminal {
-  bool tty = false;   // a terminal: the live status refreshes in place (app/run/live_status.hpp)
+  bool tty = false;   // a terminal: the live status refreshes in place (app/run/show/live_status.hpp)
   bool color = false; // a terminal and NO_COLOR unset
   int width = 0;      // columns; 0 = unknown
 };
@@ -36,7 +36,7 @@ public:
   virtual ~Output() = default;
   virtual void out(std::string_view text) = 0;
   virtual void err(std::string_view text) = 0;
-  // Shows `lines` (app/run/status_view.hpp made them) as the live status block on stderr, replacing
+  // Shows `lines` (app/run/show/status_view.hpp made them) as the live status block on stderr, replacing
   // the block shown before; no lines removes it. Anything else written (out, err, a log line)
   // erases the block first; only the next status() draws it again. Called only on a terminal.
   virtual void status(const std::vector<std::string>& lines) { (void)lines; }
@@ -46,7 +46,7 @@ public:
 // What a command leaves for after its answer: cli runs it in a background rv once the command
 // has answered (cli/after_work.cpp), never on the command's own critical path.
 struct AfterWork {
-  bool refresh_assoc = false;        // the cached association facts are due a refresh (app/run/assoc_cache.hpp)
+  bool refresh_assoc = false;        // the cached association facts are due a refresh (app/run/plan/assoc_cache.hpp)
   std::vector<std::string> requests; // requests submitted: Slurm's first start estimates to record
   std::int64_t bf_interval_s = 30;   // the cluster's backfill interval: Slurm estimates after one
 };

@@ -40,7 +40,7 @@ struct Settings {
   std::vector<std::string> hosts;
   std::map<std::string, double> su_weights;
   std::int64_t race_gate_wait_s = 300;
-  int refanout_max = 2; // re-fan-out rounds around failed nodes (app/run/refanout.hpp)
+  int refanout_max = 2; // re-fan-out rounds around failed nodes (app/run/launch/refanout.hpp)
   SyncSettings sync;
   std::int64_t watchdog_interval_s = 60;    // GPU samples in the job script (docs/gpu.md)
   std::int64_t request_keep_s = 30 * 86400; // finished requests' remote state and logs; 0 = kept

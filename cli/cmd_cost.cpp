@@ -1,7 +1,7 @@
 // `rv cost -g N [-t TYPE] --time T`: what the request costs on each GPU type.
 
 #include "app/clusters.hpp"
-#include "app/run/planning.hpp"
+#include "app/run/plan/planning.hpp"
 #include "cli/commands.hpp"
 #include "cli/per_cluster.hpp"
 #include "cli/plan_options.hpp"

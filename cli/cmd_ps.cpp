@@ -4,7 +4,7 @@
 #include "app/manage/step_view.hpp"
 #include "app/request/lookup.hpp"
 #include "app/request/record_view.hpp"
-#include "app/run/refanout.hpp"
+#include "app/run/launch/refanout.hpp"
 #include "app/run/study_run.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"

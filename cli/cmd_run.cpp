@@ -1,6 +1,6 @@
 // `rv run [options] CMD...`: fan out a batch job running CMD (app/run/pipeline.hpp).
 
-#include "app/run/launch.hpp"
+#include "app/run/launch/launch.hpp"
 #include "cli/after_work.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_flags.hpp"

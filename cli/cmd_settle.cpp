@@ -1,10 +1,10 @@
 // `rv _settle REQUEST` (hidden): the background rv that `rv run` without -f leaves behind for a
 // request raced across clusters: it chooses the first cluster whose job starts, cancels the others,
-// and exits (app/request/cluster_race.hpp, docs/multi-cluster.md). For a study it keeps the pool of
+// and exits (app/run/launch/cluster_race.hpp, docs/multi-cluster.md). For a study it keeps the pool of
 // workers topped up until every task ended (app/run/study_run.hpp, docs/studies.md).
 
-#include "app/request/cluster_race.hpp"
 #include "app/request/requests.hpp"
+#include "app/run/launch/cluster_race.hpp"
 #include "app/run/study_run.hpp"
 #include "cli/commands.hpp"
 

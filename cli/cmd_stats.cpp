@@ -1,7 +1,7 @@
 // `rv stats`: how far rv's wait predictions were off, per partition, over the user's recent
 // requests (the local request records; no connection).
 
-#include "app/run/predictions.hpp"
+#include "app/run/plan/predictions.hpp"
 #include "cli/commands.hpp"
 #include "core/clock.hpp"
 #include "core/store/json_bytes.hpp"

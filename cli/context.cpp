@@ -1,7 +1,7 @@
 #include "cli/context.hpp"
 
-#include "app/request/cluster_race.hpp"
-#include "app/run/status_view.hpp"
+#include "app/run/launch/cluster_race.hpp"
+#include "app/run/show/status_view.hpp"
 #include "core/log.hpp"
 #include "core/platform/platform.hpp"
 #include "core/process/daemon.hpp"

@@ -52,7 +52,7 @@ struct GlobalOptions {
 
 // The terminal as the application core's output: stdout and stderr, flushed per write so that
 // a job's streamed output and rv's own lines keep their order. On a terminal it draws the live
-// status block (app/run/status_view.hpp) at the bottom of stderr and erases it before anything else
+// status block (app/run/show/status_view.hpp) at the bottom of stderr and erases it before anything else
 // is written there or on stdout; a log line is written above it (core/log.hpp's interlude).
 class StdOutput final : public app::Output {
 public:

@@ -2,7 +2,7 @@
 // `rv run`'s study flags (docs/studies.md): --array, --sweep, --sweep-file, --retries,
 // --retry-failed, --no-prefix; checked before any round trip.
 
-#include "app/run/study.hpp"
+#include "app/run/plan/study.hpp"
 
 #include <CLI/CLI.hpp>
 

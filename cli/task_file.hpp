@@ -4,7 +4,7 @@
 // text (TOML through toml++), and so is laying it under the command line's flags: a flag given
 // on the command line always wins over the file's key.
 
-#include "app/run/study.hpp"
+#include "app/run/plan/study.hpp"
 #include "cli/job_flags.hpp"
 #include "core/result.hpp"
 

@@ -3,7 +3,7 @@
 // (git_label, refanout_lines, planned_su) never throw.
 #include "app/request/record_view.hpp"
 #include "app/request/requests.hpp"
-#include "app/run/refanout.hpp"
+#include "app/run/launch/refanout.hpp"
 #include "core/store/json_bytes.hpp"
 #include "fuzz/fuzz.hpp"
 

@@ -115,7 +115,7 @@ rv_install_deps_if_needed() {
 # rv_build [TARGET...]: configure (once) and build the targets (default: everything) into
 # $RV_BUILD_DIR. Optimised, with line tables only (-g1):
 # backtraces and perf keep file:line, and the 2-core build takes about 30 % less time than with
-# full debug info (-g: app/run/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
+# full debug info (-g: app/run/launch/submit.cpp 9.4 s of CPU, -g1 5.9 s; a Debug build is for the debugger).
 # A unity build of rv's libraries (8 sources per compiler run; the tests stay file by file): a
 # fresh build, the README's first command and CI's, takes about a third of the CPU time
 # (docs/testing.md, "Build time"). RV_UNITY=OFF configures a file-by-file build, for a developer who changes a

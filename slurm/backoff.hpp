@@ -21,7 +21,7 @@ public:
 
   // The race: 1 s, then 1.3 times longer up to every 5 s (a start is seen within seconds).
   static constexpr Policy racing() { return {ms(1000), ms(5000), 1.3}; }
-  // Settling a race across clusters (app/request/cluster_race.hpp): 0.5 s, then 1.5 times longer
+  // Settling a race across clusters (app/run/launch/cluster_race.hpp): 0.5 s, then 1.5 times longer
   // up to every 5 s. A started job waits at its gate, GPUs idle, until a poll sees it; on a free
   // cluster that is within a second of the submission.
   static constexpr Policy settling() { return {ms(500), ms(5000), 1.5}; }

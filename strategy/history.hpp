@@ -1,7 +1,7 @@
 #pragma once
 // Predictions that learn: how far the planner's wait estimates were off on each partition, from
 // the user's own past requests, and the correction of the estimates when a partition's are
-// systematically off. Pure: the samples come in as data (app/run/predictions.hpp reads the request
+// systematically off. Pure: the samples come in as data (app/run/plan/predictions.hpp reads the request
 // records), the correction and its reasons go out as data.
 
 #include "core/model/plan.hpp"

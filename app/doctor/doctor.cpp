@@ -4,7 +4,7 @@
 
 #include "app/doctor/doctor.hpp"
 
-#include "app/run/planning.hpp"
+#include "app/run/plan/planning.hpp"
 #include "core/printable.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/process/shell.hpp"

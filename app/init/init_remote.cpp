@@ -3,7 +3,7 @@
 
 #include "app/init/init.hpp"
 #include "app/init/init_steps.hpp"
-#include "app/run/submit.hpp"
+#include "app/run/launch/submit.hpp"
 #include "app/settings.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/text.hpp"

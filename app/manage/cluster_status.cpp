@@ -2,8 +2,8 @@
 
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
-#include "app/run/planning.hpp"
-#include "app/run/status_view.hpp"
+#include "app/run/plan/planning.hpp"
+#include "app/run/show/status_view.hpp"
 #include "core/container.hpp"
 #include "core/printable.hpp"
 #include "core/text.hpp"

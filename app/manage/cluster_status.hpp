@@ -31,7 +31,7 @@ struct GpuAvailability {
 };
 
 // A job of one of the user's active requests, as squeue shows it now: its record with the state,
-// reason, estimated start and nodes squeue printed (app/run/status_view.hpp's job_state_text reads it).
+// reason, estimated start and nodes squeue printed (app/run/show/status_view.hpp's job_state_text reads it).
 struct ActiveJob {
   std::string request;
   JobRecord job;

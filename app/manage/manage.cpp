@@ -2,11 +2,11 @@
 
 #include "app/run/after.hpp"
 
-#include "app/request/cluster_race.hpp"
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
-#include "app/run/follow.hpp"
-#include "app/run/live_status.hpp"
+#include "app/run/launch/cluster_race.hpp"
+#include "app/run/show/follow.hpp"
+#include "app/run/show/live_status.hpp"
 #include "app/run/study_run.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"

@@ -3,7 +3,7 @@
 // outputs), and watching a project to push it again whenever it changes.
 
 #include "app/env.hpp"
-#include "app/run/smart_exec.hpp"
+#include "app/run/launch/smart_exec.hpp"
 #include "sync/transfer.hpp"
 
 #include <chrono>

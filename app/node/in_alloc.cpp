@@ -2,8 +2,8 @@
 
 #include "app/node/job_target.hpp"
 #include "app/request/requests.hpp"
-#include "app/run/launch.hpp"
-#include "app/run/submit.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/launch/submit.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/store/json_bytes.hpp"

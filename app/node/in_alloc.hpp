@@ -7,7 +7,7 @@
 
 #include "app/env.hpp"
 #include "app/request/steps.hpp"
-#include "app/run/smart_exec.hpp"
+#include "app/run/launch/smart_exec.hpp"
 #include "core/model/plan.hpp"
 #include "templates/render.hpp"
 

@@ -1,8 +1,8 @@
 #include "app/request/lookup.hpp"
 
-#include "app/request/cluster_race.hpp"
 #include "app/request/prune_requests.hpp"
 #include "app/request/reap.hpp"
+#include "app/run/launch/cluster_race.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -90,7 +90,7 @@ struct RequestRecord {
   // Smart execution (docs/sync.md): project, git branch/commit/dirty, workspace, snapshot,
   // venv, outputs; null when the command was not synced.
   nlohmann::json sync;
-  // Re-fan-out (app/run/refanout.hpp, docs/preflight.md): {"history": [{request, job_id, node, kind,
+  // Re-fan-out (app/run/launch/refanout.hpp, docs/preflight.md): {"history": [{request, job_id, node, kind,
   // reason}], "excluded": [...], "next_request": id or ""}; null when no node failed the request.
   nlohmann::json refanout;
   std::optional<std::int64_t> utc_offset_s; // the cluster's offset from UTC at submission (reads slurm_estimate)
@@ -106,7 +106,7 @@ struct RequestRecord {
   // rv run --after (app/run/after.hpp): {"request": id, "kind": "ok"|"any", "dependency": Slurm's
   // --dependency}; null for a request that waits for none.
   nlohmann::json after;
-  // A study (docs/studies.md): its tasks, as app/run/study.hpp writes them; every job is a worker
+  // A study (docs/studies.md): its tasks, as app/run/plan/study.hpp writes them; every job is a worker
   // (none races another: none is a loser). Null for a request of one command.
   nlohmann::json study;
 

@@ -1,7 +1,7 @@
 #include "app/run/after_work.hpp"
 
 #include "app/request/requests.hpp"
-#include "app/run/assoc_cache.hpp"
+#include "app/run/plan/assoc_cache.hpp"
 #include "slurm/monitor.hpp"
 
 #include <spdlog/spdlog.h>

@@ -1,7 +1,7 @@
 #pragma once
 // What a command leaves for after its answer (app::AfterWork), done by a background rv that cli
 // starts once the command has answered (cli/after_work.cpp): the association facts read again when
-// due (app/run/assoc_cache.hpp), and Slurm's own start estimates of the jobs just submitted, for
+// due (app/run/plan/assoc_cache.hpp), and Slurm's own start estimates of the jobs just submitted, for
 // `rv stats`' comparison with rv's predictions (docs/requests.md, "Predictions").
 
 #include "app/env.hpp"

@@ -1,10 +1,10 @@
 #include "app/run/pipeline.hpp"
 
-#include "app/run/across.hpp"
-#include "app/run/launch.hpp"
-#include "app/run/planning.hpp"
+#include "app/run/launch/across.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/plan/planning.hpp"
 #include "app/run/study_run.hpp"
-#include "app/run/submit.hpp"
+#include "app/run/launch/submit.hpp"
 #include "templates/watchdog.hpp"
 
 #include <map>
@@ -35,7 +35,7 @@ void add_order(RunExtras& extras, const JobOrder& order, const Settings& setting
   extras.keep = order.keep;
 }
 
-// The same walk across the clusters of the `hosts` setting (app/run/across.hpp). A re-fan-out round
+// The same walk across the clusters of the `hosts` setting (app/run/launch/across.hpp). A re-fan-out round
 // (rv run -f, a failed node) comes back here: every cluster races again, the failed one without
 // its bad nodes, so the request may move to another cluster.
 Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how,

@@ -5,8 +5,8 @@
 // JobOrder before any round trip (cli/cmd_run.cpp, cli/cmd_up.cpp).
 
 #include "app/env.hpp"
-#include "app/run/smart_exec.hpp"
-#include "app/run/study.hpp"
+#include "app/run/launch/smart_exec.hpp"
+#include "app/run/plan/study.hpp"
 #include "core/model/plan.hpp"
 #include "strategy/options.hpp"
 #include "templates/render.hpp"

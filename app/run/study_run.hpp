@@ -5,8 +5,8 @@
 
 #include "app/env.hpp"
 #include "app/request/requests.hpp"
-#include "app/run/smart_exec.hpp"
-#include "app/run/study.hpp"
+#include "app/run/launch/smart_exec.hpp"
+#include "app/run/plan/study.hpp"
 #include "core/model/plan.hpp"
 #include "strategy/options.hpp"
 

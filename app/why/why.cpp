@@ -3,7 +3,7 @@
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "app/request/record_view.hpp"
-#include "app/run/planning.hpp"
+#include "app/run/plan/planning.hpp"
 #include "core/duration.hpp"
 #include "core/process/batch.hpp"
 #include "slurm/discover.hpp"

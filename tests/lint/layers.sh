@@ -118,7 +118,7 @@ if [[ ${1:-} == --self-test ]]; then
   printf '#include "slurm/squeue.hpp"\n' >"$tmp/strategy/zz_wrong.cpp"
   printf '#include <spdlog/spdlog.h>\n' >"$tmp/templates/zz_log.cpp"
   printf '#include "app/why/why.hpp"\n' >"$tmp/app/doctor/zz_feature.cpp"
-  printf '#include "app/run/launch.hpp"\n' >"$tmp/app/request/zz_up.cpp"
+  printf '#include "app/run/launch/launch.hpp"\n' >"$tmp/app/request/zz_up.cpp"
   printf 'auto a = std::vector<std::string>{"scontrol", "show", "job"};\n' >"$tmp/app/zz_argv.cpp"
   if out=$(check "$tmp"); then
     echo "self-test: a planted wrong include was not caught"

@@ -3,7 +3,7 @@
 // step by step, an Env built from fakes with temp stores, a two-strategy plan, and the usual steps.
 
 #include "app/env.hpp"
-#include "app/run/planning.hpp"
+#include "app/run/plan/planning.hpp"
 #include "app/settings.hpp"
 #include "core/process/runner.hpp"
 #include "core/secrets.hpp"

@@ -1,7 +1,7 @@
 // The terminal sink: the status block is drawn at the bottom of stderr and erased before any
 // other byte; a log line goes above it.
 
-#include "app/run/status_view.hpp"
+#include "app/run/show/status_view.hpp"
 #include "cli/context.hpp"
 #include "core/log.hpp"
 

@@ -3,8 +3,8 @@
 
 #include "cli/task_file.hpp"
 
-#include "app/run/launch.hpp"
-#include "app/run/study.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/plan/study.hpp"
 #include "cli/study_flags.hpp"
 
 #include <doctest/doctest.h>

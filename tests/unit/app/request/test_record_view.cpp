@@ -4,7 +4,7 @@
 // every other record (N5).
 
 #include "app/request/record_view.hpp"
-#include "app/run/refanout.hpp"
+#include "app/run/launch/refanout.hpp"
 #include "core/store/json_fields.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
-// Planning across clusters (app/run/across_plan.hpp): two hosts that reach one cluster.
+// Planning across clusters (app/run/plan/across_plan.hpp): two hosts that reach one cluster.
 
-#include "app/run/across_plan.hpp"
+#include "app/run/plan/across_plan.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // cancelled that never started as cancelled while pending (the censored samples of `rv stats`).
 
 #include "app/run/after_work.hpp"
-#include "app/run/submit.hpp"
+#include "app/run/launch/submit.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>

@@ -4,10 +4,10 @@
 // terminal. Following, retries and rv up: test_lifecycle_follow.cpp.
 
 #include "app/manage/manage.hpp"
-#include "app/run/launch.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/launch/race.hpp"
+#include "app/run/launch/submit.hpp"
 #include "app/run/pipeline.hpp"
-#include "app/run/race.hpp"
-#include "app/run/submit.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/ssh_hold_protocol.hpp"
 #include "unit/app/lifecycle_world.hpp"

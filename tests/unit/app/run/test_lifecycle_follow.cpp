@@ -4,9 +4,9 @@
 
 #include "app/manage/manage.hpp"
 #include "app/request/lookup.hpp"
-#include "app/run/launch.hpp"
-#include "app/run/race.hpp"
-#include "app/run/submit.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/launch/race.hpp"
+#include "app/run/launch/submit.hpp"
 #include "core/interrupt.hpp"
 #include "unit/app/lifecycle_world.hpp"
 

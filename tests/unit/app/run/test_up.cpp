@@ -2,8 +2,8 @@
 // environment (the batch script's variables, launcher flags, working directory and secrets),
 // and `--json --run` runs the command, reports it in one document and releases the allocation.
 
-#include "app/run/launch.hpp"
-#include "app/run/smart_exec.hpp"
+#include "app/run/launch/launch.hpp"
+#include "app/run/launch/smart_exec.hpp"
 #include "core/process/local_runner.hpp"
 #include "unit/app/lifecycle_world.hpp"
 

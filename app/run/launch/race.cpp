@@ -1,0 +1,200 @@
+#include "app/run/launch/race.hpp"
+
+#include "app/request/reap.hpp"
+#include "core/interrupt.hpp"
+#include "core/process/remote_files.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/jobs.hpp"
+#include "slurm/monitor.hpp"
+#include "slurm/scontrol.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace rv::app {
+namespace {
+
+// Warns when the winning node's real GPU type differs from the strategy's (a partition can
+// hold nodes of another type), and, for multi-node jobs only, about the network between nodes.
+void check_allocation(proc::Runner& runner, const JobRecord& winner)
+{
+  if (winner.nodes > 1) {
+    spdlog::warn("{} spans {} nodes: GPUs on different nodes talk over the network (NCCL over InfiniBand or "
+                 "Ethernet), not NVLink",
+                 winner.job_id, winner.nodes);
+  }
+  if (winner.node_list.empty() || winner.gpu_type.empty()) {
+    return;
+  }
+  auto hosts = slurm::expand_hostlist(winner.node_list);
+  if (!hosts || hosts->empty()) {
+    return;
+  }
+  proc::Command c;
+  c.argv = slurm::show_node_argv(hosts->front());
+  c.timeout = std::chrono::seconds(30);
+  auto o = runner.run(c);
+  if (!o || !o->ok()) {
+    return;
+  }
+  auto nodes = slurm::parse_scontrol_nodes(o->out);
+  if (!nodes || nodes->empty()) {
+    return;
+  }
+  std::string types;
+  for (const auto& g : nodes->front().gpus) {
+    if (g.type == winner.gpu_type) {
+      return;
+    }
+    types += (types.empty() ? "" : ",") + (g.type.empty() ? std::string("untyped") : g.type);
+  }
+  spdlog::warn("job {} asked for {} GPUs but node {} has {}: the partition mixes GPU types", winner.job_id,
+               winner.gpu_type, hosts->front(), types.empty() ? "no GPUs" : types);
+}
+
+} // namespace
+
+// Races the submitted siblings: the first to start wins, the others are cancelled, Ctrl-C or
+// an error cancels everything. Returns the winner's strategy id (also in `l.rec.winner`).
+Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
+{
+  auto& runner = env.cluster;
+  auto& store = env.requests;
+  auto& rec = l.rec;
+  const auto& paths = l.paths;
+  // The race: first to start wins; the others are cancelled; Ctrl-C cancels everything.
+  std::vector<slurm::RaceEntry> entries;
+  for (const auto& j : rec.jobs) {
+    if (!j.job_id.empty()) {
+      entries.push_back(slurm::RaceEntry{j.strategy_id, j.job_id, {}, false, {}});
+    }
+  }
+  slurm::Race race(std::move(entries));
+  slurm::MonitorOptions mo;
+  mo.job_name = rec.name; // scancel --name: a job id Slurm has reused is left alone
+  const auto claim_file = paths.requests + "/" + rec.id + "/claim/owner";
+  mo.claim_argv = {"cat", claim_file};
+  mo.wait_for_claim = [claim_file](std::chrono::milliseconds d) {
+    return proc::remote::wait_for_growth_command({{claim_file, 0}}, d);
+  };
+  mo.on_update = [&](const slurm::Race& rc, const slurm::RaceDecision& d) {
+    if (!d.adopted.empty()) { // it claimed the request, yet rv never learnt its id (N3)
+      JobRecord& j = rec.jobs.emplace_back();
+      j.strategy_id = rc.entries().back().strategy_id;
+      j.job_id = d.adopted;
+      j.label = "claimed the request; found by its claim after sbatch's answer was lost";
+      j.submitted_at = env.clock.epoch_seconds();
+      spdlog::warn("job {} claimed request {} though rv never learnt its id (sbatch's answer was lost): adopted",
+                   d.adopted, rec.id);
+    }
+    for (const auto& e : rc.entries()) {
+      for (auto& j : rec.jobs) {
+        if (j.job_id == e.job_id) {
+          const auto before = j.state;
+          apply_view(j, e.last);
+          if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending (the winner's guard)
+            j.state = before;
+            mark_cancelled(j, env.clock.epoch_seconds());
+          }
+        }
+      }
+    }
+    if (rc.winner()) {
+      rec.winner = rc.entries()[*rc.winner()].strategy_id;
+      rec.state = RequestState::won;
+    }
+    save(store, rec);
+    live.jobs(rec);
+  };
+  mo.on_abandon_cancelled = [&](const std::vector<std::string>& ids) {
+    for (auto& j : rec.jobs) {
+      if (std::find(ids.begin(), ids.end(), j.job_id) != ids.end()) {
+        mark_cancelled(j, env.clock.epoch_seconds()); // terminal: recorded, so that nothing cancels the id again
+      }
+    }
+  };
+  mo.on_cancel = [&](const std::vector<std::string>& ids) {
+    live.event({{"event", "cancelled"}, {"request", rec.id}, {"job_ids", ids}});
+  };
+  const auto race_start = env.clock.now();
+  live.waiting(rec);
+  auto stats = slurm::run_race(runner, env.clock, race, mo);
+  live.clear(); // before anything else is said
+  if (!stats) {
+    clear_interrupt(); // so that the cleanup's commands run
+    // A request recorded as ended while a job of it is still queued is one no `rv ps` or `rv stop`
+    // looks at again (#15 campaign, seed 1125 run 39: the connection dropped and the race's
+    // scancel could not run): then it stays live, for `rv ps` to follow and `rv stop` to cancel.
+    std::vector<std::string> alive;
+    for (const auto& j : rec.jobs) {
+      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        alive.push_back(j.job_id);
+      }
+    }
+    if (!alive.empty()) {
+      l.release(); // its jobs keep their secrets file: one may still start
+      return fail(stats.error().code,
+                  fmt::format("{}; jobs {} may still be queued: `rv stop {}` cancels them", stats.error().message,
+                              fmt::join(alive, " "), rec.id),
+                  stats.error().hint);
+    }
+    const auto code = stats.error().code;
+    if (rec.after.is_object() && rec.after.contains("dependency") && code == ErrorCode::slurm_rejected) {
+      // rv run --after: Slurm cancelled every sibling (--kill-on-invalid-dep), the request it waited
+      // for having ended otherwise than needed (app/run/after.hpp).
+      const auto first = rec.after.value("request", "?");
+      const auto why = fmt::format("{} did not succeed, so --after {}:{} could never start", first, first,
+                                   rec.after.value("kind", "ok"));
+      rec.after["cancelled"] = why;
+      l.finish(RequestState::cancelled);
+      return fail(code, fmt::format("request {} was cancelled: {}", rec.id, why),
+                  fmt::format("rv logs {} says why it failed", first));
+    }
+    l.finish(code == ErrorCode::interrupted || code == ErrorCode::timeout ? RequestState::cancelled
+                                                                          : RequestState::failed);
+    return std::unexpected(stats.error());
+  }
+  // The losers rv cancelled are terminal now: recorded, so that no later `rv ps` cancels their ids
+  // again (Slurm reuses job ids).
+  for (auto& j : rec.jobs) {
+    if (std::find(stats->cancelled.begin(), stats->cancelled.end(), j.job_id) != stats->cancelled.end()) {
+      mark_cancelled(j, env.clock.epoch_seconds());
+    }
+  }
+  save(store, rec);
+  const auto* winner = rec.winner_job();
+  if (!winner) {
+    return fail(ErrorCode::generic, "the race ended without a winner");
+  }
+  const double secs = std::chrono::duration<double>(env.clock.now() - race_start).count();
+  live.event({{"event", "winner"},
+              {"request", rec.id},
+              {"strategy", winner->strategy_id},
+              {"job_id", winner->job_id},
+              {"nodes", winner->node_list},
+              {"label", winner->label},
+              {"waited_s", static_cast<std::int64_t>(secs)}});
+  std::string siblings;
+  if (!stats->cancelled.empty()) {
+    siblings = fmt::format("; cancelled {}", fmt::join(stats->cancelled, " "));
+  } else if (rec.jobs.size() > 1) {
+    // The winner's guard cancels them as it starts: they may not have ended yet (#24 item 9).
+    siblings = fmt::format("; the winner's job cancels its {} {}", rec.jobs.size() - 1,
+                           rec.jobs.size() == 2 ? "sibling" : "siblings");
+  }
+  spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
+               winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
+  check_allocation(runner, *winner);
+  return *winner;
+}
+
+Result<JobRecord> race_request(Env& env, Launched& l)
+{
+  LiveStatus live(env, false);
+  return race_request(env, l, live);
+}
+
+} // namespace rv::app

@@ -1,0 +1,314 @@
+// A study's pure parts (app/run/plan/study.hpp): the --array grammar, sweeps, the tasks' commands, the
+// pool of workers within the limits, and what the cluster's task directory says.
+
+#include "app/run/plan/study.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv;
+using namespace rv::app::study;
+
+TEST_CASE("study: --array takes Slurm's syntax")
+{
+  auto a = parse_array_spec("0-15");
+  REQUIRE(a);
+  CHECK(a->ids.size() == 16);
+  CHECK(a->ids.front() == 0);
+  CHECK(a->ids.back() == 15);
+  CHECK(a->max_running == 0);
+
+  auto b = parse_array_spec("1,3,8-10");
+  REQUIRE(b);
+  CHECK(b->ids == std::vector<int>{1, 3, 8, 9, 10});
+
+  auto c = parse_array_spec("0-31%8");
+  REQUIRE(c);
+  CHECK(c->ids.size() == 32);
+  CHECK(c->max_running == 8);
+
+  auto d = parse_array_spec("0-10:5");
+  REQUIRE(d);
+  CHECK(d->ids == std::vector<int>{0, 5, 10});
+
+  auto e = parse_array_spec("5,1-3,2"); // sorted, each once
+  REQUIRE(e);
+  CHECK(e->ids == std::vector<int>{1, 2, 3, 5});
+
+  auto cap = parse_array_spec("%4"); // a sweep's cap
+  REQUIRE(cap);
+  CHECK(cap->ids.empty());
+  CHECK(cap->max_running == 4);
+}
+
+TEST_CASE("study: a bad --array is one line that names the part, with Slurm's syntax as the hint")
+{
+  for (const char* bad : {"", "a-b", "3-1", "1,,2", "1,", "0-15%0", "0-15%", "0-3:0", "-1", "1-", "0-99999999"}) {
+    CAPTURE(bad);
+    auto r = parse_array_spec(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+    CHECK(r.error().message.find('\n') == std::string::npos);
+    CHECK(r.error().message.starts_with("--array "));
+    CHECK(r.error().hint.find("0-31%8") != std::string::npos);
+  }
+  CHECK(parse_array_spec("3-1").error().message.find("ends before it starts") != std::string::npos);
+}
+
+TEST_CASE("study: --sweep NAME=v1,v2 and the cartesian product in a stable order")
+{
+  auto lr = parse_sweep("lr=1e-4,3e-4,1e-3");
+  REQUIRE(lr);
+  CHECK(lr->name == "lr");
+  CHECK(lr->values == std::vector<std::string>{"1e-4", "3e-4", "1e-3"});
+  auto model = parse_sweep("model=small,base");
+  REQUIRE(model);
+  auto grid = cartesian({*lr, *model});
+  REQUIRE(grid.size() == 6);
+  CHECK(grid[0] == Params{{"lr", "1e-4"}, {"model", "small"}});
+  CHECK(grid[1] == Params{{"lr", "1e-4"}, {"model", "base"}});
+  CHECK(grid[5] == Params{{"lr", "1e-3"}, {"model", "base"}});
+
+  for (const char* bad : {"lr", "=1,2", "1x=1", "lr=1,,2", "lr=", "task=1,2", "a-b=1"}) {
+    CAPTURE(bad);
+    auto r = parse_sweep(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+    CHECK_FALSE(r.error().hint.empty());
+  }
+}
+
+TEST_CASE("study: --sweep-file is a list of objects")
+{
+  auto g = parse_sweep_file(R"([{"lr": 0.0001, "model": "small", "fp16": true}, {"lr": 3e-4, "model": "it's"}])");
+  REQUIRE(g);
+  REQUIRE(g->size() == 2);
+  CHECK((*g)[0] == Params{{"fp16", "true"}, {"lr", "0.0001"}, {"model", "small"}});
+  CHECK((*g)[1][1] == std::pair<std::string, std::string>{"model", "it's"});
+  for (const char* bad : {"{", "{}", "[]", "[1]", R"([{"a": [1]}])", R"([{"a b": 1}])", R"([{"task": 1}])"}) {
+    CAPTURE(bad);
+    auto r = parse_sweep_file(bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ErrorCode::usage);
+  }
+}
+
+TEST_CASE("study: {task} and {NAME} are replaced shell-quoted; every other brace stays")
+{
+  CHECK(substitute("python train.py --seed {task}", 7, {}) == "python train.py --seed 7"); // a plain word as it is
+  CHECK(substitute("echo {lr} {model} ${HOME} {a,b} {other} {task", 2, {{"lr", "1e-4"}, {"model", "it's"}}) ==
+        "echo 1e-4 'it'\\''s' ${HOME} {a,b} {other} {task");
+  CHECK(substitute("echo ${lr}", 0, {{"lr", "1"}}) == "echo ${lr}"); // the shell's own expansion
+  CHECK(substitute("{task}{task}", 3, {}) == "33");
+  CHECK(substitute("run {x}", 0, {{"x", "a b;$(id)"}}) == "run 'a b;$(id)'");
+}
+
+TEST_CASE("study: make_study numbers a sweep 0..N-1 and refuses mixing --array ids with a sweep")
+{
+  StudyFlags f;
+  f.sweeps = {"lr=1,2", "m=a,b"};
+  f.array = "%2";
+  auto s = make_study(f, "run {lr} {m} {task}", 600);
+  REQUIRE(s);
+  REQUIRE(s->tasks.size() == 4);
+  CHECK(s->max_running == 2);
+  CHECK(s->names == std::vector<std::string>{"lr", "m"});
+  CHECK(s->tasks[3].id == 3);
+  CHECK(s->tasks[3].command == "run 2 b 3");
+  CHECK(sweep_variable("lr") == "RV_SWEEP_LR");
+
+  StudyFlags mixed = f;
+  mixed.array = "0-3";
+  auto m = make_study(mixed, "x", 600);
+  REQUIRE_FALSE(m);
+  CHECK(m.error().hint.find("%K") != std::string::npos);
+
+  StudyFlags arr;
+  arr.array = "2,4";
+  auto a = make_study(arr, "echo {task}", 600);
+  REQUIRE(a);
+  CHECK(a->tasks[1].id == 4);
+  CHECK(a->tasks[1].command == "echo 4");
+
+  StudyFlags cap_only;
+  cap_only.array = "%3";
+  CHECK_FALSE(make_study(cap_only, "x", 600));
+
+  StudyFlags clash;
+  clash.sweeps = {"lr=1", "LR=2"};
+  CHECK_FALSE(make_study(clash, "x", 600));
+
+  StudyFlags retries;
+  retries.array = "0-1";
+  retries.retries = -1;
+  CHECK_FALSE(make_study(retries, "x", 600));
+
+  // The record's form reads back whole.
+  auto back = study_from_json(to_json(*s));
+  REQUIRE(back);
+  CHECK(back->tasks.size() == 4);
+  CHECK(back->tasks[2].params == s->tasks[2].params);
+  CHECK(back->max_running == 2);
+  CHECK(back->task_time_s == 600);
+}
+
+namespace {
+
+model::Strategy strategy(const char* id, std::optional<std::int64_t> wait, double su, std::int64_t walltime = 600)
+{
+  model::Strategy s;
+  s.id = id;
+  s.nodes = 1;
+  s.gpus_per_node = 1;
+  s.est_wait_s = wait;
+  s.est_su = su;
+  s.walltime_s = walltime;
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("study: the pool never asks for more than the tasks, %K and the limits less the headroom allow")
+{
+  const std::vector<model::Strategy> ranked = {strategy("s1", 0, 2.0), strategy("s2", 0, 1.0), strategy("s3", 600, 0.5),
+                                               strategy("s4", std::nullopt, 0.1)};
+  PoolInput in;
+  in.unfinished = 16;
+  auto p = plan_pool(ranked, 600, in);
+  CHECK(p.target == 16);
+  REQUIRE(p.submit.size() == 16);
+  // Soonest first; among equal waits the cheaper per task (s2 before s1); unknown waits last.
+  CHECK(p.submit[0] == 1);
+  CHECK(p.submit[1] == 0);
+  CHECK(p.submit[2] == 2);
+  CHECK(p.submit[3] == 3);
+  CHECK(p.submit[4] == 1);
+
+  in.max_running = 8;
+  CHECK(plan_pool(ranked, 600, in).submit.size() == 8);
+
+  in.limits.max_submit_jobs = 5; // 5 - headroom 1
+  p = plan_pool(ranked, 600, in);
+  CHECK(p.target == 4);
+  CHECK(p.submit.size() == 4);
+  CHECK(p.notes.back().find("MaxSubmitJobs 5") != std::string::npos);
+
+  in.other_jobs = 2; // the user's own jobs count too
+  CHECK(plan_pool(ranked, 600, in).target == 2);
+
+  in.workers_alive = 2; // topped up only to the target
+  CHECK(plan_pool(ranked, 600, in).submit.empty());
+
+  PoolInput gpus;
+  gpus.unfinished = 10;
+  gpus.limits.max_gpus = 4; // GrpTRES gres/gpu=4: 4 one-GPU workers, less the headroom
+  CHECK(plan_pool(ranked, 600, gpus).target == 3);
+
+  PoolInput none;
+  none.unfinished = 0;
+  CHECK(plan_pool(ranked, 600, none).submit.empty());
+
+  PoolInput full;
+  full.unfinished = 3;
+  full.limits.max_jobs = 1; // no room at all past the headroom
+  CHECK(plan_pool(ranked, 600, full).submit.empty());
+}
+
+TEST_CASE("study: a longer worker's SU is shared among the tasks it can run")
+{
+  // Equal waits: s1 runs 4 tasks of 600 s in its 2400 s for 4 SU (1 per task), s2 one task for 2 SU.
+  const std::vector<model::Strategy> ranked = {strategy("s2", 0, 2.0, 600), strategy("s1", 0, 4.0, 2400)};
+  PoolInput in;
+  in.unfinished = 1;
+  auto p = plan_pool(ranked, 600, in);
+  REQUIRE(p.submit.size() == 1);
+  CHECK(p.submit[0] == 1);
+  CHECK(tasks_per_worker(6, 3) == 2);
+  CHECK(tasks_per_worker(7, 3) == 3);
+  CHECK(tasks_per_worker(2, 3) == 1);
+  CHECK(tasks_per_worker(5, 0) == 1);
+}
+
+TEST_CASE("study: workers are one node without checkpoint segments, long enough for a task")
+{
+  auto multi = strategy("s1", 0, 1.0);
+  multi.nodes = 2;
+  auto ckpt = strategy("s2", 0, 1.0);
+  ckpt.kind = model::StrategyKind::checkpoint;
+  auto short_one = strategy("s3", 0, 1.0, 300);
+  auto ok = strategy("s4", 0, 1.0);
+  std::vector<std::string> dropped;
+  auto w = worker_strategies({multi, ckpt, short_one, ok}, 600, dropped);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].id == "s4");
+  CHECK(dropped.size() == 3);
+}
+
+TEST_CASE("study: task states from the task directory and the workers alive")
+{
+  StudyFlags f;
+  f.array = "0-5";
+  auto s = make_study(f, "x {task}", 600);
+  REQUIRE(s);
+  const std::string listing = "0 1 101 1000 0 1010\n"    // done
+                              "1 1 101 1010 3 1020\n"    // failed by its own status
+                              "2 1 102 1000 -\n"         // running, its worker alive
+                              "3 1 103 1000 -\n"         // its worker died: back in the queue
+                              "4 1 103 1000 lost 1100\n" // lost once, ran again and died again:
+                              "4 2 104 1200 -\n"         //   attempts used up
+                              "garbage line\n";
+  auto t = task_statuses(*s, listing, {"102"});
+  REQUIRE(t.size() == 6);
+  CHECK(t[0].state == TaskState::done);
+  CHECK(t[0].ended_at - t[0].started_at == 10);
+  CHECK(t[1].state == TaskState::failed);
+  CHECK(t[1].exit_status == 3);
+  CHECK(t[2].state == TaskState::running);
+  CHECK(t[3].state == TaskState::pending);
+  CHECK(t[3].attempts == 1);
+  CHECK(t[4].state == TaskState::failed);
+  CHECK(t[4].attempts == 2);
+  CHECK(t[5].state == TaskState::pending);
+  CHECK(t[5].attempts == 0);
+  CHECK(claimer_jobs(listing) == std::set<std::string>{"101", "102", "103", "104"});
+  auto c = count(t);
+  CHECK(c.done == 1);
+  CHECK(c.failed == 2);
+  CHECK(c.running == 1);
+  CHECK(c.pending == 2);
+
+  // --retry-failed: a failed status with attempts left goes back to the queue.
+  s->retry_failed = true;
+  CHECK(task_statuses(*s, listing, {"102"})[1].state == TaskState::pending);
+  // --retries 0: one death is the end.
+  s->retry_failed = false;
+  s->retries = 0;
+  CHECK(task_statuses(*s, listing, {"102"})[3].state == TaskState::failed);
+}
+
+TEST_CASE("study: rv logs REQ/7 and REQ:7 name a task")
+{
+  CHECK(split_task_key("ab12cd34/7") == std::make_pair(std::string("ab12cd34"), 7));
+  CHECK(split_task_key("ab12cd34:7") == std::make_pair(std::string("ab12cd34"), 7));
+  CHECK_FALSE(split_task_key("ab12cd34"));
+  CHECK_FALSE(split_task_key("ab12cd34/x"));
+  CHECK_FALSE(split_task_key("/7"));
+}
+
+TEST_CASE("study: the workers' scripts kept in the record read back in rank order")
+{
+  nlohmann::json j = nlohmann::json::object();
+  auto s1 = strategy("s1.w1", 0, 1.0);
+  s1.label = "1x a100";
+  add_worker_script(j, s1, "#!/bin/bash\necho one\n");
+  add_worker_script(j, strategy("s1.w2", 0, 1.0), "another copy, not kept");
+  add_worker_script(j, strategy("s2.w3", std::nullopt, 0.5), "#!/bin/bash\necho two\n");
+  auto k = worker_kinds(j);
+  REQUIRE(k.size() == 2);
+  CHECK(k[0].strategy.id == "s1");
+  CHECK(k[0].strategy.label == "1x a100");
+  CHECK(k[0].script == "#!/bin/bash\necho one\n");
+  CHECK(k[1].strategy.id == "s2");
+  CHECK_FALSE(k[1].strategy.est_wait_s);
+  CHECK(base_strategy_id("s12.w40") == "s12");
+  CHECK(worker_kinds(nlohmann::json()).empty());
+}

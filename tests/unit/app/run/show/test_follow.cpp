@@ -1,0 +1,175 @@
+#include "app/run/show/follow.hpp"
+#include "fakes/argv_match.hpp"
+#include "fakes/capture_output.hpp"
+#include "fakes/captured_job.hpp"
+#include "fakes/fake_clock.hpp"
+#include "fakes/fake_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <unistd.h>
+
+using namespace rv;
+using namespace rv::app;
+using rv::test::CaptureOutput;
+using rv::test::FakeClock;
+using rv::test::FakeRunner;
+using rv::test::has;
+using rv::test::scontrol_job;
+
+namespace {
+// One segment's worth of commands: logs, squeue says ended, logs, final state.
+void expect_segment(FakeRunner& r, const std::string& id, const std::string& state, const std::string& exit_code)
+{
+  const std::string log = "/rv/logs/rv-req-" + id;
+  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".out"); },
+           FakeRunner::reply(0, "out of " + id + "\n"));
+  r.expect([log](const auto& a) { return has(a, "tail") && has(a, log + ".err"); }, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, fmt::format("{}|{}|None|p|n1|1|N/A|N/A|1:00:00|0:05|N/A|rv-req\n", id, state)));
+  r.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
+  r.expect_prefix({"scontrol", "show", "job", id}, FakeRunner::reply(0, scontrol_job(id, state, exit_code)));
+  r.expect([](const auto& a) { return has(a, "sacct"); }, FakeRunner::reply(0));
+}
+
+RequestRecord request()
+{
+  RequestRecord r;
+  r.id = "req";
+  r.name = "rv-req";
+  r.remote_root = "/rv";
+  r.log_dir = "/rv/logs";
+  auto& j = r.jobs.emplace_back();
+  j.strategy_id = "s1";
+  j.partition = "p";
+  j.gpu_type = "a100";
+  j.job_id = "21";
+  j.state = "RUNNING";
+  j.node_list = "n1";
+  r.winner = "s1";
+  return r;
+}
+} // namespace
+
+TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into the next job")
+{
+  FakeRunner r;
+  FakeClock clock;
+  CaptureOutput out;
+  expect_segment(r, "21", "COMPLETED", "0:0");
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.21"}, FakeRunner::reply(0, "22\n"));
+  expect_segment(r, "22", "COMPLETED", "0:0");
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.22"}, FakeRunner::reply(1, "", "No such file or directory"));
+  auto rec = request();
+  std::vector<std::pair<std::string, std::string>> hops;
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0,
+                           [&](const std::string& prev, const std::string& next) { hops.emplace_back(prev, next); });
+  REQUIRE(status);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(status->job_id == "22");
+  CHECK(status->state == "COMPLETED");
+  REQUIRE(hops.size() == 1);
+  CHECK(hops[0] == std::pair<std::string, std::string>{"21", "22"});
+  CHECK(out.stdout_text == "out of 21\nout of 22\n"); // both segments' output, each once
+}
+
+TEST_CASE("follow: a failed job is final, whatever next file exists")
+{
+  FakeRunner r;
+  FakeClock clock;
+  CaptureOutput out;
+  expect_segment(r, "21", "FAILED", "3:0");
+  auto rec = request();
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0]);
+  REQUIRE(status);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(status->job_id == "21");
+  CHECK(status->exit_status == 3);
+  CHECK(exit_code_of(*status, status->job_id) == 3);
+}
+
+TEST_CASE("follow: the record moves on to the next segment and keeps the earlier one")
+{
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("rv-follow-{}", ::getpid());
+  std::filesystem::remove_all(dir);
+  store::RecordStore store(dir);
+  auto rec = request();
+  REQUIRE(store.create(rec.id, to_json(rec)));
+  record_next_segment(store, rec, "21", "22");
+  CHECK(rec.jobs[0].job_id == "22");
+  CHECK(rec.jobs[0].earlier_segments == std::vector<std::string>{"21"});
+  auto saved = store.read(rec.id);
+  REQUIRE(saved);
+  auto back = request_from_json(*saved);
+  REQUIRE(back);
+  CHECK(back->jobs[0].job_id == "22");
+  CHECK(back->jobs[0].earlier_segments == std::vector<std::string>{"21"});
+  CHECK(back->winner_job()->job_id == "22");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("follow: between squeue polls rv waits on the login node for the logs to grow")
+{
+  FakeRunner r;
+  FakeClock clock;
+  CaptureOutput out;
+  const std::string log = "/rv/logs/rv-req-21";
+  auto is_tail = [](const auto& a) { return has(a, "tail"); };
+  // The watched logs and the looks of each wait, as rv asked for them; each wait takes `ms` of the
+  // test's clock on the login node (ended early by output, or all of its looks).
+  std::vector<std::vector<std::string>> waits;
+  auto wait_taking = [&](long long ms) {
+    return [&, ms](const std::vector<std::string>& a) {
+      if (!has(a, "rv-wait")) {
+        return false;
+      }
+      waits.emplace_back(std::find(a.begin(), a.end(), "rv-wait") + 1, a.end());
+      clock.advance(std::chrono::milliseconds(ms));
+      return true;
+    };
+  };
+  auto squeue = [](const char* state) {
+    return FakeRunner::reply(0, fmt::format("21|{}|None|p|n1|1|N/A|N/A|1:00:00|0:05|N/A|rv-req\n", state));
+  };
+  // t=0: nothing printed yet; squeue says running (next poll at 1 s). rv waits on the login node at
+  // once (the last read got nothing); the job prints at 0.3 s and the wait ends.
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, squeue("RUNNING"));
+  r.expect(wait_taking(300), FakeRunner::reply(0));
+  // t=0.3 s: the output, read without a squeue. The next wait begins a quarter second later
+  // (0.55 s) and runs to the poll, from the new offset.
+  r.expect(is_tail, FakeRunner::reply(0, "hi\n"));
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect(wait_taking(450), FakeRunner::reply(0));
+  // t=1 s: the next squeue says it ended; the last read, the final state.
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect([](const auto& a) { return has(a, "squeue"); }, squeue("COMPLETED"));
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect(is_tail, FakeRunner::reply(0));
+  r.expect_prefix({"scontrol", "show", "job", "21"},
+                  FakeRunner::reply(0, rv::test::scontrol_job("21", "COMPLETED", "0:0")));
+  r.expect([](const auto& a) { return has(a, "sacct"); }, FakeRunner::reply(0));
+  r.expect_prefix({"cat", "--", "/rv/requests/req/next.21"}, FakeRunner::reply(1));
+  auto rec = request();
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0]);
+  CAPTURE(r.unexpected().empty() ? std::string() : r.unexpected().front().back());
+  REQUIRE(status);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK(out.stdout_text == "hi\n");
+  using V = std::vector<std::string>;
+  REQUIRE(waits.size() == 2);
+  // Looks of 0.2 s until the next poll (1 s, then 0.45 s left), each log from its offset.
+  CHECK(waits[0] == V{"5", log + ".out", "0", log + ".err", "0"});
+  CHECK(waits[1] == V{"2", log + ".out", "3", log + ".err", "0"});
+  CHECK(clock.slept_ms() == 250); // only the quarter second after the read that got output
+}
