@@ -2,6 +2,7 @@
 
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
+#include "app/run/launch/cluster_race.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
 #include "core/printable.hpp"
@@ -63,6 +64,7 @@ Result<GpuTarget> gpu_target(Env& env, const std::string& key)
 {
   RequestRecord r;
   if (key.empty()) {
+    settle_open_races(env); // the newest running request may be a race's winner no rv chose yet
     RV_TRY(active, list_requests(env, false));
     sort_newest_first(active);
     const RequestRecord* newest = nullptr;

@@ -2,7 +2,6 @@
 
 #include "app/request/prune_requests.hpp"
 #include "app/request/reap.hpp"
-#include "app/run/launch/cluster_race.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -49,7 +48,6 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
 
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<std::string, Activity>* activity)
 {
-  settle_open_races(env); // a race across clusters that no rv settled (rv died, -f not given)
   RV_TRY(requests, load_requests(env.requests));
   {
     // Finished requests of this host leave the cluster once request_keep has passed (N15).

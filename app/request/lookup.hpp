@@ -30,7 +30,8 @@ Result<void> require_same_host(const RequestRecord& r, const std::string& here);
 Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store);
 
 // The active requests (every one with `all`), refreshed from Slurm and reaped; each reaper note
-// is logged. With `activity`, the watchdog's verdict on each running request (by id) comes in the
+// is logged. A race across clusters is not settled here: callers that list settle first
+// (settle_open_races, app/run/launch/cluster_race.hpp), as `rv ps` and `rv gpu` do. With `activity`, the watchdog's verdict on each running request (by id) comes in the
 // same round trip (app/request/idle.hpp).
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all,
                                                  std::map<std::string, Activity>* activity = nullptr);
