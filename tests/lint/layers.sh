@@ -5,7 +5,10 @@
 #   never one above, never a sibling)
 # Inside app/, the tiers (docs/architecture.md): the root (Env, settings) includes only the root;
 # app/request/ the root; app/run/ request/ and the root; every other subfolder is one feature and
-# includes run/, request/ and the root, never another feature.
+# includes run/, request/ and the root, never another feature. Inside app/run/, its rooms:
+# plan/ and show/ include neither each other nor launch/; launch/ includes plan/ and show/; the
+# modules at run/'s root (the walks of whole commands) include every room, and no room includes
+# them. A folder in app/run/ the lint does not know is an error (name its arrows here first).
 # Usage: layers.sh [SOURCE_ROOT]   (exit 0: the rule holds; 1: violations, one line each)
 #        layers.sh --self-test      (plants a wrong include in a copy and expects a failure)
 set -euo pipefail
@@ -71,34 +74,64 @@ check_slurm_words() {
   return "$bad"
 }
 
-# The tier of a path below app/: root, request, run, or the feature folder's name.
+# The tier of a path below app/: root, request, a feature folder's name, and for app/run/ its
+# root (run) or its room (run/plan, run/launch, run/show).
 app_tier() {
   case $1 in
+  run/*/*)
+    local rest=${1#run/}
+    echo "run/${rest%%/*}"
+    ;;
   */*) echo "${1%%/*}" ;;
   *) echo root ;;
   esac
 }
 
+# The tiers inside app/ (besides the features): those each may include besides itself and the root.
+declare -A app_allowed=(
+  [request]=""
+  [run]="request run/plan run/launch run/show"
+  [run/plan]="request"
+  [run/show]="request"
+  [run/launch]="request run/plan run/show"
+)
+declare -A app_why=(
+  [root]="the root (Env, settings) includes only the root"
+  [request]="app/request/ includes only the root"
+  [run]="app/run/'s root includes its rooms, app/request/ and the root"
+  [run/plan]="app/run/plan/ includes app/request/ and the root: planning knows nothing of launching or showing"
+  [run/show]="app/run/show/ includes app/request/ and the root: showing knows nothing of planning or launching"
+  [run/launch]="app/run/launch/ includes app/run/plan/, app/run/show/, app/request/ and the root, never run/'s root"
+)
+app_features="a feature may include app/run/, app/request/ and the root, never another feature"
+
 check_app() {
-  local root=$1 bad=0 file line inc from to
+  local root=$1 bad=0 file line inc from to why dir
   [[ -d $root/app ]] || return 0
+  # Every folder of app/run/ is a room the rules above know.
+  if [[ -d $root/app/run ]]; then
+    for dir in "$root"/app/run/*/; do
+      [[ -d $dir ]] || continue
+      dir=$(basename "$dir")
+      [[ -v "app_allowed[run/$dir]" ]] && continue
+      printf 'app/run/%s/: not a room of app/run/ the lint knows (plan, launch, show): give it its arrows in tests/lint/layers.sh and docs/architecture.md\n' "$dir"
+      bad=1
+    done
+  fi
   while IFS=: read -r file line inc; do
     from=$(app_tier "${file#"$root"/app/}")
     inc=${inc#*\"app/}
     to=$(app_tier "${inc%\"*}")
     [[ $to == root || $to == "$from" ]] && continue
-    case $from in
-    root) ;;
-    request) ;;
-    run) [[ $to == request ]] && continue ;;
-    *) [[ $to == request || $to == run ]] && continue ;;
-    esac
-    local why="a feature may include app/run/, app/request/ and the root, never another feature"
-    case $from in
-    root) why="the root (Env, settings) includes only the root" ;;
-    request) why="app/request/ includes only the root" ;;
-    run) why="app/run/ includes app/request/ and the root" ;;
-    esac
+    if [[ $from == root ]]; then
+      why=${app_why[root]}
+    elif [[ -v "app_allowed[$from]" ]]; then
+      [[ " ${app_allowed[$from]} " == *" $to "* ]] && continue
+      why=${app_why[$from]}
+    else # a feature
+      [[ $to == request || $to == run || $to == run/* ]] && continue
+      why=$app_features
+    fi
     [[ $from == root ]] && from="app" || from="app/$from"
     [[ $to == root ]] && to="app" || to="app/$to"
     printf '%s:%s: %s/ may not include %s/ (%s)\n' "${file#"$root"/}" "$line" "$from" "$to" "$why"
@@ -119,6 +152,12 @@ if [[ ${1:-} == --self-test ]]; then
   printf '#include <spdlog/spdlog.h>\n' >"$tmp/templates/zz_log.cpp"
   printf '#include "app/why/why.hpp"\n' >"$tmp/app/doctor/zz_feature.cpp"
   printf '#include "app/run/launch/launch.hpp"\n' >"$tmp/app/request/zz_up.cpp"
+  printf '#include "app/run/launch/submit.hpp"\n' >"$tmp/app/run/plan/zz_plan_up.cpp"
+  printf '#include "app/run/launch/race.hpp"\n' >"$tmp/app/run/show/zz_show_up.cpp"
+  printf '#include "app/run/plan/planning.hpp"\n' >"$tmp/app/run/show/zz_show_plan.cpp"
+  printf '#include "app/run/pipeline.hpp"\n' >"$tmp/app/run/launch/zz_launch_root.cpp"
+  mkdir -p "$tmp/app/run/zz_room"
+  printf '#include "app/request/requests.hpp"\n' >"$tmp/app/run/zz_room/zz.cpp"
   printf 'auto a = std::vector<std::string>{"scontrol", "show", "job"};\n' >"$tmp/app/zz_argv.cpp"
   if out=$(check "$tmp"); then
     echo "self-test: a planted wrong include was not caught"
@@ -134,6 +173,18 @@ if [[ ${1:-} == --self-test ]]; then
     echo "self-test: $out"
     exit 1
   }
+  expect_caught() {
+    grep -qF "$1" <<<"$out" || {
+      echo "self-test: not caught: $1"
+      echo "$out"
+      exit 1
+    }
+  }
+  expect_caught 'app/run/plan/zz_plan_up.cpp:1: app/run/plan/ may not include app/run/launch/'
+  expect_caught 'app/run/show/zz_show_up.cpp:1: app/run/show/ may not include app/run/launch/'
+  expect_caught 'app/run/show/zz_show_plan.cpp:1: app/run/show/ may not include app/run/plan/'
+  expect_caught 'app/run/launch/zz_launch_root.cpp:1: app/run/launch/ may not include app/run/'
+  expect_caught 'app/run/zz_room/: not a room of app/run/ the lint knows'
   grep -q 'app/zz_argv.cpp:1: a Slurm command line is built outside slurm/' <<<"$out" || {
     echo "self-test: $out"
     exit 1
