@@ -2,6 +2,7 @@
 
 #include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
+#include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/store/record_store.hpp"
 #include "core/text.hpp"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <future>
 #include <limits>
+#include <set>
 
 namespace rv::app {
 namespace {
@@ -177,30 +179,60 @@ bool logins_exhausted(const std::vector<RaceMember>& members)
 
 } // namespace
 
+Settled settle_members(Env& env, std::vector<RaceMember>& members)
+{
+  const auto group = members.empty() ? std::string() : race_group(members.front().rec);
+  slurm::Backoff backoff(slurm::Backoff::settling());
+  std::set<std::string> named; // the clusters already said to be out of reach
+  for (;;) {
+    if (interrupt_signal() != 0) {
+      return {SettleEnd::interrupted, 0};
+    }
+    auto step = settle_step(env, members);
+    if (!step) {
+      spdlog::warn("race {}: {}", group, step.error().message);
+    } else {
+      for (const auto& u : step->unreached) {
+        if (named.insert(u.substr(0, u.find(':'))).second) {
+          spdlog::warn("race {}: cannot reach {}; the race goes on with the other clusters", group, u);
+        }
+      }
+      if (step->chosen) {
+        return {SettleEnd::chosen, *step->chosen};
+      }
+      if (step->over) {
+        return {SettleEnd::over, 0};
+      }
+    }
+    if (logins_exhausted(members)) {
+      return {SettleEnd::logins_failed, 0};
+    }
+    env.clock.sleep_for(backoff.next());
+  }
+}
+
 Result<int> settle_race(Env& env, const std::string& request_id)
 {
   RV_TRY(j, env.requests.read(request_id));
   RV_TRY(rec, request_from_json(j));
   RV_TRY(members, load_race_members(env, rec));
-  slurm::Backoff backoff(slurm::Backoff::settling());
-  for (;;) {
-    auto step = settle_step(env, members);
-    if (!step) {
-      spdlog::warn("race {}: {}", race_group(rec), step.error().message);
-    } else if (step->chosen) {
-      return 0;
-    } else if (step->over) {
-      spdlog::info("race {}: every job ended before any was chosen", race_group(rec));
-      return 1;
-    }
-    if (logins_exhausted(members)) {
-      spdlog::warn("race {}: stopped: every cluster's login failed, {} times in a row, with no terminal to answer "
-                   "it; `rv ps` at a terminal settles the race",
-                   race_group(rec), LoginBackoff::k_max);
-      return 1;
-    }
-    env.clock.sleep_for(backoff.next());
+  const auto settled = settle_members(env, members);
+  switch (settled.end) {
+  case SettleEnd::chosen:
+    return 0;
+  case SettleEnd::over:
+    spdlog::info("race {}: every job ended before any was chosen", race_group(rec));
+    break;
+  case SettleEnd::interrupted:
+    spdlog::warn("race {}: stopped by a signal before a choice; `rv ps` settles the race", race_group(rec));
+    break;
+  case SettleEnd::logins_failed:
+    spdlog::warn("race {}: stopped: every cluster's login failed, {} times in a row, with no terminal to answer "
+                 "it; `rv ps` at a terminal settles the race",
+                 race_group(rec), LoginBackoff::k_max);
+    break;
   }
+  return 1;
 }
 
 std::optional<std::size_t> choose_member(const std::vector<MemberPoll>& polls)

@@ -61,11 +61,9 @@ Result<std::vector<RaceMember>> load_race_members(Env& env, const RequestRecord&
 // cancelled. Fails when scancel could not run (the jobs may still be queued).
 Result<void> stop_member(Env& member_env, RequestRecord& rec);
 
-// Settles the race group of member `request_id` until a cluster is chosen or every job has ended
-// (the background rv of `rv run` without -f; `rv _settle`). 0 when chosen, 1 when none could be.
-// A cluster whose login fails (no terminal to answer a second factor) is polled again after
-// minutes (LoginBackoff); once every cluster's login fails and one has failed LoginBackoff::k_max
-// times in a row, it stops (1) and leaves the race to `rv ps`.
+// Settles the race group of member `request_id` with settle_members (the background rv of `rv run`
+// without -f; `rv _settle`). 0 when chosen, 1 when none could be or the loop ended without a
+// choice (an interrupt, or every login failed: the race is left to `rv ps`).
 Result<int> settle_race(Env& env, const std::string& request_id);
 
 // Where a command that names request `key` goes: the cluster of the request it
@@ -90,6 +88,25 @@ struct SettleStep {
 // (again: it is idempotent): `go` on the chosen member's cluster, `stop` and scancel on the others,
 // whose records end cancelled. A group over with no choice ends every member failed.
 Result<SettleStep> settle_step(Env& env, std::vector<RaceMember>& members);
+
+// How the settle loop ended.
+enum class SettleEnd {
+  chosen,        // a member is chosen (now or before): `Settled::chosen` names it
+  over,          // every job ended before any was chosen: every member has ended failed
+  interrupted,   // a Ctrl-C (SIGINT, SIGTERM): nothing cancelled; the caller decides
+  logins_failed, // every cluster's login failed with no terminal, one LoginBackoff::k_max times in a row
+};
+struct Settled {
+  SettleEnd end = SettleEnd::over;
+  std::size_t chosen = 0; // index into the members, when `end` is chosen
+};
+
+// The one settle loop, for the foreground race (`rv run -f`, `rv up`: launch_across) and the
+// background settler (`rv _settle`: settle_race): settle steps, the settling backoff between them
+// (slurm::Backoff::settling), until one of the ends above. A cluster that cannot be reached is
+// named once and the race goes on with the others; a cluster whose login fails with no terminal
+// (a second factor) is polled again after minutes (LoginBackoff).
+Settled settle_members(Env& env, std::vector<RaceMember>& members);
 
 // The settle step for every unsettled group in the store (what `rv ps` runs before it lists):
 // logs what it chose; an unreachable cluster is logged and left for the next time.
