@@ -2,83 +2,17 @@
 // first cluster whose job starts is chosen, the choice is recorded in every member before `go`
 // is written, the others get `stop` and scancel, and a choice once made is never made again.
 
+#include "app/request/lookup.hpp"
 #include "app/run/launch/cluster_race.hpp"
-#include "unit/app/lifecycle_world.hpp"
+#include "unit/app/run/launch/two_clusters.hpp"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
-
-namespace {
-
-// Two clusters, A and B, sharing one store: each has its scripted login node and its own Env.
-struct TwoClusters final : Clusters {
-  World world{"cluster-race"};
-  Cluster b_runner;
-  Env b_env{b_runner,     world.local, world.clock, world.requests, world.secrets, world.settings,
-            world.output, false,       0,           "/home/alice",  world.dir};
-  TwoClusters()
-  {
-    world.env.destination = "A";
-    world.env.clusters = this;
-    b_env.destination = "B";
-    b_env.clusters = this;
-  }
-  Result<Env*> open(const std::string& host) override
-  {
-    if (host == "A") {
-      return &world.env;
-    }
-    if (host == "B") {
-      return &b_env;
-    }
-    return fail(ErrorCode::unreachable, "no such cluster " + host);
-  }
-  Result<void> settle_in_background(const std::string&) override { return {}; }
-  Cluster& a() { return world.cluster; }
-  Cluster& b() { return b_runner; }
-
-  // Member records a1 (job 101 on A) and b2 (job 7 on B), one race group; `chosen` as given.
-  void add_members(const std::string& chosen = "")
-  {
-    nlohmann::json race = {{"group", "g1"},
-                           {"members", {{{"id", "aaaa0001"}, {"host", "A"}}, {{"id", "bbbb0002"}, {"host", "B"}}}},
-                           {"chosen", chosen}};
-    for (auto [id, host, job] : {std::tuple{"aaaa0001", "A", "101"}, std::tuple{"bbbb0002", "B", "7"}}) {
-      RequestRecord r;
-      r.id = id;
-      r.name = "train";
-      r.destination = host;
-      r.remote_root = "/home/alice/.rv";
-      r.state = RequestState::submitted;
-      r.created_at = "2026-11-27T07:00:00Z";
-      r.race = race;
-      JobRecord j;
-      j.strategy_id = "s1";
-      j.job_id = job;
-      j.state = "PENDING";
-      r.jobs.push_back(j);
-      REQUIRE(world.requests.create(id, to_json(r)));
-    }
-  }
-  RequestRecord read(const std::string& id)
-  {
-    auto j = world.requests.read(id);
-    REQUIRE(j);
-    auto r = request_from_json(*j);
-    REQUIRE(r);
-    return *r;
-  }
-};
-
-bool writes(const std::vector<std::string>& a, const std::string& file)
-{
-  return a.size() > 2 && a.front() == "sh" && a.back() == file && mentions(a, "/home/alice/.rv/requests/");
-}
-
-} // namespace
 
 TEST_CASE("cluster race: the cluster whose job started is chosen; go there, stop and scancel elsewhere")
 {
@@ -344,4 +278,49 @@ TEST_CASE(
   CHECK(ended.state == RequestState::cancelled);
   CHECK(ended.job_ids() == std::vector<std::string>{"55"});
   CHECK(ended.jobs[0].state == "CANCELLED");
+}
+
+// `list_requests` (app/request/lookup.hpp) lists; it no longer settles. Its callers (`rv ps`,
+// `rv gpu`) settle first, so they still show a race no rv settled as settled.
+TEST_CASE("cluster race: list_requests does not settle a race; settle_open_races before it does")
+{
+  TwoClusters t;
+  t.add_members();
+  for (const auto* id : {"aaaa0001", "bbbb0002"}) { // submitted from another machine's view: each on its cluster
+    auto r = t.read(id);
+    r.host = "login-" + r.destination;
+    save(t.world.requests, r);
+  }
+  auto answer = [](std::string row) {
+    return [row](const std::vector<std::string>& a) -> std::optional<proc::Outcome> {
+      return has(a, "squeue") ? Cluster::ok(row) : Cluster::ok();
+    };
+  };
+  t.a().fallback = answer(squeue_row("101", "PENDING", "", "0:00"));
+  t.b().fallback = answer(squeue_row("7", "RUNNING", "h1"));
+  auto go_written = [&] {
+    return std::any_of(t.b().seen.begin(), t.b().seen.end(), [](const auto& a) { return writes(a, "go"); });
+  };
+
+  auto listed = list_requests(t.world.env, true);
+  REQUIRE(listed);
+  CHECK(listed->size() == 2);
+  CHECK_FALSE(go_written());
+  CHECK(t.read("aaaa0001").race.value("chosen", "x").empty());
+  for (const auto& a : t.a().seen) {
+    CHECK_FALSE(has(a, "scancel"));
+  }
+
+  settle_open_races(t.world.env); // what `rv ps` runs before it lists
+  CHECK(go_written());
+  CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
+  CHECK(std::any_of(t.a().seen.begin(), t.a().seen.end(),
+                    [](const auto& a) { return has(a, "scancel") && has(a, "101"); }));
+  auto after = list_requests(t.world.env, true);
+  REQUIRE(after);
+  for (const auto& r : *after) {
+    if (r.id == "aaaa0001") {
+      CHECK(r.state == RequestState::cancelled);
+    }
+  }
 }
