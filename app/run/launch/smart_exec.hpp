@@ -4,7 +4,7 @@
 // make the venv current, and say where the job runs (docs/sync.md).
 
 #include "app/env.hpp"
-#include "app/run/launch/submit.hpp"
+#include "app/run/launch/run_extras.hpp"
 #include "app/settings.hpp"
 #include "sync/command.hpp"
 #include "sync/files.hpp"

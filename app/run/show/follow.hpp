@@ -3,6 +3,7 @@
 
 #include "app/env.hpp"
 #include "app/request/requests.hpp"
+#include "app/run/show/final_status.hpp"
 #include "core/clock.hpp"
 #include "core/process/runner.hpp"
 
@@ -10,14 +11,6 @@
 #include <string>
 
 namespace rv::app {
-
-struct FinalStatus {
-  std::string state; // COMPLETED, FAILED, TIMEOUT, ...
-  int exit_status = 0;
-  int exit_signal = 0;
-  std::int64_t run_time_s = -1; // how long it ran (not queued); -1 = unknown
-  std::string job_id;           // the job that ended: the last checkpoint segment's when resubmitted
-};
 
 // The job's final state and exit code: scontrol first, then accounting (which may lag).
 Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock);

@@ -4,7 +4,7 @@
 // reads the clock or asks the terminal: app/run/show/live_status.hpp feeds it, app::Output draws it.
 
 #include "app/request/requests.hpp"
-#include "app/run/show/follow.hpp"
+#include "app/run/show/final_status.hpp"
 
 #include <nlohmann/json.hpp>
 

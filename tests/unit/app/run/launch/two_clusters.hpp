@@ -4,6 +4,7 @@
 // race across clusters is tested on it (test_cluster_race.cpp, test_across.cpp).
 
 #include "app/clusters.hpp"
+#include "app/request/requests.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>
