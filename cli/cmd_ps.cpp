@@ -80,7 +80,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
   std::string key = opts.key;
   RV_TRY(real, key.empty() ? ctx.make_env() : ctx.make_env_for_request(key)); // a request: its own cluster
   std::map<std::string, Activity> activity; // the GPU watchdog's verdict per running request
-  app::settle_open_races(real->env);        // a race across clusters that no rv settled (rv died, -f not given)
+  // A race across clusters that no rv settled (rv died, -f not given) is settled before the list.
+  app::settle_open_races(real->env);
   RV_TRY(shown, list_requests(real->env, opts.all || !key.empty(), &activity));
   std::vector<StepRow> steps;
   if (!key.empty()) {

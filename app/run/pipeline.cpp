@@ -2,9 +2,9 @@
 
 #include "app/run/launch/across.hpp"
 #include "app/run/launch/launch.hpp"
+#include "app/run/launch/submit.hpp"
 #include "app/run/plan/planning.hpp"
 #include "app/run/study_run.hpp"
-#include "app/run/launch/submit.hpp"
 #include "templates/watchdog.hpp"
 
 #include <map>
