@@ -4,8 +4,8 @@
 
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
-#include "core/process/ssh_hold.hpp"
-#include "core/process/ssh_runner.hpp"
+#include "core/ssh/hold.hpp"
+#include "core/ssh/runner.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

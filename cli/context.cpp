@@ -7,7 +7,7 @@
 #include "core/process/daemon.hpp"
 #include "core/process/local_runner.hpp"
 #include "core/process/local_user.hpp"
-#include "core/process/ssh_runner.hpp"
+#include "core/ssh/runner.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>

@@ -10,7 +10,7 @@
 #include "core/printable.hpp"
 #include "core/process/local_user.hpp"
 #include "core/process/process_title.hpp"
-#include "core/process/ssh_hold.hpp"
+#include "core/ssh/hold.hpp"
 #include "core/store/json_bytes.hpp"
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,5 @@
 #include "cli/commands.hpp"
-#include "core/process/kerberos.hpp"
+#include "core/ssh/kerberos.hpp"
 
 #include "rv_commit.hpp"
 

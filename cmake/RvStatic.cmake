@@ -2,7 +2,7 @@
 # scripts/release.sh; docs/install.md). libssh, OpenSSL's libcrypto and zlib from Debian's -dev
 # packages (their .a), fmt and spdlog header-only (RV_SELF_CONTAINED), libstdc++ and glibc static.
 # Debian's libssh.a calls GSSAPI, of which Debian ships no static library, and which a static glibc
-# cannot load safely: core/process/gss_stubs.cpp defines those functions as failures (no Kerberos).
+# cannot load safely: core/ssh/gss_stubs.cpp defines those functions as failures (no Kerberos).
 # Measured numbers and what a static glibc can and cannot do: docs/install.md, docs/ssh.md.
 set(RV_SELF_CONTAINED ON)
 foreach(_lib ssh crypto z)

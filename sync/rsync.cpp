@@ -1,9 +1,9 @@
 #include "sync/rsync.hpp"
 
 #include "core/process/shell.hpp"
-#include "core/process/ssh_hold.hpp"
-#include "core/process/ssh_openssh.hpp"
-#include "core/process/ssh_runner.hpp"
+#include "core/ssh/hold.hpp"
+#include "core/ssh/openssh.hpp"
+#include "core/ssh/runner.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -1,7 +1,7 @@
 #include "app/init/init.hpp"
 #include "app/init/init_steps.hpp"
 
-#include "core/process/ssh_failures.hpp"
+#include "core/ssh/failures.hpp"
 #include "core/store/json_fields.hpp"
 #include "core/text.hpp"
 

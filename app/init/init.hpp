@@ -5,9 +5,9 @@
 // with them as defaults). A password is asked for, used once, and never stored or logged.
 
 #include "core/process/runner.hpp"
-#include "core/process/ssh_init.hpp"
-#include "core/process/ssh_keys.hpp"
 #include "core/result.hpp"
+#include "core/ssh/init.hpp"
+#include "core/ssh/keys.hpp"
 
 #include <nlohmann/json.hpp>
 

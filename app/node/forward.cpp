@@ -1,6 +1,6 @@
 #include "app/node/forward.hpp"
 
-#include "core/process/forward.hpp"
+#include "core/ssh/forward.hpp"
 #include "core/store/lock_probe.hpp"
 #include "slurm/job_state.hpp"
 

@@ -7,7 +7,7 @@
 #include "app/env.hpp"
 #include "app/login_backoff.hpp"
 #include "app/node/job_target.hpp"
-#include "core/process/stream.hpp"
+#include "core/ssh/stream.hpp"
 #include "core/store/record_store.hpp"
 
 #include <nlohmann/json.hpp>

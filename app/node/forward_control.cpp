@@ -2,7 +2,7 @@
 
 #include "core/printable.hpp"
 #include "core/process/daemon.hpp"
-#include "core/process/stream.hpp"
+#include "core/ssh/stream.hpp"
 
 #include <fmt/format.h>
 

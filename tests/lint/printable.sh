@@ -11,7 +11,7 @@ files=(cli/cmd_init.cpp cli/cmd_forward.cpp cli/cmd_ssh.cpp cli/cmd_ps.cpp)
 # The files that write the server's text to the terminal (/dev/tty) themselves: every write_all
 # there writes a literal, or text made by a function that escapes it (printable(), or the
 # *_text() helpers built on it). A keyboard-interactive banner cannot retitle or clear the screen.
-tty_files=(core/process/ssh_kbdint.cpp)
+tty_files=(core/ssh/kbdint.cpp)
 
 check() {
   local root=$1 bad=0 f
@@ -48,7 +48,7 @@ if [[ ${1:-} == --self-test ]]; then
     exit 1
   fi
   cp "$here/cli/cmd_forward.cpp" "$tmp/cli/cmd_forward.cpp"
-  printf 'void planted(int fd) { write_all(fd, prompt.text); }\n' >>"$tmp/core/process/ssh_kbdint.cpp"
+  printf 'void planted(int fd) { write_all(fd, prompt.text); }\n' >>"$tmp/core/ssh/kbdint.cpp"
   if check "$tmp" >/dev/null; then
     echo "self-test: a raw terminal write was not caught" >&2
     exit 1

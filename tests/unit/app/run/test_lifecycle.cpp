@@ -9,7 +9,7 @@
 #include "app/run/launch/submit.hpp"
 #include "app/run/pipeline.hpp"
 #include "core/interrupt.hpp"
-#include "core/process/ssh_hold_protocol.hpp"
+#include "core/ssh/hold_protocol.hpp"
 #include "unit/app/lifecycle_world.hpp"
 
 #include <doctest/doctest.h>

@@ -1,0 +1,91 @@
+#pragma once
+// Runs commands on the login node over one libssh session, kept open for the whole rv run.
+// The pieces: session (connect, host key, keys), exec (exec, batch, PTY), sftp
+// (files), handles (RAII owners of libssh handles), failures (the one error shape).
+
+#include "core/process/runner.hpp"
+#include "core/ssh/destination.hpp"
+#include "core/ssh/kbdint.hpp"
+#include "core/ssh/stream.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace rv::proc {
+
+struct SshOptions {
+  std::string destination;   // as the user gave it
+  std::string ssh_config;    // OpenSSH client config to honour; "" = none
+  std::string identity_file; // tried before the agent and the default keys
+  std::string known_hosts;   // --known-hosts/RV_KNOWN_HOSTS: replaces the ssh config's UserKnownHostsFile
+  // The config file's known_hosts (rv init writes it): used where the ssh config names no
+  // UserKnownHostsFile for the host, and read beside it by OpenSSH's subprocesses, so that an
+  // alias's own file still counts (third UX review N8). "" = none.
+  std::string known_hosts_fallback;
+  std::string ssh_dir; // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
+  std::chrono::seconds connect_timeout{15};
+  // Answers a second factor's keyboard-interactive prompts; null = the user (terminal or
+  // SSH_ASKPASS, user_prompter()).
+  std::shared_ptr<SecondFactorPrompter> second_factor;
+  // Hold the authenticated session in a background rv for this long after its last use, and
+  // open every channel through it (docs/ssh.md, "One held connection"); 0 = a session per run.
+  std::chrono::seconds persist{0};
+  // How long to wait for another rv that is starting the same holder (it may sit at a second-factor
+  // prompt in another terminal); then this one connects directly, saying why.
+  std::chrono::seconds start_wait{120};
+  std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv, else the state dir's hold/
+};
+
+namespace ssh {
+class Session;
+}
+
+class SshRunner final : public Runner, public StreamOpener {
+public:
+  explicit SshRunner(SshOptions options);
+  // A runner on a session that is already authenticated (rv init's: SshBootstrap::into_runner).
+  // With connection_persist, its first command hands that very session to a new holder (or uses
+  // a live one) instead of logging in again: one second-factor code for all of init and the
+  // commands after it (third UX review N2).
+  static std::unique_ptr<SshRunner> adopt(ssh::Session&& session);
+  ~SshRunner() override;
+  SshRunner(const SshRunner&) = delete;
+  SshRunner& operator=(const SshRunner&) = delete;
+
+  // Connects, verifies the host key and authenticates, unless already connected.
+  Result<void> connect();
+
+  // Runs `cmd` as one channel exec: the argv is quoted for the remote POSIX shell.
+  Result<Outcome> run(const Command& cmd) override;
+  // Runs every command in one channel (one round trip), each with its own outcome.
+  Result<std::vector<Outcome>> run_batch(const std::vector<Command>& cmds) override;
+  std::string where() const override;
+  // The remote user, as the ssh config or DEST resolved it (connects if needed).
+  std::string user() override;
+  // Runs `argv` on this terminal (SSH: in a PTY, with the local terminal in raw mode).
+  Result<int> run_interactive(const std::vector<std::string>& argv) override;
+  // SFTP on the same session (opened on first use).
+  Result<std::uint64_t> put_file(const std::string& local_path, const std::string& remote_path,
+                                 const FileMeta& meta) override;
+  Result<void> put_symlink(const std::string& target, const std::string& remote_path) override;
+  Result<std::uint64_t> get_file(const std::string& remote_path, const std::string& local_path) override;
+  // A direct-tcpip channel on the session: the login node connects to `host`:`port`.
+  Result<std::unique_ptr<Stream>> open_stream(const std::string& host, int port) override;
+
+  // Whether the commands go through a held connection (after connect()).
+  bool held() const;
+  // Why the commands do not go through a held connection (after connect(); "" when they do):
+  // "connection_persist is 0", or the failure of the holding itself (its directory not private...).
+  std::string not_held_reason() const;
+
+private:
+  template <class F>
+  auto through_holder(F&& f, bool repeatable = false);
+
+  struct Impl;
+  explicit SshRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace rv::proc
