@@ -3,6 +3,7 @@
 #include "core/container.hpp"
 #include "core/duration.hpp"
 #include "core/number.hpp"
+#include "core/ssh/options.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -14,7 +15,6 @@ namespace rv::app {
 
 Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
 {
-  auto expand_home = [&](const std::string& path) { return path.starts_with("~/") ? home + path.substr(1) : path; };
   SyncSettings s;
   // Config checked the value against the key's choices; this only names it as the enum.
   auto transport = sync::parse_transport(c.get("sync_transport"));
@@ -24,15 +24,10 @@ Result<SyncSettings> sync_settings(const Config& c, const std::string& home)
                 "rv config show lists the settings");
   }
   s.push.transport = *transport;
-  s.push.ssh.destination = c.get("host");
-  s.push.ssh.ssh_config = expand_home(c.get("ssh_config"));
-  s.push.ssh.identity_file = expand_home(c.get("identity_file"));
-  // A known_hosts from the config file (rv init's) is a fallback; from a flag or RV_KNOWN_HOSTS, it
-  // replaces the ssh config's UserKnownHostsFile (as Context::ssh_options reads it).
-  (c.origin("known_hosts") == Origin::file ? s.push.ssh.known_hosts_fallback : s.push.ssh.known_hosts) =
-      expand_home(c.get("known_hosts"));
-  RV_TRY(timeout, c.get_seconds("connect_timeout"));
-  s.push.ssh.connect_timeout_s = timeout;
+  // The connection rsync takes: the very options rv's own session takes (Context::ssh_options), so
+  // both find the same held connection.
+  RV_TRY(ssh, proc::ssh_options_from(c, home));
+  s.push.ssh = std::move(ssh);
   const auto& max = c.get("sync_max_file_size");
   if (max == "0" || max.empty()) {
     s.select.max_file_bytes = 0;

@@ -6,6 +6,8 @@
 #include "cli/terminal_input.hpp"
 #include "core/printable.hpp"
 #include "core/secure_memory.hpp"
+#include "core/ssh/destination.hpp"
+#include "core/ssh/runner.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/store/record_store.hpp"
 #include "core/text.hpp"

@@ -119,19 +119,7 @@ Result<std::unique_ptr<proc::Runner>> Context::make_runner()
 
 Result<proc::SshOptions> Context::ssh_options(const std::string& host)
 {
-  RV_TRY(timeout, config.get_seconds("connect_timeout"));
-  RV_TRY(persist, config.get_seconds("connection_persist"));
-  proc::SshOptions options;
-  options.destination = host.empty() ? config.get("host") : host;
-  options.ssh_config = expand_home(config.get("ssh_config"));
-  options.identity_file = expand_home(config.get("identity_file"));
-  // rv init's known_hosts (the config file's) must not override an alias's own UserKnownHostsFile:
-  // it is a fallback; --known-hosts and RV_KNOWN_HOSTS replace it (third UX review N8).
-  (config.origin("known_hosts") == Origin::file ? options.known_hosts_fallback : options.known_hosts) =
-      expand_home(config.get("known_hosts"));
-  options.connect_timeout = std::chrono::seconds(timeout);
-  options.persist = std::chrono::seconds(persist);
-  return options;
+  return proc::ssh_options_from(config, proc::local_home_dir(), host);
 }
 
 store::RecordStore request_store()

@@ -1,9 +1,9 @@
 #include "sync/rsync.hpp"
 
 #include "core/process/shell.hpp"
+#include "core/ssh/destination.hpp"
 #include "core/ssh/hold.hpp"
 #include "core/ssh/openssh.hpp"
-#include "core/ssh/runner.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -41,7 +41,7 @@ bool is_stats_line(std::string_view line)
 }
 
 // The start of an rsync command: `rsync -a -s [-e SSH]`.
-Result<proc::Command> rsync_command(const SshTarget& t)
+Result<proc::Command> rsync_command(const proc::SshOptions& t)
 {
   proc::Command c;
   c.argv = {"rsync", "-a", "-s"};
@@ -70,23 +70,18 @@ Result<proc::Outcome> run_rsync(proc::Runner& local, const proc::Command& c)
 
 } // namespace
 
-bool is_local(const SshTarget& t)
+bool is_local(const proc::SshOptions& t)
 {
   return t.destination.empty();
 }
 
-Result<std::string> rsync_ssh_command(const SshTarget& t)
+Result<std::string> rsync_ssh_command(const proc::SshOptions& t)
 {
   RV_TRY(dest, proc::parse_destination(t.destination));
   // Through the held connection when there is one: no second login, the host key as checked
-  // by rv's own session (docs/ssh.md, "rsync through the held connection").
-  proc::SshOptions held;
-  held.destination = t.destination;
-  held.ssh_config = t.ssh_config;
-  held.identity_file = t.identity_file;
-  held.known_hosts = t.known_hosts;
-  held.known_hosts_fallback = t.known_hosts_fallback;
-  if (auto live = proc::hold::find_live(held)) {
+  // by rv's own session (docs/ssh.md, "rsync through the held connection"). The holder is looked
+  // up with the very options SshRunner holds with, so both name the same socket.
+  if (auto live = proc::hold::find_live(t)) {
     std::string relay;
     for (const auto& w : proc::hold::relay_command(live->path())) {
       relay += (relay.empty() ? "" : " ") + proc::rsync_quote(w);
@@ -101,7 +96,7 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
                                    "-o",
                                    "StrictHostKeyChecking=yes",
                                    "-o",
-                                   fmt::format("ConnectTimeout={}", t.connect_timeout_s)};
+                                   fmt::format("ConnectTimeout={}", t.connect_timeout.count())};
   if (!t.identity_file.empty()) {
     argv.insert(argv.end(), {"-i", t.identity_file}); // an argv word of ssh's: taken as it is
   }
@@ -119,7 +114,7 @@ Result<std::string> rsync_ssh_command(const SshTarget& t)
   return line;
 }
 
-Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir)
+Result<std::string> rsync_remote_spec(const proc::SshOptions& t, const std::string& dir)
 {
   if (is_local(t)) {
     return dir;
@@ -129,7 +124,7 @@ Result<std::string> rsync_remote_spec(const SshTarget& t, const std::string& dir
   return fmt::format("{}{}:{}", dest.user.empty() ? "" : dest.user + "@", host, dir);
 }
 
-Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
+Result<std::uint64_t> rsync_files(proc::Runner& local, const proc::SshOptions& target,
                                   const std::function<void(std::string_view)>& progress, const std::string& from,
                                   const std::string& to, const std::vector<std::string>& paths, bool rewrite)
 {
@@ -164,7 +159,8 @@ Result<std::uint64_t> rsync_files(proc::Runner& local, const SshTarget& target,
   return rsync_bytes_sent(out.out, "Total bytes sent:");
 }
 
-Result<void> rsync_file(proc::Runner& local, const SshTarget& target, const std::string& from, const std::string& to)
+Result<void> rsync_file(proc::Runner& local, const proc::SshOptions& target, const std::string& from,
+                        const std::string& to)
 {
   RV_TRY(c, rsync_command(target));
   c.argv.insert(c.argv.end(), {from, to});

@@ -6,6 +6,7 @@
 
 #include "core/process/runner.hpp"
 #include "core/result.hpp"
+#include "core/ssh/options.hpp"
 #include "sync/files.hpp"
 #include "sync/rsync.hpp"
 #include "sync/target.hpp"
@@ -61,7 +62,7 @@ std::optional<Transport> parse_transport(std::string_view name);
 struct PushOptions {
   bool dry_run = false;
   Transport transport = Transport::automatic;
-  SshTarget ssh;
+  proc::SshOptions ssh;                           // the connection, as rv's own session takes it (core/ssh/options.hpp)
   TargetPolicy target;                            // where deletions are allowed (sync/target.hpp)
   std::function<void(std::string_view)> progress; // one line per sent file (SFTP) or rsync's output
 };

@@ -1,6 +1,7 @@
 #include "app/init/init.hpp"
 #include "app/init/init_steps.hpp"
 
+#include "core/ssh/destination.hpp"
 #include "core/ssh/failures.hpp"
 #include "core/store/json_fields.hpp"
 #include "core/text.hpp"

@@ -3,7 +3,7 @@
 // Internal to core/ssh except for what the CLI needs (status, disconnect, the rsync relay).
 
 #include "core/ssh/hold_client.hpp"
-#include "core/ssh/runner.hpp"
+#include "core/ssh/options.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -13,7 +13,7 @@
 // A socket closed with no answer after the request went out means the command may have run.
 
 #include "core/result.hpp"
-#include "core/ssh/runner.hpp"
+#include "core/ssh/options.hpp"
 
 #include <cstdint>
 #include <optional>

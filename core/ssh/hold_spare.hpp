@@ -3,7 +3,7 @@
 // ssh_channel_open_session waits for the server's answer: a command that opens its channel pays a
 // round trip before its exec. The holder keeps one channel opened ahead, hands it to the next
 // exec or pty request and opens the next spare without waiting for the server. Internal to
-// core/process.
+// core/ssh.
 
 #include "core/ssh/handles.hpp"
 

@@ -2,6 +2,7 @@
 
 #include "core/process/shell.hpp"
 #include "core/ssh/exec.hpp"
+#include "core/ssh/runner.hpp"
 #include "core/ssh/session.hpp"
 
 #include <spdlog/spdlog.h>

@@ -5,7 +5,7 @@
 
 #include "core/process/runner.hpp"
 #include "core/ssh/failures.hpp"
-#include "core/ssh/runner.hpp"
+#include "core/ssh/options.hpp"
 
 #include <memory>
 #include <string>

@@ -4,8 +4,7 @@
 // (files), handles (RAII owners of libssh handles), failures (the one error shape).
 
 #include "core/process/runner.hpp"
-#include "core/ssh/destination.hpp"
-#include "core/ssh/kbdint.hpp"
+#include "core/ssh/options.hpp"
 #include "core/ssh/stream.hpp"
 
 #include <chrono>
@@ -13,29 +12,6 @@
 #include <string>
 
 namespace rv::proc {
-
-struct SshOptions {
-  std::string destination;   // as the user gave it
-  std::string ssh_config;    // OpenSSH client config to honour; "" = none
-  std::string identity_file; // tried before the agent and the default keys
-  std::string known_hosts;   // --known-hosts/RV_KNOWN_HOSTS: replaces the ssh config's UserKnownHostsFile
-  // The config file's known_hosts (rv init writes it): used where the ssh config names no
-  // UserKnownHostsFile for the host, and read beside it by OpenSSH's subprocesses, so that an
-  // alias's own file still counts (third UX review N8). "" = none.
-  std::string known_hosts_fallback;
-  std::string ssh_dir; // libssh's `%d` (default keys, known_hosts); "" = the passwd entry's ~/.ssh
-  std::chrono::seconds connect_timeout{15};
-  // Answers a second factor's keyboard-interactive prompts; null = the user (terminal or
-  // SSH_ASKPASS, user_prompter()).
-  std::shared_ptr<SecondFactorPrompter> second_factor;
-  // Hold the authenticated session in a background rv for this long after its last use, and
-  // open every channel through it (docs/ssh.md, "One held connection"); 0 = a session per run.
-  std::chrono::seconds persist{0};
-  // How long to wait for another rv that is starting the same holder (it may sit at a second-factor
-  // prompt in another terminal); then this one connects directly, saying why.
-  std::chrono::seconds start_wait{120};
-  std::string runtime_dir; // the holders' private directory; "" = $XDG_RUNTIME_DIR/rv, else the state dir's hold/
-};
 
 namespace ssh {
 class Session;

@@ -2,6 +2,7 @@
 
 #include "core/process/local_runner.hpp"
 #include "core/ssh/failures.hpp"
+#include "core/ssh/kbdint.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>

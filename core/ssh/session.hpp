@@ -1,11 +1,12 @@
 #pragma once
 // One libssh session to the login node: connect, verify the host key, authenticate. Internal to
-// core/process; SshRunner runs commands (ssh_exec) and moves files (ssh_sftp) on it.
+// core/ssh; SshRunner runs commands (exec.hpp) and moves files (sftp.hpp) on it.
 
+#include "core/ssh/destination.hpp"
 #include "core/ssh/handles.hpp"
 #include "core/ssh/init.hpp"
 #include "core/ssh/openssh.hpp"
-#include "core/ssh/runner.hpp"
+#include "core/ssh/options.hpp"
 
 #include <optional>
 #include <string>

@@ -1,6 +1,8 @@
 // The typed settings the core reads (app/settings.hpp): read and checked once from the config.
 
 #include "app/settings.hpp"
+#include "core/ssh/hold_protocol.hpp"
+#include "core/ssh/options.hpp"
 
 #include <doctest/doctest.h>
 
@@ -93,4 +95,30 @@ TEST_CASE("settings: across clusters: hosts, SU weights and the gate's wait, eac
   auto short_wait = app::read_settings(config, "/home/alice");
   REQUIRE_FALSE(short_wait);
   CHECK(short_wait.error().message.find("race_gate_wait") != std::string::npos);
+}
+
+TEST_CASE("settings: rsync's connection and rv's own session are one identity, filled in one place")
+{
+  Config config;
+  REQUIRE(config.set("host", "ana@login.hpc.edu:2200", Origin::file));
+  REQUIRE(config.set("ssh_config", "~/.ssh/config", Origin::file));
+  REQUIRE(config.set("identity_file", "~/.ssh/id_rv", Origin::environment));
+  REQUIRE(config.set("known_hosts", "~/.config/rv/known_hosts", Origin::file));
+  REQUIRE(config.set("connect_timeout", "20s", Origin::flag));
+  auto settings = app::sync_settings(config, "/home/ana");
+  REQUIRE(settings);
+  auto session = proc::ssh_options_from(config, "/home/ana"); // what Context::ssh_options gives SshRunner
+  REQUIRE(session);
+  const auto& rsync = settings->push.ssh;
+  CHECK(rsync.destination == "ana@login.hpc.edu:2200");
+  CHECK(rsync.ssh_config == "/home/ana/.ssh/config");
+  CHECK(rsync.identity_file == "/home/ana/.ssh/id_rv");
+  CHECK(rsync.known_hosts.empty()); // the config file's known_hosts is a fallback (N8)
+  CHECK(rsync.known_hosts_fallback == "/home/ana/.config/rv/known_hosts");
+  CHECK(rsync.connect_timeout == std::chrono::seconds(20));
+  // The held connection's socket is named after these fields: the same name from both.
+  CHECK(proc::hold::socket_name(rsync) == proc::hold::socket_name(*session));
+  CHECK(rsync.destination == session->destination);
+  CHECK(rsync.known_hosts_fallback == session->known_hosts_fallback);
+  CHECK(rsync.persist == session->persist);
 }

@@ -6,7 +6,13 @@
 #include "sync/files.hpp"
 #include "sync/transfer.hpp"
 
+#include "core/ssh/hold.hpp"
+#include "unit/core/ssh/fake_holder.hpp"
+
 #include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
 
 #include <cstdlib>
 #include <fstream>
@@ -49,6 +55,24 @@ V paths(const FileSelection& sel)
     out.push_back(e.path);
   }
   return out;
+}
+
+} // namespace
+
+namespace {
+
+// The connection rsync is given: the SshOptions rv's own session takes (core/ssh/options.hpp).
+rv::proc::SshOptions target(std::string destination, std::string ssh_config, std::string identity_file,
+                            std::string known_hosts, long connect_timeout_s, std::string known_hosts_fallback)
+{
+  rv::proc::SshOptions o;
+  o.destination = std::move(destination);
+  o.ssh_config = std::move(ssh_config);
+  o.identity_file = std::move(identity_file);
+  o.known_hosts = std::move(known_hosts);
+  o.connect_timeout = std::chrono::seconds(connect_timeout_s);
+  o.known_hosts_fallback = std::move(known_hosts_fallback);
+  return o;
 }
 
 } // namespace
@@ -212,20 +236,20 @@ TEST_CASE("sync: the remote manifest parses find's NUL-separated records")
 
 TEST_CASE("sync: rsync reaches the cluster with rv's SSH settings")
 {
-  SshTarget t{"ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15, ""};
+  auto t = target("ana@login.hpc.edu:2200", "/home/ana/.ssh/config", "/home/ana/.ssh/id_ed25519", "/tmp/kh", 15, "");
   auto ssh = rsync_ssh_command(t);
   REQUIRE(ssh);
   CHECK(*ssh == "ssh -F /home/ana/.ssh/config -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=15 -i "
                 "/home/ana/.ssh/id_ed25519 -o UserKnownHostsFile=/tmp/kh -p 2200");
   CHECK(*rsync_remote_spec(t, "/x/") == "ana@login.hpc.edu:/x/");
-  SshTarget alias{"rvtb", "", "", "", 5, ""};
+  auto alias = target("rvtb", "", "", "", 5, "");
   CHECK(*rsync_ssh_command(alias) == "ssh -F none -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5");
   CHECK(*rsync_remote_spec(alias, "/x") == "rvtb:/x");
-  CHECK(*rsync_remote_spec(SshTarget{}, "/x") == "/x");
-  CHECK_FALSE(rsync_ssh_command(SshTarget{"bad host", "", "", "", 5, ""}));
+  CHECK(*rsync_remote_spec(rv::proc::SshOptions{}, "/x") == "/x");
+  CHECK_FALSE(rsync_ssh_command(target("bad host", "", "", "", 5, "")));
   // rv init's known_hosts (the config file's) is read beside the alias's own UserKnownHostsFile,
   // never instead of it (third UX review N8); --known-hosts still replaces it.
-  SshTarget pinned{"rvtb2", "/cfg", "", "", 5, "/home/ana/.ssh/known hosts"};
+  auto pinned = target("rvtb2", "/cfg", "", "", 5, "/home/ana/.ssh/known hosts");
   CHECK(*rsync_ssh_command(pinned) == "ssh -F /cfg -o BatchMode=yes -o StrictHostKeyChecking=yes -o ConnectTimeout=5 "
                                       "-o 'GlobalKnownHostsFile=/etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2 "
                                       "\"/home/ana/.ssh/known hosts\"'");
@@ -240,7 +264,7 @@ TEST_CASE("sync: rsync's -e words are quoted for rsync's own splitter, so any pa
   CHECK(rsync_quote("a b") == "'a b'");
   CHECK(rsync_quote("it's") == "'it''s'");
   CHECK(rsync_quote("") == "''");
-  SshTarget t{"rvtb", "/cfg/it's here/config", "/keys/a'b/key", "", 5, ""};
+  auto t = target("rvtb", "/cfg/it's here/config", "/keys/a'b/key", "", 5, "");
   REQUIRE(rsync_ssh_command(t));
   CHECK(*rsync_ssh_command(t) == "ssh -F '/cfg/it''s here/config' -o BatchMode=yes -o StrictHostKeyChecking=yes "
                                  "-o ConnectTimeout=5 -i '/keys/a''b/key'");
@@ -312,7 +336,7 @@ TEST_CASE("sync: rsync's real splitter hands ssh every path intact, and ssh -G s
       << real_ssh << " -G \"$@\" >'" << g_log.string() << "' 2>&1\nexit 1\n";
   }
   fs::permissions(bin / "ssh", fs::perms::owner_all);
-  SshTarget t{"rvtb", config.string(), key.string(), known_hosts.string(), 5, ""};
+  auto t = target("rvtb", config.string(), key.string(), known_hosts.string(), 5, "");
   auto ssh = rsync_ssh_command(t);
   REQUIRE(ssh);
   const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
@@ -349,4 +373,32 @@ TEST_CASE("sync: rsync's real splitter hands ssh every path intact, and ssh -G s
   CHECK(effective.find("\nuserknownhostsfile " + known_hosts.string() + "\n") != std::string::npos);
   CHECK(effective.find("\nidentityfile " + key.string() + "\n") != std::string::npos);
   fs::remove_all(base);
+}
+
+TEST_CASE("sync: rsync finds the held connection by the very options SshRunner holds with, ssh_dir included")
+{
+  char root_template[] = "/tmp/rv-rsync-hold-XXXXXX";
+  REQUIRE(::mkdtemp(root_template) != nullptr);
+  const std::string root = root_template;
+  auto o = target("rvtest@127.0.0.1:1", "", "", "", 5, "");
+  o.runtime_dir = root + "/run";
+  o.ssh_dir = root + "/dotssh"; // a field rsync's old copy of the identity lacked
+  o.persist = std::chrono::minutes(30);
+  auto socket = rv::proc::hold::socket_path(o); // where SshRunner's held connection listens
+  REQUIRE(socket);
+  {
+    rv::test::FakeHolder holder({rv::test::FakeHolder::Answer::ok}, *socket);
+    auto relay = rsync_ssh_command(o);
+    REQUIRE(relay);
+    CHECK(relay->find("--internal-ssh-relay") != std::string::npos);
+    CHECK(relay->find(*socket) != std::string::npos);
+    CHECK(holder.hellos >= 1);
+    // Another ssh_dir is another connection: not this holder's, so rsync logs in with ssh.
+    auto other = o;
+    other.ssh_dir = root + "/elsewhere";
+    auto plain = rsync_ssh_command(other);
+    REQUIRE(plain);
+    CHECK(plain->starts_with("ssh -F none "));
+  }
+  std::filesystem::remove_all(root);
 }

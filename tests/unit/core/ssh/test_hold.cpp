@@ -4,6 +4,7 @@
 #include "core/ssh/hold_protocol.hpp"
 #include "core/ssh/hold_spare.hpp"
 #include "core/ssh/session.hpp"
+#include "unit/core/ssh/fake_holder.hpp"
 
 #include "core/process/remote_files.hpp"
 #include "slurm/jobs.hpp"
@@ -32,6 +33,8 @@
 using namespace rv;
 using namespace rv::proc;
 using namespace rv::proc::hold;
+using rv::test::bind_unix;
+using rv::test::FakeHolder;
 
 TEST_CASE("hold frames: encode then decode gives the frames back, one at a time, across partial reads")
 {
@@ -248,113 +251,6 @@ TEST_CASE("hold client: a socket nobody listens on is `gone before start` (a new
 }
 
 namespace {
-
-// A Unix socket bound at `path` (not listening yet).
-int bind_unix(const std::string& path)
-{
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  return fd;
-}
-
-// A fake holder on a Unix socket in a temp dir: it counts the requests it receives and answers
-// the n-th connection as `answers[n]` says (the last one for every later connection).
-class FakeHolder {
-public:
-  enum class Answer {
-    close,         // reads the request and its input, then closes without a word (SIGKILL, a crash)
-    started_close, // says `started`, then closes (died while the command ran)
-    not_sent,      // says it never sent the command
-    ok,            // runs it: `started`, "ran\n" on stdout, exit 0
-  };
-  explicit FakeHolder(std::vector<Answer> answers) : m_answers(std::move(answers))
-  {
-    char dir_template[] = "/tmp/rv-hold-test-XXXXXX";
-    REQUIRE(::mkdtemp(dir_template) != nullptr);
-    m_dir = dir_template;
-    path = m_dir + "/h.sock";
-    m_listener = bind_unix(path);
-    REQUIRE(::listen(m_listener, 4) == 0);
-    m_thread = std::thread([this] { serve(); });
-  }
-  ~FakeHolder()
-  {
-    m_stop = true;
-    m_thread.join();
-    ::close(m_listener);
-    std::filesystem::remove_all(m_dir);
-  }
-  FakeHolder(const FakeHolder&) = delete;
-  FakeHolder& operator=(const FakeHolder&) = delete;
-
-  std::string path;
-  std::atomic<int> requests{0}; // exec requests received, whatever the answer
-  std::string last_line;        // the last request's command line
-
-private:
-  void serve()
-  {
-    for (std::size_t n = 0; !m_stop;) {
-      pollfd p{m_listener, POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) {
-        continue;
-      }
-      const int fd = ::accept(m_listener, nullptr, nullptr);
-      if (fd < 0) {
-        continue;
-      }
-      answer(fd, m_answers[std::min(n++, m_answers.size() - 1)]);
-      ::close(fd);
-    }
-  }
-  void answer(int fd, Answer how)
-  {
-    std::string buffer;
-    char chunk[4096];
-    for (bool done = false; !done;) {
-      const auto got = ::read(fd, chunk, sizeof chunk);
-      if (got <= 0) {
-        break;
-      }
-      buffer.append(chunk, static_cast<std::size_t>(got));
-      while (auto frame = decode(buffer)) {
-        if (!*frame) {
-          break;
-        }
-        if ((*frame)->type == Frame::request) {
-          last_line = nlohmann::json::parse((*frame)->payload).value("line", "");
-          ++requests;
-        }
-        done = done || (*frame)->type == Frame::input_end;
-      }
-    }
-    switch (how) {
-    case Answer::close:
-      return;
-    case Answer::started_close:
-      send_frame(fd, Frame::started, "");
-      return;
-    case Answer::not_sent:
-      send_frame(fd, Frame::not_sent, "the session ended before the command was sent");
-      return;
-    case Answer::ok:
-      send_frame(fd, Frame::started, "");
-      send_frame(fd, Frame::out, "ran\n");
-      send_frame(fd, Frame::end, R"({"exit":0,"signal":""})");
-      return;
-    }
-  }
-
-  std::vector<Answer> m_answers;
-  std::string m_dir;
-  int m_listener = -1;
-  std::atomic<bool> m_stop{false};
-  std::thread m_thread;
-};
 
 // Runs `line` through ask_held as SshRunner does: a new holder is the same fake (or `next`).
 struct Asked {
