@@ -1,12 +1,11 @@
 #include "core/ssh/runner.hpp"
 
 #include "core/process/shell.hpp"
-#include "core/ssh/direct_tcpip.hpp"
 #include "core/ssh/exec.hpp"
 #include "core/ssh/failures.hpp"
 #include "core/ssh/hold.hpp"
 #include "core/ssh/session.hpp"
-#include "core/ssh/sftp.hpp"
+#include "core/ssh/transport.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -16,34 +15,20 @@
 namespace rv::proc {
 
 struct SshRunner::Impl {
-  // Declared in this order so that the SFTP session is freed before the SSH session under it.
+  // Declared in this order so that the transport (and its SFTP session) is freed before the SSH
+  // session under it.
   ssh::Session session;
-  ssh::SftpFiles files{session};
-  // Set when the commands go through a held connection (docs/ssh.md, "One held connection").
-  std::optional<hold::Client> held;
-  std::string held_label;
-  std::string held_user;
+  // How the commands go (after connect()): through the held connection or on `session`.
+  std::unique_ptr<ssh::Transport> transport;
+  // A held transport whose holder was lost while it asked: kept alive until its call has returned
+  // (the call is still on the stack when `transport` is replaced), freed by the next connect().
+  std::unique_ptr<ssh::Transport> lost;
   std::string not_held;   // why holding fell back to a direct session
   bool hand_over = false; // an adopted session: the holder may take it (SshRunner::adopt)
 
   explicit Impl(SshOptions options) : session(std::move(options)) {}
   explicit Impl(ssh::Session&& adopted) : session(std::move(adopted)), hand_over(true) {}
 };
-
-// Runs `f` on the held connection; when the request never reached the server (the holder was
-// gone, killed, or its network dropped before it sent the exec), starts a new holder and asks once
-// more. A repeatable command (a read, a wait) is asked once more too when its answer was lost after
-// it was sent; any other command then fails as "may have run" (docs/ssh.md, "Never run twice").
-template <class F>
-auto SshRunner::through_holder(F&& f, bool repeatable)
-{
-  return hold::ask_held(*m_impl->held, f, repeatable, [&](const Error& e) -> Result<hold::Client*> {
-    spdlog::debug("ssh: {}; starting a new held connection", e.message);
-    m_impl->held.reset();
-    RV_TRY_VOID(connect());
-    return m_impl->held ? &*m_impl->held : nullptr;
-  });
-}
 
 SshRunner::SshRunner(SshOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {}
 
@@ -56,10 +41,21 @@ std::unique_ptr<SshRunner> SshRunner::adopt(ssh::Session&& session)
 
 SshRunner::~SshRunner() = default;
 
+// A lost holder: starts a new one (or falls back to a direct session) and hands hold::ask_held
+// the client to ask once more, null when the commands now go directly.
+Result<hold::Client*> SshRunner::reconnect(const Error& e)
+{
+  spdlog::debug("ssh: {}; starting a new held connection", e.message);
+  m_impl->lost = std::move(m_impl->transport);
+  RV_TRY_VOID(connect());
+  return m_impl->transport->held_client();
+}
+
 Result<void> SshRunner::connect()
 {
   auto& i = *m_impl;
-  if (i.held) {
+  if (i.transport) {
+    i.lost.reset();
     return {};
   }
   const auto& options = i.session.options();
@@ -68,14 +64,13 @@ Result<void> SshRunner::connect()
     auto client = hold::held_connection(i.session, options);
     if (client) {
       auto hello = client->hello();
-      if (hello) {
-        i.held_label = hello->value("label", "");
-        i.held_user = hello->value("user", "");
-        client->set_label(i.held_label);
-        i.held = std::move(*client);
-        return {};
+      if (!hello) {
+        return std::unexpected(hello.error());
       }
-      return std::unexpected(hello.error());
+      i.transport =
+          std::make_unique<ssh::HeldTransport>(std::move(*client), hello->value("label", ""), hello->value("user", ""),
+                                               [this](const Error& e) { return reconnect(e); });
+      return {};
     }
     if (client.error().code != ErrorCode::io) {
       return std::unexpected(client.error()); // the server's answer (auth, host key, unreachable)
@@ -83,17 +78,19 @@ Result<void> SshRunner::connect()
     i.not_held = client.error().message;
     spdlog::warn("{}; connecting directly", i.not_held);
   }
-  return i.session.connect();
+  RV_TRY_VOID(i.session.connect());
+  i.transport = std::make_unique<ssh::DirectTransport>(i.session);
+  return {};
 }
 
 bool SshRunner::held() const
 {
-  return m_impl->held.has_value();
+  return m_impl->transport && m_impl->transport->held_client() != nullptr;
 }
 
 std::string SshRunner::not_held_reason() const
 {
-  if (m_impl->held) {
+  if (held()) {
     return "";
   }
   if (m_impl->session.options().persist.count() == 0) {
@@ -111,12 +108,7 @@ Result<Outcome> SshRunner::run(const Command& cmd)
   ++m_round_trips;
   // Whatever the login shell (fish, tcsh...), /bin/sh parses the command (docs/ssh.md, "Quoting").
   spdlog::trace("ssh: run {}", shell_join(cmd.argv));
-  const auto line = login_shell_command(cmd.argv);
-  if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.exec(line, cmd.stdin_data.value_or(""), cmd); },
-                          cmd.repeatable);
-  }
-  return ssh::exec_line(m_impl->session, line, cmd.stdin_data.value_or(""), cmd);
+  return m_impl->transport->exec(login_shell_command(cmd.argv), cmd.stdin_data.value_or(""), cmd, cmd.repeatable);
 }
 
 Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cmds)
@@ -131,10 +123,8 @@ Result<std::vector<Outcome>> SshRunner::run_batch(const std::vector<Command>& cm
   const auto envelope = ssh::batch_envelope(cmds);
   spdlog::trace("ssh: batch of {} commands, script {}", cmds.size(),
                 batch.input.empty() ? "in the exec line" : "on stdin");
-  RV_TRY(outcome, m_impl->held
-                      ? through_holder([&](hold::Client& c) { return c.exec(batch.line, batch.input, envelope); },
-                                       std::ranges::all_of(cmds, &Command::repeatable))
-                      : ssh::exec_line(m_impl->session, batch.line, batch.input, envelope));
+  RV_TRY(outcome,
+         m_impl->transport->exec(batch.line, batch.input, envelope, std::ranges::all_of(cmds, &Command::repeatable)));
   if (outcome.timed_out) {
     return std::unexpected(ssh_failure(ErrorCode::timeout, where().substr(4),
                                        fmt::format("a batch of {} commands timed out", cmds.size())));
@@ -150,11 +140,7 @@ Result<int> SshRunner::run_interactive(const std::vector<std::string>& argv)
 {
   RV_TRY_VOID(connect());
   ++m_round_trips;
-  const auto line = login_shell_command(argv);
-  if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.relay(line, true); }, false);
-  }
-  return ssh::exec_interactive(m_impl->session, line);
+  return m_impl->transport->exec_interactive(login_shell_command(argv));
 }
 
 std::string SshRunner::user()
@@ -162,20 +148,20 @@ std::string SshRunner::user()
   if (!connect()) {
     return {};
   }
-  return m_impl->held ? m_impl->held_user : m_impl->session.user();
+  return m_impl->transport->user();
 }
 
 std::string SshRunner::where() const
 {
-  return "ssh " + (m_impl->held && !m_impl->held_label.empty() ? m_impl->held_label : m_impl->session.label());
+  const auto label = m_impl->transport ? m_impl->transport->label() : std::string();
+  return "ssh " + (label.empty() ? m_impl->session.label() : label);
 }
 
 Result<std::uint64_t> SshRunner::put_file(const std::string& local_path, const std::string& remote_path,
                                           const FileMeta& meta)
 {
   RV_TRY_VOID(connect());
-  RV_TRY(sent, m_impl->held ? through_holder([&](hold::Client& c) { return c.put_file(local_path, remote_path, meta); })
-                            : m_impl->files.put_file(local_path, remote_path, meta));
+  RV_TRY(sent, m_impl->transport->put_file(local_path, remote_path, meta));
   ++m_round_trips;
   return sent;
 }
@@ -183,17 +169,13 @@ Result<std::uint64_t> SshRunner::put_file(const std::string& local_path, const s
 Result<void> SshRunner::put_symlink(const std::string& target, const std::string& remote_path)
 {
   RV_TRY_VOID(connect());
-  if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.put_symlink(target, remote_path); });
-  }
-  return m_impl->files.put_symlink(target, remote_path);
+  return m_impl->transport->put_symlink(target, remote_path);
 }
 
 Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const std::string& local_path)
 {
   RV_TRY_VOID(connect());
-  RV_TRY(got, m_impl->held ? through_holder([&](hold::Client& c) { return c.get_file(remote_path, local_path); })
-                           : m_impl->files.get_file(remote_path, local_path));
+  RV_TRY(got, m_impl->transport->get_file(remote_path, local_path));
   ++m_round_trips;
   return got;
 }
@@ -201,10 +183,7 @@ Result<std::uint64_t> SshRunner::get_file(const std::string& remote_path, const 
 Result<std::unique_ptr<Stream>> SshRunner::open_stream(const std::string& host, int port)
 {
   RV_TRY_VOID(connect());
-  if (m_impl->held) {
-    return through_holder([&](hold::Client& c) { return c.forward(host, port); });
-  }
-  return ssh::open_forward(m_impl->session, host, port);
+  return m_impl->transport->open_stream(host, port);
 }
 
 } // namespace rv::proc

@@ -1,6 +1,7 @@
 #pragma once
-// Runs commands on the login node over one libssh session, kept open for the whole rv run.
-// The pieces: session (connect, host key, keys), exec (exec, batch, PTY), sftp
+// Runs commands on the login node over one connection, kept open for the whole rv run: one
+// Transport (core/ssh/transport.hpp), rv's own libssh session or the held connection, chosen when
+// it connects. The pieces: session (connect, host key, keys), exec (exec, batch, PTY), sftp
 // (files), handles (RAII owners of libssh handles), failures (the one error shape).
 
 #include "core/process/runner.hpp"
@@ -15,6 +16,9 @@ namespace rv::proc {
 
 namespace ssh {
 class Session;
+}
+namespace hold {
+class Client;
 }
 
 class SshRunner final : public Runner, public StreamOpener {
@@ -56,8 +60,9 @@ public:
   std::string not_held_reason() const;
 
 private:
-  template <class F>
-  auto through_holder(F&& f, bool repeatable = false);
+  // A lost holder replaced (HeldTransport asks this once): the next holder's client, or null
+  // when the commands now go on a direct session.
+  Result<hold::Client*> reconnect(const Error& e);
 
   struct Impl;
   explicit SshRunner(std::unique_ptr<Impl> impl);

@@ -1,11 +1,15 @@
 #include "core/ssh/exec.hpp"
 #include "core/ssh/handles.hpp"
+#include "core/ssh/hold.hpp"
 #include "core/ssh/runner.hpp"
+#include "unit/core/ssh/fake_holder.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <fcntl.h>
+#include <filesystem>
 #include <unistd.h>
 
 using namespace rv;
@@ -129,4 +133,119 @@ TEST_CASE("SshRunner: an ssh config libssh cannot parse is a config error on eve
     CHECK(r.error().message.find("Match") != std::string::npos); // libssh's own text
   }
   ::unlink(path);
+}
+
+namespace {
+
+// Options for a login node nobody serves (port 1 on the loopback is closed): a direct session to
+// it fails at once, so a command that succeeds went through the fake holder.
+SshOptions unreachable(const std::string& root, std::chrono::seconds persist)
+{
+  SshOptions o;
+  o.destination = "rvtest@127.0.0.1:1";
+  o.known_hosts = "/dev/null";
+  o.connect_timeout = 3s;
+  o.runtime_dir = root + "/run";
+  o.persist = persist;
+  return o;
+}
+
+std::string temp_root()
+{
+  char root_template[] = "/tmp/rv-runner-test-XXXXXX";
+  REQUIRE(::mkdtemp(root_template) != nullptr);
+  return root_template;
+}
+
+} // namespace
+
+TEST_CASE("SshRunner: with a live holder every command goes through it, the direct session never opened")
+{
+  const auto root = temp_root();
+  const auto o = unreachable(root, 30min);
+  auto socket = hold::socket_path(o);
+  REQUIRE(socket);
+  {
+    test::FakeHolder holder({test::FakeHolder::Answer::ok}, *socket);
+    SshRunner runner(o);
+    Command cmd;
+    cmd.argv = {"echo", "hi"};
+    cmd.timeout = 10s;
+    auto r = runner.run(cmd);
+    REQUIRE(r);
+    CHECK(r->out == "ran\n");
+    CHECK(runner.held());
+    CHECK(runner.not_held_reason().empty());
+    CHECK(holder.requests == 1);
+    CHECK(holder.last_line.find("echo hi") != std::string::npos);
+    // The holder's names, not the session's: nothing here asked the unreachable host.
+    CHECK(runner.where() == "ssh fake@holder:22");
+    CHECK(runner.user() == "fake");
+    CHECK(runner.run(cmd));
+    CHECK(holder.requests == 2);
+    CHECK(runner.round_trips() == 2);
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("SshRunner: connection_persist 0 never asks a holder, even a live one for the same options")
+{
+  const auto root = temp_root();
+  auto o = unreachable(root, 30min);
+  auto socket = hold::socket_path(o);
+  REQUIRE(socket);
+  {
+    test::FakeHolder holder({test::FakeHolder::Answer::ok}, *socket);
+    o.persist = 0s; // (the socket name does not hash persist: the holder is the one it would find)
+    REQUIRE(*hold::socket_path(o) == *socket);
+    SshRunner runner(o);
+    Command cmd;
+    cmd.argv = {"true"};
+    auto r = runner.run(cmd);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.starts_with("ssh rvtest@127.0.0.1:1: cannot connect: ")); // the direct session's
+    CHECK_FALSE(runner.held());
+    CHECK(runner.not_held_reason() == "connection_persist is 0");
+    CHECK(holder.hellos == 0);
+    CHECK(holder.requests == 0);
+  }
+  std::filesystem::remove_all(root);
+}
+
+TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked again; any other command "
+          "is never sent twice (docs/ssh.md, \"Never run twice\")")
+{
+  using A = test::FakeHolder::Answer;
+  const auto root = temp_root();
+  const auto o = unreachable(root, 30min);
+  auto socket = hold::socket_path(o);
+  REQUIRE(socket);
+  {
+    // The first exec's answer is lost after it was sent; the holder then answers again.
+    test::FakeHolder holder({A::close, A::ok}, *socket);
+    SshRunner runner(o);
+    Command read;
+    read.argv = {"cat", "log"};
+    read.timeout = 10s;
+    read.repeatable = true;
+    auto r = runner.run(read);
+    REQUIRE(r);
+    CHECK(r->out == "ran\n");
+    CHECK(holder.requests == 2); // asked once more, on the holder found again
+    CHECK(runner.held());
+  }
+  {
+    test::FakeHolder holder({A::close, A::ok}, *socket);
+    SshRunner runner(o);
+    Command submit;
+    submit.argv = {"sbatch", "job.sh"};
+    submit.timeout = 10s;
+    auto r = runner.run(submit);
+    REQUIRE_FALSE(r);
+    CHECK(holder.requests == 1); // may have run: never sent again
+    CHECK(runner.held());
+    CHECK(runner.run(submit)); // the next command goes on through the holder
+    CHECK(holder.requests == 2);
+  }
+  std::filesystem::remove_all(root);
 }
