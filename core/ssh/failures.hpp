@@ -1,6 +1,7 @@
 #pragma once
 // The one shape of an SSH failure, and the decisions that turn libssh's answers into rv's errors
-// and exit codes (docs/exit-codes.md): pure, so each is unit-tested without a server.
+// and exit codes (docs/exit-codes.md), and what known_hosts says of the server's key (HostKeyInfo):
+// pure, so each is unit-tested without a server.
 
 #include "core/result.hpp"
 
@@ -15,6 +16,14 @@ Error ssh_failure(ErrorCode code, std::string_view label, std::string_view what,
 
 // What known_hosts says of the server's key (libssh's ssh_known_hosts_e, as rv's own enum).
 enum class KnownHost { ok, changed, other_type, not_found, unknown, error };
+
+// What the server offered and what known_hosts says of it.
+struct HostKeyInfo {
+  std::string fingerprint; // "SHA256:..." as OpenSSH prints it
+  std::string type;        // "ssh-ed25519", "ecdsa-sha2-nistp256", ...
+  KnownHost state = KnownHost::unknown;
+  std::string known_hosts_file; // checked, and written by trust_host_key()
+};
 
 // Trusts the server only when known_hosts holds its key: a changed or other-type key is
 // host_key_changed (252), an unknown host or an unreadable file host_key_unknown (253). rv never

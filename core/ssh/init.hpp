@@ -12,14 +12,6 @@
 
 namespace rv::proc {
 
-// What the server offered and what known_hosts says of it.
-struct HostKeyInfo {
-  std::string fingerprint; // "SHA256:..." as OpenSSH prints it
-  std::string type;        // "ssh-ed25519", "ecdsa-sha2-nistp256", ...
-  KnownHost state = KnownHost::unknown;
-  std::string known_hosts_file; // checked, and written by trust_host_key()
-};
-
 class SshBootstrap {
 public:
   explicit SshBootstrap(SshOptions options);

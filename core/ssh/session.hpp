@@ -3,8 +3,8 @@
 // core/ssh; SshRunner runs commands (exec.hpp) and moves files (sftp.hpp) on it.
 
 #include "core/ssh/destination.hpp"
+#include "core/ssh/failures.hpp"
 #include "core/ssh/handles.hpp"
-#include "core/ssh/init.hpp"
 #include "core/ssh/openssh.hpp"
 #include "core/ssh/options.hpp"
 

@@ -150,24 +150,34 @@ SshOptions unreachable(const std::string& root, std::chrono::seconds persist)
   return o;
 }
 
-std::string temp_root()
-{
-  char root_template[] = "/tmp/rv-runner-test-XXXXXX";
-  REQUIRE(::mkdtemp(root_template) != nullptr);
-  return root_template;
-}
+// A temp dir for the holders' runtime dir, and the socket the held connection of `options` listens on.
+struct HeldWorld {
+  std::string root;
+  SshOptions options;
+  std::string socket;
+  HeldWorld()
+  {
+    char root_template[] = "/tmp/rv-runner-test-XXXXXX";
+    REQUIRE(::mkdtemp(root_template) != nullptr);
+    root = root_template;
+    options = unreachable(root, 30min);
+    auto path = hold::socket_path(options);
+    REQUIRE(path);
+    socket = *path;
+  }
+  ~HeldWorld() { std::filesystem::remove_all(root); }
+  HeldWorld(const HeldWorld&) = delete;
+  HeldWorld& operator=(const HeldWorld&) = delete;
+};
 
 } // namespace
 
 TEST_CASE("SshRunner: with a live holder every command goes through it, the direct session never opened")
 {
-  const auto root = temp_root();
-  const auto o = unreachable(root, 30min);
-  auto socket = hold::socket_path(o);
-  REQUIRE(socket);
+  HeldWorld w;
   {
-    test::FakeHolder holder({test::FakeHolder::Answer::ok}, *socket);
-    SshRunner runner(o);
+    test::FakeHolder holder({test::FakeHolder::Answer::ok}, w.socket);
+    SshRunner runner(w.options);
     Command cmd;
     cmd.argv = {"echo", "hi"};
     cmd.timeout = 10s;
@@ -185,19 +195,16 @@ TEST_CASE("SshRunner: with a live holder every command goes through it, the dire
     CHECK(holder.requests == 2);
     CHECK(runner.round_trips() == 2);
   }
-  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("SshRunner: connection_persist 0 never asks a holder, even a live one for the same options")
 {
-  const auto root = temp_root();
-  auto o = unreachable(root, 30min);
-  auto socket = hold::socket_path(o);
-  REQUIRE(socket);
+  HeldWorld w;
   {
-    test::FakeHolder holder({test::FakeHolder::Answer::ok}, *socket);
+    test::FakeHolder holder({test::FakeHolder::Answer::ok}, w.socket);
+    auto o = w.options;
     o.persist = 0s; // (the socket name does not hash persist: the holder is the one it would find)
-    REQUIRE(*hold::socket_path(o) == *socket);
+    REQUIRE(*hold::socket_path(o) == w.socket);
     SshRunner runner(o);
     Command cmd;
     cmd.argv = {"true"};
@@ -209,21 +216,17 @@ TEST_CASE("SshRunner: connection_persist 0 never asks a holder, even a live one 
     CHECK(holder.hellos == 0);
     CHECK(holder.requests == 0);
   }
-  std::filesystem::remove_all(root);
 }
 
 TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked again; any other command "
           "is never sent twice (docs/ssh.md, \"Never run twice\")")
 {
   using A = test::FakeHolder::Answer;
-  const auto root = temp_root();
-  const auto o = unreachable(root, 30min);
-  auto socket = hold::socket_path(o);
-  REQUIRE(socket);
+  HeldWorld w;
   {
     // The first exec's answer is lost after it was sent; the holder then answers again.
-    test::FakeHolder holder({A::close, A::ok}, *socket);
-    SshRunner runner(o);
+    test::FakeHolder holder({A::close, A::ok}, w.socket);
+    SshRunner runner(w.options);
     Command read;
     read.argv = {"cat", "log"};
     read.timeout = 10s;
@@ -235,8 +238,8 @@ TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked a
     CHECK(runner.held());
   }
   {
-    test::FakeHolder holder({A::close, A::ok}, *socket);
-    SshRunner runner(o);
+    test::FakeHolder holder({A::close, A::ok}, w.socket);
+    SshRunner runner(w.options);
     Command submit;
     submit.argv = {"sbatch", "job.sh"};
     submit.timeout = 10s;
@@ -247,5 +250,4 @@ TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked a
     CHECK(runner.run(submit)); // the next command goes on through the holder
     CHECK(holder.requests == 2);
   }
-  std::filesystem::remove_all(root);
 }
