@@ -9,6 +9,9 @@
 # plan/ and show/ include neither each other nor launch/; launch/ includes plan/ and show/; the
 # modules at run/'s root (the walks of whole commands) include every room, and no room includes
 # them. A folder in app/run/ the lint does not know is an error (name its arrows here first).
+# Inside core/, SSH sits on top of the process room: core/ssh/ (the libssh session, the held
+# connection, SshRunner) may include core/process/ (the Runner it implements) and the rest of core;
+# no other core folder includes core/ssh/.
 # Usage: layers.sh [SOURCE_ROOT]   (exit 0: the rule holds; 1: violations, one line each)
 #        layers.sh --self-test      (plants a wrong include in a copy and expects a failure)
 set -euo pipefail
@@ -53,6 +56,7 @@ check() {
     fi
   done
   check_app "$root" || bad=1
+  check_core "$root" || bad=1
   check_slurm_words "$root" || bad=1
   return "$bad"
 }
@@ -140,6 +144,20 @@ check_app() {
   return "$bad"
 }
 
+check_core() {
+  local root=$1 bad=0 file line inc from
+  [[ -d $root/core ]] || return 0
+  while IFS=: read -r file line inc; do
+    from=${file#"$root"/core/}
+    [[ $from == ssh/* ]] && continue
+    [[ $from == */* ]] && from="core/${from%%/*}" || from="core"
+    printf '%s:%s: %s/ may not include core/ssh/ (SSH implements the Runner of core/process/; nothing in core depends on it)\n' \
+      "${file#"$root"/}" "$line" "$from"
+    bad=1
+  done < <(grep -rnoE --include='*.cpp' --include='*.hpp' '^#include "core/ssh/[^"]*"' "$root/core" || true)
+  return "$bad"
+}
+
 if [[ ${1:-} == --self-test ]]; then
   root=$(cd "$here/../.." && pwd)
   tmp=$(mktemp -d)
@@ -159,6 +177,7 @@ if [[ ${1:-} == --self-test ]]; then
   mkdir -p "$tmp/app/run/zz_room"
   printf '#include "app/request/requests.hpp"\n' >"$tmp/app/run/zz_room/zz.cpp"
   printf 'auto a = std::vector<std::string>{"scontrol", "show", "job"};\n' >"$tmp/app/zz_argv.cpp"
+  printf '#include "core/ssh/runner.hpp"\n' >"$tmp/core/process/zz_ssh.cpp"
   if out=$(check "$tmp"); then
     echo "self-test: a planted wrong include was not caught"
     exit 1
@@ -186,6 +205,10 @@ if [[ ${1:-} == --self-test ]]; then
   expect_caught 'app/run/launch/zz_launch_root.cpp:1: app/run/launch/ may not include app/run/'
   expect_caught 'app/run/zz_room/: not a room of app/run/ the lint knows'
   grep -q 'app/zz_argv.cpp:1: a Slurm command line is built outside slurm/' <<<"$out" || {
+    echo "self-test: $out"
+    exit 1
+  }
+  grep -q 'core/process/zz_ssh.cpp:1: core/process/ may not include core/ssh/' <<<"$out" || {
     echo "self-test: $out"
     exit 1
   }
