@@ -39,7 +39,7 @@ if [[ ${1:-} == --self-test ]]; then
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  mkdir -p "$tmp/cli" "$tmp/core/process"
+  mkdir -p "$tmp/cli" "$tmp/core/ssh"
   for f in "${files[@]}" "${tty_files[@]}"; do cp "$here/$f" "$tmp/$f"; done
   check "$tmp" >/dev/null || { echo "self-test: the tree itself fails" >&2; exit 1; }
   printf 'void planted() { std::fputs(node.c_str(), stdout); }\n' >>"$tmp/cli/cmd_forward.cpp"
