@@ -4,8 +4,8 @@
 // shown as one table or as JSON; `--watch` repeats it.
 
 #include "app/env.hpp"
-#include "app/request/idle.hpp"
 #include "app/request/requests.hpp"
+#include "app/request/watchdog_samples.hpp"
 #include "slurm/nvidia_smi.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,7 +43,7 @@ struct GpuReport {
   std::string job_id;
   std::int64_t time = 0; // epoch seconds of the query
   std::vector<NodeGpus> nodes;
-  std::optional<Activity> activity; // the watchdog's verdict (app/request/idle.hpp), when it sampled
+  std::optional<Activity> activity; // the watchdog's verdict (app/request/watchdog_samples.hpp), when it sampled
 };
 
 // The srun step that runs nvidia-smi once per node in `nodes` (all of the job's, or the one of

@@ -2,6 +2,7 @@
 
 #include "app/request/prune_requests.hpp"
 #include "app/request/reap.hpp"
+#include "core/process/read_along.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -111,7 +112,7 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<st
     }
     // The watchdog's samples of the requests running as last recorded ride on the first command.
     const auto dirs = activity ? running_watchdog_dirs(mine) : std::vector<std::string>{};
-    ReadAlong along(env.cluster, samples_command(dirs));
+    proc::ReadAlong along(env.cluster, samples_command(dirs));
     proc::Runner& runner = dirs.empty() ? env.cluster : along;
     auto report = refresh_and_reap(runner, env.clock, env.requests, mine);
     if (!report) {

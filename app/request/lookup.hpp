@@ -4,8 +4,8 @@
 // acted on only on the host it was submitted on. Every command that names requests uses these.
 
 #include "app/env.hpp"
-#include "app/request/idle.hpp"
 #include "app/request/requests.hpp"
+#include "app/request/watchdog_samples.hpp"
 
 #include <map>
 #include <string>
@@ -32,7 +32,7 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
 // The active requests (every one with `all`), refreshed from Slurm and reaped; each reaper note
 // is logged. A race across clusters is not settled here: callers that list settle first
 // (settle_open_races, app/run/launch/cluster_race.hpp), as `rv ps` and `rv gpu` do. With `activity`, the watchdog's verdict on each running request (by id) comes in the
-// same round trip (app/request/idle.hpp).
+// same round trip (app/request/watchdog_samples.hpp).
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all,
                                                  std::map<std::string, Activity>* activity = nullptr);
 

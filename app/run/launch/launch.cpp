@@ -1,7 +1,7 @@
 #include "app/run/launch/launch.hpp"
 
-#include "app/request/idle.hpp"
 #include "app/request/reap.hpp"
+#include "app/request/watchdog_samples.hpp"
 #include "app/run/launch/race.hpp"
 #include "app/run/launch/refanout.hpp"
 #include "app/run/launch/submit.hpp"

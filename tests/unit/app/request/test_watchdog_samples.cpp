@@ -1,7 +1,7 @@
 // The watchdog's samples as rv reads them: parsing, the idle / flat / hang verdict (a pure
-// function of the samples), the read command's output split by request and node, ReadAlong.
+// function of the samples), the read command's output split by request and node.
 
-#include "app/request/idle.hpp"
+#include "app/request/watchdog_samples.hpp"
 
 #include "tests/fakes/fake_runner.hpp"
 
@@ -32,7 +32,7 @@ std::map<std::string, std::vector<WatchdogSample>> one(const std::string& node, 
 
 } // namespace
 
-TEST_CASE("idle: sample lines are parsed; broken, cut-off and foreign lines are skipped")
+TEST_CASE("watchdog samples: sample lines are parsed; broken, cut-off and foreign lines are skipped")
 {
   auto s = parse_samples("t=100 job=241 util=0,35 mem=12,40110 log=2048\n"
                          "t=160 job=241 util=- mem=- log=2048\n"
@@ -55,7 +55,7 @@ TEST_CASE("idle: sample lines are parsed; broken, cut-off and foreign lines are 
   CHECK(parse_samples("").empty());
 }
 
-TEST_CASE("idle: every GPU at 0 % for 9 minutes is idle 9m; under 5 intervals it is not shown")
+TEST_CASE("watchdog samples: every GPU at 0 % for 9 minutes is idle 9m; under 5 intervals it is not shown")
 {
   auto a = assess(one("a100-1", lines(10, 1000, 60, "0,0")), {"a100-1"}, "241", 60, false);
   REQUIRE(a.idle_s);
@@ -73,7 +73,7 @@ TEST_CASE("idle: every GPU at 0 % for 9 minutes is idle 9m; under 5 intervals it
   CHECK(to_json(young)["idle_s"].is_null());
 }
 
-TEST_CASE("idle: the streak starts after the last busy sample; busy, unread or missing nodes are not idle")
+TEST_CASE("watchdog samples: the streak starts after the last busy sample; busy, unread or missing nodes are not idle")
 {
   auto text = lines(5, 1000, 60, "0,80") + lines(6, 1300, 60, "0,0");
   auto a = assess(one("n1", text), {"n1"}, "241", 60, false);
@@ -98,7 +98,7 @@ TEST_CASE("idle: the streak starts after the last busy sample; busy, unread or m
   CHECK(assess(two, {"n1", "n2"}, "241", 60, true).idle_s == 540);
 }
 
-TEST_CASE("idle: a multi-node job flat for 10 intervals is a hang?; flat single-node jobs are not")
+TEST_CASE("watchdog samples: a multi-node job flat for 10 intervals is a hang?; flat single-node jobs are not")
 {
   std::map<std::string, std::vector<WatchdogSample>> two = {
       {"n1", parse_samples(lines(3, 0, 60, "90", "7", 50) + lines(12, 180, 60, "100", "70000", 400))},
@@ -115,7 +115,7 @@ TEST_CASE("idle: a multi-node job flat for 10 intervals is a hang?; flat single-
   CHECK_FALSE(assess(two, {"n1", "n2"}, "241", 60, true).hang);
 }
 
-TEST_CASE("idle: a streak back to the oldest line read is shown with +; the samples' spacing wins")
+TEST_CASE("watchdog samples: a streak back to the oldest line read is shown with +; the samples' spacing wins")
 {
   auto a = assess(one("n1", lines(k_samples_read, 0, 60, "0")), {"n1"}, "241", 60, false);
   CHECK(a.at_least);
@@ -125,7 +125,7 @@ TEST_CASE("idle: a streak back to the oldest line read is shown with +; the samp
   CHECK(fast.idle_s == 14);
 }
 
-TEST_CASE("idle: the read command and its output, split by watchdog directory and node")
+TEST_CASE("watchdog samples: the read command and its output, split by watchdog directory and node")
 {
   auto c = samples_command({"/home/u/.rv/requests/aa/watchdog", "/home/u/.rv/requests/bb/watchdog"});
   REQUIRE(c.argv.size() == 6);
@@ -155,7 +155,7 @@ TEST_CASE("idle: the read command and its output, split by watchdog directory an
   CHECK_FALSE(activity_of(r, all, 60));
 }
 
-TEST_CASE("idle: why the watchdog ended a job, from its ended.<job id> file")
+TEST_CASE("watchdog samples: why the watchdog ended a job, from its ended.<job id> file")
 {
   RequestRecord r;
   r.id = "aa";
@@ -171,25 +171,4 @@ TEST_CASE("idle: why the watchdog ended a job, from its ended.<job id> file")
   CHECK(ended->second == "every GPU at 0 % for 1805 s (--idle-timeout 1800s)");
   CHECK_FALSE(read_watchdog_end(fake, r, "242"));
   CHECK_FALSE(read_watchdog_end(fake, r, "243"));
-}
-
-TEST_CASE("idle: ReadAlong carries its command on the first command only")
-{
-  test::FakeRunner fake;
-  fake.expect_prefix({"squeue"}, test::FakeRunner::reply(0, "q"));
-  fake.expect_prefix({"sh", "-c"}, test::FakeRunner::reply(0, "samples"));
-  fake.expect_prefix({"scontrol"}, test::FakeRunner::reply(0, "s"));
-  ReadAlong along(fake, samples_command({"/d"}));
-  proc::Command q;
-  q.argv = {"squeue", "-h"};
-  auto first = along.run(q);
-  REQUIRE(first);
-  CHECK(first->out == "q");
-  REQUIRE(along.also());
-  CHECK(along.also()->out == "samples");
-  proc::Command s;
-  s.argv = {"scontrol", "show"};
-  CHECK(along.run(s)->out == "s");
-  CHECK(fake.all_consumed());
-  CHECK(fake.unexpected().empty());
 }

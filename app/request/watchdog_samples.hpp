@@ -1,8 +1,8 @@
 #pragma once
 // The watchdog's samples as rv reads them (docs/gpu.md, "The watchdog"): parsed, judged (idle,
 // flat, hang?) and shown by `rv ps` and `rv gpu`. Pure but for read_watchdog_end: the read
-// command is built here and run by the caller in a round trip it makes anyway (ReadAlong carries
-// it on that round trip's first command).
+// command is built here and run by the caller in a round trip it makes anyway (proc::ReadAlong
+// carries it on that round trip's first command).
 
 #include "app/request/requests.hpp"
 #include "core/process/runner.hpp"
@@ -84,39 +84,5 @@ activity_of(const RequestRecord& r,
 // the reason), or nullopt when it did not (or the file cannot be read). One round trip.
 std::optional<std::pair<int, std::string>> read_watchdog_end(proc::Runner& runner, const RequestRecord& r,
                                                              const std::string& job_id);
-
-// A Runner that carries one more command on the first command it runs (one round trip instead of
-// two: `rv ps` reads the samples with its squeue). Everything else goes to `inner` unchanged.
-class ReadAlong final : public proc::Runner {
-public:
-  ReadAlong(proc::Runner& inner, proc::Command also) : m_inner(inner), m_also(std::move(also)) {}
-  Result<proc::Outcome> run(const proc::Command& cmd) override;
-  Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override;
-  std::string where() const override { return m_inner.where(); }
-  std::string user() override { return m_inner.user(); }
-  Result<int> run_interactive(const std::vector<std::string>& argv) override { return m_inner.run_interactive(argv); }
-  int round_trips() const override { return m_inner.round_trips(); }
-  Result<std::uint64_t> put_file(const std::string& local, const std::string& remote,
-                                 const proc::FileMeta& meta) override
-  {
-    return m_inner.put_file(local, remote, meta);
-  }
-  Result<void> put_symlink(const std::string& target, const std::string& remote) override
-  {
-    return m_inner.put_symlink(target, remote);
-  }
-  Result<std::uint64_t> get_file(const std::string& remote, const std::string& local) override
-  {
-    return m_inner.get_file(remote, local);
-  }
-  // The carried command's outcome; nullopt until it ran (or when its round trip failed).
-  const std::optional<proc::Outcome>& also() const { return m_result; }
-
-private:
-  proc::Runner& m_inner;
-  proc::Command m_also;
-  std::optional<proc::Outcome> m_result;
-  bool m_sent = false;
-};
 
 } // namespace rv::app

@@ -1,4 +1,4 @@
-#include "app/request/idle.hpp"
+#include "app/request/watchdog_samples.hpp"
 
 #include "core/duration.hpp"
 #include "core/text.hpp"
@@ -303,37 +303,6 @@ std::optional<std::pair<int, std::string>> read_watchdog_end(proc::Runner& runne
   }
   return std::pair{static_cast<int>(*code),
                    sp == std::string_view::npos ? std::string() : std::string(line.substr(sp + 1))};
-}
-
-Result<proc::Outcome> ReadAlong::run(const proc::Command& cmd)
-{
-  if (m_sent) {
-    return m_inner.run(cmd);
-  }
-  m_sent = true;
-  RV_TRY(outs, m_inner.run_batch({cmd, m_also}));
-  if (outs.size() != 2) {
-    return fail(ErrorCode::generic, "a batch of two commands gave " + std::to_string(outs.size()) + " outcomes");
-  }
-  m_result = std::move(outs[1]);
-  return std::move(outs[0]);
-}
-
-Result<std::vector<proc::Outcome>> ReadAlong::run_batch(const std::vector<proc::Command>& cmds)
-{
-  if (m_sent) {
-    return m_inner.run_batch(cmds);
-  }
-  m_sent = true;
-  auto all = cmds;
-  all.push_back(m_also);
-  RV_TRY(outs, m_inner.run_batch(all));
-  if (outs.size() != all.size()) {
-    return fail(ErrorCode::generic, "a batch gave fewer outcomes than commands");
-  }
-  m_result = std::move(outs.back());
-  outs.pop_back();
-  return outs;
 }
 
 } // namespace rv::app
