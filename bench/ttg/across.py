@@ -21,20 +21,20 @@ import subprocess
 import threading
 import time
 
-import ttg
+import ttglib
 import workload
 
 CLUSTERS = [("rvtb", "/tmp/rv-testbed/env", "/tmp/rv-testbed.lock"),
             ("rvtb2", "/tmp/rv-testbed2/env", "/tmp/rv-testbed2.lock")]
-log = ttg.log
+log = ttglib.log
 
 
 class Cluster:
     def __init__(self, alias, env_file, lock, rv, work):
         self.alias = alias
         self.lock = lock
-        self.senv = None if alias == "rvtb" else ttg.cluster_env(env_file)
-        self.env = ttg.Env(rv, work, alias)
+        self.slurm = ttglib.LOCAL if alias == "rvtb" else ttglib.Slurm.of_env_file(env_file)
+        self.env = ttglib.Env(rv, work, alias)
         self.shape = workload.SHAPES[alias]
 
 
@@ -57,7 +57,7 @@ def testbed_locks(clusters):
 def loaded(clusters, seqs, tag, settle_s):
     """The seeded background load replayed on `clusters` at once (one thread each), then the
     settle time; ends every replay (purge) afterwards."""
-    reps = [ttg.Replay(seqs[c.alias], tag, c.senv) for c in clusters]
+    reps = [ttglib.Replay(seqs[c.alias], tag, c.slurm) for c in clusters]
     threads = [threading.Thread(target=r.start, args=(0,)) for r in reps]
     for t in threads:
         t.start()
@@ -75,7 +75,7 @@ def first_start_any(clusters, name, t_limit):
     """The first started job named `name` on any of `clusters`: (cluster, squeue row) or None."""
     while time.time() < t_limit:
         for c in clusters:
-            ran = [r for r in ttg.squeue_rows(name, senv=c.senv) if r["state"] in ttg.RAN and r["start"]]
+            ran = [r for r in c.slurm.squeue(name) if r["state"] in ttglib.RAN and r["start"]]
             if ran:
                 return c, min(ran, key=lambda r: (r["start"], r["id"]))
         time.sleep(0.25)
@@ -96,7 +96,7 @@ def member_records(state_dir, name):
 
 def run_across(clusters, work, rv, sc, name, cap_s):
     """rv racing the request across every cluster: the time to the chosen member's start."""
-    env = ttg.Env(rv, work, clusters[0].alias)
+    env = ttglib.Env(rv, work, clusters[0].alias)
     hosts = [a for c in clusters for a in ("--host", c.alias)]
     args = [rv, "--ssh-config", env.ssh_config] + hosts + [
         "run", "--checkpoint", "-g", str(sc["gpus"]), "--time", f"{sc['work_real_s']}s", "--name", name, "--",
@@ -124,7 +124,7 @@ def run_across(clusters, work, rv, sc, name, cap_s):
         res["error"] = "a job started but no member was chosen within 15 s"
         return res
     where = next(c for c in clusters if c.alias == (chosen.get("destination") or clusters[0].alias))
-    ran = [r for r in ttg.squeue_rows(name, senv=where.senv) if r["state"] in ttg.RAN and r["start"]]
+    ran = [r for r in where.slurm.squeue(name) if r["state"] in ttglib.RAN and r["start"]]
     won = min(ran, key=lambda r: (r["start"], r["id"])) if ran else first[1]
     res.update(start=won["start"], job=won["id"], partition=won["partition"], cluster=where.alias,
                first_cluster=first[0].alias, ttg_s=round(won["start"] - t_start, 1))
@@ -138,13 +138,13 @@ def run_across(clusters, work, rv, sc, name, cap_s):
             time.sleep(0.5)
     # Losers on the other cluster: cancelled by the settler (pending ones may take a poll or two).
     time.sleep(3)
-    res["left_elsewhere"] = sum(1 for c in clusters if c is not where for r in ttg.squeue_rows(name, senv=c.senv)
-                                if r["state"] in ("PENDING", "RUNNING"))
+    res["left_elsewhere"] = sum(1 for c in clusters if c is not where for r in c.slurm.squeue(name)
+                                if r["state"] in ttglib.ALIVE)
     return res
 
 
 def run_alone(c, sc, name, cap_s):
-    res = ttg.run_rv(c.env, sc, name, cap_s, senv=c.senv)
+    res = ttglib.run_rv(c.env, sc, name, cap_s, slurm=c.slurm)
     res["cluster"] = c.alias
     if res.get("start"):
         res["ttg_s"] = round(res["start"] - res["t_start"], 1)
@@ -159,7 +159,7 @@ def run_failover(clusters, sc, name, cap_s, wait_s):
     for i, c in enumerate(clusters):
         last = i == len(clusters) - 1
         left = cap_s - (time.time() - t0)
-        res = ttg.run_rv(c.env, sc, f"{name}-{i}", left if last else min(wait_s, left), senv=c.senv)
+        res = ttglib.run_rv(c.env, sc, f"{name}-{i}", left if last else min(wait_s, left), slurm=c.slurm)
         tries.append(c.alias)
         if res.get("start"):
             return dict(t_start=t0, start=res["start"], ttg_s=round(res["start"] - t0, 1), cluster=c.alias,
@@ -173,13 +173,13 @@ def run_failover(clusters, sc, name, cap_s, wait_s):
 
 def run_hindsight(c, seqs, tag, a, sc, name, plan):
     """The cluster's hindsight bound: each group of single strategies from rv's plan there
-    (ttg.hindsight_groups) on a replay of its own; the earliest start. A later group need not wait
+    (ttglib.hindsight_groups) on a replay of its own; the earliest start. A later group need not wait
     past the best so far (plus the resolution)."""
     best = {}
-    for gi, group in enumerate(ttg.hindsight_groups(plan, a.hindsight_groups, sc["work_real_s"])):
+    for gi, group in enumerate(ttglib.hindsight_groups(plan, a.hindsight_groups, sc["work_real_s"])):
         gcap = a.cap if best.get("ttg_s") is None else min(a.cap, best["ttg_s"] + a.resolution + 1)
         with loaded([c], seqs, tag, a.settle):
-            res = ttg.run_hindsight_group(c.env, sc, f"{name}{gi}", gcap, group, senv=c.senv)
+            res = ttglib.run_hindsight_group(c.env, sc, f"{name}{gi}", gcap, group, slurm=c.slurm)
         if res.get("start"):
             res["ttg_s"] = round(res["start"] - res["t_start"], 1)
             if best.get("ttg_s") is None or res["ttg_s"] < best["ttg_s"]:
@@ -200,7 +200,7 @@ def verdict(row, cap, resolution):
                targets={})
     hb = min([x for x in h if x is not None], default=None)
     tg = out["targets"]
-    tg["vs_better_hindsight"], out["ratio_better_hindsight"] = ttg.vs_bound(t, hb, resolution)
+    tg["vs_better_hindsight"], out["ratio_better_hindsight"] = ttglib.vs_bound(t, hb, resolution)
     worse = [cap if x is None else x for x in alone]
     if abs(worse[0] - worse[1]) <= resolution:
         tg["vs_worse_alone"] = "n/a (same wait)"
@@ -254,7 +254,7 @@ def render(rows, verdicts, cap, wall):
 
 
 def main():
-    ttg.exit_on_sigterm()
+    ttglib.exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rv", required=True)
     ap.add_argument("--out", required=True)
@@ -290,18 +290,18 @@ def main():
     log(f"seed pairs: {','.join(f'{x}:{y}' for x, y in pairs)} (replay one: --seeds A:B)")
     with testbed_locks(clusters):
         for c in clusters:
-            ttg.ensure_users(c.senv)
+            c.slurm.ensure_users()
     rows, verdicts, t_all = [], [], time.time()
     for pi, (s1, s2) in enumerate(pairs):
         for si, key in enumerate(a.scenarios.split(",")):
-            g, w, _ = ttg.parse_scenario(key)
+            g, w, _ = ttglib.parse_scenario(key)
             work = {"30m": 30, "3h": 180, "24h": 1440}[w]
             sc = dict(key=key, gpus=int(g), work=w, work_real_s=work, work_limit_min=max(1, work // 60))
             seqs = {c.alias: workload.generate(s, a.cap + a.settle + 30, "mixed", c.shape)
                     for c, s in zip(clusters, (s1, s2))}
             row = dict(seeds=[s1, s2], scenario=key)
             tag = f"x{pi}{si}"
-            base = f"{ttg.PREFIX}-{tag}-{os.getpid()}"
+            base = f"{ttglib.PREFIX}-{tag}-{os.getpid()}"
             with testbed_locks(clusters):
                 with loaded(clusters, seqs, tag, a.settle):
                     row["across"] = run_across(clusters, os.path.join(a.out, "across"), a.rv, sc, f"{base}-ac", a.cap)

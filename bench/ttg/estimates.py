@@ -5,7 +5,7 @@ request of ONE strategy (`--max-strategies 1`, the GPU type pinned: one partitio
 loaded partition at once, where it waits. The background rv records Slurm's start estimate one
 bf_interval after the submission; the benchmark waits for each job to start, up to the cap, and
 stops the ones still pending at the cap (censored there). rv's records then give, per partition,
-rv's and Slurm's median |error| of the wait (`rv stats --json`, ttg.estimate_errors).
+rv's and Slurm's median |error| of the wait (`rv stats --json`, ttglib.estimate_errors).
 
 Each cluster works through the seeds on its own thread, taking its testbed lock per seed (others
 interleave). Run it through run.sh (`--estimates`): cluster 1's environment, root.
@@ -23,10 +23,10 @@ import threading
 import time
 
 import across
-import ttg
+import ttglib
 import workload
 
-log = ttg.log
+log = ttglib.log
 # Per cluster: PARTITION:TYPE:GPUS requests, one per loaded partition (the MIG partitions take one
 # slice, which is never short: left out). Sized to wait: a100/h200/hopper are full with a queue,
 # a6000/ada half busy with a whole-node blocker, v100 half busy (4 GPUs wait for its running jobs).
@@ -72,9 +72,9 @@ def one_seed(cluster, env, seed, a, reqs):
     seq = workload.generate(seed, a.cap + a.settle + 30, shape=None if cluster.alias == "rvtb" else cluster.shape)
     with open(os.path.join(a.out, f"workload-seed{seed}-{cluster.alias}.jsonl"), "w") as fh:
         fh.write(workload.dumps(seq))
-    rp = ttg.Replay(seq, f"e{seed}", cluster.senv)
+    rp = ttglib.Replay(seq, f"e{seed}", cluster.slurm)
     rp.start(a.settle)
-    tag = f"{ttg.PREFIX}-est-{seed}-"
+    tag = f"{ttglib.PREFIX}-est-{seed}-"
     try:
         ids = {}
         for req in reqs:
@@ -85,8 +85,8 @@ def one_seed(cluster, env, seed, a, reqs):
         t_end = time.time() + a.cap
         waiting = set(ids)
         while waiting and time.time() < t_end:
-            ran = {r["name"] for r in ttg.squeue_rows(ttg.PREFIX, users=["rvtest"], senv=cluster.senv)
-                   if r["state"] in ttg.RAN and r["start"]}
+            ran = {r["name"] for r in cluster.slurm.squeue(ttglib.PREFIX, users=["rvtest"])
+                   if r["state"] in ttglib.RAN and r["start"]}
             waiting -= ran
             time.sleep(1)
         rv_cmd(env, "ps", "-a")  # records the starts (Slurm's StartTime)
@@ -130,7 +130,7 @@ def cluster_thread(cluster, a, results, lock):
         src = os.path.join(d, cluster.alias, "state", "requests")
         for f in os.listdir(src) if os.path.isdir(src) else []:
             shutil.copy(os.path.join(src, f), rdir)
-    ttg.ensure_users(cluster.senv)
+    cluster.slurm.ensure_users()
     for seed in a.seed_list:
         t0 = time.time()
         with open(cluster.lock, "a") as fh:
@@ -148,7 +148,7 @@ def cluster_thread(cluster, a, results, lock):
 
 
 def run_stats(a, results, raw=False):
-    """`rv stats` over this run's requests only (not the --history ones): ttg.estimate_errors. With
+    """`rv stats` over this run's requests only (not the --history ones): ttglib.estimate_errors. With
     `raw`, over the same jobs with rv's estimate before its history corrected it (each record's
     predicted_wait_s replaced): what the plan said without the correction."""
     raw_of = {(r["request"], r["job"]): r.get("rv_raw_s", r["rv_s"]) for r in results}
@@ -162,7 +162,7 @@ def run_stats(a, results, raw=False):
             j["predicted_wait_s"] = raw_of.get((rid, j.get("job_id")), j.get("predicted_wait_s"))
         with open(os.path.join(tmp, "requests", f"{rid}.json"), "w") as fh:
             json.dump(rec, fh)
-    return ttg.estimate_errors(a.rv, [tmp])
+    return ttglib.estimate_errors(a.rv, [tmp])
 
 
 def render_samples(rows):
@@ -179,7 +179,7 @@ def render_samples(rows):
 
 
 def main():
-    ttg.exit_on_sigterm()
+    ttglib.exit_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rv", required=True)
     ap.add_argument("--out", required=True)
@@ -202,7 +202,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     if a.from_dir:
         return resummarise(a)
-    a.seed_list = ttg.draw_seeds(a)
+    a.seed_list = ttglib.draw_seeds(a)
     log(f"seeds: {','.join(map(str, a.seed_list))} (replay: --seeds {','.join(map(str, a.seed_list))})")
     clusters = [across.Cluster(alias, env_file, lock, a.rv, os.path.join(a.out, alias))
                 for alias, env_file, lock in across.CLUSTERS if alias in a.clusters.split(",")]
@@ -225,9 +225,9 @@ def write_report(a, results, wall):
     done = {c: sorted({r["seed"] for r in results if r["cluster"] == c}) for c in a.clusters.split(",")}
     lines = [f"seeds {','.join(map(str, a.seed_list))} on {a.clusters}, cap {a.cap:g} s, wall time {wall:.0f} s; "
              + "; ".join(f"{c}: {len(s)} seeds done" for c, s in done.items())]
-    lines += ttg.render_estimates(est)
+    lines += ttglib.render_estimates(est)
     if any(r.get("rv_raw_s") != r["rv_s"] for r in results):  # the history corrected some estimate
-        lines += ["", "The same jobs with rv's estimate before its history corrected it:"] + ttg.render_estimates(est_raw)[3:]
+        lines += ["", "The same jobs with rv's estimate before its history corrected it:"] + ttglib.render_estimates(est_raw)[3:]
     lines += render_samples(results)
     table = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "estimates.md"), "w") as fh:
@@ -249,7 +249,7 @@ def resummarise(a):
             continue
         clusters.append(alias)
         for rec in records(sdir):
-            m = re.match(rf"^{ttg.PREFIX}-est-(\d+)-", rec.get("name", ""))
+            m = re.match(rf"^{ttglib.PREFIX}-est-(\d+)-", rec.get("name", ""))
             if m and int(m.group(1)) in a.seed_list and any(j.get("started_at") or j.get("cancelled_pending_at")
                                                             for j in rec.get("jobs", [])):
                 results += [sample(int(m.group(1)), alias, rec, j) for j in rec.get("jobs", []) if j.get("submitted_at")]

@@ -62,7 +62,7 @@ PROFILES = {
                for p, v in PARTITIONS.items()},
 }
 WINDOW_MIN_LEFT_H = 6
-USERS = [f"rvbg{i:02d}" for i in range(1, 9)]  # background users (ttg.py creates them)
+USERS = [f"rvbg{i:02d}" for i in range(1, 9)]  # background users (ttglib.Slurm.ensure_users creates them)
 SIZES = [(1, 0.40), (2, 0.25), (4, 0.20), (8, 0.15)]  # GPUs per job (capped by the node)
 MULTI_NODE = 0.25  # a100 jobs of 8 or 16 GPUs: share spread over both nodes
 LIMITS_H = [(1, 0.10), (2, 0.15), (4, 0.20), (8, 0.15), (12, 0.10), (24, 0.20), (48, 0.10)]
