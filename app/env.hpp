@@ -94,7 +94,4 @@ struct Env {
   Clusters* clusters = nullptr;
 };
 
-// "2026-11-22T05:37:42Z" for `epoch` seconds (UTC).
-std::string utc_iso(std::int64_t epoch);
-
 } // namespace rv::app

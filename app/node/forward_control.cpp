@@ -3,6 +3,7 @@
 #include "core/printable.hpp"
 #include "core/process/daemon.hpp"
 #include "core/ssh/stream.hpp"
+#include "core/utc_time.hpp"
 
 #include <fmt/format.h>
 

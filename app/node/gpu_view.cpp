@@ -7,6 +7,7 @@
 #include "core/printable.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/text.hpp"
+#include "core/utc_time.hpp"
 
 #include <fmt/format.h>
 

@@ -8,6 +8,7 @@
 #include "core/interrupt.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/text.hpp"
+#include "core/utc_time.hpp"
 #include "slurm/jobs.hpp"
 #include "slurm/squeue.hpp"
 

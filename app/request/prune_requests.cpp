@@ -2,29 +2,14 @@
 
 #include "app/env.hpp"
 #include "app/request/reap.hpp"
+#include "core/utc_time.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-#include <ctime>
 #include <filesystem>
 
 namespace rv::app {
-
-std::optional<std::int64_t> parse_utc_iso(const std::string& text)
-{
-  std::tm tm{};
-  char z = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &z) != 7 ||
-      z != 'Z') {
-    return std::nullopt;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return static_cast<std::int64_t>(::timegm(&tm));
-}
 
 bool prunable(const RequestRecord& r, std::int64_t now_s, std::int64_t keep_s)
 {

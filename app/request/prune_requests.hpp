@@ -17,9 +17,6 @@
 
 namespace rv::app {
 
-// Epoch seconds of a record's `created_at` ("2027-01-15T08:00:00Z"), or nullopt.
-std::optional<std::int64_t> parse_utc_iso(const std::string& text);
-
 // Whether `r`'s remote state may go now (pure): it has ended (every job terminal, a final state),
 // it is `keep_s` old or older (0 = never), not pruned yet, and its paths are absolute.
 bool prunable(const RequestRecord& r, std::int64_t now_s, std::int64_t keep_s);

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "app/env.hpp"
 #include "core/container.hpp"
 #include "core/enum_names.hpp"
-#include "slurm/cluster_time.hpp"
+#include "core/utc_time.hpp"
 #include "slurm/job_state.hpp"
 #include "slurm/text.hpp"
 
@@ -22,15 +21,6 @@ std::string iso_or_empty(std::int64_t epoch)
 }
 
 } // namespace
-
-std::int64_t epoch_of_iso(const std::string& text)
-{
-  if (!text.ends_with('Z')) {
-    return 0;
-  }
-  auto t = slurm::parse_cluster_time(std::string_view(text).substr(0, text.size() - 1));
-  return t && *t ? slurm::to_unix_seconds(**t, 0) : 0;
-}
 
 std::string RequestRecord::cluster_label() const
 {
@@ -207,11 +197,11 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
         job.predicted_wait_s = p->get<std::int64_t>();
       }
       job.predicted_by = jj.value("predicted_by", ""); // absent before session 13: not recorded
-      job.submitted_at = epoch_of_iso(jj.value("submitted_at", ""));
-      job.started_at = epoch_of_iso(jj.value("started_at", ""));
-      job.cancelled_pending_at = epoch_of_iso(jj.value("cancelled_pending_at", ""));
+      job.submitted_at = parse_utc_iso(jj.value("submitted_at", "")).value_or(0);
+      job.started_at = parse_utc_iso(jj.value("started_at", "")).value_or(0);
+      job.cancelled_pending_at = parse_utc_iso(jj.value("cancelled_pending_at", "")).value_or(0);
       job.slurm_estimate = jj.value("slurm_estimate", "");
-      job.slurm_estimate_at = epoch_of_iso(jj.value("slurm_estimate_at", ""));
+      job.slurm_estimate_at = parse_utc_iso(jj.value("slurm_estimate_at", "")).value_or(0);
       r.jobs.push_back(std::move(job));
     }
     r.base = to_json(r);

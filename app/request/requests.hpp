@@ -53,9 +53,6 @@ struct JobRecord {
   std::int64_t slurm_estimate_at = 0;
 };
 
-// "2026-11-22T05:37:42Z" (utc_iso's form) as epoch seconds; 0 when empty or unreadable.
-std::int64_t epoch_of_iso(const std::string& text);
-
 // Records that `job` was cancelled at `now`: its state, and when it was still pending (never
 // started), the moment, for the prediction history.
 void mark_cancelled(JobRecord& job, std::int64_t now);

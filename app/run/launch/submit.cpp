@@ -9,6 +9,7 @@
 #include "core/interrupt.hpp"
 #include "core/process/batch.hpp"
 #include "core/process/remote_files.hpp"
+#include "core/utc_time.hpp"
 #include "slurm/submit.hpp"
 #include "strategy/plan.hpp"
 #include "templates/render.hpp"

@@ -2,6 +2,7 @@
 
 #include "core/duration.hpp"
 #include "core/text.hpp"
+#include "core/utc_time.hpp"
 #include "slurm/cluster_time.hpp"
 
 #include <fmt/format.h>
@@ -22,13 +23,13 @@ std::vector<const RequestRecord*> recent(const std::vector<RequestRecord>& recor
 {
   std::vector<const RequestRecord*> out;
   for (const auto& r : records) {
-    const auto at = epoch_of_iso(r.created_at);
+    const auto at = parse_utc_iso(r.created_at).value_or(0);
     if (at > 0 && now - at <= window.days * 86400) {
       out.push_back(&r);
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const RequestRecord* a, const RequestRecord* b) {
-    return epoch_of_iso(a->created_at) > epoch_of_iso(b->created_at);
+    return parse_utc_iso(a->created_at).value_or(0) > parse_utc_iso(b->created_at).value_or(0);
   });
   if (out.size() > static_cast<std::size_t>(std::max(window.last, 0))) {
     out.resize(static_cast<std::size_t>(std::max(window.last, 0)));

@@ -3,6 +3,7 @@
 
 #include "app/request/prune_requests.hpp"
 #include "core/process/local_runner.hpp"
+#include "core/utc_time.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
 
