@@ -71,7 +71,7 @@ void print_study(Env& env, RequestRecord& r, bool tasks)
   }
   for (const auto& j : r.jobs) {
     out(fmt::format("    worker {:<8} {:<9} {:<13} {:<34} {}\n", j.strategy_id, j.job_id.empty() ? "-" : j.job_id,
-                    j.state.empty() ? "?" : j.state, job_detail(j), j.label));
+                    app::state_name(j).empty() ? "?" : app::state_name(j), job_detail(j), j.label));
   }
 }
 
@@ -137,7 +137,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
         detail += "  " + activity_text(*a); // "a100-1 2h10m  idle 42m"
       }
       out(fmt::format("  {} {:<6} {:<9} {:<13} {:<34} {}\n", j.strategy_id == r.winner ? "*" : " ", j.strategy_id,
-                      j.job_id.empty() ? "-" : j.job_id, j.state.empty() ? "?" : j.state, detail, j.label));
+                      j.job_id.empty() ? "-" : j.job_id, app::state_name(j).empty() ? "?" : app::state_name(j), detail,
+                      j.label));
     }
     for (const auto& line : refanout_lines(r.refanout)) {
       out(fmt::format("  ! {}\n", line)); // nodes that failed this request (docs/preflight.md)

@@ -31,12 +31,6 @@ namespace rv::strategy {
 // cluster's (every partition's ended jobs together) stand in, when that many ended there.
 inline constexpr int k_min_end_jobs = 20;
 
-// The estimators a wait comes from (model::Strategy::wait_model): Slurm's plan as rv read it (the
-// probes, the window model), or rv's replays of the queue; the replay's name changes whenever its
-// model does, so that the history of one version never corrects another (strategy/history.hpp).
-inline constexpr const char* k_wait_model_plan = "plan";
-inline constexpr const char* k_wait_model_replay = "replay-2";
-
 // How many times the queue is replayed (odd: the median is one of them).
 inline constexpr int k_replays = 33;
 

@@ -139,7 +139,7 @@ void correct_estimates(std::vector<model::Strategy>& strategies, const std::vect
     }
     int corrected = 0;
     for (auto& s : strategies) {
-      if (s.partition != b.partition || s.wait_model != b.model || !s.est_wait_s) {
+      if (s.partition != b.partition || model::to_string(s.wait_model) != b.model || !s.est_wait_s) {
         continue;
       }
       const auto before = *s.est_wait_s;

@@ -48,7 +48,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     } else {
       strategies = strategies_for(c, window, request, opts);
       for (auto& s : strategies) {
-        s.window_source = window ? "probe" : "";
+        s.window_source = window ? model::WindowSource::probe : model::WindowSource::none;
       }
     }
     if (strategies.empty()) {
@@ -62,7 +62,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
     // expects the start sooner (strategy/early_end.hpp).
     std::optional<ExpectedWaits> expected; // the queue's draws, made when a strategy first asks
     for (auto& s : strategies) {
-      s.wait_model = s.est_wait_s ? k_wait_model_plan : "";
+      s.wait_model = s.est_wait_s ? model::WaitModel::plan : model::WaitModel::none;
       if (!s.est_wait_s || *s.est_wait_s <= opts.now_threshold_s) {
         continue;
       }
@@ -72,7 +72,7 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
       const auto runs_for = s.time_min_s > 0 ? s.time_min_s : s.walltime_s;
       if (auto e = expected->at(runs_for, *s.est_wait_s)) {
         s.est_wait_s = e->wait_s;
-        s.wait_model = k_wait_model_replay;
+        s.wait_model = model::WaitModel::replay;
         s.reasons.push_back(e->why);
       }
     }

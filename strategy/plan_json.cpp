@@ -44,8 +44,8 @@ json to_json(const model::Strategy& s)
           {"est_su", round2(s.est_su)},
           {"free", s.free},
           {"mig_like", s.mig_like},
-          {"window_source", s.window_source},
-          {"wait_model", s.wait_model},
+          {"window_source", model::to_string(s.window_source)},
+          {"wait_model", model::to_string(s.wait_model)},
           {"reasons", s.reasons}};
 }
 

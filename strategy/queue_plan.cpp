@@ -17,11 +17,6 @@ bool same_submission(const model::Strategy& a, const model::Strategy& b)
   return a.walltime_s == b.walltime_s && a.time_min_s == b.time_min_s && a.segments == b.segments;
 }
 
-bool uses_queue(const model::Strategy& s)
-{
-  return s.window_source.find("queue") != std::string::npos;
-}
-
 // What the probes said, in words, for the disagreement line.
 std::string probe_words(const Window* probe, std::int64_t now_threshold_s)
 {
@@ -66,7 +61,7 @@ std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Win
 {
   auto out = strategies_for(c, probe, req, opts);
   for (auto& s : out) {
-    s.window_source = probe ? "probe" : "";
+    s.window_source = probe ? model::WindowSource::probe : model::WindowSource::none;
   }
   const std::int64_t w = queue_walltime(qw, c, timing);
   qw.walltime_s = w;
@@ -91,7 +86,7 @@ std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Win
     if (!b.est_wait_s || *b.est_wait_s != 0) {
       continue; // the queue says nothing about what does not start now: the probes' estimate stands
     }
-    b.window_source = "queue";
+    b.window_source = model::WindowSource::queue;
     b.reasons.push_back("queue model: " + qw.why);
     auto same = std::find_if(out.begin(), out.end(), [&](const auto& a) { return same_submission(a, b); });
     if (same == out.end()) {
@@ -102,7 +97,7 @@ std::vector<model::Strategy> strategies_with_queue(const Candidate& c, const Win
       continue;
     }
     if (same->kind == b.kind && same->est_wait_s && *same->est_wait_s <= opts.now_threshold_s) {
-      same->window_source = "probe+queue"; // both start it now
+      same->window_source = model::WindowSource::probe_and_queue; // both start it now
       same->reasons.push_back("queue model agrees: " + qw.why);
       continue;
     }
@@ -118,7 +113,7 @@ void cover_idle_gpus(Plan& plan, const model::JobRequest& req)
 {
   auto on = [](const QueueWindow& qw) {
     return [&qw](const model::Strategy& s) {
-      return s.partition == qw.partition && s.gpu_type == qw.gpu_type && uses_queue(s);
+      return s.partition == qw.partition && s.gpu_type == qw.gpu_type && model::uses_queue(s.window_source);
     };
   };
   // The strategies that start on some idle window: never the one evicted for another window.

@@ -20,8 +20,9 @@ std::int64_t wait_key(const model::Strategy& s, std::int64_t resolution_s = 1)
 // The probes and the queue model disagree about these two: neither prunes the other.
 bool other_view(const model::Strategy& a, const model::Strategy& b)
 {
-  return (a.window_source == "probe" && b.window_source == "queue") ||
-         (a.window_source == "queue" && b.window_source == "probe");
+  using model::WindowSource;
+  return (a.window_source == WindowSource::probe && b.window_source == WindowSource::queue) ||
+         (a.window_source == WindowSource::queue && b.window_source == WindowSource::probe);
 }
 
 bool same_group(const model::Strategy& a, const model::Strategy& b)

@@ -109,10 +109,10 @@ void active_jobs(const std::vector<RequestRecord>& requests, const std::vector<s
         continue; // refused, or gone from the queue
       }
       ActiveJob a{r.id, j};
-      a.job.state = row->second->state;
+      a.job.state = slurm::parse_job_state(row->second->state);
       a.job.reason = row->second->reason;
-      a.job.node_list = a.job.state == "PENDING" ? "" : row->second->nodes;
-      a.job.start_estimate = a.job.state == "PENDING" && row->second->start_time
+      a.job.node_list = a.job.state == slurm::JobState::pending ? "" : row->second->nodes;
+      a.job.start_estimate = a.job.state == slurm::JobState::pending && row->second->start_time
                                  ? slurm::format_cluster_time(*row->second->start_time)
                                  : "";
       a.job.elapsed_s = row->second->elapsed_s;
@@ -276,9 +276,9 @@ nlohmann::json to_json(const ClusterStatus& s)
     jobs.push_back({{"request", a.request},
                     {"strategy", a.job.strategy_id},
                     {"job_id", a.job.job_id},
-                    {"state", a.job.state},
+                    {"state", state_name(a.job)},
                     {"reason", a.job.reason},
-                    {"reason_text", a.job.state == "PENDING" ? slurm::plain_reason(a.job.reason) : ""},
+                    {"reason_text", a.job.state == slurm::JobState::pending ? slurm::plain_reason(a.job.reason) : ""},
                     {"start_estimate", a.job.start_estimate},
                     {"nodes", a.job.node_list},
                     {"label", a.job.label}});

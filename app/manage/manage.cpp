@@ -59,7 +59,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
       }
       StopOutcome o{m.rec.id, {}, {}, {}};
       for (const auto& j : m.rec.jobs) {
-        if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
           o.cancelled.push_back(j.job_id);
         }
       }
@@ -95,7 +95,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
     }
     StopOutcome o{r.id, {}, {}, {}};
     for (auto& j : r.jobs) {
-      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+      if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
         o.cancelled.push_back(j.job_id); // a job rv knows has ended is not cancelled again: its id may be reused
       }
     }
@@ -105,7 +105,7 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
       o.ended = "stopped";
     } else if (o.cancelled.empty()) {
       const auto* w = r.winner_job();
-      o.ended = w && !w->state.empty() ? w->state : std::string(to_string(r.state));
+      o.ended = w && w->state != slurm::JobState::unknown ? state_name(*w) : std::string(to_string(r.state));
     } else {
       RV_TRY_VOID(slurm::cancel_jobs(env.cluster, o.cancelled, r.name));
       for (auto& j : r.jobs) {
@@ -267,13 +267,13 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     return code;
   }
   // A failed job's logs lead with the failure: the end of its stderr (#24 item 7).
-  const auto state = slurm::parse_job_state(job->state);
+  const auto state = job->state;
   if (!req.err && req.node < 0 && slurm::is_terminal(state) && state != slurm::JobState::completed) {
     auto tail = proc::remote::last_lines_command(log_path(r, *job, true), k_failure_lines);
     tail.on_stdout = [&](std::string_view s) { job_output.err(s); };
     if (!env.json) { // rv's own words; the lines themselves are the job's (events with --json)
       env.output.err(fmt::format("rv: job {} ended {}; the end of its stderr (rv logs --err {} has all of it):\n",
-                                 job->job_id, job->state, r.id));
+                                 job->job_id, state_name(*job), r.id));
     }
     RV_TRY(read, env.cluster.run(tail));
     (void)read; // a missing .err log shows as nothing

@@ -36,7 +36,7 @@ const JobRecord* job_of(const RequestRecord& r, const std::string& key)
 
 bool running(const JobRecord* j)
 {
-  return j && slurm::parse_job_state(j->state) == slurm::JobState::running;
+  return j && j->state == slurm::JobState::running;
 }
 
 // Why request `r` has no running job to look at: a usage error with what to do.
@@ -46,14 +46,15 @@ Error not_running(const RequestRecord& r, const JobRecord* j)
     std::string where;
     for (const auto& s : r.jobs) {
       if (!s.job_id.empty() && where.empty()) {
-        where = fmt::format(" ({} {}{})", s.job_id, s.state.empty() ? "PENDING" : s.state,
+        where = fmt::format(" ({} {}{})", s.job_id,
+                            slurm::to_string(s.state == slurm::JobState::unknown ? slurm::JobState::pending : s.state),
                             s.reason.empty() ? "" : ": " + s.reason);
       }
     }
     return Error{ErrorCode::usage, fmt::format("request {} has not started yet{}", r.id, where),
                  fmt::format("rv ps shows where it stands; rv logs -f {} waits for it to start", r.id)};
   }
-  const auto how = j && !j->state.empty() ? j->state : std::string(to_string(r.state));
+  const auto how = j && j->state != slurm::JobState::unknown ? state_name(*j) : std::string(to_string(r.state));
   return Error{ErrorCode::usage, fmt::format("request {} has ended ({}): its GPUs are gone", r.id, how),
                "rv gpu shows the GPUs of a running job; rv ps -a lists the ended ones"};
 }

@@ -18,9 +18,8 @@ bool request_finished(const RequestRecord& r)
   if (r.state == RequestState::submitting) {
     return false; // rv died mid-submission: jobs may exist that the record lacks
   }
-  return std::all_of(r.jobs.begin(), r.jobs.end(), [](const JobRecord& j) {
-    return j.job_id.empty() || slurm::is_terminal(slurm::parse_job_state(j.state));
-  });
+  return std::all_of(r.jobs.begin(), r.jobs.end(),
+                     [](const JobRecord& j) { return j.job_id.empty() || slurm::is_terminal(j.state); });
 }
 
 Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestRecord& r)
@@ -39,7 +38,7 @@ Result<std::vector<std::string>> adopt_orphans(proc::Runner& runner, RequestReco
     orphan.strategy_id = orphan_strategy_id(r, j.job_id);
     orphan.label = "found by its comment rv:" + r.id + " after rv died or was interrupted";
     orphan.job_id = j.job_id;
-    orphan.state = j.state;
+    orphan.state = slurm::parse_job_state(j.state);
     added.push_back(j.job_id);
   }
   return added;
@@ -72,7 +71,7 @@ std::string settle_failed_submission(proc::Runner& runner, Clock& clock, store::
     found.insert(found.end(), added->begin(), added->end());
     std::vector<std::string> live;
     for (const auto& j : rec.jobs) {
-      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+      if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
         live.push_back(j.job_id);
       }
     }
@@ -137,7 +136,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
   for (const auto& r : requests) {
     if (!request_finished(r)) {
       for (const auto& j : r.jobs) {
-        if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
           ids.push_back(j.job_id);
         }
       }
@@ -185,7 +184,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     }
     if (r.winner.empty()) {
       for (const auto& j : r.jobs) {
-        if (slurm::is_started(slurm::parse_job_state(j.state))) {
+        if (slurm::is_started(j.state)) {
           r.winner = j.strategy_id;
           r.state = RequestState::won;
           changed = true;
@@ -202,10 +201,10 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
     }
     if (!r.winner.empty()) {
       for (auto& j : r.jobs) {
-        if (j.strategy_id != r.winner && !j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+        if (j.strategy_id != r.winner && !j.job_id.empty() && !slurm::is_terminal(j.state)) {
           to_cancel[r.name].push_back(j.job_id);
-          report.notes.push_back(
-              fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id, j.state, r.winner));
+          report.notes.push_back(fmt::format("request {}: cancelling loser {} ({}) of winner {}", r.id, j.job_id,
+                                             state_name(j), r.winner));
         }
       }
     }
@@ -239,7 +238,7 @@ Result<ReapReport> refresh_and_reap(proc::Runner& runner, Clock& clock, store::R
       r.state = w ? ended_state(w->state) : RequestState::failed;
       if (!w && r.after.is_object() && r.after.contains("dependency") &&
           std::all_of(r.jobs.begin(), r.jobs.end(), [](const JobRecord& j) {
-            return j.job_id.empty() || (j.state.starts_with("CANCELLED") && j.started_at == 0);
+            return j.job_id.empty() || (j.state == slurm::JobState::cancelled && j.started_at == 0);
           })) {
         // rv run --after: Slurm cancelled every job (--kill-on-invalid-dep) because the request it
         // waited for did not end as needed (docs/taskfile.md, "Pipelines").

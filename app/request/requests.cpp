@@ -47,7 +47,7 @@ const JobRecord* RequestRecord::job_that_ran() const
 {
   const JobRecord* found = nullptr;
   for (const auto& j : jobs) {
-    const auto s = slurm::parse_job_state(j.state);
+    const auto s = j.state;
     if (j.job_id.empty() || s == slurm::JobState::cancelled || s == slurm::JobState::pending ||
         s == slurm::JobState::unknown) {
       continue;
@@ -91,7 +91,7 @@ nlohmann::json to_json(const RequestRecord& r)
          {"nodes", j.nodes},
          {"job_id", j.job_id},
          {"error", j.error},
-         {"state", j.state},
+         {"state", state_name(j)},
          {"reason", j.reason},
          {"node_list", j.node_list},
          {"earlier_segments", j.earlier_segments},
@@ -186,7 +186,7 @@ Result<RequestRecord> request_from_json(const nlohmann::json& j)
       job.nodes = jj.value("nodes", 1);
       job.job_id = jj.value("job_id", "");
       job.error = jj.value("error", "");
-      job.state = jj.value("state", "");
+      job.state = slurm::parse_job_state(jj.value("state", "")); // REFUSED, "": unknown
       job.reason = jj.value("reason", "");
       job.node_list = jj.value("node_list", "");
       job.earlier_segments = jj.value("earlier_segments", std::vector<std::string>{});
@@ -403,9 +403,20 @@ std::string log_path(const RequestRecord& r, const JobRecord& job, bool err)
   return fmt::format("{}/{}-{}.{}", r.log_dir, r.name, job.job_id, err ? "err" : "out");
 }
 
+std::string state_name(const JobRecord& job)
+{
+  if (job.state != slurm::JobState::unknown) {
+    return slurm::to_string(job.state);
+  }
+  if (job.job_id.empty()) {
+    return job.error.empty() ? "" : "REFUSED";
+  }
+  return slurm::to_string(job.state); // Slurm named a state rv does not know
+}
+
 void apply_view(JobRecord& job, const slurm::JobView& view)
 {
-  job.state = slurm::to_string(view.state);
+  job.state = view.state;
   job.reason = view.reason;
   if (!view.nodes.empty()) {
     job.node_list = view.nodes;
@@ -430,7 +441,7 @@ void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now)
 {
   const auto before = job.state;
   apply_view(job, view);
-  if (job.state == "CANCELLED" && job.started_at == 0) { // cancelled while pending, seen now
+  if (job.state == slurm::JobState::cancelled && job.started_at == 0) { // cancelled while pending, seen now
     job.state = before;
     mark_cancelled(job, now);
   }
@@ -438,11 +449,11 @@ void apply_polled(JobRecord& job, const slurm::JobView& view, std::int64_t now)
 
 void mark_cancelled(JobRecord& job, std::int64_t now)
 {
-  const bool pending = job.state.empty() || job.state == "PENDING";
+  const bool pending = job.state == slurm::JobState::unknown || job.state == slurm::JobState::pending;
   if (pending && job.started_at == 0 && job.cancelled_pending_at == 0 && !job.job_id.empty()) {
     job.cancelled_pending_at = now;
   }
-  job.state = "CANCELLED";
+  job.state = slurm::JobState::cancelled;
 }
 
 void record_next_segment(store::RecordStore& store, RequestRecord& r, const std::string& prev, const std::string& next)
@@ -451,7 +462,7 @@ void record_next_segment(store::RecordStore& store, RequestRecord& r, const std:
     if (j.job_id == prev) {
       j.earlier_segments.push_back(prev);
       j.job_id = next;
-      j.state = "PENDING";
+      j.state = slurm::JobState::pending;
       j.node_list.clear();
     }
   }
@@ -499,12 +510,12 @@ std::optional<RequestState> parse_request_state(std::string_view s)
   return k_state_names.parse(s);
 }
 
-RequestState ended_state(const std::string& job_state)
+RequestState ended_state(slurm::JobState job_state)
 {
-  if (job_state == "COMPLETED") {
+  if (job_state == slurm::JobState::completed) {
     return RequestState::done;
   }
-  if (job_state.starts_with("CANCELLED")) {
+  if (job_state == slurm::JobState::cancelled) {
     return RequestState::cancelled;
   }
   return RequestState::failed;

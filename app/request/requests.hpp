@@ -5,6 +5,7 @@
 #include "core/model/plan.hpp"
 #include "core/result.hpp"
 #include "core/store/record_store.hpp"
+#include "slurm/job_state.hpp"
 #include "slurm/race.hpp"
 
 #include <nlohmann/json.hpp>
@@ -32,14 +33,14 @@ struct JobRecord {
   std::string partition;
   std::string gpu_type;
   int nodes = 1;
-  std::string job_id;                        // "" until sbatch answered (or when it refused)
-  std::string error;                         // sbatch's refusal
-  std::string state;                         // last known Slurm state (PENDING, RUNNING, CANCELLED...)
-  std::string reason;                        // last known pending reason
-  std::string node_list;                     // where it ran
-  std::vector<std::string> earlier_segments; // job ids of the checkpoint segments before job_id
-  std::string start_estimate;                // pending: Slurm's expected start (cluster-local), "" if none
-  std::int64_t elapsed_s = 0;                // run time when last seen
+  std::string job_id;                               // "" until sbatch answered (or when it refused)
+  std::string error;                                // sbatch's refusal
+  slurm::JobState state = slurm::JobState::unknown; // last known Slurm state; unknown: none yet (or refused)
+  std::string reason;                               // last known pending reason
+  std::string node_list;                            // where it ran
+  std::vector<std::string> earlier_segments;        // job ids of the checkpoint segments before job_id
+  std::string start_estimate;                       // pending: Slurm's expected start (cluster-local), "" if none
+  std::int64_t elapsed_s = 0;                       // run time when last seen
   // Predictions that learn (docs/requests.md, "Predictions"): what the plan predicted and what
   // happened, epoch seconds of rv's clock (0 = not known / did not happen).
   std::optional<std::int64_t> predicted_wait_s; // the plan's est_wait_s; nullopt = unknown
@@ -52,6 +53,10 @@ struct JobRecord {
   std::string slurm_estimate;
   std::int64_t slurm_estimate_at = 0;
 };
+
+// A job's state as its record keeps it (the `state` field of docs/requests.md): Slurm's name
+// (`PENDING`, `CANCELLED`), `REFUSED` when sbatch refused it, "" before sbatch answered.
+std::string state_name(const JobRecord& job);
 
 // Records that `job` was cancelled at `now`: its state, and when it was still pending (never
 // started), the moment, for the prediction history.
@@ -154,7 +159,7 @@ std::string log_path(const RequestRecord& r, const JobRecord& job, bool err);
 // The state a request ends in once its winner's job ended in `job_state`: done when it
 // COMPLETED, cancelled when it was CANCELLED, failed otherwise (FAILED, TIMEOUT,
 // OUT_OF_MEMORY, NODE_FAIL...). The winner's own state stays in its job record.
-RequestState ended_state(const std::string& job_state);
+RequestState ended_state(slurm::JobState job_state);
 
 // Whether `state` is one a request ends in (done, failed, cancelled): never overwritten.
 bool is_final_state(RequestState state);

@@ -247,7 +247,7 @@ namespace {
 const JobRecord* running_winner(const RequestRecord& r)
 {
   const auto* w = r.winner_job();
-  return w && slurm::parse_job_state(w->state) == slurm::JobState::running ? w : nullptr;
+  return w && w->state == slurm::JobState::running ? w : nullptr;
 }
 
 } // namespace

@@ -22,8 +22,7 @@ bool live(const JobRecord& j)
   if (j.job_id.empty()) {
     return false;
   }
-  return j.state.empty() || j.state == "PENDING" || j.state == "RUNNING" || j.state == "CONFIGURING" ||
-         j.state == "REQUEUED" || j.state == "SUSPENDED" || j.state == "COMPLETING" || j.state == "RESIZING";
+  return !slurm::is_terminal(j.state); // pending, running, requeued, suspended...; unknown: not seen yet
 }
 
 } // namespace

@@ -25,7 +25,7 @@ Result<int> record_slurm_estimates(Env& env, const std::vector<std::string>& req
       continue;
     }
     for (const auto& j : rec->jobs) {
-      const bool pending = j.state.empty() || j.state == "PENDING";
+      const bool pending = j.state == slurm::JobState::unknown || j.state == slurm::JobState::pending;
       if (!j.job_id.empty() && pending && j.started_at == 0 && j.cancelled_pending_at == 0 &&
           j.slurm_estimate.empty()) {
         ids.push_back(j.job_id);

@@ -91,7 +91,7 @@ Result<int> add_workers(Env& env, RequestRecord& rec, const std::vector<study::W
       auto& job = rec.jobs[first + k];
       job.job_id = (*results)[k].job_id;
       job.error = (*results)[k].error;
-      job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+      job.state = job.job_id.empty() ? slurm::JobState::unknown : slurm::JobState::pending;
       job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
       if ((*results)[k].uncertain) {
         uncertain.push_back(first + k);
@@ -136,7 +136,7 @@ std::string pool_text(const std::vector<model::Strategy>& strategies, const stud
 int alive_workers(const RequestRecord& rec)
 {
   return static_cast<int>(std::count_if(rec.jobs.begin(), rec.jobs.end(), [](const JobRecord& j) {
-    return !j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state));
+    return !j.job_id.empty() && !slurm::is_terminal(j.state);
   }));
 }
 
@@ -261,7 +261,7 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
   t.over = true;
   std::vector<std::string> idle;
   for (const auto& j : rec.jobs) {
-    if (!j.job_id.empty() && slurm::parse_job_state(j.state) == slurm::JobState::pending) {
+    if (!j.job_id.empty() && j.state == slurm::JobState::pending) {
       idle.push_back(j.job_id);
     }
   }
@@ -426,7 +426,7 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
   rec = std::move(one.front());
   std::set<std::string> alive;
   for (const auto& j : rec.jobs) {
-    const auto s = slurm::parse_job_state(j.state);
+    const auto s = j.state;
     if (!j.job_id.empty() && !slurm::is_terminal(s)) {
       alive.insert(j.job_id);
       (slurm::is_started(s) ? v.workers_running : v.workers_pending) += 1;
@@ -440,8 +440,7 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
   v.tasks = study::task_statuses(v.study, listing.out, alive);
   const auto claimers = study::claimer_jobs(listing.out);
   for (const auto& j : rec.jobs) {
-    if (!j.job_id.empty() && slurm::parse_job_state(j.state) == slurm::JobState::failed &&
-        !claimers.contains(j.job_id)) {
+    if (!j.job_id.empty() && j.state == slurm::JobState::failed && !claimers.contains(j.job_id)) {
       v.barren.push_back(j.job_id);
     }
   }

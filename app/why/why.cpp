@@ -57,11 +57,12 @@ std::string ended_line(const RequestRecord& rec, const std::vector<WhyJob>& jobs
     }
   }
   if (pick == nullptr) {
-    const auto state = jobs.empty() ? std::string(to_string(rec.state)) : jobs.front().state;
+    const bool known = !jobs.empty() && jobs.front().state != slurm::JobState::unknown;
     return fmt::format("request {} ended before any of its {} job(s) started ({})", rec.id, jobs.size(),
-                       state.empty() ? std::string(to_string(rec.state)) : state);
+                       known ? slurm::to_string(jobs.front().state) : to_string(rec.state));
   }
-  std::string line = fmt::format("request {} ended: {} (job {}, {}", rec.id, pick->state, pick->job_id, pick->label);
+  std::string line =
+      fmt::format("request {} ended: {} (job {}, {}", rec.id, slurm::to_string(pick->state), pick->job_id, pick->label);
   if (auto it = acct.find(pick->job_id); it != acct.end()) {
     line += fmt::format(", exit {}", it->second.exit_status);
     if (it->second.exit_signal != 0) {
@@ -279,7 +280,7 @@ void place_in_queue(WhyJob& w, const slurm::SqueueJob& row, const std::optional<
 // Whether `w` still waits: Slurm says pending, or (the request not final) Slurm does not know it yet.
 bool is_waiting(const WhyJob& w, bool final)
 {
-  return slurm::parse_job_state(w.state) == slurm::JobState::pending || (w.state.empty() && !final);
+  return w.state == slurm::JobState::pending || (w.state == slurm::JobState::unknown && !final);
 }
 
 // Job `jr` of `rec` as Slurm sees it now: squeue's row (a row with another name is a reused id,
@@ -299,13 +300,13 @@ WhyJob explain_job(const RequestRecord& rec, const JobRecord& jr, const WhyFacts
   }
   std::optional<slurm::ClusterTime> estimate; // squeue %S, else scontrol StartTime
   if (row != nullptr) {
-    w.state = row->state;
+    w.state = slurm::parse_job_state(row->state);
     w.raw_reason = row->reason;
     w.nodes = row->nodes;
     w.priority = row->priority;
     estimate = row->start_time;
   } else if (auto it = f.acct.find(jr.job_id); it != f.acct.end()) {
-    w.state = it->second.state;
+    w.state = slurm::parse_job_state(it->second.state);
     w.raw_reason = it->second.reason;
     w.nodes = it->second.nodes;
   } else {
@@ -334,13 +335,8 @@ WhyJob explain_job(const RequestRecord& rec, const JobRecord& jr, const WhyFacts
 void summarize(Env& env, const WhyOptions& opts, const RequestRecord& rec, const WhyFacts& f, bool final,
                WhyReport& rep)
 {
-  auto running = [](const WhyJob& j) {
-    const auto st = slurm::parse_job_state(j.state);
-    return slurm::is_started(st) && !slurm::is_terminal(st);
-  };
-  auto ended = [&](const WhyJob& j) {
-    return slurm::is_terminal(slurm::parse_job_state(j.state)) || (final && !is_waiting(j, final));
-  };
+  auto running = [](const WhyJob& j) { return slurm::is_started(j.state) && !slurm::is_terminal(j.state); };
+  auto ended = [&](const WhyJob& j) { return slurm::is_terminal(j.state) || (final && !is_waiting(j, final)); };
   if (auto it = std::find_if(rep.jobs.begin(), rep.jobs.end(), running); it != rep.jobs.end()) {
     rep.status = "running";
     rep.summary = fmt::format("request {} is running: job {} ({}) on {}; nothing to wait for (rv logs -f {})", rec.id,
@@ -350,9 +346,8 @@ void summarize(Env& env, const WhyOptions& opts, const RequestRecord& rec, const
     rep.summary = ended_line(rec, rep.jobs, f.acct);
   } else {
     rep.status = "pending";
-    const auto waiting = std::count_if(rep.jobs.begin(), rep.jobs.end(), [](const WhyJob& j) {
-      return slurm::parse_job_state(j.state) == slurm::JobState::pending;
-    });
+    const auto waiting = std::count_if(rep.jobs.begin(), rep.jobs.end(),
+                                       [](const WhyJob& j) { return j.state == slurm::JobState::pending; });
     rep.summary = rep.best_start_in_s
                       ? fmt::format("request {} is pending: {} job(s) waiting; the soonest may start {} ({})", rec.id,
                                     waiting, wait_in_words(rep.best_start_in_s), rep.best_start)

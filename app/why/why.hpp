@@ -52,8 +52,8 @@ struct WhyJob {
   std::string strategy_id;
   std::string label;
   std::string job_id;
-  std::string state;      // live Slurm state (PENDING, RUNNING, ...); "" when Slurm does not know it
-  std::string raw_reason; // as Slurm printed it
+  slurm::JobState state = slurm::JobState::unknown; // live Slurm state; unknown when Slurm does not know it
+  std::string raw_reason;                           // as Slurm printed it
   slurm::ReasonInfo reason;
   std::string start_estimate;             // cluster-local, "" unknown
   std::optional<std::int64_t> start_in_s; // from the cluster's clock

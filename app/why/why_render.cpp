@@ -80,7 +80,7 @@ nlohmann::json to_json(const WhyReport& r)
     jobs.push_back({{"strategy", j.strategy_id},
                     {"job_id", j.job_id},
                     {"label", j.label},
-                    {"state", j.state},
+                    {"state", j.state == slurm::JobState::unknown ? "" : slurm::to_string(j.state)},
                     {"reason",
                      {{"code", j.raw_reason},
                       {"name", j.reason.code},
@@ -130,8 +130,9 @@ std::string render_why(const WhyReport& r)
   for (const auto& j : r.jobs) {
     out += fmt::format("  {:<4} job {:<8} {}{}\n", printable(j.strategy_id), printable(j.job_id), printable(j.label),
                        j.est_su > 0 ? fmt::format(", {:.1f} SU", j.est_su) : "");
-    if (!j.ahead && j.state != "PENDING") {
-      out += fmt::format("       {}{}\n", printable(j.state.empty() ? "unknown to Slurm" : j.state),
+    if (!j.ahead && j.state != slurm::JobState::pending) {
+      out += fmt::format("       {}{}\n",
+                         (j.state == slurm::JobState::unknown ? "unknown to Slurm" : slurm::to_string(j.state)),
                          j.nodes.empty() ? "" : " on " + printable(j.nodes));
       continue;
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rv::model {
@@ -39,6 +40,14 @@ struct JobRequest {
 
 enum class StrategyKind { direct, backfill, time_min, checkpoint };
 
+// Where a strategy's wait estimate comes from: none (unknown), the probes (`sbatch --test-only`),
+// rv's window model of the scheduler's queue, or both (they agree it starts now).
+enum class WindowSource { none, probe, queue, probe_and_queue };
+
+// The estimator that made a strategy's est_wait_s: none (no estimate), Slurm's plan as rv read it
+// (the probes, the window model), or rv's replays of the queue (strategy/early_end.hpp).
+enum class WaitModel { none, plan, replay };
+
 // One way to run the request: a fully specified sbatch resource set plus estimates.
 // Its shape (GPU type, partition, nodes, GPUs per node) is model::Shape.
 struct Strategy : Shape {
@@ -56,21 +65,29 @@ struct Strategy : Shape {
   std::string label;
   std::vector<std::string> reasons; // why it exists and how it was sized, for --dry-run
   // Added by the planner (strategy/):
-  int segments = 1;      // checkpoint: segments of walltime_s planned to cover total_time_s
-  std::string account;   // --account ("" = none): request, else profile default, else cluster
-  std::string qos;       // --qos ("" = none)
-  bool free = false;     // the site profile marks the type free (est_su is 0)
-  bool mig_like = false; // a MIG-like slice
-  // Where its wait estimate comes from: "probe" (sbatch --test-only), "queue" (rv's window model
-  // of the scheduler's queue), "probe+queue" (both agree), "" (neither: unknown).
-  std::string window_source;
-  // Which estimator made est_wait_s (strategy/early_end.hpp: k_wait_model_plan, the version of
-  // rv's replays), recorded with the prediction: the history corrects an estimator only from its
-  // own past. "" = no estimate.
-  std::string wait_model;
+  int segments = 1;                                // checkpoint: segments of walltime_s planned to cover total_time_s
+  std::string account;                             // --account ("" = none): request, else profile default, else cluster
+  std::string qos;                                 // --qos ("" = none)
+  bool free = false;                               // the site profile marks the type free (est_su is 0)
+  bool mig_like = false;                           // a MIG-like slice
+  WindowSource window_source = WindowSource::none; // where its wait estimate comes from
+  // Which estimator made est_wait_s, recorded with the prediction by its name (to_string: the
+  // version of rv's replays): the history corrects an estimator only from its own past.
+  WaitModel wait_model = WaitModel::none;
 };
 
 // Names a strategy kind as it appears in JSON and tables.
 const char* to_string(StrategyKind kind);
+
+// "probe", "queue", "probe+queue", "" (none): the plan JSON's `window_source` (docs/plan-json.md).
+std::string_view to_string(WindowSource source);
+
+// Whether the queue model vouches for the estimate (queue, probe_and_queue).
+bool uses_queue(WindowSource source);
+
+// The estimator's name as records and the plan JSON keep it: "plan", "replay-2" (the replay's
+// name changes whenever its model does, so that the history of one version never corrects
+// another: strategy/history.hpp), "" (none).
+std::string_view to_string(WaitModel model);
 
 } // namespace rv::model

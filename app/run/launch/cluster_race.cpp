@@ -53,7 +53,7 @@ std::vector<std::string> live_job_ids(const RequestRecord& rec)
 {
   std::vector<std::string> ids;
   for (const auto& j : rec.jobs) {
-    if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+    if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
       ids.push_back(j.job_id);
     }
   }
@@ -265,7 +265,7 @@ bool group_over(const std::vector<RaceMember>& members, const std::vector<Member
         continue; // refused at submission
       }
       auto v = polls[i].views.find(j.job_id);
-      const auto state = v != polls[i].views.end() ? v->second.state : slurm::parse_job_state(j.state);
+      const auto state = v != polls[i].views.end() ? v->second.state : j.state;
       if (!slurm::is_terminal(state)) {
         return false;
       }

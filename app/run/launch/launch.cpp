@@ -138,7 +138,7 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
     // of its start: race again without the node, as a new request (new id, new claim) that runs
     // from the same snapshot and carries the history.
     EndedWinner ended{status->state, status->exit_status, status->run_time_s, winner.node_list, {}, {}};
-    if (status->state == "FAILED") {
+    if (status->state == slurm::JobState::failed) {
       ended.log_tail = winner_log_tail(runner, rec, winner);
       if (status->exit_status == slurm::k_preflight_exit) {
         ended.preflight = winner_preflight_verdict(runner, rec, winner);
@@ -312,7 +312,7 @@ Result<int> attach_up(Env& env, const PlanRun& planned, Launched launched, const
   spdlog::info("released allocation {}", winner.job_id);
   for (auto& j : launched.rec.jobs) {
     if (j.job_id == winner.job_id) {
-      j.state = "CANCELLED"; // released by rv: the allocation is gone, so `rv ps` no longer lists it
+      j.state = slurm::JobState::cancelled; // released by rv: the allocation is gone, so `rv ps` no longer lists it
     }
   }
   // done: the shell or the command ran (its status is the exit code); failed: rv could not run the step.

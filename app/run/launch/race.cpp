@@ -95,7 +95,8 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
         if (j.job_id == e.job_id) {
           const auto before = j.state;
           apply_view(j, e.last);
-          if (j.state == "CANCELLED" && j.started_at == 0) { // cancelled while pending (the winner's guard)
+          if (j.state == slurm::JobState::cancelled &&
+              j.started_at == 0) { // cancelled while pending (the winner's guard)
             j.state = before;
             mark_cancelled(j, env.clock.epoch_seconds());
           }
@@ -130,7 +131,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
     // scancel could not run): then it stays live, for `rv ps` to follow and `rv stop` to cancel.
     std::vector<std::string> alive;
     for (const auto& j : rec.jobs) {
-      if (!j.job_id.empty() && !slurm::is_terminal(slurm::parse_job_state(j.state))) {
+      if (!j.job_id.empty() && !slurm::is_terminal(j.state)) {
         alive.push_back(j.job_id);
       }
     }

@@ -18,7 +18,7 @@ RefanoutDecision decide_refanout(const EndedWinner& winner, const std::vector<st
                                  int max_rounds)
 {
   RefanoutDecision d;
-  if (winner.state != "FAILED") {
+  if (winner.state != slurm::JobState::failed) {
     return d;
   }
   std::vector<std::string> nodes;

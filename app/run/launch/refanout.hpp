@@ -20,12 +20,12 @@ inline constexpr std::int64_t k_hardware_retry_window_s = 300;
 
 // How the winner of one round ended, as rv saw it.
 struct EndedWinner {
-  std::string state;            // FAILED, COMPLETED, ...
-  int exit_status = 0;          // the job's exit code
-  std::int64_t run_time_s = -1; // -1 = unknown
-  std::string node_list;        // where it ran (Slurm hostlist)
-  std::string log_tail;         // the tail of its stderr logs ("" when unread)
-  std::string preflight;        // the preflight's verdict file (the FAIL line), "" when absent
+  slurm::JobState state = slurm::JobState::unknown; // failed, completed, ...
+  int exit_status = 0;                              // the job's exit code
+  std::int64_t run_time_s = -1;                     // -1 = unknown
+  std::string node_list;                            // where it ran (Slurm hostlist)
+  std::string log_tail;                             // the tail of its stderr logs ("" when unread)
+  std::string preflight;                            // the preflight's verdict file (the FAIL line), "" when absent
 };
 
 // One node that failed a request, and what rv did about it.

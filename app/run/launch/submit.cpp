@@ -95,7 +95,7 @@ void add_job_record(RequestRecord& rec, const model::Strategy& s)
   j.gpu_type = s.gpu_type;
   j.nodes = s.nodes;
   j.predicted_wait_s = s.est_wait_s; // the prediction history (docs/requests.md)
-  j.predicted_by = s.wait_model;
+  j.predicted_by = std::string(model::to_string(s.wait_model));
 }
 
 Result<JobSecrets> job_secrets(Env& env, const std::string& request_id, bool notify,
@@ -329,7 +329,7 @@ Result<void> record_jobs(Env& env, const PlanRun& planned, OwnedRequest& owner, 
     auto& job = rec.jobs[rendered.strategy[k]];
     job.job_id = results[k].job_id;
     job.error = results[k].error;
-    job.state = job.job_id.empty() ? "REFUSED" : "PENDING";
+    job.state = job.job_id.empty() ? slurm::JobState::unknown : slurm::JobState::pending;
     job.submitted_at = job.job_id.empty() ? 0 : env.clock.epoch_seconds();
     if (results[k].uncertain) {
       uncertain.push_back(rendered.strategy[k]);

@@ -39,7 +39,7 @@ Result<std::string> track_uncertain_submissions(proc::Runner& runner, Clock& clo
     for (std::size_t k = 0; k < found.size(); ++k) {
       auto& slot = rec.jobs[uncertain[k]];
       slot.job_id = found[k].job_id;
-      slot.state = found[k].state.empty() ? "PENDING" : found[k].state;
+      slot.state = found[k].state == slurm::JobState::unknown ? slurm::JobState::pending : found[k].state;
       slot.error.clear();
       slot.submitted_at = clock.epoch_seconds();
     }

@@ -57,7 +57,7 @@ void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc:
 Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id, Clock& clock)
 {
   RV_TRY(v, slurm::final_state(runner, clock, job_id));
-  return FinalStatus{slurm::to_string(v.state), v.exit_status, v.exit_signal, v.elapsed_s, job_id};
+  return FinalStatus{v.state, v.exit_status, v.exit_signal, v.elapsed_s, job_id};
 }
 
 Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
@@ -113,7 +113,9 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
         }
         RV_TRY(status, final_status(runner, job.job_id, clock));
         // A segment that resubmitted itself ends COMPLETED, status 0; anything else is final.
-        auto next = status.state == "COMPLETED" && status.exit_status == 0 ? next_segment(runner, r, job.job_id) : "";
+        auto next = status.state == slurm::JobState::completed && status.exit_status == 0
+                        ? next_segment(runner, r, job.job_id)
+                        : "";
         if (next.empty()) {
           return status;
         }
@@ -136,23 +138,26 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
 
 int exit_code_of(const FinalStatus& s, const std::string& job_id)
 {
-  if (s.state == "COMPLETED") {
+  switch (s.state) {
+  case slurm::JobState::completed:
     return s.exit_status;
-  }
-  if (s.state == "FAILED") {
+  case slurm::JobState::failed:
     spdlog::error("job {} FAILED with exit code {}{}", job_id, s.exit_status,
                   s.exit_signal ? fmt::format(" (signal {})", s.exit_signal) : "");
     return s.exit_status != 0 ? s.exit_status : (s.exit_signal ? 128 + s.exit_signal : 1);
+  default:
+    break;
   }
-  spdlog::error("job {} ended {}", job_id, s.state);
-  if (s.state == "TIMEOUT") {
+  spdlog::error("job {} ended {}", job_id, slurm::to_string(s.state));
+  switch (s.state) {
+  case slurm::JobState::timeout:
     return 124;
-  }
-  if (s.state == "OUT_OF_MEMORY") {
+  case slurm::JobState::out_of_memory:
     return 137;
-  }
-  if (s.state == "CANCELLED") {
+  case slurm::JobState::cancelled:
     return 130;
+  default:
+    break;
   }
   return 1; // NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE
 }

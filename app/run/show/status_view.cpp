@@ -11,7 +11,7 @@ namespace {
 
 bool is_pending(const JobRecord& j)
 {
-  return j.state.empty() || slurm::parse_job_state(j.state) == slurm::JobState::pending;
+  return j.state == slurm::JobState::unknown || j.state == slurm::JobState::pending;
 }
 
 // What follows the state word: why it waits and when it may start, or where it runs.
@@ -31,7 +31,7 @@ std::string state_detail(const JobRecord& j)
     }
     return d;
   }
-  const auto st = slurm::parse_job_state(j.state);
+  const auto st = j.state;
   if (!j.node_list.empty() && (slurm::is_started(st) || !slurm::is_terminal(st))) {
     return " on " + printable(j.node_list);
   }
@@ -43,7 +43,7 @@ std::string state_word(const JobRecord& j)
   if (j.job_id.empty()) {
     return "REFUSED";
   }
-  return j.state.empty() ? std::string("PENDING") : printable(j.state);
+  return slurm::to_string(is_pending(j) ? slurm::JobState::pending : j.state);
 }
 
 // SGR colour of a state: pending yellow, started green, ended otherwise red.
@@ -52,7 +52,7 @@ const char* state_color(const JobRecord& j)
   if (j.job_id.empty()) {
     return "31";
   }
-  const auto st = slurm::parse_job_state(j.state);
+  const auto st = j.state;
   if (is_pending(j)) {
     return "33";
   }
@@ -105,7 +105,7 @@ std::string job_state_text(const JobRecord& j)
 
 std::string job_status_key(const JobRecord& j)
 {
-  return fmt::format("{}|{}|{}|{}|{}", j.job_id, j.state, j.reason, j.start_estimate, j.node_list);
+  return fmt::format("{}|{}|{}|{}|{}", j.job_id, slurm::to_string(j.state), j.reason, j.start_estimate, j.node_list);
 }
 
 std::vector<std::string> status_block(const StatusView& view, std::int64_t now_epoch, bool color, int width)
@@ -183,7 +183,7 @@ nlohmann::json ended_event(const std::string& request_id, const FinalStatus& sta
   return {{"event", "ended"},
           {"request", request_id},
           {"job_id", status.job_id},
-          {"state", status.state},
+          {"state", slurm::to_string(status.state)},
           {"exit_code", exit_code},
           {"exit_status", status.exit_status},
           {"signal", status.exit_signal},
@@ -196,7 +196,7 @@ nlohmann::json state_event(const std::string& request_id, const JobRecord& j, st
                       {"request", request_id},
                       {"strategy", j.strategy_id},
                       {"job_id", j.job_id},
-                      {"state", j.state.empty() ? std::string("PENDING") : j.state},
+                      {"state", slurm::to_string(is_pending(j) ? slurm::JobState::pending : j.state)},
                       {"elapsed_s", elapsed_s}};
   if (is_pending(j)) {
     e["reason"] = j.reason;

@@ -15,13 +15,13 @@ using namespace rv::strategy;
 
 namespace {
 
-model::Strategy strat(const std::string& id, const std::string& type, const std::string& source)
+model::Strategy strat(const std::string& id, const std::string& type, model::WindowSource source)
 {
   model::Strategy s;
   s.id = id;
   s.gpu_type = type;
   s.partition = "gpu-" + type;
-  s.label = type + " " + (source.empty() ? "direct" : "window");
+  s.label = type + " " + (source == model::WindowSource::none ? "direct" : "window");
   s.window_source = source;
   return s;
 }
@@ -49,8 +49,8 @@ TEST_CASE("cover_idle_gpus: the window strategy cut by the width takes the last 
 {
   Plan p;
   p.width = 2;
-  p.strategies = {strat("s1", "a100", "probe"), strat("s2", "v100", "probe")};
-  p.pruned = {{strat("s3", "a6000", "queue"), "beyond the fan-out width of 2"}};
+  p.strategies = {strat("s1", "a100", model::WindowSource::probe), strat("s2", "v100", model::WindowSource::probe)};
+  p.pruned = {{strat("s3", "a6000", model::WindowSource::queue), "beyond the fan-out width of 2"}};
   p.queue_windows = {idle_on("a6000", 4)};
   model::JobRequest req;
   req.time_s = 86400;
@@ -70,9 +70,9 @@ TEST_CASE("cover_idle_gpus: two idle windows cut by the width: the second never 
 {
   Plan p;
   p.width = 2;
-  p.strategies = {strat("s1", "a100", "probe"), strat("s2", "v100", "probe")};
-  p.pruned = {{strat("s3", "a6000", "queue"), "beyond the fan-out width of 2"},
-              {strat("s4", "h200", "probe+queue"), "beyond the fan-out width of 2"}};
+  p.strategies = {strat("s1", "a100", model::WindowSource::probe), strat("s2", "v100", model::WindowSource::probe)};
+  p.pruned = {{strat("s3", "a6000", model::WindowSource::queue), "beyond the fan-out width of 2"},
+              {strat("s4", "h200", model::WindowSource::probe_and_queue), "beyond the fan-out width of 2"}};
   p.queue_windows = {idle_on("a6000", 4), idle_on("h200", 8)};
   model::JobRequest req;
   req.time_s = 86400;
@@ -93,8 +93,8 @@ TEST_CASE("cover_idle_gpus: every kept strategy already starts on idle GPUs: a t
 {
   Plan p;
   p.width = 1;
-  p.strategies = {strat("s1", "a6000", "queue")};
-  p.pruned = {{strat("s2", "h200", "queue"), "beyond the fan-out width of 1"}};
+  p.strategies = {strat("s1", "a6000", model::WindowSource::queue)};
+  p.pruned = {{strat("s2", "h200", model::WindowSource::queue), "beyond the fan-out width of 1"}};
   p.queue_windows = {idle_on("a6000", 4), idle_on("h200", 8)};
   model::JobRequest req;
   req.time_s = 86400;

@@ -346,8 +346,8 @@ TEST_CASE("plan: where the partition's jobs end early, a queued strategy's wait 
           why += r + "\n";
         }
         // The estimator is recorded with the prediction (the history corrects each from its own).
-        CHECK(s.wait_model == (why.find("expected to start") != std::string::npos ? std::string(k_wait_model_replay)
-                                                                                  : std::string(k_wait_model_plan)));
+        CHECK(s.wait_model ==
+              (why.find("expected to start") != std::string::npos ? model::WaitModel::replay : model::WaitModel::plan));
         out.emplace_back(*s.est_wait_s, why);
       }
     }

@@ -16,12 +16,13 @@ std::vector<WaitSample> many(const std::string& part, int n, std::int64_t predic
                                  WaitSample{part, predicted, actual, censored, std::nullopt, model});
 }
 
-model::Strategy on(const std::string& part, std::optional<std::int64_t> wait, const std::string& model = "")
+model::Strategy on(const std::string& part, std::optional<std::int64_t> wait,
+                   model::WaitModel estimator = model::WaitModel::none)
 {
   model::Strategy s;
   s.partition = part;
   s.est_wait_s = wait;
-  s.wait_model = model;
+  s.wait_model = estimator;
   return s;
 }
 
@@ -155,8 +156,8 @@ TEST_CASE("history: each estimator is corrected from its own samples only; sampl
   CHECK(b[1].model == "replay-2");
   CHECK_FALSE(b[1].systematic);
 
-  std::vector<model::Strategy> s = {on("gpu-v100", 900, "plan"), on("gpu-v100", 300, "replay-2"),
-                                    on("gpu-v100", 900, "")};
+  std::vector<model::Strategy> s = {on("gpu-v100", 900, model::WaitModel::plan),
+                                    on("gpu-v100", 300, model::WaitModel::replay), on("gpu-v100", 900)};
   std::vector<std::string> notes;
   correct_estimates(s, b, notes);
   CHECK(s[0].est_wait_s == 300); // the plan's own bias

@@ -47,14 +47,14 @@ TEST_CASE("rank: waits beyond one resolution step still order by wait")
 TEST_CASE("rank: the probes and the queue model never prune each other's strategy")
 {
   auto probe = strat("a6000", 1440, 100);
-  probe.window_source = "probe";
+  probe.window_source = model::WindowSource::probe;
   auto queue = strat("a6000", 0, 100);
-  queue.window_source = "queue";
+  queue.window_source = model::WindowSource::queue;
   queue.walltime_s = 1080;
   auto r = strategy::rank_strategies({probe, queue}, 8, 60);
   CHECK(r.kept.size() == 2);
   auto agreed = queue;
-  agreed.window_source = "probe+queue";
+  agreed.window_source = model::WindowSource::probe_and_queue;
   auto r2 = strategy::rank_strategies({probe, agreed}, 8, 60);
   CHECK(r2.kept.size() == 1);
 }

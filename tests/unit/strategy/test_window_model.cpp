@@ -225,7 +225,8 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
     auto p = strategy::plan(c, profile, req, windows, opts);
     REQUIRE(p);
     auto seg = std::find_if(p->strategies.begin(), p->strategies.end(), [](const auto& s) {
-      return s.partition == "gpu-a6000" && s.kind == model::StrategyKind::checkpoint && s.window_source == "queue";
+      return s.partition == "gpu-a6000" && s.kind == model::StrategyKind::checkpoint &&
+             s.window_source == model::WindowSource::queue;
     });
     REQUIRE(seg != p->strategies.end());
     CHECK(seg->est_wait_s == 0);
@@ -235,7 +236,7 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
     CHECK(seg->walltime_s == 1140);
     CHECK(seg->walltime_s + 30 + 2 < from_snapshot(11, 15, 0));
     auto probe_based = std::find_if(p->strategies.begin(), p->strategies.end(), [](const auto& s) {
-      return s.partition == "gpu-a6000" && s.window_source == "probe";
+      return s.partition == "gpu-a6000" && s.window_source == model::WindowSource::probe;
     });
     CHECK(probe_based != p->strategies.end()); // both kept: the race decides
     auto qw = std::find_if(p->queue_windows.begin(), p->queue_windows.end(),

@@ -127,10 +127,10 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   auto s = parse_status(outcomes(true), requests(), true, 0.5);
   REQUIRE(s.has_value());
   REQUIRE(s->jobs.size() == 2); // the refused sibling and the ended request are not shown
-  CHECK(s->jobs[0].job.state == "PENDING");
+  CHECK(s->jobs[0].job.state == slurm::JobState::pending);
   CHECK(s->jobs[0].job.reason == "Resources");
   CHECK(s->jobs[0].job.start_estimate == "2026-11-25T14:05:00");
-  CHECK(s->jobs[1].job.state == "RUNNING");
+  CHECK(s->jobs[1].job.state == slurm::JobState::running);
   CHECK(s->jobs[1].job.node_list == "a1");
   CHECK(s->jobs[1].job.start_estimate.empty());
   REQUIRE(s->limits.size() == 2);

@@ -48,7 +48,7 @@ RequestRecord stored(Store& s, const std::string& id, const std::string& job_sta
   auto& j = r.jobs.emplace_back();
   j.strategy_id = "s1";
   j.job_id = "41";
-  j.state = job_state;
+  j.state = slurm::parse_job_state(job_state);
   r.winner = "s1";
   REQUIRE(s.requests.create(r.id, to_json(r)));
   r.base = to_json(r);
@@ -79,7 +79,7 @@ TEST_CASE("owned request: finish records the final state and removes the secrets
   cluster.expect(is_removal, FakeRunner::reply(0));
   {
     OwnedRequest owner(cluster, s.requests, stored(s, "aa000001", "RUNNING"));
-    owner.rec.jobs[0].state = "COMPLETED";
+    owner.rec.jobs[0].state = slurm::JobState::completed;
     owner.finish(RequestState::done);
     CHECK(owner.settled());
     owner.close(); // a second close sends nothing
@@ -88,7 +88,7 @@ TEST_CASE("owned request: finish records the final state and removes the secrets
   CHECK(cluster.seen()[0].back() == "/home/alice/.rv/requests/aa000001/env");
   auto saved = s.load("aa000001");
   CHECK(saved.state == RequestState::done);
-  CHECK(saved.jobs[0].state == "COMPLETED");
+  CHECK(saved.jobs[0].state == slurm::JobState::completed);
   CHECK(saved.secrets_file.empty()); // recorded as gone
 }
 
@@ -113,11 +113,11 @@ TEST_CASE("owned request: an early exit while a job runs saves the record and ke
   FakeRunner cluster;
   {
     OwnedRequest owner(cluster, s.requests, stored(s, "aa000003", "PENDING"));
-    owner.rec.jobs[0].state = "RUNNING"; // seen by the last poll, then the follow failed
+    owner.rec.jobs[0].state = slurm::JobState::running; // seen by the last poll, then the follow failed
   }
   CHECK(cluster.seen().empty()); // a checkpoint job's next segment still reads the file
   auto saved = s.load("aa000003");
-  CHECK(saved.jobs[0].state == "RUNNING");
+  CHECK(saved.jobs[0].state == slurm::JobState::running);
   CHECK(saved.state == RequestState::won); // not made final: `rv ps` settles it
   CHECK_FALSE(saved.secrets_file.empty());
 }
@@ -129,11 +129,11 @@ TEST_CASE("owned request: an early exit after every job ended removes the secret
   cluster.expect(is_removal, FakeRunner::reply(0));
   {
     OwnedRequest owner(cluster, s.requests, stored(s, "aa000004", "RUNNING"));
-    owner.rec.jobs[0].state = "FAILED";
+    owner.rec.jobs[0].state = slurm::JobState::failed;
   }
   CHECK(removals(cluster) == 1);
   auto saved = s.load("aa000004");
-  CHECK(saved.jobs[0].state == "FAILED");
+  CHECK(saved.jobs[0].state == slurm::JobState::failed);
   CHECK(saved.secrets_file.empty());
 }
 
@@ -184,7 +184,7 @@ TEST_CASE("request states: each is stored by its name and read back; an unknown 
   auto bad = request_from_json(odd);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message.find("unknown state 'paused'") != std::string::npos);
-  CHECK(ended_state("COMPLETED") == RequestState::done);
-  CHECK(ended_state("CANCELLED by 1000") == RequestState::cancelled);
-  CHECK(ended_state("TIMEOUT") == RequestState::failed);
+  CHECK(ended_state(slurm::JobState::completed) == RequestState::done);
+  CHECK(ended_state(slurm::parse_job_state("CANCELLED by 1000")) == RequestState::cancelled);
+  CHECK(ended_state(slurm::JobState::timeout) == RequestState::failed);
 }

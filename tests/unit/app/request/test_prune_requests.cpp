@@ -32,7 +32,7 @@ RequestRecord finished(const std::string& root, const std::string& id, const std
   JobRecord j;
   j.strategy_id = "s1";
   j.job_id = id == "aaaa0001" ? "501" : "502";
-  j.state = "COMPLETED";
+  j.state = slurm::JobState::completed;
   r.jobs.push_back(j);
   return r;
 }
@@ -51,7 +51,7 @@ TEST_CASE("prune requests: only finished requests past request_keep, with paths 
   CHECK_FALSE(prunable(old, now, 120 * day)); // not old enough
   auto running = old;
   running.state = RequestState::won;
-  running.jobs[0].state = "RUNNING";
+  running.jobs[0].state = slurm::JobState::running;
   CHECK_FALSE(prunable(running, now, 30 * day));
   auto pruned = old;
   pruned.pruned_at = "2026-12-20T00:00:00Z";

@@ -27,7 +27,7 @@ RequestRecord request(const char* id, RequestState state)
     r.jobs[k].partition = k == 0 ? "gpu-a100" : "gpu-v100";
     r.jobs[k].gpu_type = k == 0 ? "a100" : "v100";
     r.jobs[k].job_id = fmt::format("{}", 11 + k);
-    r.jobs[k].state = "PENDING";
+    r.jobs[k].state = slurm::JobState::pending;
   }
   return r;
 }
@@ -231,8 +231,8 @@ TEST_CASE("reap: nothing to do for finished requests, and no winner means no can
 {
   auto store = temp_store("none");
   auto done = request("cccc0003", RequestState::done);
-  done.jobs[0].state = "COMPLETED";
-  done.jobs[1].state = "CANCELLED";
+  done.jobs[0].state = slurm::JobState::completed;
+  done.jobs[1].state = slurm::JobState::cancelled;
   CHECK(request_finished(done));
   std::vector<RequestRecord> reqs = {done};
   FakeRunner r;
@@ -278,8 +278,8 @@ TEST_CASE("reap: the secrets file of a request that ended is deleted, once")
 {
   auto store = temp_store("secrets");
   auto done = request("eeee0005", RequestState::done);
-  done.jobs[0].state = "COMPLETED";
-  done.jobs[1].state = "CANCELLED";
+  done.jobs[0].state = slurm::JobState::completed;
+  done.jobs[1].state = slurm::JobState::cancelled;
   done.secrets = {"HF_TOKEN"};
   done.secrets_file = "/home/u/.rv/requests/eeee0005/env";
   auto live = request("ffff0006", RequestState::submitted);

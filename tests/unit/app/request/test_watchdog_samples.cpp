@@ -144,13 +144,13 @@ TEST_CASE("watchdog samples: the read command and its output, split by watchdog 
   r.id = "aa";
   r.remote_root = "/home/u/.rv";
   r.winner = "s1";
-  r.jobs.push_back(
-      {"s1", "", "", "", 2, "241", "", "RUNNING", "", "a100-[1-2]", {}, "", 0, std::nullopt, "", 0, 0, 0, "", 0});
+  r.jobs.push_back({"s1",         "", "", "", 2, "241", "", slurm::JobState::running, "", "a100-[1-2]", {}, "", 0,
+                    std::nullopt, "", 0,  0,  0, "",    0});
   CHECK(running_watchdog_dirs({r}) == std::vector<std::string>{"/home/u/.rv/requests/aa/watchdog"});
   auto act = activity_of(r, all, 60);
   REQUIRE(act);
   CHECK(act->nodes == 2);
-  r.jobs[0].state = "COMPLETED";
+  r.jobs[0].state = slurm::JobState::completed;
   CHECK(running_watchdog_dirs({r}).empty());
   CHECK_FALSE(activity_of(r, all, 60));
 }

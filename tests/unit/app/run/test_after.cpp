@@ -14,7 +14,7 @@ JobRecord job(const std::string& strategy, const std::string& id, const std::str
   JobRecord j;
   j.strategy_id = strategy;
   j.job_id = id;
-  j.state = state;
+  j.state = slurm::parse_job_state(state);
   return j;
 }
 

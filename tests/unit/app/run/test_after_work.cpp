@@ -41,7 +41,7 @@ TEST_CASE("after-work: Slurm's estimate one bf_interval after the submission; a 
   CHECK(rec->jobs[0].slurm_estimate_at == submitted + 3);
   CHECK(rec->jobs[1].slurm_estimate.empty());
   CHECK(rec->jobs[1].cancelled_pending_at == submitted + 3);
-  CHECK(rec->jobs[1].state == "CANCELLED");
+  CHECK(rec->jobs[1].state == slurm::JobState::cancelled);
 
   // Nothing pending without an estimate any more: no poll at all.
   CHECK(run_after_work(w.env, w.env.after) == 0);

@@ -39,7 +39,8 @@ TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason; the ot
   const auto& rec = launched->rec;
   CHECK(rec.state == RequestState::submitted);
   CHECK(rec.job_ids() == std::vector<std::string>{"102"});
-  CHECK(rec.jobs[0].state == "REFUSED");
+  CHECK(rec.jobs[0].state == slurm::JobState::unknown);
+  CHECK(state_name(rec.jobs[0]) == "REFUSED");
   CHECK(rec.jobs[0].error == "Invalid account or account/partition combination specified");
   CHECK(rec.created_at == "2027-01-15T08:00:00Z"); // the Env's clock, not the wall clock
   auto saved = w.record();
@@ -258,7 +259,7 @@ TEST_CASE("lifecycle: an sbatch killed by its timeout in a good batch: its job i
   CHECK(rec.state == RequestState::submitted);
   CHECK(rec.job_ids() == std::vector<std::string>{"201", "202"});
   REQUIRE(rec.jobs.size() == 2); // the job went to the strategy whose answer was lost
-  CHECK(rec.jobs[1].state == "PENDING");
+  CHECK(rec.jobs[1].state == slurm::JobState::pending);
   CHECK(rec.jobs[1].error.empty());
   CHECK(w.record()["jobs"][1]["job_id"] == "202");
 }

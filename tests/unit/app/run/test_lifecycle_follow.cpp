@@ -278,8 +278,8 @@ TEST_CASE("lifecycle: rv stop and rv logs act only on the host a request was sub
   auto listed = list_requests(w.env, true);
   REQUIRE(listed);
   REQUIRE(listed->size() == 1);
-  CHECK(listed->front().jobs[0].state == "PENDING"); // shown as last known, not polled here
-  CHECK(w.cluster.seen.empty());                     // not one command reached the other cluster
+  CHECK(listed->front().jobs[0].state == slurm::JobState::pending); // shown as last known, not polled here
+  CHECK(w.cluster.seen.empty());                                    // not one command reached the other cluster
 }
 
 // UX review 3, N10: `rv ps` on a cluster it could not ask (a second factor with no terminal, a
@@ -302,7 +302,7 @@ TEST_CASE("lifecycle: rv ps shows the records as last known when the cluster can
   REQUIRE_MESSAGE(listed, listed.error().message);
   REQUIRE(listed->size() == 1);
   CHECK(listed->front().id == "b2b2b2b2");
-  CHECK(listed->front().jobs[0].state == "PENDING");
+  CHECK(listed->front().jobs[0].state == slurm::JobState::pending);
   CHECK(w.cluster.done()); // it asked, once
   rv::raise_interrupt(2);  // an interrupt is not turned into a stale listing
   w.cluster.on([](const auto& a) { return has(a, "squeue"); }, Error{ErrorCode::interrupted, "interrupted", ""});

@@ -281,7 +281,7 @@ TEST_CASE("why: the JSON shape and the text of a pending report")
   j.strategy_id = "s1";
   j.job_id = "241";
   j.label = "1x4 a6000 direct 1h on gpu-a6000";
-  j.state = "PENDING";
+  j.state = slurm::JobState::pending;
   j.raw_reason = "Priority";
   j.reason = slurm::explain_reason("Priority");
   j.start_estimate = "2026-11-25T11:47:00";

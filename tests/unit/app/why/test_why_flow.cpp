@@ -120,7 +120,7 @@ RequestRecord pending_record()
   j.partition = "gpu-a6000";
   j.gpu_type = "a6000";
   j.job_id = "241";
-  j.state = "PENDING";
+  j.state = slurm::JobState::pending;
   r.jobs.push_back(j);
   r.plan = {{"strategies", {{{"id", "s1"}, {"est_su", 808.0}, {"nodes", 1}, {"gpus_per_node", 4}}}}};
   return r;

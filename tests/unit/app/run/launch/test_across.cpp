@@ -133,7 +133,7 @@ TEST_CASE("across: the first cluster whose job starts is chosen; the other is ca
   CHECK(a.race.value("group", "") == b.race.value("group", "x"));
   CHECK(a.state == RequestState::done);
   CHECK(b.state == RequestState::cancelled);
-  CHECK(b.jobs[0].state == "CANCELLED");
+  CHECK(b.jobs[0].state == slurm::JobState::cancelled);
   CHECK(t.settled_in_background.empty()); // -f: this rv settles it, no background rv
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("across: Ctrl-C during the race cancels every cluster's jobs and ends 
   for (const auto& [cluster, r] : recs) {
     CAPTURE(cluster);
     CHECK(r.state == RequestState::cancelled);
-    CHECK(r.jobs[0].state == "CANCELLED");
+    CHECK(r.jobs[0].state == slurm::JobState::cancelled);
     CHECK(r.race.value("chosen", "x").empty()); // nothing was chosen
   }
 }

@@ -43,7 +43,7 @@ TEST_CASE("cluster race: the cluster whose job started is chosen; go there, stop
   CHECK(t.read("aaaa0001").race.value("chosen", "") == "bbbb0002");
   CHECK(t.read("bbbb0002").race.value("chosen", "") == "bbbb0002");
   CHECK(t.read("aaaa0001").state == RequestState::cancelled);
-  CHECK(t.read("aaaa0001").jobs[0].state == "CANCELLED");
+  CHECK(t.read("aaaa0001").jobs[0].state == slurm::JobState::cancelled);
   CHECK(t.read("bbbb0002").state == RequestState::submitted);
 }
 
@@ -277,7 +277,7 @@ TEST_CASE(
   const auto ended = t.read("aaaa0001");
   CHECK(ended.state == RequestState::cancelled);
   CHECK(ended.job_ids() == std::vector<std::string>{"55"});
-  CHECK(ended.jobs[0].state == "CANCELLED");
+  CHECK(ended.jobs[0].state == slurm::JobState::cancelled);
 }
 
 // `list_requests` (app/request/lookup.hpp) lists; it no longer settles. Its callers (`rv ps`,

@@ -66,7 +66,7 @@ struct TwoClusters final : Clusters {
       JobRecord j;
       j.strategy_id = "s1";
       j.job_id = job;
-      j.state = "PENDING";
+      j.state = slurm::JobState::pending;
       r.jobs.push_back(j);
       REQUIRE(world.requests.create(id, to_json(r)));
     }

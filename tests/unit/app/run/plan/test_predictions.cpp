@@ -76,12 +76,12 @@ TEST_CASE("request records: the prediction history round-trips; schema 1 records
 TEST_CASE("mark_cancelled: a pending job's cancellation is recorded, a running one's is not")
 {
   auto pending = job("p", 0, k_now, 0, 0);
-  pending.state = "PENDING";
+  pending.state = slurm::JobState::pending;
   mark_cancelled(pending, k_now + 30);
-  CHECK(pending.state == "CANCELLED");
+  CHECK(pending.state == slurm::JobState::cancelled);
   CHECK(pending.cancelled_pending_at == k_now + 30);
   auto running = job("p", 0, k_now, k_now + 1, 0);
-  running.state = "RUNNING";
+  running.state = slurm::JobState::running;
   mark_cancelled(running, k_now + 30);
   CHECK(running.cancelled_pending_at == 0);
   slurm::JobView v;

@@ -49,7 +49,7 @@ RequestRecord request()
   j.partition = "p";
   j.gpu_type = "a100";
   j.job_id = "21";
-  j.state = "RUNNING";
+  j.state = slurm::JobState::running;
   j.node_list = "n1";
   r.winner = "s1";
   return r;
@@ -73,7 +73,7 @@ TEST_CASE("follow: a checkpoint segment that resubmitted itself is followed into
   CHECK(r.unexpected().empty());
   CHECK(r.all_consumed());
   CHECK(status->job_id == "22");
-  CHECK(status->state == "COMPLETED");
+  CHECK(status->state == slurm::JobState::completed);
   REQUIRE(hops.size() == 1);
   CHECK(hops[0] == std::pair<std::string, std::string>{"21", "22"});
   CHECK(out.stdout_text == "out of 21\nout of 22\n"); // both segments' output, each once

@@ -68,7 +68,7 @@ Launched one_pending_job(World& w)
   j.partition = "gpu-a100";
   j.gpu_type = "a100";
   j.job_id = "301";
-  j.state = "PENDING";
+  j.state = slurm::JobState::pending;
   REQUIRE(w.requests.create(rec.id, to_json(rec)));
   rec.base = to_json(rec);
   RemotePaths paths;

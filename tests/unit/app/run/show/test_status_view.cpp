@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+using namespace rv;
 using namespace rv::app;
 
 namespace {
@@ -15,7 +16,7 @@ JobRecord pending(const std::string& sid, const std::string& id, const std::stri
   j.strategy_id = sid;
   j.job_id = id;
   j.label = "1x a100 on gpu-a100";
-  j.state = "PENDING";
+  j.state = slurm::JobState::pending;
   j.reason = reason;
   j.start_estimate = estimate;
   return j;
@@ -37,10 +38,10 @@ TEST_CASE("status view: a pending job's line says why in plain words, Slurm's wo
   j.reason.clear();
   j.start_estimate.clear();
   CHECK(job_state_text(j) == "PENDING: waiting to be scheduled");
-  j.state = "RUNNING";
+  j.state = slurm::JobState::running;
   j.node_list = "a6000-1";
   CHECK(job_state_text(j) == "RUNNING on a6000-1");
-  j.state = "CANCELLED";
+  j.state = slurm::JobState::cancelled;
   CHECK(job_state_text(j) == "CANCELLED");
   // A reason from the cluster cannot drive the terminal.
   auto evil = pending("s1", "301", "Bad\x1b]0;pwned\x07");
