@@ -162,28 +162,21 @@ constexpr int k_failure_lines = 20; // of a failed job's stderr, shown before it
 
 Result<int> show_logs(Env& env, const LogsRequest& req)
 {
-  RequestRecord r;
-  if (req.key.empty()) {
-    RV_TRY(requests, load_requests(env.requests));
-    if (requests.empty()) {
-      return fail(ErrorCode::usage, "no requests yet", "rv run ... first");
-    }
-    sort_newest_first(requests);
-    r = requests.front();
-  } else if (auto task = study::split_task_key(req.key); task && find_request(env.requests, task->first)) {
+  if (auto task = study::split_task_key(req.key); task && find_request(env.requests, task->first)) {
     // `rv logs REQ/7` (or REQ:7): a study's task (docs/studies.md)
-    RV_TRY(found, find_request(env.requests, task->first));
-    RV_TRY_VOID(require_same_host(found, current_host(env)));
+    RV_TRY(named, requests_for_key(env, task->first, Unnamed::newest));
+    auto& found = named.front();
     if (found.study.is_null()) {
       return fail(ErrorCode::usage, fmt::format("request {} is not a study: it has no task {}", found.id, task->second),
                   fmt::format("rv logs {}", found.id));
     }
     return show_task_log(env, found, task->second, req.follow, req.tail);
-  } else {
-    RV_TRY(found, find_request(env.requests, req.key));
-    r = std::move(found);
   }
-  RV_TRY_VOID(require_same_host(r, current_host(env)));
+  RV_TRY(named, requests_for_key(env, req.key, Unnamed::newest));
+  if (named.empty()) {
+    return fail(ErrorCode::usage, "no requests yet", "rv run ... first");
+  }
+  RequestRecord r = std::move(named.front());
   const bool worker_named = std::any_of(r.jobs.begin(), r.jobs.end(), [&](const JobRecord& j) {
     return !j.job_id.empty() && j.job_id == req.key; // a study's worker by its job id: its own log
   });

@@ -1,5 +1,6 @@
 #include "app/manage/project_sync.hpp"
 
+#include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "app/request/requests.hpp"
 #include "core/interrupt.hpp"

@@ -63,32 +63,23 @@ Error not_running(const RequestRecord& r, const JobRecord* j)
 
 Result<GpuTarget> gpu_target(Env& env, const std::string& key)
 {
-  RequestRecord r;
   if (key.empty()) {
     settle_open_races(env); // the newest running request may be a race's winner no rv chose yet
-    RV_TRY(active, list_requests(env, false));
-    sort_newest_first(active);
-    const RequestRecord* newest = nullptr;
-    for (const auto& a : active) {
-      if (running(a.winner_job())) {
-        newest = &a;
-        break;
-      }
+  }
+  RV_TRY(candidates, requests_for_key(env, key, Unnamed::unfinished));
+  if (candidates.empty()) {
+    return fail(ErrorCode::usage, "no running request", "start one with rv run or rv up; rv ps -a lists them all");
+  }
+  RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, candidates));
+  (void)report;
+  // With a KEY, the request it names; without, the newest whose winner runs (else why the newest does not).
+  RequestRecord r = candidates.front();
+  if (key.empty()) {
+    auto newest = std::find_if(candidates.begin(), candidates.end(),
+                               [](const RequestRecord& a) { return running(a.winner_job()); });
+    if (newest != candidates.end()) {
+      r = *newest;
     }
-    if (!newest) {
-      if (!active.empty()) {
-        return std::unexpected(not_running(active.front(), active.front().winner_job()));
-      }
-      return fail(ErrorCode::usage, "no running request", "start one with rv run or rv up; rv ps -a lists them all");
-    }
-    r = *newest;
-  } else {
-    RV_TRY(found, find_request(env.requests, key));
-    RV_TRY_VOID(require_same_host(found, current_host(env)));
-    std::vector<RequestRecord> one = {std::move(found)};
-    RV_TRY(report, refresh_and_reap(env.cluster, env.clock, env.requests, one));
-    (void)report;
-    r = std::move(one.front());
   }
   const auto* j = job_of(r, key);
   if (!running(j)) {

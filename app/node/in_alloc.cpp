@@ -1,6 +1,7 @@
 #include "app/node/in_alloc.hpp"
 
 #include "app/node/job_target.hpp"
+#include "app/request/lookup.hpp"
 #include "app/request/requests.hpp"
 #include "app/run/launch/launch.hpp"
 #include "app/run/launch/submit.hpp"

@@ -66,21 +66,7 @@ std::string node_address(std::string_view text)
 
 Result<NodeTarget> running_target(Env& env, const std::string& key, int node_index)
 {
-  std::vector<RequestRecord> candidates;
-  const auto here = current_host(env);
-  if (!key.empty()) {
-    RV_TRY(r, find_request(env.requests, key));
-    RV_TRY_VOID(require_same_host(r, here));
-    candidates.push_back(std::move(r));
-  } else {
-    RV_TRY(all, load_requests(env.requests));
-    for (auto& r : all) {
-      if (!request_finished(r) && same_host(r, here)) {
-        candidates.push_back(std::move(r));
-      }
-    }
-    sort_newest_first(candidates);
-  }
+  RV_TRY(candidates, requests_for_key(env, key, Unnamed::unfinished));
   std::vector<std::string> ids;
   std::map<std::string, std::string> names;
   for (const auto& r : candidates) {

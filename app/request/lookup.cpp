@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace rv::app {
 
 bool same_host(const RequestRecord& r, const std::string& here)
@@ -140,6 +142,137 @@ Result<std::vector<RequestRecord>> list_requests(Env& env, bool all, std::map<st
     }
   }
   return shown;
+}
+
+Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key)
+{
+  if (key.empty()) {
+    return fail(ErrorCode::usage, "an empty request key", "give a request id, a job id or a name (rv ps -a)");
+  }
+  RV_TRY(all, store.list());
+  std::vector<RequestRecord> records;
+  for (const auto& j : all) {
+    if (auto r = request_from_json(j)) {
+      records.push_back(std::move(*r));
+    }
+  }
+  sort_newest_first(records);
+  const auto first = [&](auto&& matches) -> const RequestRecord* {
+    for (const auto& r : records) {
+      if (matches(r)) {
+        return &r;
+      }
+    }
+    return nullptr;
+  };
+  const auto has_job = [&](const RequestRecord& r) {
+    return std::any_of(r.jobs.begin(), r.jobs.end(), [&](const JobRecord& j) {
+      return j.job_id == key ||
+             std::find(j.earlier_segments.begin(), j.earlier_segments.end(), key) != j.earlier_segments.end();
+    });
+  };
+  if (const auto* hit = first([&](const RequestRecord& r) { return r.id == key; })) {
+    return *hit;
+  }
+  const auto cluster = [](const RequestRecord& r) { return r.host.empty() ? r.destination : r.host; };
+  // A race id (docs/multi-cluster.md): the member chosen, else its members are the candidates.
+  std::vector<const RequestRecord*> members;
+  for (const auto& r : records) {
+    if (r.race.is_object() && r.race.value("group", "") == key) {
+      members.push_back(&r);
+    }
+  }
+  if (!members.empty()) {
+    const auto chosen = members.front()->race.value("chosen", "");
+    for (const auto* m : members) {
+      if (!chosen.empty() && m->id == chosen) {
+        return *m;
+      }
+    }
+    std::string list; // in the race's rank order
+    for (const auto& listed : members.front()->race.value("members", nlohmann::json::array())) {
+      const auto id = listed.value("id", "");
+      auto m = std::find_if(members.begin(), members.end(), [&](const RequestRecord* r) { return r->id == id; });
+      if (m != members.end()) {
+        list += fmt::format("{}{} on {}", list.empty() ? "" : ", ", id,
+                            (*m)->destination.empty() ? (*m)->host : (*m)->destination);
+      }
+    }
+    const bool over =
+        std::all_of(members.begin(), members.end(), [](const auto* m) { return is_final_state(m->state); });
+    return fail(
+        ErrorCode::usage,
+        fmt::format("race {} {}: its members are {}", key, over ? "ended without a winner" : "has no winner yet", list),
+        "name one member by its id (rv ps lists them); rv stop stops the whole race by either");
+  }
+  // Job ids repeat across clusters: one on several clusters is not guessed (security-review-3 S10).
+  std::vector<const RequestRecord*> with_job;
+  for (const auto& r : records) {
+    if (has_job(r)) {
+      with_job.push_back(&r);
+    }
+  }
+  if (!with_job.empty()) {
+    if (std::all_of(with_job.begin(), with_job.end(),
+                    [&](const RequestRecord* r) { return cluster(*r) == cluster(*with_job.front()); })) {
+      return *with_job.front();
+    }
+    std::string list;
+    for (const auto* r : with_job) {
+      list +=
+          fmt::format("{}{} on {}", list.empty() ? "" : ", ", r->id, r->destination.empty() ? r->host : r->destination);
+    }
+    return fail(ErrorCode::usage, fmt::format("job {} is a job of requests on several clusters: {}", key, list),
+                "name the request by its id");
+  }
+  if (const auto* hit = first([&](const RequestRecord& r) { return r.name == key; })) {
+    return *hit;
+  }
+  std::vector<const RequestRecord*> prefixed;
+  for (const auto& r : records) {
+    if (r.id.starts_with(key)) {
+      prefixed.push_back(&r);
+    }
+  }
+  if (prefixed.size() == 1) {
+    return *prefixed.front();
+  }
+  if (prefixed.empty()) {
+    return fail(ErrorCode::usage, fmt::format("no request matches '{}'", key), "`rv ps -a` lists requests");
+  }
+  std::string ids;
+  for (const auto* m : prefixed) {
+    ids += (ids.empty() ? "" : ", ") + m->id;
+  }
+  return fail(ErrorCode::usage, fmt::format("'{}' is the start of several request ids: {}", key, ids),
+              "give more of the id");
+}
+
+Result<std::vector<RequestRecord>> requests_for_key(Env& env, const std::string& key, Unnamed unnamed)
+{
+  const auto here = current_host(env);
+  if (!key.empty()) {
+    RV_TRY(r, find_request(env.requests, key));
+    RV_TRY_VOID(require_same_host(r, here));
+    return std::vector<RequestRecord>{std::move(r)};
+  }
+  RV_TRY(all, load_requests(env.requests));
+  std::vector<RequestRecord> mine, elsewhere;
+  for (auto& r : all) {
+    if (unnamed != Unnamed::unfinished || !request_finished(r)) {
+      (same_host(r, here) ? mine : elsewhere).push_back(std::move(r));
+    }
+  }
+  if (mine.empty() && !elsewhere.empty()) { // what the user meant is on another host: say so
+    sort_newest_first(elsewhere);
+    RV_TRY_VOID(require_same_host(elsewhere.front(), here));
+  }
+  sort_newest_first(mine);
+  if (unnamed == Unnamed::newest_submitted) {
+    std::stable_partition(mine.begin(), mine.end(),
+                          [](const RequestRecord& r) { return r.state == RequestState::submitted; });
+  }
+  return mine;
 }
 
 } // namespace rv::app

@@ -36,4 +36,24 @@ Result<std::vector<RequestRecord>> load_requests(const store::RecordStore& store
 Result<std::vector<RequestRecord>> list_requests(Env& env, bool all,
                                                  std::map<std::string, Activity>* activity = nullptr);
 
+// The request KEY names, by the one rule every command uses (docs/requests.md, "Naming a
+// request"), first level that matches wins: (1) a whole request id; (2) a race id: the member
+// chosen (a race not yet won is an error that lists its members); (3) the Slurm job id of one of
+// its jobs (job ids repeat across clusters: one that requests on several clusters carry is an
+// error that lists them); (4) its name (rv-<id> or --name): the newest of the requests that carry
+// it; (5) a request id prefix that only one request has. A prefix of several is an error that
+// lists them.
+Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key);
+
+// What a command means when no KEY is given: this host's requests, newest first (`rv logs`), the
+// still-submitted ones first (`rv why`), or only the unfinished ones (`rv ssh`, `forward`, `gpu`,
+// which take the newest one running).
+enum class Unnamed { newest, newest_submitted, unfinished };
+
+// The requests a command acts on: with a KEY, the one find_request names, which must be on the
+// host rv is connected to (require_same_host); without, this host's requests as `unnamed` says,
+// the best first (empty when there is none anywhere: the command says what to do; when there are
+// only other hosts', require_same_host's error about the newest of them).
+Result<std::vector<RequestRecord>> requests_for_key(Env& env, const std::string& key, Unnamed unnamed);
+
 } // namespace rv::app

@@ -138,13 +138,6 @@ nlohmann::json request_options_json(const model::JobRequest& request);
 std::optional<model::JobRequest> request_options_from_json(const nlohmann::json& j);
 Result<RequestRecord> request_from_json(const nlohmann::json& j);
 
-// The request KEY names, by the one rule every command uses (docs/requests.md, "Naming a
-// request"), first level that matches wins: (1) a whole request id; (2) the Slurm job id of one of
-// its jobs (job ids repeat across clusters: one that requests on several clusters carry is an error
-// that lists them); (3) its name (rv-<id> or --name): the newest of the requests that carry it; (4)
-// a request id prefix that only one request has. A prefix of several is an error that lists them.
-Result<RequestRecord> find_request(const store::RecordStore& store, const std::string& key);
-
 // Newest first: by created_at, then (created_at has whole seconds) by the highest Slurm job id,
 // which grows with submission. What "the latest request" means when no KEY is given.
 void sort_newest_first(std::vector<RequestRecord>& requests);

@@ -30,20 +30,11 @@ constexpr std::string_view why_sacct_fields =
 // The request `key` names, or the latest pending one (else the latest of all).
 Result<RequestRecord> pick_request(Env& env, const std::string& key)
 {
-  if (!key.empty()) {
-    return find_request(env.requests, key);
-  }
-  RV_TRY(all, load_requests(env.requests));
-  if (all.empty()) {
+  RV_TRY(named, requests_for_key(env, key, Unnamed::newest_submitted));
+  if (named.empty()) {
     return fail(ErrorCode::usage, "no requests to explain", "rv run submits one; rv why ID explains it");
   }
-  sort_newest_first(all);
-  for (const auto& r : all) {
-    if (r.state == RequestState::submitted) {
-      return r;
-    }
-  }
-  return all.front();
+  return std::move(named.front());
 }
 
 // The one line for a request none of whose jobs waits any longer.
@@ -376,10 +367,8 @@ void describe_jobless(const RequestRecord& rec, WhyReport& rep)
 Result<WhyReport> explain_request(Env& env, const WhyOptions& opts)
 {
   const auto t0 = env.clock.now();
-  RV_TRY(rec, pick_request(env, opts.key));
-  const auto here = current_host(env); // connects: the record's host is compared with where rv is
+  RV_TRY(rec, pick_request(env, opts.key)); // connects: the record's host is compared with where rv is
   const int trips0 = env.cluster.round_trips();
-  RV_TRY_VOID(require_same_host(rec, here));
   WhyReport rep;
   rep.now_threshold_s = opts.plan_options.now_threshold_s;
   rep.request_id = rec.id;

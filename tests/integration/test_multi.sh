@@ -221,6 +221,11 @@ wait_for 30 sacct_says # rvtb's claimer ended with exit 95, as docs/exit-codes.m
 kill -9 "$rv_pid"
 wait "$rv_pid" 2>/dev/null || true
 wait_for 60 all_final
+# The race id names no member when none was chosen: the members are listed (docs/requests.md).
+c2_group=$(newest_race)
+run "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb logs "$c2_group"
+assert_rc 2 "rv logs of a race that chose no member"
+assert_contains "$RUN_ERR" "race $c2_group ended without a winner: its members are" "the race id lists its members"
 pass "C2: rv asleep when the GPUs freed up: each claimer waited at its gate, ended with exit 95, nothing ran, rv ps settles it"
 cleanup_multi
 rm -rf "$RV_STATE_DIR"
@@ -238,6 +243,16 @@ chosen=$(jq -r '.race.chosen' "$RV_STATE_DIR"/requests/*.json | head -1)
 run "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb logs "$chosen"
 assert_rc 0 "rv logs of the chosen member, from either host"
 assert_contains "$RUN_OUT" "ran on" "the log of the run, fetched from its own cluster"
+# The race id is accepted wherever a request id is (UX review 3, N9): it names the member chosen.
+e_group=$(newest_race)
+for h in rvtb rvtb2; do
+  run "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$h" logs "$e_group"
+  assert_rc 0 "rv logs RACEID ($e_group) from $h"
+  assert_contains "$RUN_OUT" "ran on" "rv logs RACEID is the chosen member's log, from $h"
+  run "$RV" --ssh-config "$TB_SSH_CONFIG" --host "$h" why "$e_group"
+  assert_rc 0 "rv why RACEID from $h"
+  assert_contains "$RUN_OUT" "$chosen" "rv why RACEID explains the chosen member $chosen"
+done
 pass "E: without -f, the background rv settles the race: one run; rv logs goes to the chosen cluster"
 cleanup_multi
 rm -rf "$RV_STATE_DIR"

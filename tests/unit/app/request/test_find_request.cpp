@@ -1,6 +1,6 @@
 // #25 item 2: one answer to "which request does KEY mean", for every command (find_request), and
 // one meaning of "the latest" (sort_newest_first). The ambiguous cases are the point.
-#include "app/request/requests.hpp"
+#include "app/request/lookup.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

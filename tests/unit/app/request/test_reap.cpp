@@ -1,4 +1,6 @@
 #include "app/request/reap.hpp"
+
+#include "app/request/lookup.hpp"
 #include "fakes/argv_match.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
