@@ -1,9 +1,9 @@
 // The prediction history in request records (schema 2), and `rv stats`' numbers.
 
 #include "app/env.hpp"
-#include "core/utc_time.hpp"
 #include "app/request/requests.hpp"
 #include "app/run/plan/predictions.hpp"
+#include "core/utc_time.hpp"
 
 #include <doctest/doctest.h>
 
