@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
 #include "core/ssh/hold.hpp"
+#include "core/ssh/hold_protocol.hpp"
 #include "core/ssh/runner.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 
 namespace rv::cli {
 namespace {
@@ -45,17 +47,23 @@ Result<int> show_status(Context& ctx)
     std::fputs(fmt::format("no held connections ({})\n", dir).c_str(), stdout);
     return 0;
   }
-  std::fputs(fmt::format("{:<34} {:>8} {:>7} {:>9} {:>8}\n", "HOST", "PID", "AGE", "CHANNELS", "SERVED").c_str(),
+  // The alias the user typed (from the socket's name) beside the address the holder reached (N12).
+  std::fputs(fmt::format("{:<16} {:<30} {:>8} {:>7} {:>9} {:>8}\n", "ALIAS", "HOST", "PID", "AGE", "CHANNELS", "SERVED")
+                 .c_str(),
              stdout);
   for (const auto& h : holders) {
+    const auto socket = h.value("socket", "");
+    auto alias = proc::hold::socket_destination(std::filesystem::path(socket).filename().string());
     if (h.value("stale", false)) {
-      std::fputs(fmt::format("{:<34} stale socket (no process answers; replaced on next use)\n", h.value("socket", ""))
+      std::fputs(fmt::format("{:<16} stale socket {} (no process answers; replaced on next use)\n",
+                             alias.empty() ? "-" : alias, socket)
                      .c_str(),
                  stdout);
       continue;
     }
-    std::fputs(fmt::format("{:<34} {:>8} {:>7} {:>9} {:>8}\n", h.value("label", "?"), h.value("pid", 0),
-                           age_text(h.value("started", 0LL)), h.value("channels", 0), h.value("served", 0L))
+    std::fputs(fmt::format("{:<16} {:<30} {:>8} {:>7} {:>9} {:>8}\n", alias.empty() ? "-" : alias,
+                           h.value("label", "?"), h.value("pid", 0), age_text(h.value("started", 0LL)),
+                           h.value("channels", 0), h.value("served", 0L))
                    .c_str(),
                stdout);
   }
@@ -119,6 +127,21 @@ Result<int> run_disconnect(const std::string& host, bool all, Context& ctx)
     RV_TRY(options, ctx.ssh_options(host));
     RV_TRY(path, proc::hold::socket_path(options));
     sockets.push_back(path);
+    if (!proc::hold::Client(path).hello("status")) {
+      // Nothing holds this exact connection (another --ssh-config or key made the one the user
+      // sees in `rv connect --status`): end the holders made for the same alias (N12).
+      const auto alias = proc::hold::socket_destination(std::filesystem::path(path).filename().string());
+      RV_TRY(dir, proc::hold::private_dir(proc::SshOptions{}));
+      for (const auto& h : proc::hold::list_holders(dir)) {
+        const auto other = h.value("socket", "");
+        if (!alias.empty() && other != path && !h.value("stale", false) &&
+            proc::hold::socket_destination(std::filesystem::path(other).filename().string()) == alias) {
+          spdlog::info("ending the held connection to {} made with other ssh settings ({})", alias,
+                       h.value("label", "?"));
+          sockets.push_back(other);
+        }
+      }
+    }
   } else {
     RV_TRY(dir, proc::hold::private_dir(proc::SshOptions{}));
     for (const auto& h : proc::hold::list_holders(dir)) {

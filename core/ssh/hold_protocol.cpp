@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -173,6 +174,21 @@ std::string socket_name(const SshOptions& o, std::string_view config_text)
     safe.push_back(ok ? c : '_');
   }
   return fmt::format("{}-{:016x}.sock", safe, h);
+}
+
+std::string socket_destination(std::string_view file_name)
+{
+  constexpr std::size_t hash_and_suffix = 1 + 16 + 5; // "-" HASH ".sock"
+  if (file_name.size() <= hash_and_suffix || !file_name.ends_with(".sock")) {
+    return {};
+  }
+  const auto dash = file_name.size() - hash_and_suffix;
+  const auto hash = file_name.substr(dash + 1, 16);
+  if (file_name[dash] != '-' ||
+      !std::all_of(hash.begin(), hash.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); })) {
+    return {};
+  }
+  return std::string(file_name.substr(0, dash));
 }
 
 } // namespace rv::proc::hold

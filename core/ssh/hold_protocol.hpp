@@ -94,4 +94,9 @@ bool remove_own_socket(const std::string& path, const SocketFile& mine);
 // (security-review-3 S10).
 std::string socket_name(const SshOptions& options, std::string_view config_text = {});
 
+// The destination a socket's file name was made for (socket_name's first part, as made safe), or
+// "" for a name that is only a hash: how `rv connect --status` names a holder by its alias and how
+// `rv disconnect ALIAS` finds a holder made with another ssh config (ux-review-3 N12).
+std::string socket_destination(std::string_view file_name);
+
 } // namespace rv::proc::hold

@@ -194,7 +194,11 @@ if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null && [[ -x /usr/bin/
 fi
 
 # ---- rv disconnect ----
-run rv2 disconnect
-assert_rc 0 "rv disconnect"
+run rv2 connect --status
+assert_match "$RUN_OUT" "rvtb-2fa +rvtest@127.0.0.1:$TB_2FA_PORT " "the status names the holder by its alias and its address"
+# Named by its alias without the --ssh-config it was made with (N12: "no held connection to end").
+run "$RV" --host rvtb-2fa disconnect
+assert_rc 0 "rv disconnect ALIAS"
+assert_contains "$RUN_OUT" "ended 1 held connection" "the holder made with another ssh config is found by its alias"
 wait_for 10 bash -c "[[ -z \$(ls '$XDG_RUNTIME_DIR'/rv/*.sock 2>/dev/null) ]]"
-pass "rv disconnect ends the holder and removes its socket"
+pass "rv disconnect ALIAS ends the holder (made with another ssh config) and removes its socket"

@@ -91,6 +91,14 @@ TEST_CASE("hold paths: a private runtime dir, a socket name per set of options")
   CHECK(name.ends_with(".sock"));
   CHECK(name == socket_name(a)); // stable
   CHECK(name != socket_name(b)); // another key is another session
+  // The alias comes back from the file name, whatever the hash (N12: rv disconnect ALIAS and
+  // rv connect --status name holders by it); a name that is only a hash has none.
+  CHECK(socket_destination(name) == "rvtb-2fa");
+  CHECK(socket_destination(socket_name(b)) == "rvtb-2fa");
+  CHECK(socket_destination("0123456789abcdef.sock").empty());
+  CHECK(socket_destination("rvtb-0123456789abcdeX.sock").empty());
+  CHECK(socket_destination("rvtb-0123456789abcdef.lock").empty());
+  CHECK(socket_destination("a-b-c-0123456789abcdef.sock") == "a-b-c");
   a.destination = "me@[::1]:22/../x";
   CHECK(socket_name(a).find('/') == std::string::npos);
   CHECK(socket_name(a).size() < 80); // fits sun_path with the directory
