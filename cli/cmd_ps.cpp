@@ -29,25 +29,6 @@ void out(const std::string& s)
   std::fputs(printable(s).c_str(), stdout);
 }
 
-// Where a job is: its node(s) and run time once it has started; else its pending reason in plain
-// words with Slurm's code (`other jobs are ahead in the queue (Priority)`) and Slurm's start
-// estimate; else sbatch's refusal.
-std::string job_detail(const JobRecord& j)
-{
-  if (!j.node_list.empty()) {
-    return j.elapsed_s > 0 ? fmt::format("{} {}", j.node_list, format_human_duration(j.elapsed_s)) : j.node_list;
-  }
-  if (!j.error.empty()) {
-    return j.error;
-  }
-  const auto plain = slurm::plain_reason(j.reason);
-  std::string d = j.reason.empty() ? "" : plain == j.reason ? "(" + j.reason + ")" : plain + " (" + j.reason + ")";
-  if (!j.start_estimate.empty()) {
-    d += (d.empty() ? "" : " ") + std::string("start ~") + j.start_estimate;
-  }
-  return d;
-}
-
 struct PsOptions {
   bool all = false;
   std::string key; // REQUEST: that request alone, with its `rv run --in` steps (a study: its tasks)

@@ -1,6 +1,9 @@
 #include "app/request/record_view.hpp"
 
+#include "core/duration.hpp"
 #include "core/store/json_fields.hpp"
+#include "slurm/job_state.hpp"
+#include "slurm/pending_reason.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +18,25 @@ std::string git_label(const RequestRecord& r)
   }
   return fmt::format("  [{}@{}{}]", text_field(g, "branch", "?"), text_field(g, "commit", "?"),
                      bool_field(g, "dirty") ? "*" : "");
+}
+
+std::string job_detail(const JobRecord& j)
+{
+  if (!j.node_list.empty()) {
+    return j.elapsed_s > 0 ? fmt::format("{} {}", j.node_list, format_human_duration(j.elapsed_s)) : j.node_list;
+  }
+  if (!j.error.empty()) {
+    return j.error;
+  }
+  if (slurm::is_terminal(j.state)) {
+    return {};
+  }
+  const auto plain = slurm::plain_reason(j.reason);
+  std::string d = j.reason.empty() ? "" : plain == j.reason ? "(" + j.reason + ")" : plain + " (" + j.reason + ")";
+  if (!j.start_estimate.empty()) {
+    d += (d.empty() ? "" : " ") + std::string("start ~") + j.start_estimate;
+  }
+  return d;
 }
 
 std::string state_label(const RequestRecord& r)

@@ -16,6 +16,12 @@ std::string git_label(const RequestRecord& r);
 // reads "lost", not "cancelled": nothing went wrong with it (ux-review-3 N9).
 std::string state_label(const RequestRecord& r);
 
+// Where a job is, for `rv ps`: its node(s) and run time once it has started; else sbatch's
+// refusal; else, while it pends, its reason in plain words with Slurm's code (`other jobs are ahead
+// in the queue (Priority)`) and Slurm's start estimate. A job that ended without starting (a
+// cancelled sibling) shows neither: they were true while it pended (ux-review-3, stale reasons).
+std::string job_detail(const JobRecord& j);
+
 // The service units the plan estimated for strategy `strategy_id`, 0 when unknown.
 double planned_su(const RequestRecord& rec, const std::string& strategy_id);
 

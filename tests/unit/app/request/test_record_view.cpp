@@ -93,3 +93,20 @@ TEST_CASE("record view: a race member another member won reads lost; the cluster
   REQUIRE(back);
   CHECK(back->cluster == "rvtest");
 }
+
+TEST_CASE("record view: a job's detail in rv ps; a sibling that ended without starting keeps no stale reason")
+{
+  JobRecord j;
+  j.state = rv::slurm::JobState::pending;
+  j.reason = "Priority";
+  j.start_estimate = "2026-11-29T12:00:00";
+  CHECK(job_detail(j) == "other jobs are ahead in the queue (Priority) start ~2026-11-29T12:00:00");
+  j.state = rv::slurm::JobState::cancelled; // cancelled while pending: the reason was true then
+  CHECK(job_detail(j).empty());
+  j.error = "sbatch: error: invalid partition";
+  CHECK(job_detail(j) == "sbatch: error: invalid partition");
+  j.error.clear();
+  j.node_list = "v100-1";
+  j.elapsed_s = 65;
+  CHECK(job_detail(j) == "v100-1 1m");
+}
