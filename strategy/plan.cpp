@@ -20,6 +20,12 @@ Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const m
                   const Windows& probes, const PlanOptions& opts)
 {
   RV_TRY(cands, enumerate_candidates(cluster, profile, request, opts));
+  return plan(cluster, profile, std::move(cands), request, probes, opts);
+}
+
+Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, Candidates cands,
+                  const model::JobRequest& request, const Windows& probes, const PlanOptions& opts)
+{
   Plan out;
   out.rejected = std::move(cands.rejected);
   out.notes = std::move(cands.notes);

@@ -41,6 +41,11 @@ struct Plan {
 // one step SU decides. Fails only on usage errors (unknown --type, GPU count < 1).
 Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, const model::JobRequest& request,
                   const Windows& probes, const PlanOptions& opts = {});
+// The same from `candidates` enumerated already (enumerate_candidates of this cluster, profile,
+// request and options): discovery enumerates them once for its probes and hands them on, so one
+// plan enumerates once (architecture-review-3: three times per plan before).
+Result<Plan> plan(const model::Cluster& cluster, const Profile& profile, Candidates candidates,
+                  const model::JobRequest& request, const Windows& probes, const PlanOptions& opts = {});
 
 // The plan as JSON: {"strategies": [...], "windows": [...], "rejected": [...], "pruned": [...],
 // "notes": [...], "width": N}.

@@ -431,6 +431,7 @@ Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile
   }
   spdlog::debug("queue: {} running and pending jobs read", run.d.queue.jobs.size());
   run.d.windows.queue = run.d.queue;
+  run.d.candidates = std::move(candidates);
   return std::move(run.d);
 }
 

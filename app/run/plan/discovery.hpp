@@ -36,6 +36,7 @@ struct Discovered {
   std::string cache;          // off, cold, warm, or "stale: <why>" (re-read in a second round trip)
   DiscoveryTimes times;
   std::optional<RemoteRoots> roots; // rv's directories there, resolved in the same round trip (none: failed)
+  strategy::Candidates candidates;  // enumerated once for the probes; strategy::plan takes them
 };
 
 // The probe job of candidate `c`: its coarse grid and its exact resources.

@@ -106,7 +106,8 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
     ranked_options.queue_latency_s =
         strategy::measured_latency_s(since, std::max(run.times.discovery_s, run.times.probes_s));
   }
-  RV_TRY(plan, strategy::plan(run.cluster, run.profile, request, found.windows, ranked_options));
+  RV_TRY(plan,
+         strategy::plan(run.cluster, run.profile, std::move(found.candidates), request, found.windows, ranked_options));
   run.plan = std::move(plan);
   run.plan_s = std::chrono::duration<double>(env.clock.now() - plan_start).count();
   run.round_trips = runner.round_trips() - trips_before;

@@ -61,3 +61,26 @@ TEST_CASE("plan on the captured 24.11 cluster: the QOS MaxWall (1 day) caps ada'
   CHECK(std::any_of(normal->strategies.begin(), normal->strategies.end(),
                     [](const auto& s) { return s.partition == "ada" && s.walltime_s == 36 * 3600; }));
 }
+
+// Discovery enumerates the candidates once for its probes and hands them to the planner: the plan
+// from those candidates is the plan that enumerates them itself.
+TEST_CASE("plan from candidates enumerated once is the plan that enumerates them")
+{
+  const auto cluster = testing::captured_cluster_24_11();
+  model::JobRequest req;
+  req.gpus = 2;
+  req.time_s = 3 * 3600;
+  auto cands = enumerate_candidates(cluster, Profile{}, req, {});
+  REQUIRE(cands);
+  REQUIRE_FALSE(cands->list.empty());
+  auto own = plan(cluster, Profile{}, req, {});
+  auto handed = plan(cluster, Profile{}, std::move(*cands), req, {});
+  REQUIRE(own);
+  REQUIRE(handed);
+  REQUIRE(own->strategies.size() == handed->strategies.size());
+  for (std::size_t i = 0; i < own->strategies.size(); ++i) {
+    CHECK(own->strategies[i].label == handed->strategies[i].label);
+  }
+  CHECK(own->rejected.size() == handed->rejected.size());
+  CHECK(own->notes == handed->notes);
+}
