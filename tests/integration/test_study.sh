@@ -78,8 +78,11 @@ assert_contains "$RUN_ERR" "--array 3-1: '3-1' ends before it starts" "the bad p
 pass "--sweep x=...,n=...: 4 tasks once each, values shell-quoted and in RV_SWEEP_X; a bad spec is one line"
 
 # ---- 3. a worker killed mid-task: its task runs again (attempt 2), each task once ----
+# Each task waits for a go file the test makes only once the victim's job is gone: the killed
+# attempt can append its id only if something of it outlived its worker, however slow the machine
+# (it waited 12 s before, and under CI's load the scancel came after that attempt had appended).
 run ssh_rv run -g 1 -t "$TYPE" --time 2m --name "$NAME-k" --array 0-2 -- \
-  "sleep 12; echo {task} >>\$HOME/$RAN-k"
+  "for i in \$(seq 240); do [ -e \$HOME/$RAN-go ] && break; sleep 0.5; done; echo {task} >>\$HOME/$RAN-k"
 assert_rc 0 "rv run --array 0-2 (no -f)"
 K=$(study_id "$IT_DIR/out")
 [[ -n $K ]] || it_fail "no study id printed" "$(it_last_run)"
@@ -87,8 +90,12 @@ root=$(jq -r .remote_root "$(record_of "$K")")
 claimed() { remote "cat $root/requests/$K/tasks/1/a1/job 2>/dev/null" | grep -q .; }
 wait_for 120 claimed
 victim=$(remote "cat $root/requests/$K/tasks/1/a1/job")
-sleep 3 # mid-task: its command runs (sleep 12)
+sleep 3 # mid-task: its command runs (it waits for the go file)
 scancel "$victim"
+victim_gone() { [[ -z $(squeue -h -j "$victim" -t PD,R,CG,S 2>/dev/null) ]]; }
+wait_for 60 victim_gone
+sleep 2 # anything of the victim that outlived it would now append once the go file exists
+remote "touch $RAN-go"
 wait_for 240 all_done "$K" 3
 attempts=$(remote "cd $root/requests/$K/tasks && for a in */a*; do echo \$a job=\$(cat \$a/job) exit=\$(cat \$a/exit 2>/dev/null); done")
 assert_eq "0 1 2" "$(ran k)" "the killed worker's task ran again, and every task once (attempts: $attempts)"
