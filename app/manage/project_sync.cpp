@@ -6,6 +6,7 @@
 #include "core/interrupt.hpp"
 #include "core/store/record_store.hpp"
 #include "sync/hash.hpp"
+#include "sync/project.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -73,7 +74,9 @@ Result<fs::path> pull_destination(Env& env, const PullSource& from)
   if (!from.outputs) {
     return env.cwd;
   }
-  RV_TRY(root, push_root(env, ""));
+  // The project holding the current directory, else the directory itself (a pull from $HOME is
+  // fine: only a push refuses to send it whole).
+  const auto root = sync::find_project_root(env.cwd).value_or(env.cwd);
   const auto dir = root / sync::k_pulled_outputs_dir;
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -27,7 +27,7 @@ Result<PullSource> pull_from(Env& env, const std::string& key);
 Result<std::string> pull_source(Env& env, const std::string& key); // pull_from's path
 
 // Where a pull writes without a LOCAL: a request's outputs go to <project>/rv-outputs (made, with a
-// .gitignore of `*`), a remote path to the current directory.
+// .gitignore of `*`; outside a project, ./rv-outputs), a remote path to the current directory.
 Result<std::filesystem::path> pull_destination(Env& env, const PullSource& from);
 
 struct Pulled {

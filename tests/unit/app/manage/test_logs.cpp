@@ -254,6 +254,15 @@ TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignore
   auto here = pull_destination(w.env, {"/scratch/alice/data", false});
   REQUIRE(here);
   CHECK(*here == project / "src");
+
+  // Outside any project, even in the home directory (which a push refuses to send whole).
+  const auto plain = w.dir / "home-like";
+  std::filesystem::create_directories(plain);
+  w.env.cwd = plain;
+  w.env.home = plain.string();
+  auto home_dest = pull_destination(w.env, {"/x", true});
+  REQUIRE_MESSAGE(home_dest, home_dest.error().message);
+  CHECK(*home_dest == plain / "rv-outputs");
 }
 
 // UX review 3, section 4 item 10: Ctrl-C on `rv logs -f` while every job still pends says the
