@@ -39,6 +39,10 @@ Result<model::SchedulerConfig> parse_scontrol_config(std::string_view input)
   };
   c.slurm_version = get("SLURM_VERSION");
   c.cluster_name = get("ClusterName");
+  c.controller = get("SlurmctldHost[0]");
+  if (c.controller.empty()) {
+    c.controller = get("ControlMachine");
+  }
   c.scheduler_type = get("SchedulerType");
   c.priority_type = get("PriorityType");
   c.first_come = c.priority_type == "priority/basic";

@@ -96,9 +96,10 @@ struct Partition {
 struct SchedulerConfig {
   std::string slurm_version;
   std::string cluster_name;
-  std::string scheduler_type;      // sched/backfill
-  std::string priority_type;       // priority/basic (first come, first served) or priority/multifactor
-  bool first_come = false;         // PriorityType is priority/basic: every pending job was there first
+  std::string controller;     // SlurmctldHost[0] (ControlMachine before 18.08): tells two clusters of one name apart
+  std::string scheduler_type; // sched/backfill
+  std::string priority_type;  // priority/basic (first come, first served) or priority/multifactor
+  bool first_come = false;    // PriorityType is priority/basic: every pending job was there first
   std::int64_t bf_interval_s = 30; // bf_interval
   std::int64_t bf_resolution_s = 60;
   std::int64_t bf_window_min = 1440;

@@ -33,11 +33,7 @@ std::string cluster_identity(const model::SchedulerConfig& config)
   if (config.cluster_name.empty()) {
     return {};
   }
-  auto ctl = config.raw.find("SlurmctldHost[0]");
-  if (ctl == config.raw.end()) {
-    ctl = config.raw.find("ControlMachine");
-  }
-  return config.cluster_name + "|" + (ctl == config.raw.end() ? std::string() : ctl->second);
+  return config.cluster_name + "|" + config.controller;
 }
 
 } // namespace

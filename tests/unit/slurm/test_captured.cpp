@@ -147,6 +147,7 @@ TEST_CASE("discovery on the captured 24.11 outputs: the version, the partitions 
   const auto c = testing::captured_cluster_24_11();
   CHECK(c.config.slurm_version == "24.11.5");
   CHECK(c.config.cluster_name == "rvtest2");
+  CHECK(c.config.controller == "vm(localhost)");
   CHECK(c.partitions.size() == 5);
   CHECK(c.nodes.size() == 5);
   CHECK(gpu_totals(c.nodes) == std::map<std::string, int>{{"h100", 8}, {"h100_3g.40gb", 2}, {"l40s", 2}});

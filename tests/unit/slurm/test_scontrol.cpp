@@ -278,3 +278,16 @@ TEST_CASE("RecordReader: views into the text; a key printed twice is kept twice 
   CHECK(RecordReader("No jobs in the system\n").next() == nullptr);
   CHECK(RecordReader("").next() == nullptr);
 }
+
+TEST_CASE("scontrol show config: the controller, SlurmctldHost[0] or (before 18.08) ControlMachine")
+{
+  auto now = parse_scontrol_config("ClusterName = a\nSlurmctldHost[0] = ctl1(10.0.0.1)\nSlurmctldHost[1] = ctl2\n");
+  REQUIRE(now);
+  CHECK(now->controller == "ctl1(10.0.0.1)");
+  auto old = parse_scontrol_config("ClusterName = a\nControlMachine = ctl-old\n");
+  REQUIRE(old);
+  CHECK(old->controller == "ctl-old");
+  auto none = parse_scontrol_config("ClusterName = a\n");
+  REQUIRE(none);
+  CHECK(none->controller.empty());
+}

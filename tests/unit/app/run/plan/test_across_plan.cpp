@@ -15,7 +15,7 @@ ClusterRun reached(const std::string& host, const std::string& name, const std::
   c.host = host;
   c.run.cluster.config.cluster_name = name;
   if (!controller.empty()) {
-    c.run.cluster.config.raw["SlurmctldHost[0]"] = controller;
+    c.run.cluster.config.controller = controller;
   }
   return c;
 }
