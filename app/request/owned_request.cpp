@@ -54,6 +54,20 @@ void OwnedRequest::close()
   remove_secrets(*m_runner, *m_store, {&rec}, true);
 }
 
+void OwnedRequest::discard()
+{
+  if (m_settled) {
+    return;
+  }
+  finish(RequestState::failed);
+  if (!rec.secrets_file.empty()) {
+    return;
+  }
+  if (auto removed = m_store->remove(rec.id); !removed) {
+    spdlog::warn("request {}: could not remove its record: {}", rec.id, removed.error().message);
+  }
+}
+
 void OwnedRequest::release()
 {
   m_settled = true;

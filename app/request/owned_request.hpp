@@ -32,6 +32,11 @@ public:
   void finish(RequestState state);
   // Saves the record as it is and removes the secrets file now (once; later calls do nothing).
   void close();
+  // Nothing of the request reached Slurm (no sbatch ran): closes it as failed, then removes its
+  // record, since there is nothing to track (UX review N11: a refused --workdir stayed in
+  // `rv ps -a`). The record stays, failed, when the secrets file could not be removed: `rv ps`
+  // retries that.
+  void discard();
   // The request lives on without this process: saved, and its secrets stay for its jobs (`rv ps`
   // removes them once the jobs have ended).
   void release();

@@ -209,7 +209,7 @@ Result<RemotePaths> request_paths(Env& env, const SubmitInput& in, const JobSecr
   } else {
     auto prepared = prepare_remote(env.cluster, env.settings, rec.id, js.text, in.workdir);
     if (!prepared) {
-      owner.finish(RequestState::failed); // removes the secrets: the write may have happened before the failure
+      owner.discard(); // removes the secrets (the write may have happened before the failure), then the record
       return std::unexpected(prepared.error());
     }
     paths = std::move(*prepared);
@@ -430,7 +430,7 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
                 env.cluster.round_trips() - trips_before,
                 std::chrono::duration<double>(env.clock.now() - submit_start).count());
   if (!sent.results && !sent.settle) {
-    owner.finish(RequestState::failed); // no sbatch ran without the marker; removes the secrets
+    owner.discard(); // no sbatch ran without the marker: the secrets go, then the record
     return std::unexpected(sent.results.error());
   }
   if (!sent.results) {

@@ -119,9 +119,12 @@ TEST_CASE("lifecycle: roots known from discovery: directories, secrets and every
   CHECK(launched->paths.cache == "/scratch/alice/rv");
 }
 
-TEST_CASE("lifecycle: one round trip whose directories fail: no sbatch ran, record failed, secrets removed")
+namespace {
+
+// The submission's one round trip fails its preparation (disk quota): the guard refuses every
+// sbatch. `rm_ok`: whether the secrets file's removal afterwards succeeds.
+Result<Launched> submit_with_failed_directories(World& w, bool rm_ok)
 {
-  World w("one-trip-fail");
   REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
   auto planned = two_strategies();
   planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
@@ -131,17 +134,38 @@ TEST_CASE("lifecycle: one round trip whose directories fail: no sbatch ran, reco
     w.cluster.on([](const auto& a) { return has(a, "rv-guard"); },
                  Cluster::reply(k_not_prepared, "", "rv: not submitted: rv's directories were not prepared\n"));
   }
-  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
-  auto launched = submit_request(w.env, planned, "python train.py", "", "run");
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); },
+               rm_ok ? Cluster::ok() : Cluster::reply(1, "", "rm: cannot remove: Stale file handle\n"));
+  return submit_request(w.env, planned, "python train.py", "", "run");
+}
+
+} // namespace
+
+TEST_CASE("lifecycle: one round trip whose directories fail: no sbatch ran, secrets removed, no record left (N11)")
+{
+  World w("one-trip-fail");
+  auto launched = submit_with_failed_directories(w, true);
   REQUIRE_FALSE(launched);
   CHECK(launched.error().code == ErrorCode::io);
   CHECK(launched.error().message.find("cannot create rv's directories under /home/alice/.rv on scripted: mkdir: "
                                       "cannot create directory") != std::string::npos);
   CHECK(w.cluster.done());
   CHECK(w.cluster.unexpected.empty());
-  auto saved = w.record();
+  // Nothing reached Slurm: `rv ps -a` has nothing to show (the review's `failed pwd` line).
+  auto all = w.requests.list();
+  REQUIRE(all);
+  CHECK(all->empty());
+}
+
+TEST_CASE("lifecycle: directories fail and the secrets cannot be removed: the record stays, failed, naming the file")
+{
+  World w("one-trip-fail-rm");
+  auto launched = submit_with_failed_directories(w, false);
+  REQUIRE_FALSE(launched);
+  CHECK(w.cluster.done());
+  auto saved = w.record(); // rv ps retries the removal from it
   CHECK(saved["state"] == "failed");
-  CHECK(saved["secrets_file"] == "");
+  CHECK(saved["secrets_file"] == "/home/alice/.rv/requests/" + saved["id"].get<std::string>() + "/env");
   for (const auto& j : saved["jobs"]) {
     CHECK(j.value("job_id", "") == "");
   }
