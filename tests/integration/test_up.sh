@@ -28,7 +28,10 @@ run ssh_rv run -f -g 1 --time 5m --name "$NAME-wd" --workdir /nonexistent/rv-it 
 assert_rc 2 "a --workdir missing on the cluster is a usage error"
 assert_contains "$RUN_ERR" "rv: error: --workdir /nonexistent/rv-it: no such directory on" "the error names it"
 [[ -z $(squeue -h -t all -n "$NAME-wd" -o %i) ]] || it_fail "a job reached the queue for a missing --workdir" "$(squeue)"
-pass "--workdir /nonexistent is refused before any sbatch"
+run ssh_rv ps -a
+assert_rc 0 "rv ps -a after the refusal"
+[[ $RUN_OUT != *"$NAME-wd"* ]] || it_fail "a request that never reached Slurm is listed by rv ps -a (N11)" "$RUN_OUT"
+pass "--workdir /nonexistent is refused before any sbatch, and leaves no request behind"
 
 # ---- a project whose requirements.txt provides the launcher ----
 mkdir -p "$IT_DIR/proj/wheels" "$IT_DIR/proj/src"
