@@ -70,6 +70,7 @@ public:
         ::tcsetattr(fd, TCSANOW, &quiet); // not FLUSH: a code typed ahead is kept
       }
       std::string line;
+      line.reserve(256); // no regrowth leaves a copy of a secret behind in freed memory
       char c = 0;
       bool got_any = false;
       while (::read(fd, &c, 1) == 1) {
@@ -84,7 +85,7 @@ public:
       }
       if (!got_any) {
         ::close(fd);
-        return fail(ErrorCode::auth_failed, "no answer to the second-factor prompt (end of input)");
+        return fail(ErrorCode::auth_failed, "no answer to the prompt (end of input)");
       }
       answers.push_back(std::move(line));
     }
@@ -139,6 +140,7 @@ public:
   {
     return std::unexpected(no_prompter_failure(m_label, round.prompts.empty() ? "" : round.prompts[0].text));
   }
+  bool can_ask() const override { return false; }
 
 private:
   std::string m_label;

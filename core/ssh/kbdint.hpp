@@ -1,5 +1,5 @@
 #pragma once
-// Second factors: the server's keyboard-interactive prompts (a TOTP code, Duo's "Passcode or
+// Second factors, and a key's passphrase: the server's keyboard-interactive prompts (a TOTP code, Duo's "Passcode or
 // option (1-2):") answered by the user, on the terminal or through SSH_ASKPASS, after the key was
 // accepted. A password, where rv init has one, answers only a password prompt, and only once.
 
@@ -31,6 +31,9 @@ public:
   virtual ~SecondFactorPrompter() = default;
   // One answer per prompt of `round`; auth_failed (254) when no one can answer.
   virtual Result<std::vector<std::string>> answer(const KbdintRound& round) = 0;
+  // Whether anyone is there to answer (a terminal or SSH_ASKPASS): a key's passphrase is asked only
+  // then (core/ssh/session_auth.cpp); with no one, the key is skipped, not an error.
+  virtual bool can_ask() const { return true; }
 };
 
 // Where the user's answers come from, by OpenSSH's convention: SSH_ASKPASS when

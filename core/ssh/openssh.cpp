@@ -35,6 +35,8 @@ OpenSshView parse_openssh_view(std::string_view output, std::string_view home)
       view.certificate_files.push_back(expand_home(value, home));
     } else if (key == "identitiesonly") {
       view.identities_only = value == "yes";
+    } else if (key == "batchmode") {
+      view.batch_mode = value == "yes";
     } else if (key == "gssapiauthentication") {
       view.gssapi = value == "yes";
     } else if (key == "proxyjump" && value != "none") {
@@ -47,8 +49,8 @@ OpenSshView parse_openssh_view(std::string_view output, std::string_view home)
 bool config_needs_openssh(std::string_view config_text)
 {
   const auto lower = text::lower(config_text);
-  for (const char* word :
-       {"proxyjump", "certificatefile", "identitiesonly", "gssapiauthentication", "identityfile", "include", "match"}) {
+  for (const char* word : {"proxyjump", "certificatefile", "identitiesonly", "gssapiauthentication", "batchmode",
+                           "identityfile", "include", "match"}) {
     if (lower.contains(word)) {
       return true;
     }

@@ -19,16 +19,17 @@ struct OpenSshView {
   std::vector<std::string> identity_files;    // in order, `~/` expanded
   std::vector<std::string> certificate_files; // likewise
   bool identities_only = false;
-  bool gssapi = false;    // GSSAPIAuthentication yes: Kerberos first (core/ssh/session_auth.cpp)
-  std::string proxy_jump; // "" = none
+  bool gssapi = false;     // GSSAPIAuthentication yes: Kerberos first (core/ssh/session_auth.cpp)
+  bool batch_mode = false; // BatchMode yes: no passphrase is asked (core/ssh/session_auth.cpp)
+  std::string proxy_jump;  // "" = none
 };
 
 // Reads `ssh -G HOST`'s output (`keyword value` lines); `home` replaces a leading `~/`.
 OpenSshView parse_openssh_view(std::string_view output, std::string_view home);
 
 // Whether `ssh -G` can tell rv more than libssh for this config text: it names ProxyJump,
-// CertificateFile, IdentitiesOnly, GSSAPIAuthentication or IdentityFile (whose `-cert.pub` may lie beside it; libssh
-// lists only the first), or Includes or Matches what might (case-insensitive, comments too: a
+// CertificateFile, IdentitiesOnly, GSSAPIAuthentication, BatchMode or IdentityFile (whose `-cert.pub` may lie beside
+// it; libssh lists only the first), or Includes or Matches what might (case-insensitive, comments too: a
 // false yes costs one `ssh -G`, ~10 ms). Certificates beside the default keys need no config.
 bool config_needs_openssh(std::string_view config_text);
 

@@ -72,8 +72,13 @@ private:
   // The certificates, then the key files OpenSSH would offer itself; nullopt: none decided.
   std::optional<Result<void>> authenticate_files(KeyAttempts& attempts);
   int try_certificate(const std::string& key_file, const std::string& cert_file, KeyAttempts& attempts);
-  // libssh's answer to the key, nullopt when the file cannot be read (a passphrase).
+  // libssh's answer to the key, nullopt when the file cannot be read (a passphrase: noted in
+  // `attempts.locked`).
   std::optional<int> try_key_file(const std::string& key_file, KeyAttempts& attempts);
+  // A key with a passphrase, after the agent: when the host would take it, the passphrase is asked
+  // (the terminal or SSH_ASKPASS, 3 tries; wiped after use); nullopt: skipped (refused by the host,
+  // no one to ask, Enter alone), so the next key goes on.
+  std::optional<Result<void>> try_locked_key(const std::string& key_file, KeyAttempts& attempts);
   // OpenSSH's reading of the config for the host (`ssh -G`; empty when there is none) and the
   // ProxyJump built from it (core/ssh/session.cpp).
   void read_openssh_view(const SshDestination& dest);

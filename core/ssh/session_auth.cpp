@@ -1,15 +1,19 @@
 // Session::authenticate: Kerberos and the keys in OpenSSH's order, with what libssh 0.10 leaves to
 // its caller: GSSAPIAuthentication (libssh tries gssapi-with-mic only when asked), user
-// certificates (`<key>-cert.pub` beside a key, `CertificateFile`), IdentitiesOnly, and a clear
-// word on a certificate that expired (docs/ssh.md, "Certificates", "Kerberos").
+// certificates (`<key>-cert.pub` beside a key, `CertificateFile`), IdentitiesOnly, a key's
+// passphrase asked on the terminal when the agent did not log in (as OpenSSH does), and a clear
+// word on a certificate that expired (docs/ssh.md, "Keys with a passphrase", "Certificates", "Kerberos").
+#include "core/secure_memory.hpp"
 #include "core/ssh/cert.hpp"
 #include "core/ssh/failures.hpp"
+#include "core/ssh/kbdint.hpp"
 #include "core/ssh/kerberos.hpp"
 #include "core/ssh/session.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -38,11 +42,52 @@ bool done(int rc)
   return rc == SSH_AUTH_SUCCESS || rc == SSH_AUTH_PARTIAL;
 }
 
+constexpr int k_passphrase_tries = 3; // OpenSSH's NumberOfPasswordPrompts
+
+// How a private key file reads.
+enum class KeyFile { ok, locked, unreadable };
+
+// libssh's passphrase callback while reading a key without one: notes that the file asked for a
+// passphrase (it is then asked for later, after the agent) and gives none.
+int note_passphrase_wanted(const char*, char*, std::size_t, int, int, void* userdata)
+{
+  *static_cast<bool*>(userdata) = true;
+  return SSH_ERROR;
+}
+
+// Reads `path` with `passphrase` (nullptr: none). `locked`: the file has a passphrase, and none or
+// a wrong one was given (libssh asks before its key derivation, so a check costs no time).
+KeyFile read_private_key(const std::string& path, const char* passphrase, KeyPtr& out)
+{
+  ssh_key raw = nullptr;
+  bool wanted = false;
+  if (ssh_pki_import_privkey_file(path.c_str(), passphrase, passphrase ? nullptr : note_passphrase_wanted, &wanted,
+                                  &raw) == SSH_OK) {
+    out.reset(raw);
+    return KeyFile::ok;
+  }
+  return wanted || passphrase ? KeyFile::locked : KeyFile::unreadable;
+}
+
+// The public half of a key file: its `.pub`, else the public part an OpenSSH-format private key
+// keeps unencrypted; null when neither reads (an old PEM key without its .pub).
+KeyPtr public_key_of(const std::string& path)
+{
+  ssh_key raw = nullptr;
+  if (ssh_pki_import_pubkey_file((path + ".pub").c_str(), &raw) == SSH_OK ||
+      ssh_pki_import_pubkey_file(path.c_str(), &raw) == SSH_OK) {
+    return KeyPtr(raw);
+  }
+  return KeyPtr();
+}
+
 } // namespace
 
 struct Session::KeyAttempts {
   std::vector<std::string> problems; // `FILE: why it was not offered`
   bool key_needs_agent = false;      // a key file could not be read (a passphrase): the agent may hold it
+  std::vector<std::string> locked;   // key files with a passphrase, in order: asked for after the agent
+  std::string unasked;               // the first of them the host would take that no one could unlock here
   int last_rc = SSH_AUTH_DENIED;
   std::string gssapi_problem; // why Kerberos did not log in, when it was tried
   std::string gssapi_hint;    // what to do about it, when not `kinit`
@@ -80,13 +125,81 @@ int Session::try_certificate(const std::string& key_file, const std::string& cer
 
 std::optional<int> Session::try_key_file(const std::string& key_file, KeyAttempts& attempts)
 {
-  ssh_key raw_key = nullptr;
-  if (ssh_pki_import_privkey_file(key_file.c_str(), nullptr, nullptr, nullptr, &raw_key) != SSH_OK) {
+  KeyPtr key;
+  const auto read = read_private_key(key_file, nullptr, key);
+  if (read == KeyFile::locked && std::ranges::find(attempts.locked, key_file) == attempts.locked.end()) {
+    attempts.locked.push_back(key_file);
+  }
+  if (read != KeyFile::ok) {
     attempts.key_needs_agent = true;
     return std::nullopt;
   }
-  KeyPtr key(raw_key);
   return ssh_userauth_publickey(m_session.get(), nullptr, key.get());
+}
+
+std::optional<Result<void>> Session::try_locked_key(const std::string& key_file, KeyAttempts& attempts)
+{
+  ssh_session s = m_session.get();
+  // Asked only for a key the host would take (OpenSSH's order: the public key first).
+  if (auto pub = public_key_of(key_file)) {
+    const int probe = ssh_userauth_try_publickey(s, nullptr, pub.get());
+    if (probe == SSH_AUTH_ERROR) {
+      return finish(probe, auth_failure(label(), ssh_get_error(s)));
+    }
+    if (probe != SSH_AUTH_SUCCESS) {
+      spdlog::debug("ssh: {}: the host does not take {}; its passphrase is not asked", label(), key_file);
+      return std::nullopt;
+    }
+  }
+  std::shared_ptr<SecondFactorPrompter> user = m_options.second_factor;
+  if (!user) {
+    user = user_prompter(label());
+  }
+  if (m_view.batch_mode || !user->can_ask()) {
+    spdlog::debug("ssh: {}: {} has a passphrase and {}", label(), key_file,
+                  m_view.batch_mode ? "BatchMode is on" : "there is no terminal to ask it on");
+    if (attempts.unasked.empty()) {
+      attempts.unasked = key_file;
+    }
+    return std::nullopt;
+  }
+  const KbdintRound round{"", "", {{fmt::format("Enter passphrase for key '{}': ", key_file), false}}};
+  for (int attempt = 1; attempt <= k_passphrase_tries; ++attempt) {
+    auto answers = user->answer(round);
+    if (!answers) {
+      if (answers.error().message.find(label()) == std::string::npos) {
+        answers.error().message = fmt::format("ssh {}: {}", label(), answers.error().message);
+      }
+      return std::unexpected(answers.error());
+    }
+    if (answers->empty() || (*answers)[0].empty()) { // Enter alone skips the key, as in OpenSSH
+      return std::nullopt;
+    }
+    KeyPtr key;
+    const auto read = read_private_key(key_file, (*answers)[0].c_str(), key);
+    for (auto& answer : *answers) {
+      wipe(answer);
+    }
+    if (read == KeyFile::ok) {
+      spdlog::debug("ssh: {}: offering {} (unlocked with its passphrase)", label(), key_file);
+      attempts.last_rc = ssh_userauth_publickey(s, nullptr, key.get());
+      return finish(attempts.last_rc,
+                    auth_failure(label(), attempts.last_rc == SSH_AUTH_ERROR ? ssh_get_error(s) : ""));
+    }
+    if (read == KeyFile::unreadable) {
+      return std::nullopt;
+    }
+    if (attempt < k_passphrase_tries) {
+      spdlog::warn("ssh {}: wrong passphrase for {} ({} of {} tries); asking again", label(), key_file, attempt,
+                   k_passphrase_tries);
+    }
+  }
+  return std::unexpected(ssh_failure(
+      ErrorCode::auth_failed, label(),
+      fmt::format("wrong passphrase for key '{}' ({} tries)", key_file, k_passphrase_tries), {},
+      fmt::format(
+          "type the key's passphrase (`ssh-keygen -y -f {0}` checks it), or load the key once with `ssh-add {0}`",
+          key_file)));
 }
 
 std::optional<Result<void>> Session::authenticate_files(KeyAttempts& attempts)
@@ -128,13 +241,23 @@ std::optional<Result<void>> Session::authenticate_files(KeyAttempts& attempts)
     }
     const auto rc = try_key_file(keys[i], attempts);
     attempts.last_rc = rc.value_or(SSH_AUTH_DENIED);
-    if (!rc && i == 0 && !m_options.identity_file.empty()) {
-      return std::unexpected(ssh_failure(ErrorCode::auth_failed, label(),
-                                         fmt::format("cannot read private key {}", keys[i]), {},
-                                         "check the path, and that the key has no passphrase or is in ssh-agent"));
+    if (!rc && i == 0 && !m_options.identity_file.empty() &&
+        std::ranges::find(attempts.locked, keys[i]) == attempts.locked.end()) {
+      return std::unexpected(
+          ssh_failure(ErrorCode::auth_failed, label(), fmt::format("cannot read private key {}", keys[i]), {},
+                      "check the path, and that it is a private key (ssh-keygen -y -f KEY reads it)"));
     }
     if (done(attempts.last_rc) || attempts.last_rc == SSH_AUTH_ERROR) {
       return finish(attempts.last_rc, auth_failure(label(), ssh_get_error(m_session.get())));
+    }
+  }
+  // The rest (libssh's own walk, below) skips a key with a passphrase: noted, to be asked for after
+  // the agent. A read without a passphrase stops before the key derivation: no time spent.
+  for (std::size_t i = plain; i < keys.size(); ++i) {
+    KeyPtr unused;
+    if (is_file(keys[i]) && std::ranges::find(attempts.locked, keys[i]) == attempts.locked.end() &&
+        read_private_key(keys[i], nullptr, unused) == KeyFile::locked) {
+      attempts.locked.push_back(keys[i]);
     }
   }
   return std::nullopt;
@@ -172,6 +295,22 @@ Result<void> Session::authenticate()
     rc = ssh_userauth_publickey_auto(s, nullptr, nullptr);
   } else if (attempts.key_needs_agent) {
     rc = ssh_userauth_agent(s, nullptr);
+  }
+  // The agent did not log in: a key with a passphrase is unlocked with it, asked on the terminal.
+  for (std::size_t i = 0; !done(rc) && rc != SSH_AUTH_ERROR && i < attempts.locked.size(); ++i) {
+    if (auto unlocked = try_locked_key(attempts.locked[i], attempts)) {
+      return *unlocked;
+    }
+  }
+  if (!done(rc) && !attempts.unasked.empty()) {
+    return std::unexpected(ssh_failure(
+        ErrorCode::auth_failed, label(),
+        fmt::format("the key '{}' has a passphrase, and {}", attempts.unasked,
+                    m_view.batch_mode ? "BatchMode yes forbids asking it" : "there is no terminal to ask it on"),
+        {},
+        fmt::format("load it into ssh-agent once (`ssh-add {}`), or run `rv connect` in a terminal and type it there "
+                    "(later commands use the held connection)",
+                    attempts.unasked)));
   }
   if (!done(rc) && !attempts.problems.empty()) {
     return std::unexpected(ssh_failure(

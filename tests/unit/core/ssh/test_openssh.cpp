@@ -17,16 +17,19 @@ TEST_CASE("parse_openssh_view keeps what libssh 0.10 does not read from ssh -G")
                     "identityfile /keys/site key\n"
                     "certificatefile ~/.ssh/site-cert.pub\n"
                     "gssapiauthentication yes\n"
+                    "batchmode yes\n"
                     "proxyjump bastion,ana@inner:2200\n";
   auto view = parse_openssh_view(out, "/home/ana");
   CHECK(view.identities_only);
+  CHECK(view.batch_mode); // no passphrase is asked
   CHECK(view.gssapi);
   CHECK(view.identity_files == std::vector<std::string>{"/home/ana/.ssh/id_ed25519", "/keys/site key"});
   CHECK(view.certificate_files == std::vector<std::string>{"/home/ana/.ssh/site-cert.pub"});
   CHECK(view.proxy_jump == "bastion,ana@inner:2200");
 
-  view = parse_openssh_view("identitiesonly no\ngssapiauthentication no\nproxyjump none\n", "/home/ana");
+  view = parse_openssh_view("identitiesonly no\ngssapiauthentication no\nbatchmode no\nproxyjump none\n", "/home/ana");
   CHECK_FALSE(view.identities_only);
+  CHECK_FALSE(view.batch_mode);
   CHECK_FALSE(view.gssapi);
   CHECK(view.proxy_jump.empty());
   CHECK(view.identity_files.empty());
@@ -43,6 +46,7 @@ TEST_CASE("config_needs_openssh: only a config that names what libssh 0.10 skips
   CHECK(config_needs_openssh("Include ~/.ssh/config.d/*\n"));
   CHECK(config_needs_openssh("Match host *.edu\n  User ana\n"));
   CHECK(config_needs_openssh("Host kdc-site\n  GSSAPIAuthentication yes\n")); // libssh never tries Kerberos itself
+  CHECK(config_needs_openssh("Host hpc\n  BatchMode yes\n"));                 // a key's passphrase is then not asked
 }
 
 TEST_CASE("proxy_jump_argv builds the jump as OpenSSH does: the last hop direct, the others through -J")
