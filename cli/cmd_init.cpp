@@ -18,9 +18,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace rv::cli {
@@ -67,6 +70,10 @@ public:
       return fail(ErrorCode::auth_failed, "no password given", "run rv init again to resume");
     }
     return pw;
+  }
+  Result<std::string> secret(std::string_view prompt) override
+  {
+    return read_hidden_line(fmt::format("{} (not shown): ", prompt));
   }
   void say(std::string_view line) override
   {
@@ -131,6 +138,11 @@ public:
     }
     return *m_password;
   }
+  Result<std::string> secret(std::string_view prompt) override
+  {
+    return fail(ErrorCode::usage, fmt::format("rv init --non-interactive: cannot ask '{}'", prompt),
+                "run rv init in a terminal");
+  }
   void say(std::string_view line) override
   {
     if (!m_quiet) {
@@ -164,13 +176,50 @@ public:
   std::optional<std::string> find_key(const std::string& ssh_dir) override { return proc::find_default_key(ssh_dir); }
   bool exists(const std::string& path) override
   {
-    std::error_code ec;
-    return std::filesystem::exists(path, ec);
+    std::error_code ec; // a dangling link counts: a key is never written through one
+    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
   }
   Result<proc::KeyPair> read_key(const std::string& path) override { return proc::read_key_pair(path); }
-  Result<proc::KeyPair> generate_key(const std::string& path, const std::string& comment) override
+  Result<proc::KeyPair> generate_key(const std::string& path, const std::string& comment,
+                                     const std::string& passphrase) override
   {
-    return proc::generate_ed25519(path, comment);
+    return proc::generate_ed25519(path, comment, passphrase);
+  }
+  std::optional<std::string> read_text(const std::string& path) override
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return std::nullopt;
+    }
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  Result<void> append_text(const std::string& path, const std::string& text) override
+  {
+    const auto dir = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
+      std::filesystem::create_directories(dir, ec);
+      ::chmod(dir.c_str(), 0700);
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return fail(ErrorCode::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)),
+                  "check the file's permissions, or pass --ssh-config ''");
+    }
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      const auto n = ::write(fd, rest.data(), rest.size());
+      if (n <= 0) {
+        const int e = errno;
+        ::close(fd);
+        return fail(ErrorCode::io, fmt::format("cannot write {}: {}", path, std::strerror(e)));
+      }
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (::close(fd) != 0) {
+      return fail(ErrorCode::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+    return {};
   }
   Result<void> remember(const app::InitAnswers& answers) override
   {

@@ -1,6 +1,7 @@
 #include "app/init/init.hpp"
 #include "app/init/init_steps.hpp"
 
+#include "core/secure_memory.hpp"
 #include "core/ssh/destination.hpp"
 #include "core/ssh/failures.hpp"
 #include "core/store/json_fields.hpp"
@@ -19,6 +20,8 @@ using nlohmann::json;
 
 constexpr int k_password_tries = 3;
 constexpr int k_host_tries = 3; // interactive: a host that cannot be reached is asked again
+constexpr int k_passphrase_tries = 3;
+constexpr const char* k_rv_key = "id_ed25519_rv"; // rv's own key, beside the user's (N10)
 
 // `[user@]host[:port]` (IPv6 addresses in brackets when a port follows).
 std::string destination_of(const InitAnswers& a)
@@ -76,6 +79,7 @@ Result<json> host_step(const InitOptions& o, InitAnswers& a, Prompter& prompter)
     if (dest->host != before) { // what was remembered belonged to another cluster
       InitAnswers fresh;
       fresh.identity = a.identity;
+      fresh.generated_key = a.generated_key;
       a = fresh;
     }
     a.host = dest->host;
@@ -200,7 +204,99 @@ Result<json> install_step(proc::SshBootstrap& ssh, const proc::KeyPair& pair, Pr
   return step;
 }
 
+// A new key's passphrase: asked twice (3 tries when they differ); "" = none, after a warning.
+Result<std::string> new_key_passphrase(const std::string& path, Prompter& prompter)
+{
+  prompter.say("A key without a passphrase can be used by anyone who gets a copy of the file.");
+  for (int attempt = 1; attempt <= k_passphrase_tries; ++attempt) {
+    RV_TRY(first, prompter.secret(fmt::format("Passphrase for the new key {} (Enter: none)", path)));
+    if (first.empty()) {
+      return first;
+    }
+    auto second = prompter.secret("Same passphrase again");
+    const bool same = second && *second == first;
+    if (second) {
+      wipe(*second);
+    }
+    if (same) {
+      return first;
+    }
+    wipe(first);
+    if (!second) {
+      return std::unexpected(second.error());
+    }
+    prompter.say("the two passphrases differ; type it again");
+  }
+  return fail(ErrorCode::usage, fmt::format("the passphrases typed for {} differed {} times", path, k_passphrase_tries),
+              "run rv init again (nothing was generated)");
+}
+
+// rv's own key named for the host in the ssh config, so that `ssh HOST` finds it as rv does.
+Result<json> ssh_config_step(const InitOptions& o, const InitAnswers& a, InitWorld& world)
+{
+  json step{{"step", "ssh_config"}, {"file", o.ssh_config}};
+  if (o.ssh_config.empty()) {
+    step["status"] = "skipped";
+    step["detail"] = fmt::format("no ssh config (--ssh-config ''): OpenSSH needs -i {}", a.identity);
+    return step;
+  }
+  const auto block = identity_config_block(world.read_text(o.ssh_config).value_or(""), a.host, a.identity);
+  if (block.empty()) {
+    step["status"] = "unchanged";
+    step["detail"] = fmt::format("{} names IdentityFile {} for {}", o.ssh_config, a.identity, a.host);
+    return step;
+  }
+  RV_TRY_VOID(world.append_text(o.ssh_config, block));
+  step["status"] = "done";
+  step["detail"] = fmt::format("added Host {} / IdentityFile {} to {}", a.host, a.identity, o.ssh_config);
+  return step;
+}
+
 } // namespace
+
+std::string free_key_path(const std::string& ssh_dir, const std::function<bool(const std::string&)>& exists)
+{
+  for (int n = 1;; ++n) {
+    auto path = fmt::format("{}/{}{}", ssh_dir, k_rv_key, n == 1 ? std::string() : std::to_string(n));
+    if (!exists(path) && !exists(path + ".pub")) {
+      return path;
+    }
+  }
+}
+
+std::string identity_config_block(std::string_view config_text, const std::string& host, const std::string& key)
+{
+  const auto unquote = [](std::string_view w) {
+    return w.size() >= 2 && w.front() == '"' && w.back() == '"' ? w.substr(1, w.size() - 2) : w;
+  };
+  bool in_host = false;
+  for (auto line : text::lines(config_text)) {
+    line = text::trim(line);
+    if (line.empty() || line.starts_with('#')) {
+      continue;
+    }
+    // `Keyword value` or `Keyword=value`, the keyword in any case.
+    const auto cut = line.find_first_of(" \t=");
+    const auto keyword = text::lower(line.substr(0, cut));
+    auto value = cut == std::string_view::npos ? std::string_view() : text::trim(line.substr(cut + 1));
+    if (value.starts_with('=')) {
+      value = text::trim(value.substr(1));
+    }
+    if (keyword == "host") {
+      const auto patterns = text::split_ws(value);
+      in_host = std::ranges::any_of(patterns, [&](std::string_view p) { return unquote(p) == host; });
+    } else if (keyword == "match") {
+      in_host = false;
+    } else if (keyword == "identityfile" && in_host && unquote(value) == key) {
+      return {};
+    }
+  }
+  const auto quoted = key.find_first_of(" \t") == std::string::npos ? key : "\"" + key + "\"";
+  // A blank line before it (a last line without newline ended first).
+  const char* before = config_text.empty() ? "" : config_text.ends_with('\n') ? "\n" : "\n\n";
+  return fmt::format("{}# rv init: the key it generated for {} (docs/init.md)\nHost {}\n  IdentityFile {}\n", before,
+                     host, host, quoted);
+}
 
 // The key: -i (used, or generated there), else a default key, else a new ed25519 key.
 Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter, proc::KeyPair& pair)
@@ -221,29 +317,56 @@ Result<json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Pr
     }
   } else {
     existing = world.find_key(o.ssh_dir);
-    path = existing.value_or(o.ssh_dir + "/id_ed25519");
+    if (const auto own = fmt::format("{}/{}", o.ssh_dir, k_rv_key); !existing && world.exists(own)) {
+      existing = own; // an earlier run's key (its init.json gone)
+    }
+    // Never the default names: a new key there would become every host's key (N10).
+    path = existing.value_or(free_key_path(o.ssh_dir, [&](const std::string& p) { return world.exists(p); }));
   }
+  bool protected_key = false;
   if (existing) {
     RV_TRY(found, world.read_key(*existing));
     pair = found;
   } else {
-    RV_TRY(made, world.generate_key(path, o.key_comment));
-    pair = made;
-    prompter.say(fmt::format("generated an ed25519 key: {} ({})", path, pair.fingerprint));
+    std::string passphrase;
+    if (o.interactive) {
+      RV_TRY(typed, new_key_passphrase(path, prompter));
+      passphrase = std::move(typed);
+    } else {
+      prompter.say(fmt::format("the new key {} has no passphrase (--non-interactive): anyone who gets a copy of the "
+                               "file can use it; to protect one, make it with `ssh-keygen -t ed25519 -f KEY` and "
+                               "pass -i KEY",
+                               path));
+    }
+    protected_key = !passphrase.empty();
+    auto made = world.generate_key(path, o.key_comment, passphrase);
+    wipe(passphrase);
+    if (!made) {
+      return std::unexpected(made.error());
+    }
+    pair = *made;
+    a.generated_key = pair.private_path;
+    prompter.say(fmt::format("generated an ed25519 key{}: {} ({})", protected_key ? " with a passphrase" : "", path,
+                             pair.fingerprint));
   }
   a.identity = pair.private_path;
-  return json{{"step", "key"},
-              {"status", pair.generated ? "done" : "unchanged"},
-              {"path", pair.private_path},
-              {"type", pair.type},
-              {"fingerprint", pair.fingerprint},
-              {"generated", pair.generated}};
+  json step{{"step", "key"},
+            {"status", pair.generated ? "done" : "unchanged"},
+            {"path", pair.private_path},
+            {"type", pair.type},
+            {"fingerprint", pair.fingerprint},
+            {"generated", pair.generated}};
+  if (pair.generated) {
+    step["passphrase"] = protected_key;
+  }
+  return step;
 }
 
 json to_json(const InitAnswers& a)
 {
-  return json{{"host", a.host},         {"user", a.user},       {"port", a.port},      {"identity", a.identity},
-              {"host_key", a.host_key}, {"account", a.account}, {"scratch", a.scratch}};
+  return json{
+      {"host", a.host},         {"user", a.user},       {"port", a.port},       {"identity", a.identity},
+      {"host_key", a.host_key}, {"account", a.account}, {"scratch", a.scratch}, {"generated_key", a.generated_key}};
 }
 
 InitAnswers init_answers_from_json(const json& j)
@@ -262,6 +385,7 @@ InitAnswers init_answers_from_json(const json& j)
   a.host_key = text_field(j, "host_key");
   a.account = text_field(j, "account");
   a.scratch = text_field(j, "scratch");
+  a.generated_key = text_field(j, "generated_key");
   return a;
 }
 
@@ -304,6 +428,7 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
   // is the one to use: nothing is generated or installed, and the config names no key, so that
   // rv finds it as OpenSSH does (#24 item 8).
   Result<void> own_key = fail(ErrorCode::auth_failed, "no key tried");
+  bool asks_passphrase = false; // the key was just generated with one: verify asks it
   if (o.identity.empty() && a.identity.empty()) {
     own_key = ssh->login_with_keys("");
     if (!own_key && ssh->key_accepted()) {
@@ -319,6 +444,7 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
   } else {
     proc::KeyPair pair;
     RV_TRY(key, key_step(o, a, world, prompter, pair));
+    asks_passphrase = key.value("passphrase", false);
     RV_TRY_VOID(record(std::move(key)));
     RV_TRY(install, install_step(*ssh, pair, prompter));
     RV_TRY_VOID(record(std::move(install)));
@@ -333,6 +459,9 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
     ssh.reset(); // the password session ends here: everything after it uses the key alone
     runner = world.runner(later_options(o, a, known_hosts));
   }
+  if (asks_passphrase) {
+    prompter.say("checking the new key: type its passphrase once more");
+  }
   proc::Command check;
   check.argv = {"true"};
   check.timeout = std::chrono::seconds(30);
@@ -346,6 +475,10 @@ Result<InitReport> run_init(const InitOptions& o, InitAnswers a, Prompter& promp
                 "(StrictModes): chmod go-w ~ ~/.ssh there");
   }
   RV_TRY_VOID(record(json{{"step", "verify"}, {"status", "done"}, {"detail", "key login works"}}));
+  if (!a.generated_key.empty() && a.generated_key == a.identity) {
+    RV_TRY(named, ssh_config_step(o, a, world));
+    RV_TRY_VOID(record(std::move(named)));
+  }
 
   RV_TRY(slurm, init_steps::slurm(o, a, *runner, remote_user.empty() ? runner->user() : remote_user, prompter));
   RV_TRY_VOID(record(std::move(slurm)));

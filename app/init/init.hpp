@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,8 @@ struct InitAnswers {
   std::string identity;
   std::string host_key; // the fingerprint the user accepted
   std::string account;
-  std::string scratch; // the scratch directory chosen; "none" = caches under remote_root
+  std::string scratch;       // the scratch directory chosen; "none" = caches under remote_root
+  std::string generated_key; // the key rv init generated (named for the host in the ssh config)
 };
 nlohmann::json to_json(const InitAnswers& answers);
 InitAnswers init_answers_from_json(const nlohmann::json& j);
@@ -67,6 +69,8 @@ public:
   virtual Result<bool> confirm(std::string_view question, bool default_yes, std::string_view flag) = 0;
   // A password, not echoed; `attempt` counts from 1.
   virtual Result<std::string> password(std::string_view prompt, int attempt) = 0;
+  // A secret line, not echoed; "" when the user just presses Enter (a new key's passphrase).
+  virtual Result<std::string> secret(std::string_view prompt) = 0;
   // A line of progress (stderr; nothing with --json).
   virtual void say(std::string_view line) = 0;
 };
@@ -83,7 +87,13 @@ public:
   virtual std::optional<std::string> find_key(const std::string& ssh_dir) = 0;
   virtual bool exists(const std::string& local_path) = 0;
   virtual Result<proc::KeyPair> read_key(const std::string& path) = 0;
-  virtual Result<proc::KeyPair> generate_key(const std::string& path, const std::string& comment) = 0;
+  // `passphrase` "" = none.
+  virtual Result<proc::KeyPair> generate_key(const std::string& path, const std::string& comment,
+                                             const std::string& passphrase) = 0;
+  // A local text file (the ssh config), nullopt when it cannot be read.
+  virtual std::optional<std::string> read_text(const std::string& path) = 0;
+  // Appends `text` to a local file, created 0600 (its directory 0700) when missing.
+  virtual Result<void> append_text(const std::string& path, const std::string& text) = 0;
   // Remembers the answers so far (init's state file).
   virtual Result<void> remember(const InitAnswers& answers) = 0;
   // Writes one key of the config file (rv config set).
@@ -101,10 +111,21 @@ struct InitReport {
 Result<InitReport> run_init(const InitOptions& options, InitAnswers remembered, Prompter& prompter, InitWorld& world);
 
 // The key step (tests/unit/app/init/test_init.cpp): -i (used; when it names no file, generated there
-// once the user confirms: a typo must not install a new key), else a default key, else a new
-// ed25519 key at ~/.ssh/id_ed25519. Fills `pair`.
+// once the user confirms: a typo must not install a new key), else a default key (or rv's own from
+// an earlier run), else a new ed25519 key at ~/.ssh/id_ed25519_rv (or the next free name: never a
+// path where a key or a .pub is), offered a passphrase (asked twice; Enter: none, with a warning).
+// Fills `pair`.
 Result<nlohmann::json> key_step(const InitOptions& o, InitAnswers& a, InitWorld& world, Prompter& prompter,
                                 proc::KeyPair& pair);
+
+// The key rv generates when the user has none: `<ssh_dir>/id_ed25519_rv`, else `id_ed25519_rv2`,
+// `_rv3`... the first where neither the key nor its `.pub` exists (`exists` answers for a path).
+std::string free_key_path(const std::string& ssh_dir, const std::function<bool(const std::string&)>& exists);
+
+// What to append to the ssh config `config_text` so that OpenSSH (`ssh HOST`) and rv find `key` for
+// `host`: a `Host HOST` block with `IdentityFile KEY`; "" when a `Host` line naming `host` exactly
+// already has that IdentityFile (rv init run again).
+std::string identity_config_block(std::string_view config_text, const std::string& host, const std::string& key);
 
 // --- the remote commands, pure (tests/unit/app/init/test_init.cpp) ---
 

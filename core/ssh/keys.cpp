@@ -115,7 +115,8 @@ Result<KeyPair> read_key_pair(const std::string& private_path)
   return pair;
 }
 
-Result<KeyPair> generate_ed25519(const std::string& private_path, const std::string& comment)
+Result<KeyPair> generate_ed25519(const std::string& private_path, const std::string& comment,
+                                 const std::string& passphrase)
 {
   const auto dir = std::filesystem::path(private_path).parent_path();
   std::error_code ec;
@@ -132,7 +133,8 @@ Result<KeyPair> generate_ed25519(const std::string& private_path, const std::str
   }
   KeyPtr key(raw);
   char* raw_b64 = nullptr;
-  if (ssh_pki_export_privkey_base64(key.get(), nullptr, nullptr, nullptr, &raw_b64) != SSH_OK) {
+  if (ssh_pki_export_privkey_base64(key.get(), passphrase.empty() ? nullptr : passphrase.c_str(), nullptr, nullptr,
+                                    &raw_b64) != SSH_OK) {
     return fail(ErrorCode::io, "libssh could not export the new key");
   }
   CharPtr private_text(raw_b64);

@@ -25,7 +25,9 @@ std::optional<std::string> find_default_key(const std::string& ssh_dir);
 Result<KeyPair> read_key_pair(const std::string& private_path);
 
 // Generates an ed25519 key at `private_path` (never overwriting a file) and its `.pub`, with
-// `comment` on the public line; creates the directory 0700 when missing.
-Result<KeyPair> generate_ed25519(const std::string& private_path, const std::string& comment);
+// `comment` on the public line; creates the directory 0700 when missing. A non-empty `passphrase`
+// encrypts the private key (OpenSSH's format: bcrypt KDF, aes128-cbc; ssh-keygen reads it).
+Result<KeyPair> generate_ed25519(const std::string& private_path, const std::string& comment,
+                                 const std::string& passphrase = {});
 
 } // namespace rv::proc

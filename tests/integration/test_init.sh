@@ -45,6 +45,7 @@ mkdir -p /run/sshd
 /usr/sbin/sshd -f "$SSHD_DIR/sshd_config" -E "$SSHD_DIR/sshd.log" || it_fail "the test's sshd did not start"
 cleanup_init() {
   local pid
+  [[ -z ${IT_TMUX_SOCK:-} ]] || tm kill-server 2>/dev/null || true
   if read -r pid <"$SSHD_DIR/sshd.pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
   rm -rf "$USER_HOME/.ssh" "$USER_HOME/.rv" "$SCRATCH_DIR"
 }
@@ -69,10 +70,12 @@ wait "$rv_pid" || rc=$?
 RUN_RC=$rc RUN_CMD="rv init (first run)" RUN_SECS="?" RUN_OUT=$(<"$IT_DIR/out") RUN_ERR=$(tail -c 3000 "$IT_DIR/trace")
 assert_rc 0 "the first rv init succeeds"
 cp "$IT_DIR/out" "$IT_DIR/first.txt"
-assert_eq "host host_key key install_key verify slurm storage" "$(awk '/^  [a-z_]+ +[a-z]+/ {print $1}' "$IT_DIR/out" | tr '\n' ' ' | sed 's/ $//')" \
+assert_eq "host host_key key install_key verify ssh_config slurm storage" "$(awk '/^  [a-z_]+ +[a-z]+/ {print $1}' "$IT_DIR/out" | tr '\n' ' ' | sed 's/ $//')" \
   "every step, in order"
 assert_match "$RUN_OUT" "install_key +done +detail=added to ~/.ssh/authorized_keys" "the key was installed"
-assert_match "$RUN_OUT" "  key +done .*path=$HOME/.ssh/id_ed25519" "a key was generated"
+assert_match "$RUN_OUT" "  key +done .*path=$HOME/.ssh/id_ed25519_rv" "a key was generated, at rv's own name (N10)"
+assert_match "$RUN_OUT" "  ssh_config +skipped .*OpenSSH needs -i $HOME/.ssh/id_ed25519_rv" "no ssh config: the -i hint"
+assert_contains "$(<"$IT_DIR/trace")" "has no passphrase (--non-interactive)" "--non-interactive says the key has no passphrase"
 assert_contains "$RUN_OUT" "scratch_root = $SCRATCH_DIR/.cache/rv" "the config written is shown"
 assert_contains "$(<"$IT_DIR/trace")" "ssh: exec" "the trace shows the commands rv ran"
 pass "rv init --non-interactive --password-stdin: every step done"
@@ -86,7 +89,8 @@ ssh-keygen -F "[127.0.0.1]:$PORT" -f "$HOME/.ssh/known_hosts" | grep -q "$(awk '
 pass "known_hosts has the host's key ($want_fp)"
 
 # The key: OpenSSH reads it, the modes are OpenSSH's.
-key=$HOME/.ssh/id_ed25519
+key=$HOME/.ssh/id_ed25519_rv
+[[ ! -e $HOME/.ssh/id_ed25519 ]] || it_fail "rv init wrote ~/.ssh/id_ed25519, a default key name (N10)"
 assert_eq "600" "$(stat -c %a "$key")" "private key mode"
 assert_eq "700" "$(stat -c %a "$HOME/.ssh")" "the .ssh directory mode"
 ssh-keygen -y -f "$key" >"$IT_DIR/derived.pub" || it_fail "ssh-keygen cannot read the generated key"
@@ -160,6 +164,74 @@ assert_rc 253 "an unknown host key without --yes"
 assert_contains "$RUN_ERR" "--yes" "says how to accept it"
 pass "host key: a wrong pin is refused (252), an unconfirmed key is not trusted (253)"
 
+# ---- N10: interactive rv init on a terminal (tmux): the new key with a passphrase, at rv's own name ----
+# A laptop whose ~/.ssh/id_ed25519 is a link to a key on a volume that is not mounted, beside its
+# .pub: find_default_key does not take it, and the old rv init generated at that name (and
+# failed on the .pub, or wrote through nothing). Now: ~/.ssh/id_ed25519_rv, with the passphrase
+# typed twice; both old files byte-identical; the ssh config names the key for the host, so that
+# OpenSSH's `ssh` (no -i) and rv find it; verify asks the passphrase on the terminal.
+if command -v tmux >/dev/null; then
+  home7=$IT_DIR/home7
+  mkdir -p -m 700 "$home7/.ssh"
+  ln -s /nonexistent-volume/id_ed25519 "$home7/.ssh/id_ed25519"
+  ssh-keygen -q -t ed25519 -N '' -C 'old@laptop' -f "$IT_DIR/old_key" && cp "$IT_DIR/old_key.pub" "$home7/.ssh/id_ed25519.pub"
+  old_files=$(readlink "$home7/.ssh/id_ed25519"; md5sum <"$home7/.ssh/id_ed25519.pub")
+  PASSPHRASE="init pass $$ phrase"
+  IT_TMUX_SOCK=rv-it-init-$$
+  tm new-session -d -x 220 -y 50 -s init "bash --norc --noprofile"
+  type_line init "$(printf '%q ' env HOME="$home7" XDG_CONFIG_HOME="$IT_DIR/config7" SSH_AUTH_SOCK= "$RV" \
+    --ssh-config "$home7/.ssh/config" init --host "$USER_NAME@127.0.0.1" --port "$PORT" --yes --scratch none); echo RV-EXIT=\$?"
+  wait_for 30 screen_has init "A key without a passphrase can be used by anyone who gets a copy of the file."
+  wait_for 10 screen_has init "Passphrase for the new key $home7/.ssh/id_ed25519_rv (Enter: none) (not shown):"
+  type_line init "$PASSPHRASE"
+  wait_for 10 screen_has init "Same passphrase again (not shown):"
+  type_line init "$PASSPHRASE"
+  wait_for 30 screen_has init "Password for $USER_NAME@127.0.0.1:$PORT (not shown):"
+  type_line init "$PASSWORD"
+  wait_for 30 screen_has init "Enter passphrase for key '$home7/.ssh/id_ed25519_rv':"
+  type_line init "$PASSPHRASE"
+  wait_for 60 rv_ended init
+  init_screen=$(screen init)
+  tm kill-server
+  [[ $(sed -n 's/^RV-EXIT=\([0-9][0-9]*\)$/\1/p' <<<"$init_screen" | tail -n1) == 0 ]] ||
+    it_fail "interactive rv init failed" "$init_screen"
+  assert_contains "$init_screen" "checking the new key: type its passphrase once more" "verify says why it asks"
+  assert_match "$init_screen" "  ssh_config +done +detail=added Host 127.0.0.1 / IdentityFile $home7/.ssh/id_ed25519_rv" \
+    "the ssh config step"
+  assert_not_contains "$init_screen" "$PASSPHRASE" "the passphrase is not echoed"
+  assert_not_contains "$init_screen" "$PASSWORD" "the password is not echoed"
+  new_key=$home7/.ssh/id_ed25519_rv
+  assert_eq "$old_files" "$(readlink "$home7/.ssh/id_ed25519"; md5sum <"$home7/.ssh/id_ed25519.pub")" \
+    "~/.ssh/id_ed25519 (a link) and its .pub are byte-identical"
+  assert_eq "600" "$(stat -c %a "$new_key")" "the new key's mode"
+  ! ssh-keygen -y -P '' -f "$new_key" >/dev/null 2>&1 || it_fail "the new key has no passphrase"
+  assert_eq "$(cut -d' ' -f1-2 "$new_key.pub")" "$(ssh-keygen -y -P "$PASSPHRASE" -f "$new_key" | cut -d' ' -f1-2)" \
+    "ssh-keygen opens the key with the passphrase typed"
+  assert_eq "$new_key" "$(jq -r .identity_file "$IT_DIR/config7/rv/config.json")" "rv's config names the key"
+  assert_eq "1" "$(grep -cx "  IdentityFile $new_key" "$home7/.ssh/config")" "the ssh config names the key once"
+  ! grep -rqF -- "$PASSPHRASE" "$home7" "$IT_DIR/config7" || it_fail "the passphrase is in a file"
+  # OpenSSH's own ssh, no -i and no password: the ssh config rv wrote gives it the key.
+  printf '#!/bin/sh\nprintf "%%s\\n" %q\n' "$PASSPHRASE" >"$IT_DIR/askpass-pp" && chmod 700 "$IT_DIR/askpass-pp"
+  SSH_ASKPASS=$IT_DIR/askpass-pp SSH_ASKPASS_REQUIRE=force SSH_AUTH_SOCK='' setsid -w ssh -F "$home7/.ssh/config" \
+    -o UserKnownHostsFile="$home7/.ssh/known_hosts" -o PasswordAuthentication=no -p "$PORT" "$USER_NAME@127.0.0.1" true ||
+    it_fail "OpenSSH's ssh does not log in with the key the ssh config names"
+  # rv, later, with no terminal: the passphrase from SSH_ASKPASS.
+  HOME=$home7 XDG_CONFIG_HOME=$IT_DIR/config7 SSH_ASKPASS=$IT_DIR/askpass-pp SSH_ASKPASS_REQUIRE=force SSH_AUTH_SOCK='' \
+    run setsid -w "$RV" exec id -un
+  assert_rc 0 "rv exec with the protected key"
+  assert_eq "$USER_NAME" "$RUN_OUT" "rv exec logs in with the protected key"
+  # Run again: nothing added twice.
+  HOME=$home7 XDG_CONFIG_HOME=$IT_DIR/config7 SSH_ASKPASS=$IT_DIR/askpass-pp SSH_ASKPASS_REQUIRE=force SSH_AUTH_SOCK='' \
+    run setsid -w "$RV" --json init --non-interactive --host "$USER_NAME@127.0.0.1" --port "$PORT" --scratch none
+  assert_rc 0 "rv init again"
+  assert_json '[.steps[] | select(.step == "key" or .step == "install_key" or .step == "ssh_config") | .status]' \
+    '["unchanged","unchanged","unchanged"]' "the second run changes nothing"
+  assert_eq "1" "$(grep -cx "  IdentityFile $new_key" "$home7/.ssh/config")" "the ssh config still names the key once"
+  pass "interactive rv init: a key with a passphrase (typed twice) at ~/.ssh/id_ed25519_rv, the old id_ed25519 and .pub byte-identical; the ssh config names it (OpenSSH's ssh logs in), rv exec too; a second run changes nothing"
+else
+  printf '%s: SKIP (part): no tmux for the interactive rv init\n' "$IT_NAME" >&2
+fi
+
 # ---- #24 item 8: an ~/.ssh/config alias whose IdentityFile works: no new key, none written ----
 # A fresh laptop (home3) whose ssh config names the key installed above; rv init used to generate
 # ~/.ssh/id_ed25519, report "the host already accepts the key" (it was the alias's) and write the
@@ -178,7 +250,7 @@ CONF
 HOME=$home3 XDG_CONFIG_HOME=$IT_DIR/config3 run "$RV" --ssh-config "$IT_DIR/alias_config" init --non-interactive \
   --host rvinit-alias --yes --scratch none
 assert_rc 0 "rv init with a working alias"
-[[ ! -e $home3/.ssh/id_ed25519 ]] || it_fail "rv init generated a key although the alias's key works"
+! compgen -G "$home3/.ssh/id_ed25519*" >/dev/null || it_fail "rv init generated a key although the alias's key works"
 assert_match "$RUN_OUT" "  key +unchanged .*the host accepts a key of yours" "the working key is used"
 cfg3=$IT_DIR/config3/rv/config.json
 assert_eq "" "$(jq -r '.identity_file // ""' "$cfg3")" "the config names no key of its own"
@@ -235,7 +307,7 @@ ASK
   assert_eq 3 "$(grep -c 'One-time' "$IT_DIR/askpass-wrong.log")" "the code is asked 3 times, then init stops"
   assert_contains "$RUN_ERR" "only the second factor failed" "the hint says the key was fine and the code was not"
   assert_not_contains "$RUN_ERR" "generated an ed25519 key" "nothing is generated"
-  [[ ! -e $IT_DIR/home5/.ssh/id_ed25519 ]] || it_fail "a key was generated after the host had accepted the user's key"
+  ! compgen -G "$IT_DIR/home5/.ssh/id_ed25519*" >/dev/null || it_fail "a key was generated after the host had accepted the user's key"
   pass "a refused code after the key was accepted: asked 3 times, init stops, no key generated (N1)"
 
   : >"$IT_DIR/askpass-wrong.log"
@@ -249,7 +321,7 @@ ASK
   assert_rc 0 "rv init with one wrong code, then a right one"
   assert_match "$(head -2 "$IT_DIR/askpass-wrong.log" | tr '\n' ' ')" "One-time.*One-time" \
     "the code was asked again after the refusal"
-  [[ ! -e $IT_DIR/home5/.ssh/id_ed25519 ]] || it_fail "a key was generated though the alias's key works"
+  ! compgen -G "$IT_DIR/home5/.ssh/id_ed25519*" >/dev/null || it_fail "a key was generated though the alias's key works"
   pass "one refused code, then the right one: init goes on with the user's key, nothing generated"
 
   # N2 (third UX review): the first day asks one code. init's own login (the user's key, then the

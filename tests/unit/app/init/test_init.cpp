@@ -110,6 +110,7 @@ TEST_CASE("init answers: JSON round trip; no password field exists")
   a.host_key = "SHA256:abc";
   a.account = "proj";
   a.scratch = "/scratch/alice";
+  a.generated_key = "/home/alice/.ssh/id_ed25519_rv";
   auto j = to_json(a);
   CHECK_FALSE(j.contains("password"));
   auto back = init_answers_from_json(j);
@@ -137,13 +138,15 @@ namespace {
 struct KeyWorld final : InitWorld {
   std::vector<std::string> files;
   std::vector<std::string> generated;
+  std::vector<std::string> passphrases; // one per generated key, "" = none
+  std::optional<std::string> default_key;
   std::unique_ptr<proc::SshBootstrap> bootstrap(const proc::SshOptions&) override { return nullptr; }
   std::unique_ptr<proc::Runner> runner(const proc::SshOptions&) override { return nullptr; }
   std::unique_ptr<proc::Runner> runner_from(std::unique_ptr<proc::SshBootstrap>, const proc::SshOptions&) override
   {
     return nullptr;
   }
-  std::optional<std::string> find_key(const std::string&) override { return std::nullopt; }
+  std::optional<std::string> find_key(const std::string&) override { return default_key; }
   bool exists(const std::string& p) override { return std::find(files.begin(), files.end(), p) != files.end(); }
   Result<proc::KeyPair> read_key(const std::string& p) override
   {
@@ -151,14 +154,17 @@ struct KeyWorld final : InitWorld {
     k.private_path = p;
     return k;
   }
-  Result<proc::KeyPair> generate_key(const std::string& p, const std::string&) override
+  Result<proc::KeyPair> generate_key(const std::string& p, const std::string&, const std::string& passphrase) override
   {
     generated.push_back(p);
+    passphrases.push_back(passphrase);
     proc::KeyPair k;
     k.private_path = p;
     k.generated = true;
     return k;
   }
+  std::optional<std::string> read_text(const std::string&) override { return std::nullopt; }
+  Result<void> append_text(const std::string&, const std::string&) override { return {}; }
   Result<void> remember(const InitAnswers&) override { return {}; }
   Result<void> set_config(const std::string&, const std::string&) override { return {}; }
 };
@@ -166,6 +172,9 @@ struct KeyWorld final : InitWorld {
 struct ScriptedPrompter final : Prompter {
   bool answer = false;
   std::vector<std::string> asked;
+  std::vector<std::string> secrets;      // typed at the hidden prompts, in order
+  std::vector<std::string> secret_asked; // those prompts
+  std::vector<std::string> said;
   Result<std::string> ask(std::string_view, const std::string& d, std::string_view) override { return d; }
   Result<bool> confirm(std::string_view q, bool, std::string_view) override
   {
@@ -173,7 +182,17 @@ struct ScriptedPrompter final : Prompter {
     return answer;
   }
   Result<std::string> password(std::string_view, int) override { return fail(ErrorCode::auth_failed, "none"); }
-  void say(std::string_view) override {}
+  Result<std::string> secret(std::string_view prompt) override
+  {
+    secret_asked.emplace_back(prompt);
+    if (secrets.empty()) {
+      return fail(ErrorCode::interrupted, "no answer (end of input)");
+    }
+    auto typed = secrets.front();
+    secrets.erase(secrets.begin());
+    return typed;
+  }
+  void say(std::string_view line) override { said.emplace_back(line); }
 };
 
 } // namespace
@@ -197,7 +216,8 @@ TEST_CASE("init key step: -i naming no file asks before it generates a key there
   CHECK(prompter.asked[0].find("There is no key at /home/alice/.ssh/id_ed2559") == 0);
   CHECK(world.generated.empty());
 
-  prompter.answer = true; // meant: a new key there
+  prompter.answer = true;  // meant: a new key there
+  prompter.secrets = {""}; // no passphrase
   REQUIRE(key_step(o, a, world, prompter, pair));
   CHECK(world.generated == std::vector<std::string>{"/home/alice/.ssh/id_ed2559"});
 
@@ -232,5 +252,156 @@ TEST_CASE("generate_ed25519: a stale .pub stops it before any private key is wri
   REQUIRE_MESSAGE(made, made.error().message);
   CHECK(fs::exists(dir / "id_ed25519"));
   CHECK(fs::exists(dir / "id_ed25519.pub"));
+  fs::remove_all(dir);
+}
+
+// N10: with no key of the user's, rv init wrote a key without a passphrase to ~/.ssh/id_ed25519,
+// which then became every host's default key.
+TEST_CASE("init key step: a new key goes to ~/.ssh/id_ed25519_rv (or the next free name), never a default name")
+{
+  InitOptions o;
+  o.ssh_dir = "/home/alice/.ssh";
+  ScriptedPrompter prompter;
+  proc::KeyPair pair;
+  {
+    KeyWorld world;
+    InitAnswers a;
+    prompter.secrets = {""};
+    auto step = key_step(o, a, world, prompter, pair);
+    REQUIRE(step);
+    CHECK(world.generated == std::vector<std::string>{"/home/alice/.ssh/id_ed25519_rv"});
+    CHECK(a.identity == "/home/alice/.ssh/id_ed25519_rv");
+    CHECK(a.generated_key == "/home/alice/.ssh/id_ed25519_rv");
+    CHECK((*step)["passphrase"] == false);
+  }
+  {
+    // id_ed25519 is there but is no file find_key takes (a dangling link), a stale .pub of rv's own
+    // name, and a key at _rv2: the next free name, never one of those.
+    KeyWorld world;
+    world.files = {"/home/alice/.ssh/id_ed25519", "/home/alice/.ssh/id_ed25519_rv.pub",
+                   "/home/alice/.ssh/id_ed25519_rv2"};
+    InitAnswers a;
+    prompter.secrets = {""};
+    REQUIRE(key_step(o, a, world, prompter, pair));
+    CHECK(world.generated == std::vector<std::string>{"/home/alice/.ssh/id_ed25519_rv3"});
+  }
+  {
+    // An earlier run's key (init.json gone): used, nothing generated.
+    KeyWorld world;
+    world.files = {"/home/alice/.ssh/id_ed25519_rv", "/home/alice/.ssh/id_ed25519_rv.pub"};
+    InitAnswers a;
+    REQUIRE(key_step(o, a, world, prompter, pair));
+    CHECK(world.generated.empty());
+    CHECK(a.identity == "/home/alice/.ssh/id_ed25519_rv");
+  }
+  {
+    // A default key of the user's is kept, as before.
+    KeyWorld world;
+    world.default_key = "/home/alice/.ssh/id_ed25519";
+    world.files = {"/home/alice/.ssh/id_ed25519"};
+    InitAnswers a;
+    REQUIRE(key_step(o, a, world, prompter, pair));
+    CHECK(world.generated.empty());
+    CHECK(a.identity == "/home/alice/.ssh/id_ed25519");
+    CHECK(a.generated_key.empty());
+  }
+}
+
+TEST_CASE("init key step: the new key is offered a passphrase, typed twice; Enter alone is none, after a warning")
+{
+  InitOptions o;
+  o.ssh_dir = "/home/alice/.ssh";
+  proc::KeyPair pair;
+  {
+    KeyWorld world;
+    ScriptedPrompter prompter;
+    InitAnswers a;
+    prompter.secrets = {"correct horse", "correct horse"};
+    auto step = key_step(o, a, world, prompter, pair);
+    REQUIRE(step);
+    CHECK(world.passphrases == std::vector<std::string>{"correct horse"});
+    CHECK((*step)["passphrase"] == true);
+    CHECK(step->dump().find("correct horse") == std::string::npos);
+    REQUIRE(prompter.secret_asked.size() == 2);
+    CHECK(prompter.secret_asked[0] == "Passphrase for the new key /home/alice/.ssh/id_ed25519_rv (Enter: none)");
+    CHECK(prompter.secret_asked[1] == "Same passphrase again");
+    REQUIRE_FALSE(prompter.said.empty());
+    CHECK(prompter.said[0] == "A key without a passphrase can be used by anyone who gets a copy of the file.");
+  }
+  {
+    // Two that differ are asked again; three such pairs stop with nothing generated.
+    KeyWorld world;
+    ScriptedPrompter prompter;
+    InitAnswers a;
+    prompter.secrets = {"one", "two", "three", "three"};
+    REQUIRE(key_step(o, a, world, prompter, pair));
+    CHECK(world.passphrases == std::vector<std::string>{"three"});
+    prompter.secrets = {"a", "b", "c", "d", "e", "f"};
+    world.generated.clear();
+    world.files.clear();
+    auto refused = key_step(o, a, world, prompter, pair);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::usage);
+    CHECK(refused.error().message.find("differed 3 times") != std::string::npos);
+    CHECK(world.generated.empty());
+  }
+  {
+    // --non-interactive asks nothing: no passphrase, and a line says so with what to do instead.
+    KeyWorld world;
+    ScriptedPrompter prompter;
+    InitAnswers a;
+    o.interactive = false;
+    REQUIRE(key_step(o, a, world, prompter, pair));
+    CHECK(prompter.secret_asked.empty());
+    CHECK(world.passphrases == std::vector<std::string>{""});
+    REQUIRE(prompter.said.size() == 2); // the warning, then "generated ..."
+    CHECK(prompter.said[0].find("has no passphrase") != std::string::npos);
+    CHECK(prompter.said[0].find("ssh-keygen") != std::string::npos);
+  }
+}
+
+TEST_CASE("identity_config_block: a Host block naming the key, once; the user's lines kept as they are")
+{
+  const std::string key = "/home/alice/.ssh/id_ed25519_rv";
+  CHECK(identity_config_block("", "hpc", key) == "# rv init: the key it generated for hpc (docs/init.md)\nHost hpc\n  "
+                                                 "IdentityFile /home/alice/.ssh/id_ed25519_rv\n");
+  // After a last line without newline: that line is ended first.
+  CHECK(identity_config_block("Host other\n  User bob", "hpc", key).starts_with("\n\n# rv init"));
+  CHECK(identity_config_block("Host other\n  User bob\n", "hpc", key).starts_with("\n# rv init"));
+  // Already named for the host (any case, `=`, quotes, among other patterns): nothing to add.
+  CHECK(identity_config_block("Host hpc\n  IdentityFile /home/alice/.ssh/id_ed25519_rv\n", "hpc", key).empty());
+  CHECK(identity_config_block("host gpu hpc\n\tidentityfile=\"/home/alice/.ssh/id_ed25519_rv\"\n", "hpc", key).empty());
+  // Named for another host, or under a Match, or only commented: added.
+  CHECK_FALSE(identity_config_block("Host hpc2\n  IdentityFile /home/alice/.ssh/id_ed25519_rv\n", "hpc", key).empty());
+  CHECK_FALSE(identity_config_block("Host hpc\n  User a\nMatch all\n  IdentityFile /home/alice/.ssh/id_ed25519_rv\n",
+                                    "hpc", key)
+                  .empty());
+  CHECK_FALSE(identity_config_block("Host hpc\n# IdentityFile /home/alice/.ssh/id_ed25519_rv\n", "hpc", key).empty());
+  // A path with a space is quoted, as OpenSSH reads it.
+  CHECK(identity_config_block("", "hpc", "/home/a b/.ssh/id_ed25519_rv")
+            .ends_with("IdentityFile \"/home/a b/.ssh/id_ed25519_rv\"\n"));
+}
+
+// N10: the passphrase reaches the file: OpenSSH's ssh-keygen reads the key with it, and not without.
+TEST_CASE("generate_ed25519: a passphrase encrypts the key as OpenSSH reads it")
+{
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("rv-keygen-pp-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto key = (dir / "id_ed25519_rv").string();
+  auto made = proc::generate_ed25519(key, "test", "s3cret words");
+  REQUIRE_MESSAGE(made, made.error().message);
+  CHECK(mode_of(key) == 0600);
+  CHECK(file_text(key).find("s3cret") == std::string::npos);
+  if (std::system("command -v ssh-keygen >/dev/null 2>&1") != 0) {
+    MESSAGE("SKIP: no ssh-keygen to read the key back");
+  } else {
+    const auto read_with = [&](const std::string& pass) {
+      return std::system(("ssh-keygen -y -P " + quote(pass) + " -f " + quote(key) + " >/dev/null 2>&1").c_str());
+    };
+    CHECK(read_with("s3cret words") == 0);
+    CHECK(read_with("") != 0);
+    CHECK(read_with("wrong") != 0);
+  }
   fs::remove_all(dir);
 }
