@@ -6,7 +6,7 @@
 # argv, environment, trace or screen; a wrong one 3 times is exit 254 with one error line and the
 # ssh-add hint; Enter alone skips the key; with no terminal (setsid) or BatchMode yes rv asks nothing
 # and says why, with the ssh-add hint; ssh-agent holding the key logs in without a prompt; SSH_ASKPASS
-# answers it with no terminal. ~20 s.
+# answers it with no terminal; with connection_persist it is typed once. ~25 s.
 # testbed-lock: shared (submits no job; one line of rvtest's authorized_keys, its own, removed after)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
@@ -131,3 +131,19 @@ assert_rc 0 "the agent holds the key"
 assert_eq agent-ok "$RUN_OUT" "the agent: logged in"
 [[ ! -s $IT_DIR/askpass.log ]] || it_fail "the passphrase was asked although the agent holds the key"
 pass "ssh-agent holding the key logs in with no prompt"
+
+# ---- the held connection: the passphrase asked once, later commands (no terminal) use that login ----
+kill "$agent_pid" 2>/dev/null || true
+agent_pid=
+unset SSH_AUTH_SOCK SSH_AGENT_PID
+tm new-window -t pass -n held "bash --norc --noprofile"
+type_line pass:held "$(printf '%q ' env RV_CONNECTION_PERSIST=5m)$(rv_cmd --host rvpk exec echo held-one); echo RV-EXIT=\$?"
+wait_for 30 screen_has pass:held "$prompt"
+type_line pass:held "$PASSPHRASE"
+wait_for 30 rv_ended pass:held
+assert_eq 0 "$(rv_exit pass:held)" "the first command with connection_persist"
+run setsid -w env RV_CONNECTION_PERSIST=5m "$RV" --ssh-config "$CFG" --host rvpk exec echo held-two
+assert_rc 0 "a later command with no terminal and no agent"
+assert_eq held-two "$RUN_OUT" "it ran through the held connection"
+run "$RV" --ssh-config "$CFG" --host rvpk disconnect
+pass "connection_persist: the passphrase typed once; a later command with no terminal and no agent runs through the held login"
