@@ -1,6 +1,7 @@
 #include "core/ssh/keys.hpp"
 
 #include "core/ssh/handles.hpp"
+#include "core/ssh/private_key.hpp"
 #include "core/text.hpp"
 
 #include <fmt/format.h>
@@ -160,3 +161,40 @@ Result<KeyPair> generate_ed25519(const std::string& private_path, const std::str
 }
 
 } // namespace rv::proc
+
+namespace rv::proc::ssh {
+namespace {
+
+// libssh's passphrase callback while reading a key without one: notes that the file asked for a
+// passphrase and gives none (libssh asks before its key derivation).
+int note_passphrase_wanted(const char*, char*, std::size_t, int, int, void* userdata)
+{
+  *static_cast<bool*>(userdata) = true;
+  return SSH_ERROR;
+}
+
+} // namespace
+
+KeyFile read_private_key(const std::string& path, const char* passphrase, KeyPtr& out)
+{
+  ssh_key raw = nullptr;
+  bool wanted = false;
+  if (ssh_pki_import_privkey_file(path.c_str(), passphrase, passphrase ? nullptr : note_passphrase_wanted, &wanted,
+                                  &raw) == SSH_OK) {
+    out.reset(raw);
+    return KeyFile::ok;
+  }
+  return wanted || passphrase ? KeyFile::locked : KeyFile::unreadable;
+}
+
+KeyPtr public_key_of(const std::string& path)
+{
+  ssh_key raw = nullptr;
+  if (ssh_pki_import_pubkey_file((path + ".pub").c_str(), &raw) == SSH_OK ||
+      ssh_pki_import_pubkey_file(path.c_str(), &raw) == SSH_OK) {
+    return KeyPtr(raw);
+  }
+  return KeyPtr();
+}
+
+} // namespace rv::proc::ssh

@@ -8,6 +8,7 @@
 #include "core/ssh/failures.hpp"
 #include "core/ssh/kbdint.hpp"
 #include "core/ssh/kerberos.hpp"
+#include "core/ssh/private_key.hpp"
 #include "core/ssh/session.hpp"
 
 #include <fmt/format.h>
@@ -43,43 +44,6 @@ bool done(int rc)
 }
 
 constexpr int k_passphrase_tries = 3; // OpenSSH's NumberOfPasswordPrompts
-
-// How a private key file reads.
-enum class KeyFile { ok, locked, unreadable };
-
-// libssh's passphrase callback while reading a key without one: notes that the file asked for a
-// passphrase (it is then asked for later, after the agent) and gives none.
-int note_passphrase_wanted(const char*, char*, std::size_t, int, int, void* userdata)
-{
-  *static_cast<bool*>(userdata) = true;
-  return SSH_ERROR;
-}
-
-// Reads `path` with `passphrase` (nullptr: none). `locked`: the file has a passphrase, and none or
-// a wrong one was given (libssh asks before its key derivation, so a check costs no time).
-KeyFile read_private_key(const std::string& path, const char* passphrase, KeyPtr& out)
-{
-  ssh_key raw = nullptr;
-  bool wanted = false;
-  if (ssh_pki_import_privkey_file(path.c_str(), passphrase, passphrase ? nullptr : note_passphrase_wanted, &wanted,
-                                  &raw) == SSH_OK) {
-    out.reset(raw);
-    return KeyFile::ok;
-  }
-  return wanted || passphrase ? KeyFile::locked : KeyFile::unreadable;
-}
-
-// The public half of a key file: its `.pub`, else the public part an OpenSSH-format private key
-// keeps unencrypted; null when neither reads (an old PEM key without its .pub).
-KeyPtr public_key_of(const std::string& path)
-{
-  ssh_key raw = nullptr;
-  if (ssh_pki_import_pubkey_file((path + ".pub").c_str(), &raw) == SSH_OK ||
-      ssh_pki_import_pubkey_file(path.c_str(), &raw) == SSH_OK) {
-    return KeyPtr(raw);
-  }
-  return KeyPtr();
-}
 
 } // namespace
 
