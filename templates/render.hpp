@@ -44,6 +44,10 @@ struct StudyWorker {
   std::int64_t task_time_s = 0;       // a task is claimed only while this much of the allocation is left
   int attempts = 2;                   // per task: 1 + --retries
   bool retry_failed = false;          // a task that failed by its own exit status runs again
+  // Across clusters (docs/studies.md, "Across clusters"): take only the tasks rv offers on this
+  // cluster (`tasks/<t>/offer`), waiting up to offer_wait_s for one before ending.
+  bool offers = false;
+  std::int64_t offer_wait_s = 0;
 };
 
 struct RenderOptions {

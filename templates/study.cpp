@@ -170,7 +170,51 @@ _rv_worker_signalled() {
   exit 143
 }
 trap _rv_worker_signalled TERM INT
+)sh";
 
+// Across clusters: the claim is of an offer rv made on this cluster, never of a task by itself.
+constexpr std::string_view k_offers = R"sh(
+# ---- across clusters: tasks are offered (docs/studies.md, "Across clusters") ----
+# rv offers a task on one cluster at a time: tasks/<t>/offer holds the attempt to run. This worker
+# takes an offer by renaming it (one winner; rv takes an offer back by the same rename), then
+# names its attempt as on one cluster. rv decides retries and cancels idle workers on every cluster.
+RV_OFFER_WAIT_S={{offer_wait_s}}
+_rv_take_offer() {
+  local t d k tmp
+  for t in $RV_TASK_IDS; do
+    d="$RV_TASKS_DIR/$t"
+    [ -d "$d/offer" ] || continue
+    tmp="$d/.claim.$SLURM_JOB_ID"
+    rm -rf -- "$tmp"
+    mv -T -- "$d/offer" "$tmp" 2>/dev/null || continue
+    k=$(cat -- "$tmp/attempt" 2>/dev/null)
+    printf '%s\n' "$SLURM_JOB_ID" >"$tmp/job"
+    date +%s >"$tmp/start"
+    if [ -n "$k" ] && mv -T -- "$tmp" "$d/a$k" 2>/dev/null; then
+      printf '%s %s\n' "$t" "$k"
+      return 0
+    fi
+    _rv_log "warning: task $t: its offer (attempt ${k:-?}) could not be taken"
+  done
+  return 1
+}
+# Takes an offer, waiting up to RV_OFFER_WAIT_S for rv to make one (it sees this worker start at
+# its next poll); fails when none came, or when the allocation no longer holds a task.
+_rv_claim_next() {
+  local waited=0
+  while :; do
+    _rv_take_offer && return 0
+    [ "$waited" -lt "$RV_OFFER_WAIT_S" ] || return 1
+    [ "$_rv_ran" -eq 0 ] || [ $(( RV_JOB_END_TIME - $(date +%s) )) -ge "$RV_TASK_TIME_S" ] || return 1
+    sleep 2
+    waited=$(( waited + 2 ))
+  done
+}
+# rv, not a worker, cancels the pending workers once nothing is left to offer.
+_rv_any_waiting() { return 0; }
+)sh";
+
+constexpr std::string_view k_worker_run = R"sh(
 # ---- run (study worker) ----
 if ! mkdir -p -- "$RV_TASKS_DIR"; then
   _rv_log "error: cannot create $RV_TASKS_DIR"
@@ -219,17 +263,21 @@ std::string study_body(const Context& ctx)
     }
     unset += "\n";
   }
-  return fill(k_worker, {{"run", container_prefix(ctx, false)},
-                         {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
-                         {"task_time_s", std::to_string(st.task_time_s)},
-                         {"attempts", std::to_string(st.attempts)},
-                         {"retry_failed", st.retry_failed ? "1" : "0"},
-                         {"task_ids", proc::shell_quote(ids)},
-                         {"task_count", std::to_string(st.tasks.size())},
-                         {"unset", unset},
-                         {"cases", cases},
-                         {"comment", proc::shell_quote("rv:" + o.request_id)}}) +
-         copy_outputs(ctx) + notify_end(ctx) + "exit 0\n";
+  std::string body =
+      fill(k_worker, {{"run", container_prefix(ctx, false)},
+                      {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
+                      {"task_time_s", std::to_string(st.task_time_s)},
+                      {"attempts", std::to_string(st.attempts)},
+                      {"retry_failed", st.retry_failed ? "1" : "0"},
+                      {"task_ids", proc::shell_quote(ids)},
+                      {"task_count", std::to_string(st.tasks.size())},
+                      {"unset", unset},
+                      {"cases", cases},
+                      {"comment", proc::shell_quote("rv:" + o.request_id)}});
+  if (st.offers) {
+    body += fill(k_offers, {{"offer_wait_s", std::to_string(st.offer_wait_s)}});
+  }
+  return body + std::string(k_worker_run) + copy_outputs(ctx) + notify_end(ctx) + "exit 0\n";
 }
 
 } // namespace rv::templates::detail

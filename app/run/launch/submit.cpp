@@ -72,6 +72,8 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
     ro.study.task_time_s = st.task_time_s;
     ro.study.attempts = st.retries + 1;
     ro.study.retry_failed = st.retry_failed;
+    ro.study.offers = st.offers;
+    ro.study.offer_wait_s = st.offers ? study::k_offer_wait_s : 0;
     for (const auto& n : st.names) {
       ro.study.variables.push_back(study::sweep_variable(n));
     }

@@ -323,12 +323,16 @@ nlohmann::json to_json(const Study& s)
     }
     tasks.push_back({{"id", t.id}, {"params", params}, {"command", t.command}});
   }
-  return {{"tasks", tasks},
-          {"names", s.names},
-          {"max_running", s.max_running},
-          {"retries", s.retries},
-          {"retry_failed", s.retry_failed},
-          {"task_time_s", s.task_time_s}};
+  nlohmann::json j = {{"tasks", tasks},
+                      {"names", s.names},
+                      {"max_running", s.max_running},
+                      {"retries", s.retries},
+                      {"retry_failed", s.retry_failed},
+                      {"task_time_s", s.task_time_s}};
+  if (s.offers) {
+    j["offers"] = true;
+  }
+  return j;
 }
 
 Result<Study> study_from_json(const nlohmann::json& j)
@@ -349,6 +353,7 @@ Result<Study> study_from_json(const nlohmann::json& j)
     s.retries = j.at("retries").get<int>();
     s.retry_failed = j.at("retry_failed").get<bool>();
     s.task_time_s = j.at("task_time_s").get<std::int64_t>();
+    s.offers = j.value("offers", false);
     return s;
   } catch (const nlohmann::json::exception& e) {
     return fail(ErrorCode::generic, fmt::format("the request's study record is unreadable: {}", e.what()));
@@ -532,6 +537,15 @@ for a in */a*; do
   j=$(cat -- "$a/job" 2>/dev/null); s=$(cat -- "$a/start" 2>/dev/null); e=$(cat -- "$a/exit" 2>/dev/null)
   printf '%s %s %s %s %s\n' "$t" "$k" "${j:--}" "${s:--}" "${e:--}"
 done
+for o in */offer; do
+  [ -d "$o" ] || continue
+  k=$(cat -- "$o/attempt" 2>/dev/null)
+  printf '%s offer %s\n' "${o%%/*}" "${k:--}"
+done
+for c in */.claim.*; do
+  [ -f "$c/attempt" ] || continue
+  printf '%s %s %s - -\n' "${c%%/*}" "$(cat -- "$c/attempt")" "${c##*/.claim.}"
+done
 )sh";
   proc::Command c;
   c.argv = {"sh", "-c", k_script, "sh", dir};
@@ -621,8 +635,27 @@ std::set<std::string> claimer_jobs(std::string_view listing)
   while (std::getline(in, line)) {
     std::istringstream w(line);
     std::string t, k, job;
-    if ((w >> t >> k >> job) && job != "-") {
+    if ((w >> t >> k >> job) && job != "-" && k != "offer") {
       out.insert(job);
+    }
+  }
+  return out;
+}
+
+std::map<int, int> open_offers(std::string_view listing)
+{
+  std::map<int, int> out;
+  std::istringstream in{std::string(listing)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream w(line);
+    std::string t, word, k;
+    if ((w >> t >> word >> k) && word == "offer") {
+      auto ti = parse_int(t);
+      auto ki = parse_int(k);
+      if (ti && ki) {
+        out[*ti] = *ki;
+      }
     }
   }
   return out;

@@ -23,6 +23,10 @@
 
 namespace rv::app::study {
 
+// Across clusters: how long a worker with no offer on its cluster waits for rv to make one (rv
+// sees the worker start at its next poll, at most 15 s later) before it ends.
+inline constexpr std::int64_t k_offer_wait_s = 45;
+
 // The most tasks one study may have (a script carries every task's command).
 inline constexpr int k_max_tasks = 10'000;
 
@@ -89,6 +93,9 @@ struct Study {
   int retries = 1;
   bool retry_failed = false;
   std::int64_t task_time_s = 0; // --time: per task
+  // Across clusters (docs/studies.md, "Across clusters"): a worker takes only a task rv offered
+  // on its cluster (`tasks/<t>/offer`), never one by itself. Kept in the record only when set.
+  bool offers = false;
 };
 
 // The tasks of `flags` for the command line `line`; a usage error (one line and a hint) for a bad
@@ -186,6 +193,10 @@ std::vector<TaskStatus> task_statuses(const Study& s, std::string_view listing, 
 
 // The job ids that claimed an attempt of some task, from the listing.
 std::set<std::string> claimer_jobs(std::string_view listing);
+
+// The offers waiting on the cluster (a study across clusters): task -> the attempt offered, from
+// the listing's `<task> offer <attempt>` lines.
+std::map<int, int> open_offers(std::string_view listing);
 
 struct Counts {
   int done = 0, running = 0, pending = 0, failed = 0;

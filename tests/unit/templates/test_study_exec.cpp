@@ -2,12 +2,16 @@
 // however many workers, a dead worker's task claimed again within its attempts, no task started
 // that the allocation cannot finish.
 
+#include "app/run/plan/study_offers.hpp"
+#include "core/process/shell.hpp"
 #include "exec_fixture.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -188,4 +192,59 @@ TEST_CASE("study exec: a signalled worker ends its task with it, which keeps no 
   CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/a1/exit") + "'") != 0);
   CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/done") + "'") != 0);
   CHECK(fx.read("worker-901.txt").find("its task ended with it") != std::string::npos);
+}
+
+// Across clusters (docs/studies.md, "Across clusters"): rv's offer steps (study::offer_ops_command)
+// and the worker's offer mode, both run for real on one directory.
+namespace {
+
+std::string offer_steps(const ExecFixture& fx, const std::vector<rv::app::study::OfferStep>& steps)
+{
+  const auto c = rv::app::study::offer_ops_command(fx.path("rv/requests/study-1/tasks"), steps);
+  std::string line;
+  for (const auto& a : c.argv) {
+    line += (line.empty() ? "" : " ") + rv::proc::shell_quote(a);
+  }
+  return line + " >>'" + fx.path("ops.txt") + "'";
+}
+
+} // namespace
+
+TEST_CASE("study exec: across clusters a worker runs only the tasks offered, as the attempt offered; a revoked "
+          "offer is never run")
+{
+  using rv::app::study::OfferOp;
+  ExecFixture fx;
+  auto o = study_options(fx, 4);
+  o.study.offers = true;
+  o.study.offer_wait_s = 0;
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), o));
+  // Task 1 offered as attempt 2 (its first ran elsewhere), task 3 as attempt 1, task 2 offered and
+  // taken back; task 0 never offered.
+  CHECK(ExecFixture::sh(offer_steps(
+            fx, {{OfferOp::offer, 1, 2}, {OfferOp::offer, 3, 1}, {OfferOp::offer, 2, 1}, {OfferOp::revoke, 2, 1}})) ==
+        0);
+  CHECK(fx.read("ops.txt") == "1 offered\n3 offered\n2 offered\n2 revoked\n");
+  CHECK(ExecFixture::sh(run_worker(fx, script, "401")) == 0);
+  CHECK(lines_of(fx.read("ran.txt")) == std::vector<std::string>{"1 1 x'1 4", "3 3 x'3 4"});
+  CHECK(fx.read("rv/requests/study-1/tasks/1/a2/job") == "401\n");
+  CHECK(fx.read("rv/requests/study-1/tasks/3/a1/exit").starts_with("0 "));
+  CHECK_FALSE(std::filesystem::exists(fx.path("rv/requests/study-1/tasks/1/a1")));
+  CHECK_FALSE(std::filesystem::exists(fx.path("rv/requests/study-1/tasks/2/a1")));
+  // The worker cancels no one: rv does, on every cluster.
+  CHECK(fx.read("calls.log").find("-t PENDING") == std::string::npos);
+  // rv's steps again (a restarted rv applying its record): taken attempts are not offered again,
+  // and a revocation of a taken offer loses.
+  CHECK(ExecFixture::sh(offer_steps(fx, {{OfferOp::offer, 1, 2}, {OfferOp::revoke, 3, 1}, {OfferOp::revoke, 0, 1}})) ==
+        0);
+  CHECK(fx.read("ops.txt").ends_with("1 taken\n3 taken\n0 gone\n"));
+  // The listing shows the attempts, and no offer is left.
+  const auto listing = rv::app::study::task_listing_command(fx.path("rv/requests/study-1/tasks"));
+  CHECK(ExecFixture::sh(offer_steps(fx, {{OfferOp::offer, 0, 1}})) == 0);
+  std::string list_line;
+  for (const auto& a : listing.argv) {
+    list_line += (list_line.empty() ? "" : " ") + rv::proc::shell_quote(a);
+  }
+  CHECK(ExecFixture::sh(list_line + " >'" + fx.path("listing.txt") + "'") == 0);
+  CHECK(rv::app::study::open_offers(fx.read("listing.txt")) == std::map<int, int>{{0, 1}});
 }

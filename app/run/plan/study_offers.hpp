@@ -1,0 +1,90 @@
+#pragma once
+// A study across clusters (docs/studies.md, "Across clusters"). The clusters share no file
+// system, so no one rename can claim a task on both. rv is the coordinator: it owns which cluster
+// a task is offered to, records that in the coordinator's request record before it acts, and
+// offers a task on one cluster at a time (`tasks/<t>/offer`, holding the attempt). A worker takes
+// an offer by one rename of it; rv takes an offer back by a rename of the same offer: exactly one
+// of them wins. Everything here is pure: which offers to make and revoke, how the pool spreads
+// over the clusters, and the tasks as the clusters together say.
+
+#include "app/run/plan/study.hpp"
+#include "core/process/runner.hpp"
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rv::app::study {
+
+// Task `task`'s attempt `attempt`, offered on cluster `cluster` (an index into the clusters).
+struct Offer {
+  int task = 0;
+  int attempt = 0;
+  std::size_t cluster = 0;
+  bool operator==(const Offer&) const = default;
+};
+
+// A cluster's workers as the coordinator last saw them.
+struct ClusterWorkers {
+  int running = 0; // started and alive
+  int busy = 0;    // of those, running a task now
+};
+
+struct OfferInput {
+  // Tasks no cluster holds (never offered, offered and taken back, or lost with attempts left),
+  // in the order they should run: (task, the attempt to offer).
+  std::vector<std::pair<int, int>> waiting;
+  std::vector<Offer> open;              // offers made and not taken yet
+  std::vector<ClusterWorkers> clusters; // one per cluster
+  int prefetch = 1;                     // offers beyond the idle workers, on a cluster with workers running
+};
+
+struct OfferPlan {
+  std::vector<Offer> make;   // new offers
+  std::vector<Offer> revoke; // offers to take back (each only if the revocation's rename wins)
+};
+
+// Offers follow the workers that run: a cluster with running workers gets one open offer per
+// idle worker plus `prefetch`; a cluster with none running (its workers pending, or gone) keeps
+// none, so its offers are taken back and go where workers run. New offers take the waiting tasks
+// in order, the clusters in turn. With no task left waiting, a cluster whose workers run with no
+// offer takes one back from a cluster holding two or more, to be offered to it next.
+OfferPlan plan_offers(const OfferInput& in);
+
+// New workers across clusters: `per_cluster[c]`, the strategies (indexes) cluster c's own pool
+// would submit within its limits (plan_pool), best first; `need` workers in all, one cluster at a
+// time in turn while each has room. One list per cluster.
+std::vector<std::vector<std::size_t>> spread_pool(const std::vector<std::vector<std::size_t>>& per_cluster, int need);
+
+// A task as the clusters together say: the cluster that holds its latest attempt (nullopt when
+// none has one). Attempt numbers are the coordinator's, so the highest is the latest.
+struct PlacedTask {
+  TaskStatus status;
+  std::optional<std::size_t> cluster;
+};
+
+// Every task's status across clusters, from each cluster's own statuses (task_statuses on its
+// listing; each list in the study's task order).
+std::vector<PlacedTask> merge_statuses(const std::vector<std::vector<TaskStatus>>& per_cluster);
+
+// What rv does to a cluster's offers, in one round trip: `offer` makes task `task`'s offer of
+// `attempt` unless the task already has one or that attempt is taken (idempotent: rv re-applies
+// what its record says after a crash); `revoke` renames the offer away.
+enum class OfferOp { offer, revoke };
+struct OfferStep {
+  OfferOp op = OfferOp::offer;
+  int task = 0;
+  int attempt = 0;
+};
+proc::Command offer_ops_command(const std::string& tasks_dir, const std::vector<OfferStep>& steps);
+
+// What each step found, task -> one word: `offered` (made now), `open` (it was there), `taken` (a
+// worker has the attempt), `revoked` (rv's rename won: the task is rv's again), `gone` (no offer
+// and no attempt: never made, or taken back before), `error`.
+std::map<int, std::string> parse_offer_ops(std::string_view out);
+
+} // namespace rv::app::study

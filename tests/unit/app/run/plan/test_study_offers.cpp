@@ -1,0 +1,132 @@
+// A study across clusters (app/run/plan/study_offers.hpp): which offers rv makes and takes back
+// given the tasks waiting, the offers open and the workers running on each cluster; how the pool
+// spreads over the clusters; and the tasks as the clusters together say.
+
+#include "app/run/plan/study_offers.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rv;
+using namespace rv::app::study;
+
+TEST_CASE("study offers: none where no worker runs; idle workers plus a prefetch where they do")
+{
+  OfferInput in;
+  in.waiting = {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
+  in.clusters = {{0, 0}, {2, 0}}; // cluster 0: workers pending only; cluster 1: two running, idle
+  const auto p = plan_offers(in);
+  CHECK(p.revoke.empty());
+  REQUIRE(p.make.size() == 3);
+  CHECK(p.make[0] == Offer{0, 1, 1});
+  CHECK(p.make[1] == Offer{1, 1, 1});
+  CHECK(p.make[2] == Offer{2, 1, 1});
+
+  in.clusters = {{0, 0}, {0, 0}};
+  CHECK(plan_offers(in).make.empty());
+}
+
+TEST_CASE("study offers: the clusters take the waiting tasks in turn, in task order, with their attempt")
+{
+  OfferInput in;
+  in.waiting = {{2, 1}, {5, 3}, {7, 1}};
+  in.clusters = {{1, 0}, {1, 0}};
+  in.prefetch = 0;
+  const auto p = plan_offers(in);
+  REQUIRE(p.make.size() == 2);
+  CHECK(p.make[0] == Offer{2, 1, 0});
+  CHECK(p.make[1] == Offer{5, 3, 1});
+}
+
+TEST_CASE("study offers: busy workers need no offer; open offers count")
+{
+  OfferInput in;
+  in.waiting = {{4, 1}, {5, 1}};
+  in.open = {{3, 1, 0}};
+  in.clusters = {{2, 2}}; // two running, both busy: the prefetch alone, already open
+  auto p = plan_offers(in);
+  CHECK(p.make.empty());
+  CHECK(p.revoke.empty());
+
+  in.clusters = {{3, 2}}; // one idle: one more
+  p = plan_offers(in);
+  REQUIRE(p.make.size() == 1);
+  CHECK(p.make[0] == Offer{4, 1, 0});
+}
+
+TEST_CASE("study offers: a cluster whose workers are gone or only pending has its offers taken back")
+{
+  OfferInput in;
+  in.open = {{0, 1, 0}, {1, 1, 0}, {2, 1, 1}};
+  in.clusters = {{0, 0}, {1, 0}};
+  const auto p = plan_offers(in);
+  REQUIRE(p.revoke.size() == 2);
+  CHECK(p.revoke[0] == Offer{0, 1, 0});
+  CHECK(p.revoke[1] == Offer{1, 1, 0});
+  CHECK(p.make.empty()); // they wait to be offered again once taken back (the rename won)
+}
+
+TEST_CASE("study offers: more offers than a cluster wants are taken back, the last tasks first")
+{
+  OfferInput in;
+  in.open = {{5, 1, 0}, {1, 1, 0}, {3, 1, 0}};
+  in.clusters = {{1, 1}}; // one worker, busy: the prefetch of 1
+  const auto p = plan_offers(in);
+  REQUIRE(p.revoke.size() == 2);
+  CHECK(p.revoke[0] == Offer{3, 1, 0});
+  CHECK(p.revoke[1] == Offer{5, 1, 0});
+}
+
+TEST_CASE("study offers: with nothing waiting, a cluster with idle workers and no offer gets one from a cluster "
+          "holding two")
+{
+  OfferInput in;
+  in.open = {{0, 1, 0}, {1, 1, 0}};
+  in.clusters = {{2, 1}, {1, 0}};
+  const auto p = plan_offers(in);
+  CHECK(p.make.empty());
+  REQUIRE(p.revoke.size() == 1);
+  CHECK(p.revoke[0] == Offer{1, 1, 0});
+
+  in.open = {{0, 1, 0}}; // only one: kept where it is
+  CHECK(plan_offers(in).revoke.empty());
+}
+
+TEST_CASE("study offers: the pool spreads over the clusters in turn, within each cluster's own room")
+{
+  const std::vector<std::vector<std::size_t>> room = {{0, 1, 0}, {2}};
+  auto s = spread_pool(room, 3);
+  CHECK(s[0] == std::vector<std::size_t>{0, 1});
+  CHECK(s[1] == std::vector<std::size_t>{2});
+  s = spread_pool(room, 10);
+  CHECK(s[0] == std::vector<std::size_t>{0, 1, 0});
+  CHECK(s[1] == std::vector<std::size_t>{2});
+  s = spread_pool(room, 0);
+  CHECK(s[0].empty());
+  CHECK(s[1].empty());
+}
+
+TEST_CASE("study offers: a task's status is its latest attempt's, on whichever cluster holds it")
+{
+  Study st;
+  st.retries = 1;
+  for (int i = 0; i < 3; ++i) {
+    st.tasks.push_back({i, {}, "true"});
+  }
+  // Cluster 0: task 0 done; task 1's attempt 1 lost (job 11 gone). Cluster 1: task 1's attempt 2
+  // running on job 21 (taken from an offer, its claim not renamed yet), and an offer for task 2.
+  const auto a = task_statuses(st, "0 1 10 100 0 160\n1 1 11 100 - -\n", {});
+  const std::string b_listing = "2 offer 1\n1 2 21 - -\n";
+  const auto b = task_statuses(st, b_listing, {"21"});
+  const auto m = merge_statuses({a, b});
+  REQUIRE(m.size() == 3);
+  CHECK(m[0].cluster == std::optional<std::size_t>(0));
+  CHECK(m[0].status.state == TaskState::done);
+  CHECK(m[1].cluster == std::optional<std::size_t>(1));
+  CHECK(m[1].status.state == TaskState::running);
+  CHECK(m[1].status.attempts == 2);
+  CHECK(m[1].status.job_id == "21");
+  CHECK_FALSE(m[2].cluster);
+  CHECK(m[2].status.state == TaskState::pending);
+  CHECK(open_offers(b_listing) == std::map<int, int>{{2, 1}});
+  CHECK(claimer_jobs(b_listing) == std::set<std::string>{"21"});
+}
