@@ -6,6 +6,7 @@
 #include "app/request/record_view.hpp"
 #include "app/run/launch/cluster_race.hpp"
 #include "app/run/launch/refanout.hpp"
+#include "app/run/study_across.hpp"
 #include "app/run/study_run.hpp"
 #include "cli/commands.hpp"
 #include "core/duration.hpp"
@@ -38,6 +39,25 @@ struct PsOptions {
 // one per worker. What the cluster cannot tell now is one line saying so.
 void print_study(Env& env, RequestRecord& r, bool tasks)
 {
+  if (app::is_study_across(r)) { // across clusters: the coordinator shows the whole study
+    const auto coordinator = app::study_coordinator(r);
+    if (r.id != coordinator) {
+      out(fmt::format("  tasks: part of study {} across clusters (rv ps {})\n", coordinator, coordinator));
+      return;
+    }
+    auto across = app::read_study_across(env, r);
+    if (!across) {
+      out(fmt::format("  tasks: unknown ({})\n", across.error().message));
+      return;
+    }
+    out(fmt::format("  tasks: {} across {}\n", study_counts_text(across->merged), text::join(across->hosts, ", ")));
+    if (tasks) {
+      for (const auto& line : app::study_across_lines(*across)) {
+        out("  " + line + "\n");
+      }
+    }
+    return;
+  }
   auto view = read_study(env, r);
   if (!view) {
     out(fmt::format("  tasks: unknown ({})\n", view.error().message));

@@ -7,6 +7,7 @@
 #include "app/run/launch/cluster_race.hpp"
 #include "app/run/show/follow.hpp"
 #include "app/run/show/live_status.hpp"
+#include "app/run/study_across.hpp"
 #include "app/run/study_run.hpp"
 #include "core/interrupt.hpp"
 #include "core/process/remote_files.hpp"
@@ -18,6 +19,7 @@
 
 #include <fmt/format.h>
 #include <optional>
+#include <set>
 #include <spdlog/spdlog.h>
 
 namespace rv::app {
@@ -46,6 +48,22 @@ Result<std::vector<StopOutcome>> stop_requests(Env& env, std::vector<RequestReco
 {
   std::vector<StopOutcome> outcomes;
   std::vector<RequestRecord*> with_secrets;
+  // A study across clusters stops on every cluster, under its coordinator's lock (app/run/study_across.hpp).
+  std::set<std::string> studies_stopped;
+  for (auto it = targets.begin(); it != targets.end();) {
+    if (!is_study_across(*it) || request_finished(*it)) {
+      ++it;
+      continue;
+    }
+    if (studies_stopped.insert(study_coordinator(*it)).second) {
+      RV_TRY(stopped, stop_study_across(env, *it));
+      for (auto& [id, jobs] : stopped) {
+        const std::string ended = jobs.empty() ? "stopped" : "";
+        outcomes.push_back({id, std::move(jobs), ended, {}});
+      }
+    }
+    it = targets.erase(it);
+  }
   // A request raced across clusters stops on every cluster: each member on its own.
   for (auto it = targets.begin(); it != targets.end();) {
     if (race_group(*it).empty() || request_finished(*it)) {
@@ -169,6 +187,9 @@ Result<int> show_logs(Env& env, const LogsRequest& req)
     if (found.study.is_null()) {
       return fail(ErrorCode::usage, fmt::format("request {} is not a study: it has no task {}", found.id, task->second),
                   fmt::format("rv logs {}", found.id));
+    }
+    if (is_study_across(found)) { // the task's log is on the cluster of its latest attempt
+      return show_task_log_across(env, found, task->second, req.follow, req.tail);
     }
     return show_task_log(env, found, task->second, req.follow, req.tail);
   }

@@ -1,5 +1,8 @@
 #include "app/run/study_run.hpp"
 
+#include "app/run/study_across.hpp"
+#include "app/run/study_parts.hpp"
+
 #include "app/request/reap.hpp"
 #include "app/run/launch/launch.hpp"
 #include "app/run/launch/submit.hpp"
@@ -25,7 +28,7 @@
 #include <set>
 
 namespace rv::app {
-namespace {
+namespace study_parts {
 
 // A worker sized for several tasks gets this much more walltime: its set-up (preflight, venv)
 // and the moments between tasks, so that its last task still finds its --time left.
@@ -139,14 +142,6 @@ int alive_workers(const RequestRecord& rec)
     return !j.job_id.empty() && !slurm::is_terminal(j.state);
   }));
 }
-
-// -f's view of each task's log: the attempt read and how far, and the partial last line.
-struct TaskLog {
-  int attempt = 0;
-  std::size_t offset = 0;
-  std::string partial;
-  bool ended_shown = false;
-};
 
 // Prints `text` of task `t`, each whole line prefixed `[t] ` (unless `no_prefix`).
 void print_task_output(Env& env, TaskLog& log, int t, std::string_view text, bool no_prefix, bool flush)
@@ -407,7 +402,9 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
   return all_ok ? 0 : 1;
 }
 
-} // namespace
+} // namespace study_parts
+
+using namespace study_parts;
 
 Result<StudyView> read_study(Env& env, RequestRecord& rec)
 {
@@ -438,6 +435,7 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
                                            text::first_line(listing.err)));
   }
   v.tasks = study::task_statuses(v.study, listing.out, alive);
+  v.offers = study::open_offers(listing.out);
   const auto claimers = study::claimer_jobs(listing.out);
   for (const auto& j : rec.jobs) {
     if (!j.job_id.empty() && j.state == slurm::JobState::failed && !claimers.contains(j.job_id)) {
@@ -445,8 +443,9 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
     }
   }
   v.counts = study::count(v.tasks);
-  // Every task ended and no worker lives: the study is over, whoever reads it first says so.
-  if (v.counts.pending + v.counts.running == 0 && alive.empty() && !is_final_state(rec.state)) {
+  // Every task ended and no worker lives: the study is over, whoever reads it first says so (across
+  // clusters, one cluster's view is not the study's: the coordinator says it).
+  if (!v.study.offers && v.counts.pending + v.counts.running == 0 && alive.empty() && !is_final_state(rec.state)) {
     rec.state = v.counts.failed == 0 ? RequestState::done : RequestState::failed;
     save(env.requests, rec);
   }
@@ -536,6 +535,9 @@ Result<int> settle_study(Env& env, const std::string& request_id)
 {
   RV_TRY(j, env.requests.read(request_id));
   RV_TRY(rec, request_from_json(j));
+  if (is_study_across(rec)) {
+    return settle_study_across(env, rec);
+  }
   const auto limits = study_limits(rec);
   slurm::Backoff backoff({std::chrono::milliseconds(2000), std::chrono::milliseconds(15000), 1.5});
   for (int failures = 0;;) {
@@ -574,9 +576,8 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
 {
   const std::string line = command_line_of(command);
   RV_TRY(st, study::make_study(order.flags, line, order.request.time_s));
-  if (env.settings.hosts.size() > 1) {
-    return fail(ErrorCode::usage, "a study runs on one cluster for now",
-                "give one --host (docs/studies.md, \"Not yet\": studies across clusters)");
+  if (env.settings.hosts.size() > 1) { // offered to the clusters whose workers run (app/run/study_across.hpp)
+    return run_study_across(env, order, std::move(st), line, follow);
   }
   RV_TRY(planned, make_plan(env, order.request, order.plan_options));
   std::vector<std::string> dropped;

@@ -11,6 +11,7 @@
 #include "strategy/options.hpp"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct StudyView {
   // Workers that FAILED without claiming a task (the study's directory not writable, the secrets
   // file gone, a module that does not load): past k_max_barren, no worker is added any more.
   std::vector<std::string> barren;
+  // Across clusters: the offers waiting on this cluster, task -> attempt (study::open_offers).
+  std::map<int, int> offers;
 };
 
 inline constexpr std::size_t k_max_barren = 3;

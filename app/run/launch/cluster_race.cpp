@@ -292,11 +292,16 @@ std::vector<std::string> race_member_ids(const RequestRecord& rec)
 
 Result<std::vector<RaceMember>> load_race_members(Env& env, const RequestRecord& rec)
 {
+  return load_members(env, race_member_ids(rec), "race " + race_group(rec));
+}
+
+Result<std::vector<RaceMember>> load_members(Env& env, const std::vector<std::string>& ids, const std::string& what)
+{
   std::vector<RaceMember> members;
-  for (const auto& id : race_member_ids(rec)) {
+  for (const auto& id : ids) {
     auto j = env.requests.read(id);
     if (!j) {
-      spdlog::warn("race {}: the record of member {} cannot be read: {}", race_group(rec), id, j.error().message);
+      spdlog::warn("{}: the record of member {} cannot be read: {}", what, id, j.error().message);
       continue;
     }
     RV_TRY(r, request_from_json(*j));

@@ -55,6 +55,9 @@ std::vector<std::string> race_member_ids(const RequestRecord& rec);
 // Loads the members of `rec`'s group from the store and opens each one's cluster
 // (env.clusters, by the record's destination). A member whose record is gone is left out.
 Result<std::vector<RaceMember>> load_race_members(Env& env, const RequestRecord& rec);
+// The same for the member requests `ids` of any group (a study across clusters, app/run/study_across.hpp);
+// `what` names the group in the warning for a record that cannot be read.
+Result<std::vector<RaceMember>> load_members(Env& env, const std::vector<std::string>& ids, const std::string& what);
 
 // Ends member `rec` on its cluster (`member_env`): `stop` in its request directory (a claimer at
 // the gate ends without running the command), then scancel of its live jobs, recorded as

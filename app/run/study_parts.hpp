@@ -1,0 +1,51 @@
+#pragma once
+// The parts of a study's run (app/run/study_run.cpp) that a study across clusters
+// (app/run/study_across.cpp) shares: adding workers from the kept scripts, the limits kept in the
+// record, and -f's printing of the tasks' output.
+
+#include "app/env.hpp"
+#include "app/request/requests.hpp"
+#include "app/run/plan/planning.hpp"
+#include "app/run/plan/study.hpp"
+#include "app/run/study_run.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rv::app::study_parts {
+
+// Submits one more worker of each of `which` (indexes into `kinds`) from the kept scripts, each
+// recorded before its sbatch; the workers submitted.
+Result<int> add_workers(Env& env, RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
+                        const std::vector<std::size_t>& which);
+
+// The plan's worker strategies, the ones `which` names, with ids `<strategy>.w<n>` from `next` on.
+PlanRun workers_plan(const PlanRun& base, const std::vector<model::Strategy>& strategies,
+                     const std::vector<std::size_t>& which, int& next);
+
+// The request's workers pending or running.
+int alive_workers(const RequestRecord& rec);
+
+// The limits a study's pool respects, as the record keeps them (its cluster's), and their JSON.
+model::UserLimits study_limits(const RequestRecord& rec);
+nlohmann::json limits_json(const model::UserLimits& l);
+
+// -f's view of each task's log: the attempt read and how far, and the partial last line.
+struct TaskLog {
+  int attempt = 0;
+  std::size_t offset = 0;
+  std::string partial;
+  bool ended_shown = false;
+};
+
+// Prints `text` of task `t`, each whole line prefixed `[t] ` (unless `no_prefix`).
+void print_task_output(Env& env, TaskLog& log, int t, std::string_view text, bool no_prefix, bool flush);
+
+std::string task_time_text(const study::TaskStatus& t);
+std::string exit_text(const study::TaskStatus& t);
+
+} // namespace rv::app::study_parts
