@@ -191,6 +191,8 @@ void coordinate_offers(Env& env, std::vector<RaceMember>& members, const AcrossS
     steps[o.cluster].push_back({study::OfferOp::revoke, o.task, o.attempt});
   }
   save(env.requests, coordinator); // the intent before any rename: a restarted rv applies it again
+  // save() may replace the record with the merged one (a concurrent rv's fields taken in): the
+  // offers are looked up again, never through a reference from before it.
   bool changed = false;
   for (std::size_t c = 0; c < n; ++c) {
     if (steps[c].empty()) {
@@ -204,13 +206,14 @@ void coordinate_offers(Env& env, std::vector<RaceMember>& members, const AcrossS
       continue;
     }
     for (const auto& [task, word] : study::parse_offer_ops(o->out)) {
-      auto rec = offers.find(std::to_string(task));
-      if (rec == offers.end()) {
+      auto& now = offers_of(coordinator);
+      auto rec = now.find(std::to_string(task));
+      if (rec == now.end()) {
         continue;
       }
       if ((word == "revoked" || word == "gone") && rec->value("state", "") == "revoking") {
         spdlog::info("study {}: task {}'s offer taken back from {}", coordinator.id, task, m.env->cluster.where());
-        offers.erase(rec);
+        now.erase(rec);
         changed = true;
       } else if (word == "offered") {
         spdlog::info("study {}: task {} (attempt {}) offered on {}", coordinator.id, task, rec->value("attempt", 0),
