@@ -547,18 +547,32 @@ Result<int> show_task_log_across(Env& env, const RequestRecord& member, int task
 Result<std::vector<std::pair<std::string, std::vector<std::string>>>> stop_study_across(Env& env,
                                                                                         const RequestRecord& member)
 {
+  // The lock first, then the records: every worker a top-up added before it is read and cancelled.
+  RV_TRY(changing, env.requests.hold_changes(study_coordinator(member)));
   RV_TRY(members, load_study_members(env, member));
   auto& coordinator = members.front().rec;
-  RV_TRY(changing, env.requests.hold_changes(coordinator.id));
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  if (auto stored = env.requests.read(coordinator.id); stored) {
-    if (auto fresh = request_from_json(*stored); fresh) {
-      coordinator = std::move(*fresh);
-      coordinator.base = *stored;
-    }
-  }
   coordinator.state = RequestState::cancelled; // first: no offer or worker follows, whatever fails below
   save(env.requests, coordinator);
+  // The offers still open are taken back: nothing of the study is left to take on any cluster.
+  std::vector<std::vector<study::OfferStep>> steps(members.size());
+  for (const auto& [task, o] : offers_of(coordinator).items()) {
+    const auto c = o.value("cluster", std::size_t{0});
+    if (c < steps.size()) {
+      steps[c].push_back({study::OfferOp::revoke, std::stoi(task), o.value("attempt", 1)});
+    }
+  }
+  for (std::size_t c = 0; c < members.size(); ++c) {
+    auto& m = members[c];
+    if (steps[c].empty()) {
+      continue;
+    }
+    auto o = m.env->cluster.run(study::offer_ops_command(study::tasks_dir(m.rec.remote_root, m.rec.id), steps[c]));
+    if (!o || !o->ok()) {
+      spdlog::warn("study {}: the offers on {} were not taken back: {} (its workers are cancelled below)",
+                   coordinator.id, m.env->cluster.where(), !o ? o.error().message : text::first_line(o->err));
+    }
+  }
   for (auto& m : members) {
     std::vector<std::string> ids;
     for (const auto& j : m.rec.jobs) {

@@ -128,6 +128,28 @@ it_occupy() {
   printf '%s\n' "$id"
 }
 
+# it_need_cluster2: for a script that spans both clusters (`# testbed-span: both`): sets TB2_BIN
+# (cluster 2's Slurm commands, for on2) and takes cluster 2's lock too, exclusive. SKIP (exit 125)
+# without a second cluster or when its lock stays held; under CI=true both are failures.
+it_need_cluster2() {
+  TB2_DIR=${TB2_DIR:-/tmp/rv-testbed2}
+  if [[ ! -f $TB2_DIR/env ]]; then
+    [[ ${CI:-} != true ]] || it_fail "no second cluster: $TB2_DIR/env is missing (testbed/up.sh --clusters 2)"
+    printf '%s: SKIP: no second cluster (start it with testbed/up.sh --clusters 2)\n' "$IT_NAME" >&2
+    exit 125
+  fi
+  # shellcheck source=/dev/null disable=SC2153  # TB_BIN comes from cluster 2's env file
+  TB2_BIN=$(. "$TB2_DIR/env" && printf '%s' "$TB_BIN")
+  RV_TESTBED2_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
+  if ! tb_lock 8 "$RV_TESTBED2_LOCK" exclusive "$IT_NAME"; then
+    local why
+    why="cluster 2: $(tb_lock_holders "$RV_TESTBED2_LOCK"), after ${RV_TESTBED_LOCK_WAIT:-600} s of waiting: not a failure of rv"
+    [[ ${CI:-} == true ]] && it_fail "$why"
+    printf '%s: SKIP: %s\n' "$IT_NAME" "$why" >&2
+    exit 125
+  fi
+}
+
 # The cluster's lock (testbed/lib_lock.sh), as the script's `# testbed-lock:` line says: shared for
 # a test that submits nothing and changes no cluster state (it runs beside the other readers),
 # exclusive for the others (one at a time: most fill partitions and count jobs). Benchmarks take

@@ -15,22 +15,7 @@
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
-TB2_DIR=${TB2_DIR:-/tmp/rv-testbed2}
-if [[ ! -f $TB2_DIR/env ]]; then
-  [[ ${CI:-} != true ]] || it_fail "no second cluster: $TB2_DIR/env is missing (testbed/up.sh --clusters 2)"
-  printf '%s: SKIP: no second cluster (start it with testbed/up.sh --clusters 2)\n' "$IT_NAME" >&2
-  exit 125
-fi
-# shellcheck source=/dev/null disable=SC2153  # TB_BIN comes from cluster 2's env file
-TB2_BIN=$(. "$TB2_DIR/env" && printf '%s' "$TB_BIN")
-# Cluster 2's lock too: this test fills and empties both clusters.
-RV_TESTBED2_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
-if ! tb_lock 8 "$RV_TESTBED2_LOCK" exclusive "$IT_NAME"; then
-  why="cluster 2: $(tb_lock_holders "$RV_TESTBED2_LOCK"), after ${RV_TESTBED_LOCK_WAIT:-600} s of waiting: not a failure of rv"
-  [[ ${CI:-} == true ]] && it_fail "$why"
-  printf '%s: SKIP: %s\n' "$IT_NAME" "$why" >&2
-  exit 125
-fi
+it_need_cluster2 # cluster 2 too (TB2_BIN), under its lock: this test submits on both
 
 export RV_STATE_DIR=$IT_DIR/state
 export RV_RACE_GATE_WAIT=15s # case C waits this long for the gates to give up

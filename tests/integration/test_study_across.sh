@@ -7,27 +7,13 @@
 #      the table; rv ps REQ names each task's cluster; rv logs REQ/N reads it there.
 #   2. rv run (no -f: the background rv coordinates) --array 0-2; a worker killed mid-task on one
 #      cluster: its task runs again once (attempt 2), every task once, no worker left.
-#   3. rv stop REQ of a running study: no job of it left on either cluster.
+#   3. rv stop REQ of a running study: no job and no offer of it left on either cluster.
 # testbed-lock: exclusive (submits jobs on both clusters)
 # testbed-span: both (it submits on the other cluster too: ctest runs nothing on either beside it)
 # shellcheck source=tests/integration/lib.sh
 . "$RV_SOURCE_DIR/tests/integration/lib.sh"
 
-TB2_DIR=${TB2_DIR:-/tmp/rv-testbed2}
-if [[ ! -f $TB2_DIR/env ]]; then
-  [[ ${CI:-} != true ]] || it_fail "no second cluster: $TB2_DIR/env is missing (testbed/up.sh --clusters 2)"
-  printf '%s: SKIP: no second cluster (start it with testbed/up.sh --clusters 2)\n' "$IT_NAME" >&2
-  exit 125
-fi
-# shellcheck source=/dev/null disable=SC2153  # TB_BIN comes from cluster 2's env file
-TB2_BIN=$(. "$TB2_DIR/env" && printf '%s' "$TB_BIN")
-RV_TESTBED2_LOCK=${RV_TESTBED2_LOCK:-/tmp/rv-testbed2.lock}
-if ! tb_lock 8 "$RV_TESTBED2_LOCK" exclusive "$IT_NAME"; then
-  why="cluster 2: $(tb_lock_holders "$RV_TESTBED2_LOCK"), after ${RV_TESTBED_LOCK_WAIT:-600} s of waiting: not a failure of rv"
-  [[ ${CI:-} == true ]] && it_fail "$why"
-  printf '%s: SKIP: %s\n' "$IT_NAME" "$why" >&2
-  exit 125
-fi
+it_need_cluster2 # cluster 2 too (TB2_BIN), under its lock: this test submits on both
 
 export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-xstudy-$$
@@ -149,7 +135,9 @@ wait_for 120 none_left
 pass "worker $victim killed mid-task on $victim_host: task 1 ran again once (attempt 2); every task once; no worker left"
 
 # ---- 3. rv stop: nothing of the study left on either cluster ----
-run both run --no-sync -g 1 --time 5m --name "$NAME-s" --array 0-3 -- "sleep 240; $(mark_cmd s)"
+# `&&`: a task killed mid-sleep must not mark (with `;` the shell could reach the mark between the
+# signal to sleep and its own: Slurm signals a job's processes one by one).
+run both run --no-sync -g 1 --time 5m --name "$NAME-s" --array 0-3 -- "sleep 240 && $(mark_cmd s)"
 assert_rc 0 "rv run --array 0-3 across both (no -f)"
 S=$(study_id "$IT_DIR/out")
 [[ -n $S ]] || it_fail "no study id printed" "$(it_last_run)"
@@ -159,6 +147,16 @@ run both stop "$S"
 assert_rc 0 "rv stop REQ"
 wait_for 60 none_left
 assert_eq "" "$(marks | awk '$2 == "s"')" "no stopped task finished"
+offers_left() { # the offers left in the study's task directories, on both clusters
+  local h m r
+  for h in rvtb rvtb2; do
+    m=$(member_of "$S" "$h")
+    [[ -n $m ]] || continue
+    r=$(root_of "$m")
+    on_host "$h" "ls -d $r/requests/$m/tasks/*/offer 2>/dev/null" || true
+  done
+}
+assert_eq "" "$(offers_left)" "rv stop took back every offer on both clusters"
 sleep 20 # the background rv sees the stop: it must submit nothing more
 none_left || it_fail "jobs of the stopped study came back: $(theirs on1) $(theirs on2)"
-pass "rv stop REQ: no job of the study left on either cluster"
+pass "rv stop REQ: no job and no offer of the study left on either cluster"
