@@ -31,7 +31,12 @@ _rv_task_setup() {
   esac
 }
 
-# Whether job $1, the claimer of an attempt without an exit, still lives. This job's own id means
+)sh";
+
+// On one cluster a worker claims tasks by itself (a rename onto the next attempt), retries a dead
+// worker's task and cancels the pending workers once nothing is left.
+constexpr std::string_view k_claim_self =
+    R"sh(# Whether job $1, the claimer of an attempt without an exit, still lives. This job's own id means
 # an earlier run of it (requeued): that run is over. squeue failing for another reason: alive.
 _rv_job_alive() {
   local st
@@ -130,7 +135,11 @@ _rv_cancel_pending_workers() {
   done
 }
 
-# Runs attempt $2 of task $1 in a subshell (a task's `cd` or `exit` stays its own), its output in
+)sh";
+
+// What every worker runs a task with, and how a signal ends it.
+constexpr std::string_view k_worker_tail =
+    R"sh(# Runs attempt $2 of task $1 in a subshell (a task's `cd` or `exit` stays its own), its output in
 # the attempt's `out`; records "<status> <end>" in `exit` (written whole, then renamed).
 _rv_run_task() {
   local t=$1 k=$2 d="$RV_TASKS_DIR/$1" status
@@ -173,8 +182,8 @@ trap _rv_worker_signalled TERM INT
 )sh";
 
 // Across clusters: the claim is of an offer rv made on this cluster, never of a task by itself.
-constexpr std::string_view k_offers = R"sh(
-# ---- across clusters: tasks are offered (docs/studies.md, "Across clusters") ----
+constexpr std::string_view k_offers =
+    R"sh(# ---- across clusters: tasks are offered (docs/studies.md, "Across clusters") ----
 # rv offers a task on one cluster at a time: tasks/<t>/offer holds the attempt to run. This worker
 # takes an offer by renaming it (one winner; rv takes an offer back by the same rename), then
 # names its attempt as on one cluster. rv decides retries and cancels idle workers on every cluster.
@@ -263,20 +272,21 @@ std::string study_body(const Context& ctx)
     }
     unset += "\n";
   }
+  // On one cluster the worker claims tasks itself; across clusters it takes rv's offers instead.
+  const std::string text = std::string(k_worker) + std::string(st.offers ? k_offers : k_claim_self) +
+                           (st.offers ? "\n" : "") + std::string(k_worker_tail);
   std::string body =
-      fill(k_worker, {{"run", container_prefix(ctx, false)},
-                      {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
-                      {"task_time_s", std::to_string(st.task_time_s)},
-                      {"attempts", std::to_string(st.attempts)},
-                      {"retry_failed", st.retry_failed ? "1" : "0"},
-                      {"task_ids", proc::shell_quote(ids)},
-                      {"task_count", std::to_string(st.tasks.size())},
-                      {"unset", unset},
-                      {"cases", cases},
-                      {"comment", proc::shell_quote("rv:" + o.request_id)}});
-  if (st.offers) {
-    body += fill(k_offers, {{"offer_wait_s", std::to_string(st.offer_wait_s)}});
-  }
+      fill(text, {{"run", container_prefix(ctx, false)},
+                  {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
+                  {"task_time_s", std::to_string(st.task_time_s)},
+                  {"attempts", std::to_string(st.attempts)},
+                  {"retry_failed", st.retry_failed ? "1" : "0"},
+                  {"task_ids", proc::shell_quote(ids)},
+                  {"task_count", std::to_string(st.tasks.size())},
+                  {"unset", unset},
+                  {"cases", cases},
+                  {"comment", proc::shell_quote("rv:" + o.request_id)},
+                  {"offer_wait_s", std::to_string(st.offer_wait_s)}});
   return body + std::string(k_worker_run) + copy_outputs(ctx) + notify_end(ctx) + "exit 0\n";
 }
 

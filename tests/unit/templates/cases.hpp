@@ -159,6 +159,17 @@ inline std::vector<Case> golden_cases()
         {1, "torchrun train.py --lr 3e-4 --name 'it'\\''s'", {{"RV_SWEEP_LR", "3e-4"}, {"RV_SWEEP_NAME", "it's"}}}};
     cases.push_back(c);
   }
+  {
+    // The same study across clusters (docs/studies.md, "Across clusters"): the worker takes offers.
+    Case c{"study_offers", base_strategy(), base_request(), base_options()};
+    c.options.command = "python train.py --seed {task}";
+    c.options.study.task_time_s = 600;
+    c.options.study.attempts = 2;
+    c.options.study.offers = true;
+    c.options.study.offer_wait_s = 45;
+    c.options.study.tasks = {{0, "python train.py --seed 0", {}}, {1, "python train.py --seed 1", {}}};
+    cases.push_back(c);
+  }
   for (const auto& [name, pyxis, nodes] :
        {std::tuple{"container_apptainer_single", false, 1}, std::tuple{"container_apptainer_2node", false, 2},
         std::tuple{"container_pyxis_single", true, 1}, std::tuple{"container_pyxis_2node", true, 2}}) {
