@@ -29,8 +29,6 @@
 namespace rv::app {
 namespace {
 
-using namespace study_parts;
-
 // Rounds in a row that could not read every cluster before the coordinator gives up (saying so).
 constexpr int k_max_failed_rounds = 20;
 
@@ -244,8 +242,8 @@ void top_up(std::vector<RaceMember>& members, const AcrossStudyView& view, int u
     }
     study::PoolInput in;
     in.unfinished = unfinished;
-    in.workers_alive = alive_workers(m.rec);
-    in.limits = study_limits(m.rec);
+    in.workers_alive = study_parts::alive_workers(m.rec);
+    in.limits = study_parts::study_limits(m.rec);
     alive += in.workers_alive;
     room.push_back(study::plan_pool(strategies, view.merged.study.task_time_s, in).submit);
   }
@@ -257,7 +255,7 @@ void top_up(std::vector<RaceMember>& members, const AcrossStudyView& view, int u
       continue;
     }
     auto& m = members[c];
-    auto added = add_workers(*m.env, m.rec, kinds[c], spread[c]);
+    auto added = study_parts::add_workers(*m.env, m.rec, kinds[c], spread[c]);
     if (!added) {
       spdlog::warn("study {}: could not add {} worker(s) on {}: {}", m.rec.id, spread[c].size(), m.env->cluster.where(),
                    added.error().message);
@@ -352,7 +350,7 @@ std::string final_table_across(const std::string& id, const AcrossStudyView& v)
   for (std::size_t i = 0; i < v.merged.tasks.size(); ++i) {
     const auto& t = v.merged.tasks[i];
     table += fmt::format("{:<6} {:<8} {:<{}} {:>8} {:>5}\n", t.id, to_string(t.state), strategy_across(v, i), width,
-                         task_time_text(t), exit_text(t));
+                         study_parts::task_time_text(t), study_parts::exit_text(t));
   }
   return table + fmt::format("study {}: {}\n", id, study_counts_text(v.merged));
 }
@@ -363,7 +361,7 @@ std::string final_table_across(const std::string& id, const AcrossStudyView& v)
 Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<RaceMember>& members, bool no_prefix)
 {
   const auto& id = members.front().rec.id;
-  std::map<int, TaskLog> logs;
+  std::map<int, study_parts::TaskLog> logs;
   std::map<int, std::size_t> log_cluster;
   slurm::Backoff backoff(slurm::Backoff::racing());
   AcrossStudyView view;
@@ -431,11 +429,11 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
       auto& log = logs[t.id];
       if (log.attempt != t.attempts) { // a new attempt (maybe on another cluster): its log starts over
         if (log.attempt != 0) {
-          print_task_output(env, log, t.id, "", no_prefix, true);
+          study_parts::print_task_output(env, log, t.id, "", no_prefix, true);
           env.output.err(fmt::format("rv: task {} runs again (attempt {}, on {}): its worker ended during attempt {}\n",
                                      t.id, t.attempts, view.hosts[c], log.attempt));
         }
-        log = TaskLog{t.attempts, 0, {}, false};
+        log = study_parts::TaskLog{t.attempts, 0, {}, false};
         log_cluster[t.id] = c;
       }
       if (!log.ended_shown) {
@@ -455,7 +453,7 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
       for (const auto& [task, h] : reads[c]) {
         const auto& o = (*answers)[h];
         if (o.ok()) {
-          print_task_output(env, logs[task], task, o.out, no_prefix, false);
+          study_parts::print_task_output(env, logs[task], task, o.out, no_prefix, false);
           logs[task].offset += o.out.size();
         }
       }
@@ -465,10 +463,10 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
       auto& log = logs[t.id];
       const bool ended = t.state == study::TaskState::done || t.state == study::TaskState::failed;
       if (ended && !log.ended_shown && (log.attempt == t.attempts || t.attempts == 0)) {
-        print_task_output(env, log, t.id, "", no_prefix, true);
+        study_parts::print_task_output(env, log, t.id, "", no_prefix, true);
         log.ended_shown = true;
         env.output.err(fmt::format("rv: task {} {} (exit {}) after {} on job {} of {} [{}/{} ended]\n", t.id,
-                                   to_string(t.state), exit_text(t), task_time_text(t),
+                                   to_string(t.state), study_parts::exit_text(t), study_parts::task_time_text(t),
                                    t.job_id.empty() ? "-" : t.job_id, view.where[i] ? view.hosts[*view.where[i]] : "-",
                                    view.merged.counts.done + view.merged.counts.failed, view.merged.tasks.size()));
       }
@@ -517,7 +515,8 @@ std::vector<std::string> study_across_lines(const AcrossStudyView& v)
     const auto& cmd = i < v.merged.study.tasks.size() ? v.merged.study.tasks[i].command : std::string();
     out.push_back(fmt::format("[{}] {:<8} on {:<10} attempt {} job {:<9} {:>8} exit {:<4} {}", t.id, to_string(t.state),
                               v.where[i] ? v.hosts[*v.where[i]] : "-", t.attempts, t.job_id.empty() ? "-" : t.job_id,
-                              task_time_text(t), exit_text(t), cmd.size() > 50 ? cmd.substr(0, 47) + "..." : cmd));
+                              study_parts::task_time_text(t), study_parts::exit_text(t),
+                              cmd.size() > 50 ? cmd.substr(0, 47) + "..." : cmd));
   }
   for (std::size_t c = 0; c < v.records.size(); ++c) {
     for (const auto& j : v.records[c].jobs) {
@@ -721,7 +720,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
     extras.study = std::make_shared<const study::Study>(st);
     extras.followed = follow;
     int next = 1;
-    auto planned = workers_plan(side.cluster->run, side.strategies, spread[chosen[i]], next);
+    auto planned = study_parts::workers_plan(side.cluster->run, side.strategies, spread[chosen[i]], next);
     auto launched = submit_request(*side.cluster->env, planned, line, smart->workdir, "run", extras);
     if (!launched) {
       if (launched.error().code == ErrorCode::interrupted) {
@@ -734,7 +733,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       spdlog::warn("cluster {} is left out: {}", side.cluster->host, launched.error().message);
       continue;
     }
-    launched->rec.study["limits"] = limits_json(side.cluster->run.cluster.limits);
+    launched->rec.study["limits"] = study_parts::limits_json(side.cluster->run.cluster.limits);
     across["members"].push_back({{"id", launched->rec.id}, {"host", side.cluster->host}});
     members.emplace_back(launched->rec, side.cluster->env);
     owners.push_back(std::move(*launched));

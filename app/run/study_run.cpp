@@ -404,8 +404,6 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
 
 } // namespace study_parts
 
-using namespace study_parts;
-
 Result<StudyView> read_study(Env& env, RequestRecord& rec)
 {
   StudyView v;
@@ -461,6 +459,7 @@ std::string study_counts_text(const StudyView& v)
 
 std::vector<std::string> study_task_lines(const RequestRecord& rec, const StudyView& v)
 {
+  using namespace study_parts; // here, not for the file: a unity build merges files
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.tasks.size(); ++i) {
     const auto& t = v.tasks[i];
@@ -533,6 +532,7 @@ Result<int> show_task_log(Env& env, RequestRecord& rec, int task, bool follow, i
 
 Result<int> settle_study(Env& env, const std::string& request_id)
 {
+  using namespace study_parts; // here, not for the file: a unity build merges files
   RV_TRY(j, env.requests.read(request_id));
   RV_TRY(rec, request_from_json(j));
   if (is_study_across(rec)) {
@@ -574,6 +574,7 @@ Result<int> settle_study(Env& env, const std::string& request_id)
 
 Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::string>& command, bool follow)
 {
+  using namespace study_parts; // here, not for the file: a unity build merges files
   const std::string line = command_line_of(command);
   RV_TRY(st, study::make_study(order.flags, line, order.request.time_s));
   if (env.settings.hosts.size() > 1) { // offered to the clusters whose workers run (app/run/study_across.hpp)
