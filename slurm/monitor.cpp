@@ -33,7 +33,8 @@ bool only_gone_jobs(std::string_view scancel_stderr)
   return any;
 }
 
-Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name)
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name,
+                         bool pending_only)
 {
   if (job_ids.empty()) {
     return {};
@@ -43,6 +44,9 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   std::vector<std::string> argv = {"scancel", "--me"};
   if (!job_name.empty()) {
     argv.push_back("--name=" + job_name);
+  }
+  if (pending_only) {
+    argv.push_back("--state=PENDING");
   }
   argv.insert(argv.end(), job_ids.begin(), job_ids.end());
   auto cmd = patient_command(std::move(argv));

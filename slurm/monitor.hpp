@@ -54,9 +54,10 @@ bool only_gone_jobs(std::string_view scancel_stderr);
 
 // Cancels `job_ids` in one scancel call, even while an interrupt is pending. With `job_name`,
 // Slurm itself cancels only those of the ids whose job still has that name (`scancel --name`
-// intersects with the ids): a job id Slurm has since given to another job is left alone.
+// intersects with the ids): a job id Slurm has since given to another job is left alone. With
+// `pending_only`, only those still pending (`--state=PENDING`): one that started meanwhile runs on.
 Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                         const std::string& job_name = {});
+                         const std::string& job_name = {}, bool pending_only = false);
 
 // Polls once: squeue for every id, then scontrol and sacct for the ids squeue no longer
 // knows. `now_epoch` turns elapsed times into start times.

@@ -124,7 +124,10 @@ std::string pool_text(const std::vector<model::Strategy>& strategies, const stud
   for (auto k : pool.submit) {
     ++per[k];
   }
-  std::string out = fmt::format("workers: {} to submit (the pool's target: {})\n", pool.submit.size(), pool.target);
+  std::string out = fmt::format(
+      "workers: {} to submit (at most {} alive); expected: the last task ends in {}, {:.1f} SU\n", pool.submit.size(),
+      pool.target, pool.makespan_s < 1e9 ? format_human_duration(static_cast<std::int64_t>(pool.makespan_s)) : "-",
+      pool.su);
   for (const auto& [k, n] : per) {
     const auto& s = strategies[k];
     out += fmt::format("  {} x {:<4} {}  wait {}  {:.1f} SU per worker\n", n, s.id, s.label,
@@ -136,11 +139,79 @@ std::string pool_text(const std::vector<model::Strategy>& strategies, const stud
   return out;
 }
 
+// Before any worker: each strategy's free GPUs, in workers (study::free_slots).
+std::vector<study::KindPool> initial_kinds(const model::Cluster& cluster,
+                                           const std::vector<model::Strategy>& strategies)
+{
+  std::vector<study::KindPool> out;
+  for (const auto& s : strategies) {
+    study::KindPool p;
+    p.slots = study::free_slots(cluster, s);
+    out.push_back(p);
+  }
+  return out;
+}
+
 int alive_workers(const RequestRecord& rec)
 {
   return static_cast<int>(std::count_if(rec.jobs.begin(), rec.jobs.end(), [](const JobRecord& j) {
     return !j.job_id.empty() && !slurm::is_terminal(j.state);
   }));
+}
+
+// Each kept worker strategy's part of the pool (study::KindPool), from the request's jobs.
+std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
+                                        std::int64_t now)
+{
+  std::vector<study::KindPool> out;
+  for (const auto& k : kinds) {
+    study::KindPool p;
+    p.slots = k.slots;
+    for (const auto& j : rec.jobs) {
+      if (j.job_id.empty() || study::base_strategy_id(j.strategy_id) != k.strategy.id) {
+        continue;
+      }
+      const auto since = j.submitted_at > 0 ? std::max<std::int64_t>(0, now - j.submitted_at) : 0;
+      if (!slurm::is_terminal(j.state)) {
+        (slurm::is_started(j.state) ? p.running : p.pending) += 1;
+        if (!slurm::is_started(j.state)) {
+          p.pending_for_s = std::max(p.pending_for_s, since);
+          p.waited_s = std::max(p.waited_s, since);
+        }
+      } else if (j.cancelled_pending_at > 0 && j.submitted_at > 0) {
+        p.waited_s = std::max(p.waited_s, j.cancelled_pending_at - j.submitted_at);
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+// Cancels `pool.cancel[k]` of the pending workers of each kind (the newest first), only while
+// they still pend: a worker that started meanwhile runs on (the next poll reads its state).
+void cancel_spare_workers(Env& env, const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
+                          const study::PoolPlan& pool)
+{
+  std::vector<std::string> ids;
+  for (std::size_t k = 0; k < kinds.size() && k < pool.cancel.size(); ++k) {
+    int left = pool.cancel[k];
+    for (auto j = rec.jobs.rbegin(); j != rec.jobs.rend() && left > 0; ++j) {
+      if (!j->job_id.empty() && j->state == slurm::JobState::pending &&
+          study::base_strategy_id(j->strategy_id) == kinds[k].strategy.id) {
+        ids.push_back(j->job_id);
+        --left;
+      }
+    }
+  }
+  if (ids.empty()) {
+    return;
+  }
+  if (auto c = slurm::cancel_jobs(env.cluster, ids, rec.name, true); !c) {
+    spdlog::warn("study {}: could not cancel spare workers {}: {}", rec.id, text::join(ids, " "), c.error().message);
+  } else {
+    spdlog::info("study {}: cancelled {} pending worker(s) the pool no longer needs: {}", rec.id, ids.size(),
+                 text::join(ids, " "));
+  }
 }
 
 // Prints `text` of task `t`, each whole line prefixed `[t] ` (unless `no_prefix`).
@@ -237,10 +308,13 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     }
     study::PoolInput in;
     in.unfinished = unfinished;
+    in.unclaimed = t.view.counts.pending;
     in.workers_alive = alive_workers(rec);
     in.max_running = t.view.study.max_running;
     in.limits = limits;
+    in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds());
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
+    cancel_spare_workers(env, rec, kinds, pool);
     if (!pool.submit.empty()) {
       auto added = add_workers(env, rec, kinds, pool.submit);
       if (!added) {
@@ -587,25 +661,35 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   in.unfinished = static_cast<int>(st.tasks.size());
   in.max_running = st.max_running;
   in.limits = planned.cluster.limits;
+  in.kinds = initial_kinds(planned.cluster, strategies);
   auto pool = study::plan_pool(strategies, st.task_time_s, in);
-  // Fewer workers than tasks: each worker is sized for its share of them, so that the pool works
-  // the queue down without rv (a plan for the longer walltime; kept only when a worker survives it).
-  const auto per_worker = study::tasks_per_worker(static_cast<int>(st.tasks.size()), pool.target);
-  if (per_worker > 1) {
+  // Workers that hold several tasks keep claiming once they start (no new wait per task), but a
+  // longer walltime fits fewer backfill windows: the plan for the longer walltime says how much
+  // later its workers start, and the pool's model keeps whichever plan it expects to do better.
+  const int n = static_cast<int>(st.tasks.size());
+  const int per_worker =
+      std::max(2, study::tasks_per_worker(n, std::max<int>(1, static_cast<int>(pool.submit.size()))));
+  if (n > 1 && !strategies.empty()) {
     auto longer = order.request;
     longer.time_s = st.task_time_s * per_worker + k_worker_margin_s;
     auto replanned = make_plan(env, longer, order.plan_options);
     if (replanned) {
       std::vector<std::string> dropped_longer;
       auto s2 = study::worker_strategies(replanned->plan.strategies, st.task_time_s, dropped_longer);
-      if (!s2.empty()) {
+      auto in2 = in;
+      in2.kinds = initial_kinds(replanned->cluster, s2);
+      auto pool2 = study::plan_pool(s2, st.task_time_s, in2);
+      if (!s2.empty() && !pool2.submit.empty() && (pool.submit.empty() || pool2.score <= pool.score)) {
         planned = std::move(*replanned);
         strategies = std::move(s2);
         dropped = std::move(dropped_longer);
-        pool = study::plan_pool(strategies, st.task_time_s, in);
-        pool.notes.push_back(fmt::format("each worker asks for {} task(s) of time ({}): {} task(s), {} worker(s)",
-                                         per_worker, format_human_duration(longer.time_s), st.tasks.size(),
-                                         pool.target));
+        pool = std::move(pool2);
+        pool.notes.push_back(fmt::format("each worker asks for {} task(s) of time ({}): it keeps claiming once started",
+                                         per_worker, format_human_duration(longer.time_s)));
+      } else {
+        pool.notes.push_back(fmt::format("workers of one task: the plan for {} task(s) per worker ({}) was expected "
+                                         "to end later or cost more",
+                                         per_worker, format_human_duration(longer.time_s)));
       }
     }
   }
@@ -654,6 +738,15 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   auto first = workers_plan(planned, strategies, pool.submit, next_worker);
   RV_TRY(launched, submit_request(env, first, line, smart.workdir, "run", extras));
   launched.rec.study["limits"] = limits_json(planned.cluster.limits);
+  if (auto& kept = launched.rec.study["workers"]; kept.is_array()) {
+    for (auto& w : kept) {
+      for (std::size_t k = 0; k < strategies.size(); ++k) {
+        if (w.value("id", "") == strategies[k].id) {
+          w["slots"] = study::free_slots(planned.cluster, strategies[k]);
+        }
+      }
+    }
+  }
   save(env.requests, launched.rec);
   if (follow) {
     return follow_study(env, launched, order.flags.no_prefix);

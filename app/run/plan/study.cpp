@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace rv::app::study {
@@ -386,9 +388,92 @@ std::vector<model::Strategy> worker_strategies(const std::vector<model::Strategy
   return out;
 }
 
+namespace {
+
+// One worker in the pool's model of the study: free to claim at `at` (seconds from now), `cost`
+// SU per task, `holds` tasks per allocation; after that it ends and a replacement waits `regap`.
+struct SimWorker {
+  double at = 0;
+  double cost = 0;
+  int holds = 1;
+  double regap = 0;
+  int claimed = 0;
+};
+
+struct SimOutcome {
+  double makespan = 0;
+  double mean_end = 0; // the tasks' mean end: it still falls when a worker shortens no makespan
+  double su = 0;
+};
+
+// The tasks shared out among `ws`, each to the worker free soonest (the cheaper one among equals):
+// how long until the last ends and the SU of them. Workers' `claimed` counts their tasks.
+SimOutcome simulate(std::vector<SimWorker>& ws, int tasks, double task_s)
+{
+  SimOutcome out;
+  if (tasks <= 0) {
+    return out;
+  }
+  if (ws.empty()) {
+    out.makespan = std::numeric_limits<double>::infinity();
+    return out;
+  }
+  std::vector<double> at;
+  for (const auto& w : ws) {
+    at.push_back(w.at);
+  }
+  for (int t = 0; t < tasks; ++t) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < ws.size(); ++i) {
+      if (at[i] < at[best] || (at[i] == at[best] && ws[i].cost < ws[best].cost)) {
+        best = i;
+      }
+    }
+    auto& w = ws[best];
+    const double end = at[best] + task_s;
+    out.makespan = std::max(out.makespan, end);
+    out.mean_end += end / tasks;
+    out.su += w.cost;
+    ++w.claimed;
+    at[best] = end + (w.claimed % std::max(1, w.holds) == 0 ? w.regap : 0.0);
+  }
+  return out;
+}
+
+double pool_score(const SimOutcome& o, double su_floor)
+{
+  if (!std::isfinite(o.makespan)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return std::log(std::max(1.0, (o.makespan + o.mean_end) / 2)) + k_su_weight * std::log(o.su + su_floor);
+}
+
+} // namespace
+
+int free_slots(const model::Cluster& c, const model::Strategy& s)
+{
+  int gpus = 0;
+  const int per = std::max(1, s.gpus_per_node);
+  for (const auto& n : c.nodes) {
+    if (!n.usable || std::find(n.partitions.begin(), n.partitions.end(), s.partition) == n.partitions.end()) {
+      continue;
+    }
+    int total = 0, used = 0;
+    for (const auto& g : n.gpus) {
+      total += (s.gpu_type.empty() || g.type == s.gpu_type) ? g.count : 0;
+    }
+    for (const auto& g : n.gpus_used) {
+      used += (s.gpu_type.empty() || g.type == s.gpu_type) ? g.count : 0;
+    }
+    gpus += std::max(0, total - used) / per * per;
+  }
+  return gpus / per;
+}
+
 PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in)
 {
   PoolPlan out;
+  out.cancel.assign(ranked.size(), 0);
   int target = std::max(0, in.unfinished);
   auto cap = [&](std::optional<int> limit, std::string_view what) {
     if (!limit || *limit <= 0) {
@@ -412,33 +497,114 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     cap(*in.limits.max_gpus / per, "GrpTRES gres/gpu (in workers)");
   }
   out.target = target;
-  if (ranked.empty()) {
+  if (ranked.empty() || in.unfinished <= 0) {
     return out;
   }
-  // Soonest start first; among equal waits, the least SU per task (a worker of a longer walltime
-  // may run several tasks: its SU shares among them). Unknown waits last.
-  std::vector<std::size_t> order(ranked.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    order[i] = i;
+  // The model (docs/studies.md, "The pool"): a worker of strategy k starts at its expected wait
+  // and claims tasks back to back, `holds` of them per allocation (its walltime over a task's
+  // --time), a replacement waiting the strategy's wait again (and a top-up's poll) after that; a
+  // running worker is free after half a task. A strategy whose worker has pended past its wait and
+  // a grace is late: it is expected to pend as long again (and at least a task more).
+  const double d = static_cast<double>(std::max<std::int64_t>(1, task_time_s));
+  const double grace = std::max(30.0, d / 2);
+  const double poll_s = 15;
+  std::int64_t known_max = 0;
+  for (const auto& s : ranked) {
+    known_max = std::max(known_max, s.est_wait_s.value_or(0));
   }
-  auto su_per_task = [&](const model::Strategy& s) {
-    const auto per = task_time_s > 0 ? std::max<std::int64_t>(1, s.walltime_s / task_time_s) : 1;
-    return s.est_su / static_cast<double>(per);
+  struct Kind {
+    double start_new = 0;     // a new worker's expected start
+    double start_pending = 0; // an existing pending worker's
+    double cost = 0;          // SU per task
+    int holds = 1;
+    int room = 0; // new workers it may take now
   };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto& x = ranked[a];
-    const auto& y = ranked[b];
-    if (x.est_wait_s.has_value() != y.est_wait_s.has_value()) {
-      return x.est_wait_s.has_value();
+  std::vector<Kind> kinds(ranked.size());
+  double max_cost = 0;
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    const auto& s = ranked[k];
+    const auto kp = k < in.kinds.size() ? in.kinds[k] : KindPool{};
+    auto& kind = kinds[k];
+    const double wait = static_cast<double>(s.est_wait_s ? *s.est_wait_s : known_max + task_time_s);
+    const auto waited = static_cast<double>(std::max(kp.waited_s, kp.pending_for_s));
+    const bool late = waited > wait + grace;
+    const double expected = late ? waited + std::max(waited, d) : wait;
+    kind.start_new = expected;
+    kind.start_pending = std::max(0.0, expected - static_cast<double>(kp.pending_for_s));
+    kind.holds = static_cast<int>(std::max<std::int64_t>(1, s.walltime_s / std::max<std::int64_t>(1, task_time_s)));
+    kind.cost = s.est_su / kind.holds;
+    max_cost = std::max(max_cost, kind.cost);
+    kind.room = kp.slots > 0 ? std::max(0, kp.slots - kp.pending - kp.running) : 0;
+    if (kp.pending == 0) {
+      kind.room = std::max(kind.room, 1); // GPUs may have freed: one pending where none is
     }
-    if (x.est_wait_s && *x.est_wait_s != *y.est_wait_s) {
-      return *x.est_wait_s < *y.est_wait_s;
-    }
-    return su_per_task(x) < su_per_task(y);
-  });
-  for (int k = in.workers_alive; k < target; ++k) {
-    out.submit.push_back(order[static_cast<std::size_t>(k) % order.size()]);
   }
+  const double su_floor = std::max(1e-6, 0.01 * max_cost) * std::max(1, in.unfinished);
+  auto worker = [&](std::size_t k, double at) {
+    return SimWorker{at, kinds[k].cost, kinds[k].holds, poll_s + kinds[k].start_new};
+  };
+  // The pool is built again from its running workers: each step keeps one of a strategy's pending
+  // workers or adds a new one, whichever lowers the score most (a kept one among equals: it has
+  // waited already), while one does and the ceiling allows; pending workers not kept are cancelled.
+  std::vector<SimWorker> pool;
+  int pending_total = 0;
+  std::vector<int> keepable(ranked.size(), 0);
+  for (std::size_t k = 0; k < ranked.size() && k < in.kinds.size(); ++k) {
+    for (int i = 0; i < in.kinds[k].running; ++i) {
+      auto w = worker(k, d / 2);
+      w.holds = std::max(1, kinds[k].holds - 1);
+      pool.push_back(w);
+    }
+    keepable[k] = in.kinds[k].pending;
+    pending_total += in.kinds[k].pending;
+  }
+  const int tasks = in.unclaimed >= 0 ? std::min(in.unclaimed, in.unfinished) : in.unfinished;
+  auto run = [&](std::vector<SimWorker> ws) { return simulate(ws, tasks, d); };
+  auto now = run(pool);
+  double score = pool_score(now, su_floor);
+  int alive = std::max(0, in.workers_alive - pending_total);
+  while (alive < target && tasks > 0) {
+    std::size_t best = ranked.size();
+    bool best_keeps = false;
+    double best_score = score;
+    SimOutcome best_outcome;
+    for (std::size_t k = 0; k < ranked.size(); ++k) {
+      for (const bool keep : {true, false}) {
+        if (keep ? keepable[k] <= 0 : kinds[k].room <= 0) {
+          continue;
+        }
+        auto trial = pool;
+        trial.push_back(worker(k, keep ? kinds[k].start_pending : kinds[k].start_new));
+        const auto o = run(trial);
+        const double sc = pool_score(o, su_floor);
+        if (sc < best_score - 1e-9) {
+          best = k;
+          best_keeps = keep;
+          best_score = sc;
+          best_outcome = o;
+        }
+      }
+    }
+    if (best == ranked.size()) {
+      break;
+    }
+    pool.push_back(worker(best, best_keeps ? kinds[best].start_pending : kinds[best].start_new));
+    if (best_keeps) {
+      --keepable[best];
+    } else {
+      --kinds[best].room;
+      out.submit.push_back(best);
+    }
+    score = best_score;
+    now = best_outcome;
+    ++alive;
+  }
+  for (std::size_t k = 0; k < ranked.size(); ++k) {
+    out.cancel[k] = keepable[k];
+  }
+  out.makespan_s = now.makespan;
+  out.su = now.su;
+  out.score = score;
   return out;
 }
 
@@ -492,6 +658,9 @@ std::vector<WorkerKind> worker_kinds(const nlohmann::json& study_json)
     }
     k.strategy.est_su = w.value("est_su", 0.0);
     k.script = w.value("script", "");
+    if (auto e = w.find("slots"); e != w.end() && e->is_number_integer()) {
+      k.slots = e->get<int>();
+    }
     if (!k.strategy.id.empty() && !k.script.empty()) {
       out.push_back(std::move(k));
     }

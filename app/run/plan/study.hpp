@@ -111,28 +111,56 @@ Result<Study> study_from_json(const nlohmann::json& j);
 
 // ---- the pool of workers -------------------------------------------------------------------
 
+// One worker strategy's part of the pool as it stands (the same order as the ranked strategies).
+struct KindPool {
+  int pending = 0;                // this study's workers of the strategy, pending
+  int running = 0;                // and running
+  std::int64_t pending_for_s = 0; // how long its oldest pending worker has waited
+  std::int64_t waited_s = 0;      // the longest any of its workers pended without starting (alive, or
+                                  // cancelled while pending): past its expected wait, the strategy is late
+  int slots = -1;                 // workers the plan saw free GPUs for at once; -1 = unknown
+};
+
 // What the pool is planned from: the tasks not yet ended, the request's workers alive, and the
 // user's limits (MaxSubmitJobs, MaxJobs, GrpTRES gres/gpu as discovery reads them).
 struct PoolInput {
-  int unfinished = 0;       // tasks neither done nor failed for good (in flight included)
-  int workers_alive = 0;    // this study's jobs pending or running
-  int max_running = 0;      // %K; 0 = none
-  model::UserLimits limits; // max_submit_jobs, max_jobs, max_gpus
-  int other_jobs = 0;       // the user's other jobs pending or running (they count against the limits)
-  int headroom = 1;         // jobs left free for the user's own work
+  int unfinished = 0;          // tasks neither done nor failed for good (in flight included)
+  int unclaimed = -1;          // of those, the tasks no worker runs now; -1 = all unfinished
+  int workers_alive = 0;       // this study's jobs pending or running
+  int max_running = 0;         // %K; 0 = none
+  model::UserLimits limits;    // max_submit_jobs, max_jobs, max_gpus
+  int other_jobs = 0;          // the user's other jobs pending or running (they count against the limits)
+  int headroom = 1;            // jobs left free for the user's own work
+  std::vector<KindPool> kinds; // per ranked strategy; missing = none alive, room unknown
 };
 
 struct PoolPlan {
   std::vector<std::size_t> submit; // indexes into the ranked strategies, one per new worker
-  int target = 0;                  // workers the pool should have alive
+  std::vector<int> cancel;         // per ranked strategy: how many of its pending workers to cancel
+  int target = 0;                  // the most workers the limits let the pool have alive
   std::vector<std::string> notes;  // why the target is what it is
+  double makespan_s = 0;           // the model's expected time until the last task ends (from now)
+  double su = 0;                   // its expected SU for the tasks not yet claimed
+  double score = 0;                // what the pool minimises: log(time) + k_su_weight * log(SU) (docs/studies.md)
 };
 
-// How many workers of which strategies to submit now. `ranked`: the plan's strategies, best first.
-// The pool's target is the unfinished tasks, capped by %K and by each limit less the user's
-// other jobs and the headroom; new workers go to the strategies that start soonest, and among
-// equal waits the cheapest SU per task, one per strategy in turn.
+// How much the pool weighs SU against time: a worker is worth adding when it shortens the expected
+// makespan by more than k_su_weight times the share of SU it adds (docs/studies.md).
+inline constexpr double k_su_weight = 2.0;
+
+// How many workers of which strategies to submit now, and which pending ones to cancel.
+// `ranked`: the worker strategies, best first. The pool's ceiling is the unfinished tasks, capped
+// by %K and by each limit less the user's other jobs and the headroom. Within it, workers are
+// added one at a time where the model of the study (each worker starting at its strategy's
+// expected wait and claiming tasks back to back; docs/studies.md) gains the most, while it gains;
+// a strategy takes at most as many as the plan saw free GPUs for (one pending at a time beyond
+// them, or when unknown), and one whose workers pend past their expected wait counts as late.
+// Pending workers that the model gives no task are cancelled.
 PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in);
+
+// How many workers of strategy `s` the cluster `c` has free GPUs for now: on the usable nodes of
+// its partition, the GPUs of its type not allocated, in workers of its GPUs per node.
+int free_slots(const model::Cluster& c, const model::Strategy& s);
 
 // How many tasks each of `workers` workers is sized for: the tasks shared out, rounded up (1 when
 // there are workers enough).
@@ -157,6 +185,7 @@ void add_worker_script(nlohmann::json& study_json, const model::Strategy& s, con
 struct WorkerKind {
   model::Strategy strategy; // id (the base), label, shape, walltime, est_wait_s, est_su
   std::string script;
+  int slots = -1; // workers the plan saw free GPUs for ("slots" in the record); -1 = unknown
 };
 // The kept workers, in rank order (empty for a record without them).
 std::vector<WorkerKind> worker_kinds(const nlohmann::json& study_json);

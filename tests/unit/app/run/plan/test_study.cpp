@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace rv;
 using namespace rv::app::study;
 
@@ -165,23 +167,35 @@ model::Strategy strategy(const char* id, std::optional<std::int64_t> wait, doubl
   return s;
 }
 
+// Every strategy with room for `slots` workers (the plan saw that many free GPUs).
+std::vector<KindPool> room_for(std::size_t strategies, int slots)
+{
+  std::vector<KindPool> out(strategies);
+  for (auto& k : out) {
+    k.slots = slots;
+  }
+  return out;
+}
+
+int count_of(const PoolPlan& p, std::size_t k)
+{
+  return static_cast<int>(std::count(p.submit.begin(), p.submit.end(), k));
+}
+
 } // namespace
 
 TEST_CASE("study: the pool never asks for more than the tasks, %K and the limits less the headroom allow")
 {
-  const std::vector<model::Strategy> ranked = {strategy("s1", 0, 2.0), strategy("s2", 0, 1.0), strategy("s3", 600, 0.5),
-                                               strategy("s4", std::nullopt, 0.1)};
+  // Four equal strategies with room for many: every worker shortens the study at no SU, so the pool
+  // fills up to its ceiling.
+  const std::vector<model::Strategy> ranked = {strategy("s1", 0, 1.0), strategy("s2", 0, 1.0), strategy("s3", 0, 1.0),
+                                               strategy("s4", 0, 1.0)};
   PoolInput in;
   in.unfinished = 16;
+  in.kinds = room_for(4, 100);
   auto p = plan_pool(ranked, 600, in);
   CHECK(p.target == 16);
-  REQUIRE(p.submit.size() == 16);
-  // Soonest first; among equal waits the cheaper per task (s2 before s1); unknown waits last.
-  CHECK(p.submit[0] == 1);
-  CHECK(p.submit[1] == 0);
-  CHECK(p.submit[2] == 2);
-  CHECK(p.submit[3] == 3);
-  CHECK(p.submit[4] == 1);
+  CHECK(p.submit.size() == 16);
 
   in.max_running = 8;
   CHECK(plan_pool(ranked, 600, in).submit.size() == 8);
@@ -196,12 +210,15 @@ TEST_CASE("study: the pool never asks for more than the tasks, %K and the limits
   CHECK(plan_pool(ranked, 600, in).target == 2);
 
   in.workers_alive = 2; // topped up only to the target
+  in.kinds[0].pending = 2;
   CHECK(plan_pool(ranked, 600, in).submit.empty());
 
   PoolInput gpus;
   gpus.unfinished = 10;
+  gpus.kinds = room_for(4, 100);
   gpus.limits.max_gpus = 4; // GrpTRES gres/gpu=4: 4 one-GPU workers, less the headroom
   CHECK(plan_pool(ranked, 600, gpus).target == 3);
+  CHECK(plan_pool(ranked, 600, gpus).submit.size() == 3);
 
   PoolInput none;
   none.unfinished = 0;
@@ -213,19 +230,130 @@ TEST_CASE("study: the pool never asks for more than the tasks, %K and the limits
   CHECK(plan_pool(ranked, 600, full).submit.empty());
 }
 
-TEST_CASE("study: a longer worker's SU is shared among the tasks it can run")
+TEST_CASE("study: the pool goes where workers start soonest for the least SU, as many as the plan saw room for")
 {
-  // Equal waits: s1 runs 4 tasks of 600 s in its 2400 s for 4 SU (1 per task), s2 one task for 2 SU.
-  const std::vector<model::Strategy> ranked = {strategy("s2", 0, 2.0, 600), strategy("s1", 0, 4.0, 2400)};
+  // 16 tasks of 10 s on the testbed's four partitions (#41's benchmark, seed 527145): v100 and a6000
+  // start at once (a6000 1.5x v100's SU), a100 after 18 s at 3.4x, h200 after 26 s at 4x.
+  const std::vector<model::Strategy> ranked = {strategy("v100", 0, 1.0, 10), strategy("a6000", 0, 1.5, 10),
+                                               strategy("a100", 18, 3.4, 10), strategy("h200", 26, 4.0, 10)};
   PoolInput in;
-  in.unfinished = 1;
-  auto p = plan_pool(ranked, 600, in);
-  REQUIRE(p.submit.size() == 1);
-  CHECK(p.submit[0] == 1);
-  CHECK(tasks_per_worker(6, 3) == 2);
-  CHECK(tasks_per_worker(7, 3) == 3);
-  CHECK(tasks_per_worker(2, 3) == 1);
-  CHECK(tasks_per_worker(5, 0) == 1);
+  in.unfinished = 16;
+  in.kinds = room_for(4, 4);
+  auto p = plan_pool(ranked, 10, in);
+  REQUIRE_FALSE(p.submit.empty());
+  CHECK(p.submit.front() == 0);    // the cheapest of the soonest first
+  CHECK(count_of(p, 0) == 4);      // every free v100, no more (the plan saw 4)
+  CHECK(count_of(p, 3) == 0);      // never the slow and dear h200 (round robin put 4 there)
+  CHECK(count_of(p, 2) == 0);      // nor a100
+  CHECK(p.makespan_s < 16.0 * 10); // better than one worker
+  CHECK(p.su >= 16.0);             // every task costs at least v100's SU
+
+  // Room unknown (a top-up's kinds from an old record): one at a time on each strategy.
+  PoolInput unknown;
+  unknown.unfinished = 16;
+  auto q = plan_pool(ranked, 10, unknown);
+  CHECK(count_of(q, 0) == 1);
+
+  // SU outweighs time: with v100 alone as fast as possible, the dear strategies add nothing.
+  PoolInput few;
+  few.unfinished = 2;
+  few.kinds = room_for(4, 4);
+  auto f = plan_pool(ranked, 10, few);
+  CHECK(f.submit == std::vector<std::size_t>{0, 0});
+}
+
+TEST_CASE("study: a top-up adds workers where GPUs freed while others pend, and cancels pending ones no longer needed")
+{
+  const std::vector<model::Strategy> ranked = {strategy("v100", 0, 1.0, 10), strategy("h200", 26, 4.0, 10)};
+  PoolInput in;
+  in.unfinished = 4;
+  in.unclaimed = 4;
+  in.workers_alive = 4;
+  in.kinds = room_for(2, 4);
+  in.kinds[1].pending = 4; // pending for 120 s against an expected 26 s: late
+  in.kinds[1].pending_for_s = 120;
+  in.kinds[1].waited_s = 120;
+  auto p = plan_pool(ranked, 10, in);
+  CHECK(count_of(p, 0) == 4); // v100's workers ended: their GPUs take the rest, counted pending workers or not
+  CHECK(count_of(p, 1) == 0);
+  REQUIRE(p.cancel.size() == 2);
+  CHECK(p.cancel[0] == 0);
+  CHECK(p.cancel[1] == 4); // h200's would start after v100's are done
+
+  // Not late yet (pending 10 s of an expected 26 s), as cheap as v100, and no room elsewhere: some are
+  // kept (no new ones on v100: one pends there already); at 4x the SU, none would be.
+  const std::vector<model::Strategy> equal = {strategy("v100", 0, 1.0, 10), strategy("a6000", 26, 1.0, 10)};
+  PoolInput waiting;
+  waiting.unfinished = 4;
+  waiting.workers_alive = 4;
+  waiting.kinds = room_for(2, 4);
+  waiting.kinds[0].slots = 0;
+  waiting.kinds[0].pending = 1; // v100 has one pending too: no more room there
+  waiting.kinds[1].pending = 4;
+  waiting.kinds[1].pending_for_s = 10;
+  waiting.workers_alive = 5;
+  auto w = plan_pool(equal, 10, waiting);
+  CHECK(w.submit.empty());
+  CHECK(w.cancel[0] == 0);
+  CHECK(w.cancel[1] < 4); // some of them have tasks in the model
+  CHECK(plan_pool(ranked, 10, waiting).cancel[1] == 4);
+
+  // Every task claimed by running workers: the pending ones have nothing left to do.
+  PoolInput claimed;
+  claimed.unfinished = 2;
+  claimed.unclaimed = 0;
+  claimed.workers_alive = 4;
+  claimed.kinds = room_for(2, 4);
+  claimed.kinds[0].running = 2;
+  claimed.kinds[1].pending = 2;
+  auto c = plan_pool(ranked, 10, claimed);
+  CHECK(c.submit.empty());
+  CHECK(c.cancel[1] == 2);
+}
+
+TEST_CASE("study: workers that hold several tasks win unless their longer walltime waits much longer")
+{
+  PoolInput in;
+  in.unfinished = 16;
+  in.kinds = room_for(1, 4);
+  // One task per worker: after each task a new worker waits again (here 20 s).
+  const auto one = plan_pool({strategy("s1", 20, 1.0, 60)}, 60, in);
+  // Four per worker, the same wait: no new wait between tasks, the same SU per task.
+  const auto four = plan_pool({strategy("s1", 20, 4.0, 240)}, 60, in);
+  CHECK(four.makespan_s < one.makespan_s);
+  CHECK(four.score < one.score);
+  // Four per worker, but no backfill window holds the longer walltime: 20 minutes' wait.
+  const auto late = plan_pool({strategy("s1", 1200, 4.0, 240)}, 60, in);
+  CHECK(late.score > one.score);
+}
+
+TEST_CASE("study: a strategy's free slots are its partition's free GPUs of its type, in workers")
+{
+  model::Cluster c;
+  model::Node a;
+  a.name = "a";
+  a.partitions = {"gpu"};
+  a.gpus = {{"a100", 4}};
+  a.gpus_used = {{"a100", 1}};
+  model::Node b = a;
+  b.name = "b";
+  b.gpus_used = {};
+  model::Node down = a;
+  down.name = "down";
+  down.usable = false;
+  model::Node other = a;
+  other.name = "other";
+  other.partitions = {"debug"};
+  c.nodes = {a, b, down, other};
+  auto s = strategy("s1", 0, 1.0);
+  s.partition = "gpu";
+  s.gpu_type = "a100";
+  CHECK(free_slots(c, s) == 7);
+  s.gpus_per_node = 2; // per node: a has 3 free (one worker), b 4 (two)
+  CHECK(free_slots(c, s) == 3);
+  s.gpus_per_node = 1;
+  s.gpu_type = "h100";
+  CHECK(free_slots(c, s) == 0);
 }
 
 TEST_CASE("study: workers are one node without checkpoint segments, long enough for a task")
