@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <array>
 #include <optional>
 #include <utility>
@@ -250,6 +252,18 @@ std::vector<std::string> user_jobs_argv(const std::string& user)
 std::vector<std::string> request_jobs_argv(std::string_view job_name)
 {
   return {"squeue", "--me", "-h", "-t", "all", "-n", std::string(job_name), "-o", std::string(request_jobs_format)};
+}
+
+std::vector<std::string> my_jobs_argv()
+{
+  return {"squeue", "--me", "-h", "-o", std::string(request_jobs_format)};
+}
+
+int jobs_not_of(const std::vector<SqueueJob>& jobs, std::string_view request_id)
+{
+  const std::string own = "rv:" + std::string(request_id);
+  return static_cast<int>(
+      std::count_if(jobs.begin(), jobs.end(), [&](const SqueueJob& j) { return j.comment != own; }));
 }
 
 Result<std::vector<SqueueJob>> request_jobs(std::string_view input, std::string_view request_id)

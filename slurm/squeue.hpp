@@ -64,6 +64,13 @@ std::vector<std::string> request_jobs_argv(std::string_view job_name);
 inline constexpr std::string_view request_jobs_format = "%i|%T|%k|%j";
 Result<std::vector<SqueueJob>> request_jobs(std::string_view text, std::string_view request_id);
 
+// The user's own jobs pending or running (squeue's default states), with their comments:
+// `squeue --me -h -o '%i|%T|%k|%j'`; read it with parse_squeue(text, request_jobs_format).
+std::vector<std::string> my_jobs_argv();
+// How many of `jobs` are not of request `request_id` (comment `rv:<id>`): the user's other work,
+// which counts against MaxSubmitJobs and MaxJobs as much as the request's own jobs.
+int jobs_not_of(const std::vector<SqueueJob>& jobs, std::string_view request_id);
+
 // Expands squeue's compact state codes (`PD` -> PENDING); long names are returned as is.
 std::string long_job_state(std::string_view state);
 

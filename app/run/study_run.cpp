@@ -16,7 +16,9 @@
 #include "core/text.hpp"
 #include "slurm/backoff.hpp"
 #include "slurm/job_state.hpp"
+#include "slurm/jobs.hpp"
 #include "slurm/monitor.hpp"
+#include "slurm/squeue.hpp"
 #include "slurm/submit.hpp"
 #include "strategy/plan.hpp"
 
@@ -150,6 +152,21 @@ std::vector<study::KindPool> initial_kinds(const model::Cluster& cluster,
     out.push_back(p);
   }
   return out;
+}
+
+// The user's jobs pending or running (they count against the limits), 0 with a warning when
+// squeue cannot say: one round trip, made only when the user has a limit.
+int count_my_jobs(Env& env)
+{
+  auto o = env.cluster.run(slurm::patient_command(slurm::my_jobs_argv()));
+  auto jobs = o && o->ok() ? slurm::parse_squeue(o->out, slurm::request_jobs_format)
+                           : Result<std::vector<slurm::SqueueJob>>(
+                                 fail(ErrorCode::io, o ? text::first_line(o->err) : o.error().message));
+  if (!jobs) {
+    spdlog::warn("could not list your jobs (they count as none against the limits): {}", jobs.error().message);
+    return 0;
+  }
+  return slurm::jobs_not_of(*jobs, "");
 }
 
 int alive_workers(const RequestRecord& rec)
@@ -290,7 +307,8 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     t.stopped = true;
     return t;
   }
-  RV_TRY(v, read_study(env, rec));
+  const bool limited = limits.max_submit_jobs || limits.max_jobs || limits.max_gpus;
+  RV_TRY(v, read_study(env, rec, limited));
   t.view = std::move(v);
   const int unfinished = t.view.counts.pending + t.view.counts.running;
   if (unfinished > 0 && t.view.barren.size() >= k_max_barren) {
@@ -312,6 +330,7 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     in.workers_alive = alive_workers(rec);
     in.max_running = t.view.study.max_running;
     in.limits = limits;
+    in.other_jobs = t.view.other_jobs.value_or(0);
     in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds());
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
     cancel_spare_workers(env, rec, kinds, pool);
@@ -478,7 +497,7 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
 
 } // namespace study_parts
 
-Result<StudyView> read_study(Env& env, RequestRecord& rec)
+Result<StudyView> read_study(Env& env, RequestRecord& rec, bool other_jobs)
 {
   StudyView v;
   RV_TRY(st, study::study_from_json(rec.study));
@@ -501,7 +520,25 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec)
       (slurm::is_started(s) ? v.workers_running : v.workers_pending) += 1;
     }
   }
-  RV_TRY(listing, env.cluster.run(study::task_listing_command(study::tasks_dir(rec.remote_root, rec.id))));
+  proc::Batch batch("study tasks");
+  const auto listed = batch.add(study::task_listing_command(study::tasks_dir(rec.remote_root, rec.id)));
+  std::optional<proc::Handle> mine;
+  if (other_jobs) {
+    mine = batch.add(slurm::patient_command(slurm::my_jobs_argv()));
+  }
+  RV_TRY(answers, batch.run(env.cluster));
+  const auto& listing = answers[listed];
+  if (mine) {
+    auto jobs = answers[*mine].ok()
+                    ? slurm::parse_squeue(answers[*mine].out, slurm::request_jobs_format)
+                    : Result<std::vector<slurm::SqueueJob>>(fail(ErrorCode::io, text::first_line(answers[*mine].err)));
+    if (jobs) {
+      v.other_jobs = slurm::jobs_not_of(*jobs, rec.id);
+    } else {
+      spdlog::warn("study {}: could not list your other jobs (they count as none against the limits): {}", rec.id,
+                   jobs.error().message);
+    }
+  }
   if (!listing.ok()) {
     return fail(ErrorCode::io, fmt::format("cannot read the tasks of study {} on {}: {}", rec.id, env.cluster.where(),
                                            text::first_line(listing.err)));
@@ -662,6 +699,9 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   in.max_running = st.max_running;
   in.limits = planned.cluster.limits;
   in.kinds = initial_kinds(planned.cluster, strategies);
+  if (in.limits.max_submit_jobs || in.limits.max_jobs || in.limits.max_gpus) {
+    in.other_jobs = count_my_jobs(env);
+  }
   auto pool = study::plan_pool(strategies, st.task_time_s, in);
   // Workers that hold several tasks keep claiming once they start (no new wait per task), but a
   // longer walltime fits fewer backfill windows: the plan for the longer walltime says how much

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,13 @@ struct StudyView {
   std::vector<std::string> barren;
   // Across clusters: the offers waiting on this cluster, task -> attempt (study::open_offers).
   std::map<int, int> offers;
+  // The user's jobs pending or running that are not this study's (`squeue --me`), when asked for.
+  std::optional<int> other_jobs;
 };
 
 inline constexpr std::size_t k_max_barren = 3;
-Result<StudyView> read_study(Env& env, RequestRecord& rec);
+// With `other_jobs`, the user's other jobs are read in the same round trip as the task directory.
+Result<StudyView> read_study(Env& env, RequestRecord& rec, bool other_jobs = false);
 
 // "3 done, 2 running, 1 pending, 0 failed of 6 tasks; workers: 2 running, 1 pending".
 std::string study_counts_text(const StudyView& v);

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -278,4 +279,22 @@ TEST_CASE("corpus details: sacct captures without rv's field order")
     total += total_gpus(*g);
   }
   CHECK(total == 4 + 7 + 1 + 1 + 1);
+}
+
+TEST_CASE("squeue: the user's other jobs are those not of the request (comment rv:<id>)")
+{
+  using namespace rv::slurm;
+  const auto argv = my_jobs_argv();
+  CHECK(std::find(argv.begin(), argv.end(), "--me") != argv.end());
+  CHECK(argv.back() == std::string(request_jobs_format));
+  const auto jobs = parse_squeue("801|RUNNING|rv:ab12cd34|ttg-w\n"
+                                 "802|PENDING|rv:ab12cd34|ttg-w\n"
+                                 "803|PENDING|(null)|train.sh\n"
+                                 "804|RUNNING|rv:99999999|other|study\n",
+                                 request_jobs_format);
+  REQUIRE(jobs);
+  REQUIRE(jobs->size() == 4);
+  CHECK(jobs_not_of(*jobs, "ab12cd34") == 2); // the user's sbatch and another rv request
+  CHECK(jobs_not_of(*jobs, "") == 4);         // before the study exists: all of them
+  CHECK(jobs_not_of({}, "ab12cd34") == 0);
 }
