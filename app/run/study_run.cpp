@@ -204,6 +204,22 @@ std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vec
   return out;
 }
 
+// The median time the study's ended tasks took; 0 when none has ended yet.
+double median_task_s(const std::vector<study::TaskStatus>& tasks)
+{
+  std::vector<std::int64_t> took;
+  for (const auto& t : tasks) {
+    if (t.state == study::TaskState::done && t.started_at > 0 && t.ended_at >= t.started_at) {
+      took.push_back(t.ended_at - t.started_at);
+    }
+  }
+  if (took.empty()) {
+    return 0;
+  }
+  std::nth_element(took.begin(), took.begin() + static_cast<std::ptrdiff_t>(took.size() / 2), took.end());
+  return static_cast<double>(std::max<std::int64_t>(1, took[took.size() / 2]));
+}
+
 // Cancels `pool.cancel[k]` of the pending workers of each kind (the newest first), only while
 // they still pend: a worker that started meanwhile runs on (the next poll reads its state).
 void cancel_spare_workers(Env& env, const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
@@ -331,6 +347,7 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     in.max_running = t.view.study.max_running;
     in.limits = limits;
     in.other_jobs = t.view.other_jobs.value_or(0);
+    in.task_s = median_task_s(t.view.tasks);
     in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds());
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
     cancel_spare_workers(env, rec, kinds, pool);

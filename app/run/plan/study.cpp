@@ -505,7 +505,10 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   // --time), a replacement waiting the strategy's wait again (and a top-up's poll) after that; a
   // running worker is free after half a task. A strategy whose worker has pended past its wait and
   // a grace is late: it is expected to pend as long again (and at least a task more).
-  const double d = static_cast<double>(std::max<std::int64_t>(1, task_time_s));
+  // A task takes its --time, or what the study's ended tasks took (a worker claims the next while
+  // its allocation has a task's --time left, so one that ends early leaves room for more).
+  const double time_s = static_cast<double>(std::max<std::int64_t>(1, task_time_s));
+  const double d = in.task_s > 0 ? std::min(in.task_s, time_s) : time_s;
   const double grace = std::max(30.0, d / 2);
   const double poll_s = 15;
   std::int64_t known_max = 0;
@@ -531,7 +534,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     const double expected = late ? waited + std::max(waited, d) : wait;
     kind.start_new = expected;
     kind.start_pending = std::max(0.0, expected - static_cast<double>(kp.pending_for_s));
-    kind.holds = static_cast<int>(std::max<std::int64_t>(1, s.walltime_s / std::max<std::int64_t>(1, task_time_s)));
+    kind.holds = 1 + static_cast<int>(std::max(0.0, static_cast<double>(s.walltime_s) - time_s) / d);
     kind.cost = s.est_su / kind.holds;
     max_cost = std::max(max_cost, kind.cost);
     kind.room = kp.slots > 0 ? std::max(0, kp.slots - kp.pending - kp.running) : 0;
@@ -551,8 +554,11 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   std::vector<int> keepable(ranked.size(), 0);
   for (std::size_t k = 0; k < ranked.size() && k < in.kinds.size(); ++k) {
     for (int i = 0; i < in.kinds[k].running; ++i) {
+      // Half way through a task it has claimed: free after it, or replaced after it when that was
+      // the last its walltime holds.
       auto w = worker(k, d / 2);
-      w.holds = std::max(1, kinds[k].holds - 1);
+      w.claimed = 1;
+      w.at += kinds[k].holds <= 1 ? w.regap : 0.0;
       pool.push_back(w);
     }
     keepable[k] = in.kinds[k].pending;

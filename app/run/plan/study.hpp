@@ -131,6 +131,7 @@ struct PoolInput {
   model::UserLimits limits;    // max_submit_jobs, max_jobs, max_gpus
   int other_jobs = 0;          // the user's other jobs pending or running (they count against the limits)
   int headroom = 1;            // jobs left free for the user's own work
+  double task_s = 0;           // how long the study's ended tasks took (the median); 0 = unknown: --time
   std::vector<KindPool> kinds; // per ranked strategy; missing = none alive, room unknown
 };
 

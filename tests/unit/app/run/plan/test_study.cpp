@@ -311,6 +311,28 @@ TEST_CASE("study: a top-up adds workers where GPUs freed while others pend, and 
   CHECK(c.cancel[1] == 2);
 }
 
+TEST_CASE("study: a running worker of one task is replaced after it; the study's ended tasks tell their real length")
+{
+  const std::vector<model::Strategy> one = {strategy("v100", 0, 1.0, 60)};
+  PoolInput in;
+  in.unfinished = 6;
+  in.unclaimed = 2;
+  in.workers_alive = 4;
+  in.kinds = room_for(1, 4);
+  in.kinds[0].running = 4;
+  // Each running worker ends with its task (its walltime holds one): a new worker takes one of the
+  // two tasks left at once rather than after a replacement's wait and poll.
+  auto p = plan_pool(one, 60, in);
+  CHECK(count_of(p, 0) == 1);
+  // Workers of 4 tasks' walltime keep claiming: the study ends no later.
+  auto four = plan_pool({strategy("v100", 0, 4.0, 240)}, 60, in);
+  CHECK(four.makespan_s <= p.makespan_s);
+  // Tasks that took 10 s of their 60: a 60 s worker holds several of them; the study ends sooner.
+  in.task_s = 10;
+  auto quick = plan_pool(one, 60, in);
+  CHECK(quick.makespan_s < p.makespan_s);
+}
+
 TEST_CASE("study: workers that hold several tasks win unless their longer walltime waits much longer")
 {
   PoolInput in;
