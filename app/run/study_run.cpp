@@ -141,19 +141,6 @@ std::string pool_text(const std::vector<model::Strategy>& strategies, const stud
   return out;
 }
 
-// Before any worker: each strategy's free GPUs, in workers (study::free_slots).
-std::vector<study::KindPool> initial_kinds(const model::Cluster& cluster,
-                                           const std::vector<model::Strategy>& strategies)
-{
-  std::vector<study::KindPool> out;
-  for (const auto& s : strategies) {
-    study::KindPool p;
-    p.slots = study::free_slots(cluster, s);
-    out.push_back(p);
-  }
-  return out;
-}
-
 // The user's jobs pending or running (they count against the limits), 0 with a warning when
 // squeue cannot say: one round trip, made only when the user has a limit.
 int count_my_jobs(Env& env)
@@ -715,7 +702,7 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   in.unfinished = static_cast<int>(st.tasks.size());
   in.max_running = st.max_running;
   in.limits = planned.cluster.limits;
-  in.kinds = initial_kinds(planned.cluster, strategies);
+  in.kinds = study::free_kinds(planned.cluster, strategies);
   if (in.limits.max_submit_jobs || in.limits.max_jobs || in.limits.max_gpus) {
     in.other_jobs = count_my_jobs(env);
   }
@@ -734,7 +721,7 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
       std::vector<std::string> dropped_longer;
       auto s2 = study::worker_strategies(replanned->plan.strategies, st.task_time_s, dropped_longer);
       auto in2 = in;
-      in2.kinds = initial_kinds(replanned->cluster, s2);
+      in2.kinds = study::free_kinds(replanned->cluster, s2);
       auto pool2 = study::plan_pool(s2, st.task_time_s, in2);
       if (!s2.empty() && !pool2.submit.empty() && (pool.submit.empty() || pool2.score <= pool.score)) {
         planned = std::move(*replanned);

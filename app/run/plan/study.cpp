@@ -470,6 +470,17 @@ int free_slots(const model::Cluster& c, const model::Strategy& s)
   return gpus / per;
 }
 
+std::vector<KindPool> free_kinds(const model::Cluster& c, const std::vector<model::Strategy>& strategies)
+{
+  std::vector<KindPool> out;
+  for (const auto& s : strategies) {
+    KindPool p;
+    p.slots = free_slots(c, s);
+    out.push_back(p);
+  }
+  return out;
+}
+
 PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in)
 {
   PoolPlan out;

@@ -162,6 +162,9 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
 // How many workers of strategy `s` the cluster `c` has free GPUs for now: on the usable nodes of
 // its partition, the GPUs of its type not allocated, in workers of its GPUs per node.
 int free_slots(const model::Cluster& c, const model::Strategy& s);
+// Before any worker: each strategy's KindPool with its free slots (what plan_pool wants for a new
+// study; without it a strategy gets one worker at a time).
+std::vector<KindPool> free_kinds(const model::Cluster& c, const std::vector<model::Strategy>& strategies);
 
 // How many tasks each of `workers` workers is sized for: the tasks shared out, rounded up (1 when
 // there are workers enough).

@@ -376,6 +376,13 @@ TEST_CASE("study: a strategy's free slots are its partition's free GPUs of its t
   s.gpus_per_node = 1;
   s.gpu_type = "h100";
   CHECK(free_slots(c, s) == 0);
+  auto a100 = s;
+  a100.gpu_type = "a100";
+  const auto kinds = free_kinds(c, {s, a100});
+  REQUIRE(kinds.size() == 2);
+  CHECK(kinds[0].slots == 0);
+  CHECK(kinds[1].slots == 7);
+  CHECK(kinds[1].pending == 0);
 }
 
 TEST_CASE("study: workers are one node without checkpoint segments, long enough for a task")
