@@ -244,6 +244,8 @@ void top_up(std::vector<RaceMember>& members, const AcrossStudyView& view, int u
     in.unfinished = unfinished;
     in.workers_alive = study_parts::alive_workers(m.rec);
     in.limits = study_parts::study_limits(m.rec);
+    in.unclaimed = view.merged.counts.pending;
+    in.kinds = study_parts::kind_pools(m.rec, kinds.back(), m.env->clock.epoch_seconds());
     alive += in.workers_alive;
     room.push_back(study::plan_pool(strategies, view.merged.study.task_time_s, in).submit);
   }
@@ -643,6 +645,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
     study::PoolInput in;
     in.unfinished = static_cast<int>(st.tasks.size());
     in.limits = c.run.cluster.limits;
+    in.kinds = study::free_kinds(c.run.cluster, s.strategies); // at most the free GPUs the plan saw, per strategy
     s.pool = study::plan_pool(s.strategies, st.task_time_s, in);
     room.push_back(s.pool.submit);
     sides.push_back(std::move(s));

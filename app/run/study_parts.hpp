@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,11 @@ PlanRun workers_plan(const PlanRun& base, const std::vector<model::Strategy>& st
 
 // The request's workers pending or running.
 int alive_workers(const RequestRecord& rec);
+
+// Each kept worker strategy's part of the pool (study::KindPool: running, pending and for how
+// long, the free GPUs the plan saw), from the request's jobs at `now`.
+std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
+                                        std::int64_t now);
 
 // The limits a study's pool respects, as the record keeps them (its cluster's), and their JSON.
 model::UserLimits study_limits(const RequestRecord& rec);
