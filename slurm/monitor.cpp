@@ -33,12 +33,11 @@ bool only_gone_jobs(std::string_view scancel_stderr)
   return any;
 }
 
-Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name,
-                         bool pending_only)
+namespace {
+
+proc::Command cancel_command(const std::vector<std::string>& job_ids, const std::string& job_name,
+                             bool pending_only = false)
 {
-  if (job_ids.empty()) {
-    return {};
-  }
   // --me: only the user's own jobs, even for an operator or a coordinator whose scancel could
   // cancel others' jobs on a wrong or reused id (the name guards a reused id as well).
   std::vector<std::string> argv = {"scancel", "--me"};
@@ -51,7 +50,13 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   argv.insert(argv.end(), job_ids.begin(), job_ids.end());
   auto cmd = patient_command(std::move(argv));
   cmd.uninterruptible = true;
-  RV_TRY(outcome, runner.run(cmd));
+  return cmd;
+}
+
+// What scancel's outcome means for cancel_jobs.
+Result<void> cancel_outcome(const proc::Outcome& outcome, const std::vector<std::string>& job_ids,
+                            const std::string& job_name)
+{
   if (!outcome.ok() && !job_name.empty() && only_gone_jobs(outcome.err)) {
     // With --name, Slurm 22.05 answers "Invalid job id specified" (exit 1) for a job that has
     // already ended (e.g. cancelled a moment ago by the winner's guard): nothing is left to cancel.
@@ -67,9 +72,25 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
   return {};
 }
 
-Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                                                 std::int64_t now_epoch, int* controller_calls,
-                                                 const std::map<std::string, std::string>& names)
+} // namespace
+
+Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids, const std::string& job_name,
+                         bool pending_only)
+{
+  if (job_ids.empty()) {
+    return {};
+  }
+  RV_TRY(outcome, runner.run(cancel_command(job_ids, job_name, pending_only)));
+  return cancel_outcome(outcome, job_ids, job_name);
+}
+
+namespace {
+
+// One poll from squeue's answer `sq` (scontrol and sacct asked about the ids it no longer knows).
+Result<std::map<std::string, JobView>> views_from_squeue(proc::Runner& runner, const proc::Outcome& sq,
+                                                         const std::vector<std::string>& job_ids,
+                                                         std::int64_t now_epoch, int* controller_calls,
+                                                         const std::map<std::string, std::string>& names)
 {
   auto ours = [&](const std::string& id, const std::string& name) {
     auto it = names.find(id);
@@ -81,7 +102,6 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
       *controller_calls += n;
     }
   };
-  RV_TRY(sq, runner.run(patient_command(squeue_argv(job_ids))));
   count(1);
   // squeue exits 1 with "Invalid job id" when none of the ids is known any more.
   if (sq.ok()) {
@@ -121,6 +141,31 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
   count(static_cast<int>(vanished.size()));
   views.merge(ended);
   return views;
+}
+
+} // namespace
+
+Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                 std::int64_t now_epoch, int* controller_calls,
+                                                 const std::map<std::string, std::string>& names)
+{
+  RV_TRY(sq, runner.run(patient_command(squeue_argv(job_ids))));
+  return views_from_squeue(runner, sq, job_ids, now_epoch, controller_calls, names);
+}
+
+Result<std::map<std::string, JobView>> poll_jobs_with(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                      std::int64_t now_epoch, int* controller_calls,
+                                                      const std::map<std::string, std::string>& names,
+                                                      const proc::Command& with, proc::Outcome* with_out)
+{
+  RV_TRY(outs, runner.run_batch({patient_command(squeue_argv(job_ids)), with}));
+  if (outs.size() != 2) {
+    return fail(ErrorCode::parse, "unexpected reply to the poll");
+  }
+  if (with_out) {
+    *with_out = std::move(outs[1]);
+  }
+  return views_from_squeue(runner, outs[0], job_ids, now_epoch, controller_calls, names);
 }
 
 Result<std::map<std::string, JobView>> look_up_gone(proc::Runner& runner, const std::vector<std::string>& vanished,
@@ -214,14 +259,17 @@ namespace {
 // Between two polls: a wait on the login node that a claim ends early (when the caller gave one
 // and no claim was read yet: one there already would end it at once), else a sleep here
 // (proc::remote::wait_or_sleep: a wait that cannot run sleeps the rest; an interrupt ends either).
-void pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
+// Returns whether a wait on the login node ended before its time: the claim file was written.
+bool pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
            std::chrono::milliseconds d)
 {
   if (options.wait_for_claim && unclaimed) {
-    proc::remote::wait_or_sleep(runner, clock, options.wait_for_claim(d), clock.now() + d);
-    return;
+    const auto until = clock.now() + d;
+    proc::remote::wait_or_sleep(runner, clock, options.wait_for_claim(d), until);
+    return clock.now() < until && interrupt_signal() == 0;
   }
   clock.sleep_for(d);
+  return false;
 }
 
 } // namespace
@@ -236,6 +284,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
   const auto start = clock.now();
   Backoff backoff(options.poll);
   std::optional<std::chrono::steady_clock::time_point> first_unclaimed_start;
+  bool claim_due = false; // read the claim with the next poll (see pause)
 
   // Every exit that is not a win cancels whatever is still alive, and says so.
   auto abandon = [&](Error why) -> Result<RaceStats> {
@@ -271,7 +320,16 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     for (const auto& id : ids) {
       names[id] = options.job_name;
     }
-    auto views = poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
+    const bool claim_mode = !options.claim_argv.empty();
+    // A claim that is due is read in squeue's round trip (right after it, on the login node): a
+    // start and its claim are seen together, not a round trip apart.
+    std::optional<proc::Outcome> claim_read;
+    if (claim_mode && claim_due) {
+      claim_read.emplace();
+    }
+    auto views = claim_read ? poll_jobs_with(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names,
+                                             patient_command(options.claim_argv), &*claim_read)
+                            : poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
     if (!views) {
       if (views.error().code == ErrorCode::interrupted) {
         continue; // the loop head cancels everything
@@ -280,12 +338,18 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     }
     ++stats.polls;
     std::string claimant;
-    const bool claim_mode = !options.claim_argv.empty();
     bool waiting_for_claim = false;
     const bool started = race.needs_claimant(*views, 1);
+    // The claim counts once a sibling has started (or every one ended by a claim): read with the
+    // poll when it was due, else now.
     if (claim_mode && (started || race.cancelled_by_a_claim(*views))) {
-      if (auto c = runner.run(patient_command(options.claim_argv)); c && c->ok()) {
-        claimant = c->out.substr(0, c->out.find_first_of(" \n"));
+      if (!claim_read) {
+        if (auto c = runner.run(patient_command(options.claim_argv)); c) {
+          claim_read = std::move(*c);
+        }
+      }
+      if (claim_read && claim_read->ok()) {
+        claimant = claim_read->out.substr(0, claim_read->out.find_first_of(" \n"));
       }
       if (claimant.empty() && started) {
         // Started, not yet claimed: the guard is settling a tie or has not run yet.
@@ -303,7 +367,26 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       if (options.on_cancel) {
         options.on_cancel(decision.cancel);
       }
-      if (auto r = cancel_jobs(runner, decision.cancel, options.job_name); !r) {
+      // The winner's read (its node) rides in the scancel's round trip, after it.
+      std::optional<proc::Command> read;
+      if (race.winner() && options.winner_read) {
+        read = options.winner_read(race.entries()[*race.winner()]);
+      }
+      if (read) {
+        auto outs = runner.run_batch({cancel_command(decision.cancel, options.job_name), *read});
+        if (!outs) {
+          return abandon(outs.error());
+        }
+        if (outs->size() != 2) {
+          return abandon(Error{ErrorCode::parse, "unexpected reply to scancel", ""});
+        }
+        if (auto r = cancel_outcome(outs->front(), decision.cancel, options.job_name); !r) {
+          return abandon(r.error());
+        }
+        if (options.on_winner_read) {
+          options.on_winner_read(outs->back());
+        }
+      } else if (auto r = cancel_jobs(runner, decision.cancel, options.job_name); !r) {
         return abandon(r.error());
       }
       stats.controller_calls += 1;
@@ -326,7 +409,11 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");
     }
     // The claim is due within seconds while a started sibling settles: look again soon.
-    pause(runner, clock, options, claimant.empty(), waiting_for_claim ? options.poll.initial : backoff.next());
+    // The next poll reads the claim in squeue's round trip when one is due: a sibling started
+    // unclaimed, or the wait ended early because the claim was written.
+    claim_due =
+        pause(runner, clock, options, claimant.empty(), waiting_for_claim ? options.poll.initial : backoff.next()) ||
+        waiting_for_claim;
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct MonitorOptions {
   std::function<void(const std::vector<std::string>&)> on_cancel;
   // The siblings' job name: every scancel of the race names it (see cancel_jobs). "" = none.
   std::string job_name;
+  // With one: on the poll that decides the winner, a command about it (the caller's look at its
+  // node) rides in the losers' scancel round trip, and `on_winner_read` gets its outcome (not
+  // called when the command could not ride: no loser to cancel, or the scancel failed).
+  std::function<std::optional<proc::Command>(const RaceEntry& winner)> winner_read;
+  std::function<void(const proc::Outcome&)> on_winner_read;
 };
 
 struct RaceStats {
@@ -67,6 +73,13 @@ Result<void> cancel_jobs(proc::Runner& runner, const std::vector<std::string>& j
 Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std::vector<std::string>& job_ids,
                                                  std::int64_t now_epoch, int* controller_calls = nullptr,
                                                  const std::map<std::string, std::string>& names = {});
+
+// poll_jobs with one more command in squeue's round trip (the race's claim read): `*with_out`
+// gets its outcome, or an empty one with exit -1 when it could not run.
+Result<std::map<std::string, JobView>> poll_jobs_with(proc::Runner& runner, const std::vector<std::string>& job_ids,
+                                                      std::int64_t now_epoch, int* controller_calls,
+                                                      const std::map<std::string, std::string>& names,
+                                                      const proc::Command& with, proc::Outcome* with_out);
 
 // The ids squeue no longer knows: scontrol first (the controller still knows recently finished
 // jobs), then accounting, which may lag; an id neither knows is left out (unknown, i.e. alive).

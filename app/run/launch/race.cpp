@@ -13,30 +13,45 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace rv::app {
 namespace {
 
+// The look at the winning node's GPUs (scontrol show node of its first node), when it has a
+// typed GPU request and a node list; none otherwise.
+std::optional<proc::Command> allocation_read(const std::string& node_list, const std::string& gpu_type)
+{
+  if (node_list.empty() || gpu_type.empty()) {
+    return std::nullopt;
+  }
+  auto hosts = slurm::expand_hostlist(node_list);
+  if (!hosts || hosts->empty()) {
+    return std::nullopt;
+  }
+  proc::Command c;
+  c.argv = slurm::show_node_argv(hosts->front());
+  c.timeout = std::chrono::seconds(30);
+  c.repeatable = true;
+  return c;
+}
+
 // Warns when the winning node's real GPU type differs from the strategy's (a partition can
 // hold nodes of another type), and, for multi-node jobs only, about the network between nodes.
-void check_allocation(proc::Runner& runner, const JobRecord& winner)
+// `read`: scontrol's answer already read in the race's last round trip (for this node list), else
+// it is asked now.
+void check_allocation(proc::Runner& runner, const JobRecord& winner, const std::optional<proc::Outcome>& read)
 {
   if (winner.nodes > 1) {
     spdlog::warn("{} spans {} nodes: GPUs on different nodes talk over the network (NCCL over InfiniBand or "
                  "Ethernet), not NVLink",
                  winner.job_id, winner.nodes);
   }
-  if (winner.node_list.empty() || winner.gpu_type.empty()) {
+  const auto c = allocation_read(winner.node_list, winner.gpu_type);
+  if (!c) {
     return;
   }
-  auto hosts = slurm::expand_hostlist(winner.node_list);
-  if (!hosts || hosts->empty()) {
-    return;
-  }
-  proc::Command c;
-  c.argv = slurm::show_node_argv(hosts->front());
-  c.timeout = std::chrono::seconds(30);
-  auto o = runner.run(c);
+  auto o = read ? Result<proc::Outcome>(*read) : runner.run(*c);
   if (!o || !o->ok()) {
     return;
   }
@@ -52,7 +67,7 @@ void check_allocation(proc::Runner& runner, const JobRecord& winner)
     types += (types.empty() ? "" : ",") + (g.type.empty() ? std::string("untyped") : g.type);
   }
   spdlog::warn("job {} asked for {} GPUs but node {} has {}: the partition mixes GPU types", winner.job_id,
-               winner.gpu_type, hosts->front(), types.empty() ? "no GPUs" : types);
+               winner.gpu_type, slurm::expand_hostlist(winner.node_list)->front(), types.empty() ? "no GPUs" : types);
 }
 
 } // namespace
@@ -120,6 +135,20 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   mo.on_cancel = [&](const std::vector<std::string>& ids) {
     live.event({{"event", "cancelled"}, {"request", rec.id}, {"job_ids", ids}});
   };
+  // The winner's node is read in the losers' scancel round trip (issue #38 item 7), for the nodes
+  // the deciding poll saw; check_allocation asks again only when the record says other nodes.
+  std::string read_for; // the node list the read was made for
+  std::optional<proc::Outcome> node_read;
+  mo.winner_read = [&](const slurm::RaceEntry& w) -> std::optional<proc::Command> {
+    for (const auto& j : rec.jobs) {
+      if (j.job_id == w.job_id) {
+        read_for = w.last.nodes;
+        return allocation_read(w.last.nodes, j.gpu_type);
+      }
+    }
+    return std::nullopt;
+  };
+  mo.on_winner_read = [&](const proc::Outcome& o) { node_read = o; };
   const auto race_start = env.clock.now();
   live.waiting(rec);
   auto stats = slurm::run_race(runner, env.clock, race, mo);
@@ -188,7 +217,7 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   }
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
-  check_allocation(runner, *winner);
+  check_allocation(runner, *winner, node_read && read_for == winner->node_list ? node_read : std::nullopt);
   return *winner;
 }
 

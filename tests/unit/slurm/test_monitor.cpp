@@ -1,6 +1,7 @@
 #include "core/interrupt.hpp"
 #include "fakes/fake_clock.hpp"
 #include "fakes/fake_runner.hpp"
+#include "fakes/recording_runner.hpp"
 #include "slurm/monitor.hpp"
 
 #include <doctest/doctest.h>
@@ -457,4 +458,77 @@ TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
   CHECK(r.all_consumed());
   REQUIRE(race.winner());
   CHECK(clock.slept_ms() == 1000);
+}
+
+// Issue #38 item 7: once the wait on the login node ends early (the claim was written), the next
+// poll reads the claim in squeue's round trip, and the winner's node is read in the losers'
+// scancel round trip: from the wait's end, 2 round trips to the decision (before: 4).
+TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with squeue, the winner's read with scancel")
+{
+  FakeClock clock;
+  int squeues = 0;
+  rv::test::RecordingRunner r([&](const proc::Command& c) {
+    if (is_squeue(c.argv)) {
+      return ++squeues == 1 ? FakeRunner::reply(0, row("31", "PENDING", "Resources") + row("32", "PENDING", "Priority"))
+                            : FakeRunner::reply(0, row("31", "PENDING", "Resources") + row("32", "RUNNING"));
+    }
+    if (c.argv.front() == "cat") {
+      return FakeRunner::reply(0, "32\n");
+    }
+    if (c.argv.front() == "scontrol") {
+      return FakeRunner::reply(0, "NodeName=a100-1 Gres=gpu:a100:4\n");
+    }
+    return FakeRunner::reply(0); // the wait (ends at once: the claim is there) and scancel
+  });
+  auto race = race_of({"31", "32"});
+  MonitorOptions opts;
+  opts.claim_argv = {"cat", "/rv/requests/z/claim/owner"};
+  opts.wait_for_claim = wait_for_claim;
+  std::string read_for;
+  opts.winner_read = [&](const RaceEntry& w) -> std::optional<proc::Command> {
+    read_for = w.job_id + "@" + w.last.nodes;
+    proc::Command c;
+    c.argv = {"scontrol", "show", "node", w.last.nodes};
+    return c;
+  };
+  std::string node_answer;
+  opts.on_winner_read = [&](const proc::Outcome& o) { node_answer = o.out; };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  REQUIRE(race.winner());
+  CHECK(race.entries()[*race.winner()].job_id == "32");
+  CHECK(stats->cancelled == std::vector<std::string>{"31"});
+  CHECK(read_for == "32@a100-1");
+  CHECK(node_answer.starts_with("NodeName=a100-1"));
+  std::vector<std::string> firsts;
+  for (const auto& c : r.recorded()) {
+    firsts.push_back(c.argv.front());
+  }
+  // squeue alone (nothing due), the wait, then [squeue, cat], then [scancel, scontrol].
+  CHECK(firsts == std::vector<std::string>{"env", "wait-for-claim", "env", "cat", "scancel", "scontrol"});
+  CHECK(r.round_trips() == 4);
+  CHECK(clock.slept_ms() == 0);
+}
+
+TEST_CASE("monitor with a claim: with no loser left to cancel, the winner's read does not ride and is not reported")
+{
+  FakeClock clock;
+  FakeRunner r;
+  r.expect(is_squeue, FakeRunner::reply(0, row("41", "RUNNING")));
+  r.expect_prefix({"cat"}, FakeRunner::reply(0, "41\n"));
+  auto race = race_of({"41"});
+  MonitorOptions opts;
+  opts.claim_argv = {"cat", "/rv/requests/w/claim/owner"};
+  bool asked = false, reported = false;
+  opts.winner_read = [&](const RaceEntry&) -> std::optional<proc::Command> {
+    asked = true;
+    return std::nullopt;
+  };
+  opts.on_winner_read = [&](const proc::Outcome&) { reported = true; };
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.unexpected().empty());
+  CHECK(r.all_consumed());
+  CHECK_FALSE(asked);
+  CHECK_FALSE(reported);
 }
