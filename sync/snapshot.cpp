@@ -50,8 +50,9 @@ std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& name
   return out;
 }
 
-Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
-                                  const std::string& name)
+namespace {
+
+proc::Command snapshot_command(const std::string& workspace, const std::string& snapshots, const std::string& name)
 {
   proc::Command c;
   c.argv = {"sh",
@@ -65,16 +66,21 @@ Result<std::string> make_snapshot(proc::Runner& remote, const std::string& works
             snapshots,
             name};
   c.timeout = std::chrono::seconds(300);
-  RV_TRY(o, remote.run(c));
+  return c;
+}
+
+Result<std::string> snapshot_made(const proc::Outcome& o, const std::string& where, const std::string& workspace,
+                                  const std::string& snapshots, const std::string& name)
+{
   if (!o.ok()) {
-    return fail(ErrorCode::io, fmt::format("cannot snapshot {} on {}: {}", workspace, remote.where(), o.err),
+    return fail(ErrorCode::io, fmt::format("cannot snapshot {} on {}: {}", workspace, where, o.err),
                 "the workspace and its snapshots must be on one file system (hard links); check free space");
   }
   return snapshots + "/" + name;
 }
 
-Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
-                                    std::int64_t keep_s)
+// The prune's one round trip: the snapshots' names, then the user's jobs in squeue.
+std::vector<proc::Command> prune_listing(const std::string& snapshots)
 {
   proc::Command list;
   list.argv = {
@@ -85,15 +91,22 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
   proc::Command queue;
   queue.argv = {"sh", "-c", "squeue -h -u \"$(id -un)\" -o '%k|%Z'"};
   queue.timeout = std::chrono::seconds(60);
-  RV_TRY(outs, remote.run_batch({list, queue}));
+  return {list, queue};
+}
+
+// The prune from its listing's two outcomes: what goes (removed in one more round trip) and what
+// is kept because its job lives.
+Result<PruneReport> prune_listed(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
+                                 std::int64_t keep_s, const proc::Outcome& listed, const proc::Outcome& queued)
+{
   PruneReport report;
-  if (outs.size() != 2 || !outs[0].ok() || !outs[1].ok()) {
+  if (!listed.ok() || !queued.ok()) {
     report.skipped = true; // never remove a snapshot without knowing which jobs are alive
     spdlog::debug("snapshot pruning skipped: cannot list snapshots or read squeue");
     return report;
   }
-  const auto names = split_records(outs[0].out, '\n');
-  const auto live = live_jobs(outs[1].out, snapshots);
+  const auto names = split_records(listed.out, '\n');
+  const auto live = live_jobs(queued.out, snapshots);
   report.removed = snapshots_to_prune(names, now_s, keep_s, live.request_ids, live.snapshots);
   for (const auto& n : names) {
     auto parsed = parse_snapshot_name(n);
@@ -114,6 +127,43 @@ Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& sna
     spdlog::warn("could not remove old snapshots in {}: {}", snapshots, o.err);
   }
   return report;
+}
+
+} // namespace
+
+Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
+                                  const std::string& name)
+{
+  RV_TRY(o, remote.run(snapshot_command(workspace, snapshots, name)));
+  return snapshot_made(o, remote.where(), workspace, snapshots, name);
+}
+
+Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
+                                    std::int64_t keep_s)
+{
+  RV_TRY(outs, remote.run_batch(prune_listing(snapshots)));
+  if (outs.size() != 2) {
+    return prune_listed(remote, snapshots, now_s, keep_s, proc::Outcome{}, proc::Outcome{});
+  }
+  return prune_listed(remote, snapshots, now_s, keep_s, outs[0], outs[1]);
+}
+
+Result<PrunedSnapshot> prune_and_snapshot(proc::Runner& remote, const std::string& workspace,
+                                          const std::string& snapshots, const std::string& name, std::int64_t now_s,
+                                          std::int64_t keep_s)
+{
+  auto batch = prune_listing(snapshots);
+  batch.push_back(snapshot_command(workspace, snapshots, name));
+  RV_TRY(outs, remote.run_batch(batch));
+  if (outs.size() != 3) {
+    return fail(ErrorCode::parse,
+                fmt::format("unexpected reply to the snapshot of {} on {}", workspace, remote.where()));
+  }
+  // The prune first, as when it ran alone before the snapshot: the new snapshot is younger than
+  // any keep time, and was listed (if at all) as such, so it is never among what goes.
+  RV_TRY(pruned, prune_listed(remote, snapshots, now_s, keep_s, outs[0], outs[1]));
+  RV_TRY(path, snapshot_made(outs[2], remote.where(), workspace, snapshots, name));
+  return PrunedSnapshot{std::move(pruned), std::move(path)};
 }
 
 } // namespace rv::sync

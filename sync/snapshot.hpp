@@ -48,4 +48,16 @@ struct PruneReport {
 Result<PruneReport> prune_snapshots(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
                                     std::int64_t keep_s);
 
+struct PrunedSnapshot {
+  PruneReport pruned;
+  std::string path; // <snapshots>/<name>
+};
+
+// prune_snapshots and make_snapshot in one round trip (the listing, squeue and the snapshot in
+// one batch; the prune's removal, when something goes, in one more). The new snapshot is never
+// pruned: it is younger than any keep time (keep_s >= 0).
+Result<PrunedSnapshot> prune_and_snapshot(proc::Runner& remote, const std::string& workspace,
+                                          const std::string& snapshots, const std::string& name, std::int64_t now_s,
+                                          std::int64_t keep_s);
+
 } // namespace rv::sync
