@@ -58,6 +58,17 @@ Result<int> across(Env& env, const JobOrder& order, AcrossLaunch how,
   return launch_across(env, plans, how);
 }
 
+// The sync's flags with rv's root as the plan's discovery resolved it: the sync root below it is
+// then known without a round trip.
+SmartRunFlags known_root(const SmartRunFlags& flags, const PlanRun& run)
+{
+  SmartRunFlags f = flags;
+  if (run.roots) {
+    f.resolved_root = run.roots->root;
+  }
+  return f;
+}
+
 // What the order needs from the local stores is checked before anything is planned or synced:
 // `--notify` with no address or no webhook secret, a task file's secret that is not set
 // (ux-review-3 N13: it used to sync first, then fail at the submit).
@@ -98,7 +109,7 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
     return dry_run(env, run);
   }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
-  RV_TRY(smart, prepare_run(env, command, order.smart));
+  RV_TRY(smart, prepare_run(env, command, known_root(order.smart, run)));
   add_order(smart.extras, order, env.settings, false);
   return launch_run(env, run, command, smart.workdir, follow, smart.extras);
 }
@@ -122,7 +133,8 @@ Result<int> bring_up(Env& env, const JobOrder& order, const std::string& command
     return dry_run(env, run);
   }
   // Smart execution as for `rv run`: the command (or the shell) runs in the project's snapshot.
-  RV_TRY(smart, command_line.empty() ? prepare_shell(env, order.smart) : prepare_run(env, {command_line}, order.smart));
+  const auto flags = known_root(order.smart, run);
+  RV_TRY(smart, command_line.empty() ? prepare_shell(env, flags) : prepare_run(env, {command_line}, flags));
   add_order(smart.extras, order, env.settings, true);
   return launch_up(env, run, command_line, smart.workdir, smart.extras);
 }

@@ -61,18 +61,23 @@ Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string&
   return resolved.front();
 }
 
-Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings)
+std::string workspaces_below(const std::string& root)
 {
-  auto root = settings.sync_root;
-  if (root.empty()) {
-    root = settings.remote_root;
-    root += root.ends_with("/") ? "workspaces" : "/workspaces";
+  return root + (root.ends_with("/") ? "workspaces" : "/workspaces");
+}
+
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings, const std::string& resolved_root)
+{
+  if (settings.sync_root.empty() && !settings.remote_root.empty() && resolved_root.starts_with("/")) {
+    return workspaces_below(resolved_root); // what resolving remote_root/workspaces there gives
   }
-  return resolve_remote_path(remote, root);
+  return resolve_remote_path(remote,
+                             settings.sync_root.empty() ? workspaces_below(settings.remote_root) : settings.sync_root);
 }
 
 Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
-                                 const SyncSettings& settings, bool dry_run, bool allow_delete)
+                                 const SyncSettings& settings, bool dry_run, bool allow_delete,
+                                 const std::string& resolved_root)
 {
   auto& remote = env.cluster;
   auto& local = env.local;
@@ -81,7 +86,7 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   p.git = sync::read_git_info(root, local);
   RV_TRY(sel, sync::list_project_files(root, local, settings.select));
   p.selection = std::move(sel);
-  RV_TRY(sync_root, resolve_sync_root(remote, env.settings));
+  RV_TRY(sync_root, resolve_sync_root(remote, env.settings, resolved_root));
   p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
   auto options = settings.push;
   options.dry_run = dry_run;
@@ -202,7 +207,7 @@ namespace {
 // where the job runs (the snapshot at cwd's place) and what the request records.
 Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
                                   const std::vector<std::string>& outputs, const std::string& setup = {},
-                                  bool container = false)
+                                  bool container = false, const std::string& resolved_root = {})
 {
   auto& remote = env.cluster;
   namespace fs = std::filesystem;
@@ -211,7 +216,7 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   const auto rel_dir = cwd.lexically_relative(root).generic_string();
   SmartRun run;
   run.extras.outputs = outputs;
-  RV_TRY(pushed, push_project(env, root, "", settings, false, false));
+  RV_TRY(pushed, push_project(env, root, "", settings, false, false, resolved_root));
   // The entry file must be among what was sent.
   if (!entry_file.empty()) {
     const auto rel = fs::weakly_canonical(cwd / entry_file).lexically_relative(root).generic_string();
@@ -221,16 +226,17 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
       spdlog::warn("{} was not sent (ignored by .gitignore or .rvignore, or too large): the job will not find it", rel);
     }
   }
-  // Prune old snapshots (never a live job's), then freeze this job's.
+  // Prune old snapshots (never a live job's) and freeze this job's, in one round trip.
   const auto now = env.clock.epoch_seconds();
-  RV_TRY(pruned, sync::prune_snapshots(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s));
-  if (!pruned.removed.empty()) {
-    spdlog::info("snapshots: pruned {} older than {}", pruned.removed.size(),
+  run.extras.request_id = store::new_request_id();
+  RV_TRY(made,
+         sync::prune_and_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
+                                  sync::snapshot_name(now, run.extras.request_id), now, settings.snapshot_keep_s));
+  if (!made.pruned.removed.empty()) {
+    spdlog::info("snapshots: pruned {} older than {}", made.pruned.removed.size(),
                  format_human_duration(settings.snapshot_keep_s));
   }
-  run.extras.request_id = store::new_request_id();
-  RV_TRY(snapshot, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
-                                       sync::snapshot_name(now, run.extras.request_id)));
+  const auto& snapshot = made.path;
   spdlog::debug("snapshot: {}", snapshot);
   run.workdir = sync::remote_join(snapshot, rel_dir);
   run.extras.project_key = sync::project_id(root);
@@ -328,7 +334,8 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
     }
     RV_TRY(checked, project_root_for(cwd, analysis.entry_file, env.home));
     spdlog::info("smart execution: the task has a setup; syncing the project {}", checked.string());
-    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup, flags.container);
+    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup, flags.container,
+                            flags.resolved_root);
   }
   if (!analysis.names_local_file()) {
     return run; // nothing local: the command runs as typed, in --workdir or the home directory
@@ -346,7 +353,8 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                analysis.launcher.empty() ? "the command" : analysis.launcher,
                analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
                analysis.entry_is_module ? " (a module)" : "");
-  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup, flags.container);
+  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup, flags.container,
+                          flags.resolved_root);
 }
 
 Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
@@ -363,7 +371,7 @@ Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
     return run;
   }
   spdlog::info("smart execution: the shell starts in a snapshot of the project {}", root->string());
-  return snapshot_project(env, *root, "", {}, {}, flags.container);
+  return snapshot_project(env, *root, "", {}, {}, flags.container, flags.resolved_root);
 }
 
 } // namespace rv::app

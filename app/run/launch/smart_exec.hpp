@@ -20,8 +20,14 @@ namespace rv::app {
 
 // Expands `~` of a remote path on the cluster and makes it absolute (relative = below $HOME).
 Result<std::string> resolve_remote_path(proc::Runner& remote, const std::string& path);
-// The absolute sync root on the cluster (sync_root, else remote_root/workspaces).
-Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings);
+// The absolute sync root on the cluster (sync_root, else remote_root/workspaces). With
+// `resolved_root` (remote_root as discovery resolved it, "" = unknown) the default one costs no
+// round trip: the login node's rule (`~`, relative = below $HOME) maps remote_root/workspaces to
+// the resolved root's workspaces.
+Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& settings,
+                                      const std::string& resolved_root = {});
+// `root`/workspaces, written as the settings' default sync root is (no doubled slash). Pure.
+std::string workspaces_below(const std::string& root);
 
 // A pushed project: where it is here and there.
 struct ProjectPush {
@@ -37,8 +43,10 @@ struct ProjectPush {
 // project's workspace for its branch); logs what was skipped and what moved. Deletions happen
 // only in rv's workspaces, or with `allow_delete` (--delete) in a directory the user names
 // (sync/target.hpp).
+// `resolved_root`: as for resolve_sync_root.
 Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
-                                 const SyncSettings& settings, bool dry_run, bool allow_delete);
+                                 const SyncSettings& settings, bool dry_run, bool allow_delete,
+                                 const std::string& resolved_root = {});
 
 // The project root for a command run from `cwd` that names `entry_file` (may be ""): the
 // project holding cwd; an error when cwd is the home or root directory, or outside the project.
@@ -59,6 +67,9 @@ struct SmartRunFlags {
   std::string setup;                 // --setup / a task file's `setup`: once per snapshot content
   std::vector<std::string> rv_flags; // rv run's own option names, for the misplaced-flag warning
   bool container = false;            // --container: the image brings its Python; no venv is made (docs/containers.md)
+  // rv's root on the cluster as the plan's discovery resolved it ("" = not known): the sync root
+  // below it then costs no round trip (issue #38 item 7).
+  std::string resolved_root;
 };
 
 // Warns about each of rv's own options (`rv_flags`) written after the command's first word: they

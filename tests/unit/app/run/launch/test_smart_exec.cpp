@@ -2,6 +2,7 @@
 // never the home directory, never a project the current directory is not in.
 
 #include "app/run/launch/smart_exec.hpp"
+#include "fakes/recording_runner.hpp"
 #include "sync/command.hpp"
 
 #include <doctest/doctest.h>
@@ -87,4 +88,40 @@ TEST_CASE("app: a launcher naming a script that is not here is refused before th
   CHECK_FALSE(check({"FOO=1 ./nosuch.sh x"}));
   CHECK(check({"./run.sh"}));
   fs::remove_all(base);
+}
+
+// Issue #38 item 7: the default sync root below rv's root as discovery resolved it costs no round
+// trip; the login node's rule (`~`, relative = below $HOME) maps remote_root/workspaces to it.
+TEST_CASE("app: the sync root below a resolved remote root is known without asking the cluster")
+{
+  using rv::app::workspaces_below;
+  CHECK(workspaces_below("/home/u/.rv") == "/home/u/.rv/workspaces");
+  CHECK(workspaces_below("/scratch/u/") == "/scratch/u/workspaces");
+  CHECK(workspaces_below("~/.rv") == "~/.rv/workspaces");
+
+  rv::test::RecordingRunner r([](const rv::proc::Command& c) {
+    rv::proc::Outcome o;
+    o.exit_code = 0;
+    for (std::size_t i = 4; i < c.argv.size(); ++i) { // rv-resolve's paths, answered as the login node would
+      o.out += (c.argv[i].starts_with("~/") ? "/home/u/" + c.argv[i].substr(2) : c.argv[i]) + '\0';
+    }
+    return o;
+  });
+  rv::app::Settings s;
+  s.remote_root = "~/.rv";
+  auto known = rv::app::resolve_sync_root(r, s, "/home/u/.rv");
+  REQUIRE(known);
+  CHECK(*known == "/home/u/.rv/workspaces");
+  CHECK(r.round_trips() == 0);
+  // Not resolved (no discovery): asked, and the answer is the same.
+  auto asked = rv::app::resolve_sync_root(r, s, "");
+  REQUIRE(asked);
+  CHECK(*asked == *known);
+  CHECK(r.round_trips() == 1);
+  // A sync_root of its own is always asked about.
+  s.sync_root = "~/ws";
+  auto own = rv::app::resolve_sync_root(r, s, "/home/u/.rv");
+  REQUIRE(own);
+  CHECK(*own == "/home/u/ws");
+  CHECK(r.round_trips() == 2);
 }
