@@ -284,7 +284,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
   const auto start = clock.now();
   Backoff backoff(options.poll);
   std::optional<std::chrono::steady_clock::time_point> first_unclaimed_start;
-  bool claim_due = false; // read the claim with the next poll (see pause)
+  bool claim_due = true; // read the claim with the next poll: the first (a job may have started), then see pause
 
   // Every exit that is not a win cancels whatever is still alive, and says so.
   auto abandon = [&](Error why) -> Result<RaceStats> {

@@ -417,6 +417,7 @@ TEST_CASE("monitor with a claim: between polls rv waits on the login node for th
   // Poll 1: both pend; rv waits (1 s) on the login node. Poll 2: 92 runs, no claim yet (settling):
   // the claim is due soon, a short wait (initial poll). Poll 3: claimed; 91 cancelled.
   r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "PENDING", "Priority")));
+  r.expect_prefix(claim, FakeRunner::reply(1, "", "No such file or directory")); // with the first poll
   r.expect(is_wait, FakeRunner::reply(0));
   r.expect(is_squeue, FakeRunner::reply(0, row("91", "PENDING", "Resources") + row("92", "RUNNING")));
   r.expect_prefix(claim, FakeRunner::reply(1, "", "No such file or directory"));
@@ -444,6 +445,7 @@ TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
   FakeRunner r;
   FakeClock clock;
   r.expect(is_squeue, FakeRunner::reply(0, row("95", "PENDING", "Resources")));
+  r.expect_prefix({"cat"}, FakeRunner::reply(1, "", "No such file or directory")); // with the first poll
   r.expect([](const std::vector<std::string>& argv) { return !argv.empty() && argv[0] == "wait-for-claim"; },
            FakeRunner::reply(255, "", "connection lost"));
   r.expect(is_squeue, FakeRunner::reply(0, row("95", "RUNNING")));
@@ -460,9 +462,9 @@ TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
   CHECK(clock.slept_ms() == 1000);
 }
 
-// Issue #38 item 7: once the wait on the login node ends early (the claim was written), the next
-// poll reads the claim in squeue's round trip, and the winner's node is read in the losers'
-// scancel round trip: from the wait's end, 2 round trips to the decision (before: 4).
+// Issue #38 item 7: the first poll, and the next once the wait on the login node ends early (the
+// claim was written), read the claim in squeue's round trip, and the winner's node is read in the
+// losers' scancel round trip: from the wait's end, 2 round trips to the decision (before: 4).
 TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with squeue, the winner's read with scancel")
 {
   FakeClock clock;
@@ -473,7 +475,7 @@ TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with sq
                             : FakeRunner::reply(0, row("31", "PENDING", "Resources") + row("32", "RUNNING"));
     }
     if (c.argv.front() == "cat") {
-      return FakeRunner::reply(0, "32\n");
+      return squeues == 1 ? FakeRunner::reply(1) : FakeRunner::reply(0, "32\n");
     }
     if (c.argv.front() == "scontrol") {
       return FakeRunner::reply(0, "NodeName=a100-1 Gres=gpu:a100:4\n");
@@ -504,8 +506,8 @@ TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with sq
   for (const auto& c : r.recorded()) {
     firsts.push_back(c.argv.front());
   }
-  // squeue alone (nothing due), the wait, then [squeue, cat], then [scancel, scontrol].
-  CHECK(firsts == std::vector<std::string>{"env", "wait-for-claim", "env", "cat", "scancel", "scontrol"});
+  // [squeue, cat] (none yet), the wait, then [squeue, cat], then [scancel, scontrol].
+  CHECK(firsts == std::vector<std::string>{"env", "cat", "wait-for-claim", "env", "cat", "scancel", "scontrol"});
   CHECK(r.round_trips() == 4);
   CHECK(clock.slept_ms() == 0);
 }

@@ -377,6 +377,8 @@ TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records t
         return true;
       },
       Cluster::ok(squeue_row("401", "PENDING", "") + squeue_row("402", "PENDING", "")));
+  // The first poll reads the claim with squeue, in its round trip: none yet.
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::reply(1));
   w.cluster.on(
       [](const auto& a) { return has(a, "scancel") && has(a, "--name=train") && has(a, "401") && has(a, "402"); },
       Cluster::ok());
@@ -427,6 +429,7 @@ TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sac
   // command ran there, once.)
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
                Cluster::ok(squeue_row("602", "PENDING", "")));
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::reply(1));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); },
                Cluster::reply(1, "", "slurm_load_jobs error: Invalid job id specified\n"));
   w.cluster.on(

@@ -76,6 +76,9 @@ Launched one_pending_job(World& w)
   Launched l(OwnedRequest(w.cluster, w.requests, std::move(rec)), std::move(paths));
   auto squeue = [](const auto& a) { return has(a, "squeue"); };
   w.cluster.expect(squeue, FakeRunner::reply(0, row("PENDING", "Priority")));
+  // The first poll reads the claim with squeue (a job may start before it): none yet.
+  w.cluster.expect([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); },
+                   FakeRunner::reply(1, "", "No such file or directory"));
   w.cluster.expect(squeue, FakeRunner::reply(0, row("PENDING", "Resources", "2026-11-22T14:05:00")));
   w.cluster.expect(squeue, FakeRunner::reply(0, row("PENDING", "Resources", "2026-11-22T14:05:00")));
   w.cluster.expect(squeue, FakeRunner::reply(0, row("RUNNING", "None", "2026-11-22T14:05:00", "a100-1")));
@@ -259,7 +262,8 @@ TEST_CASE("live status: rv run -f --json: submitted, states, winner, output and 
     return fmt::format("301|{}|{}|gpu-a100|{}|1|N/A|N/A|1:00:00|0:00|N/A|{}\n", state, reason, nodes, name);
   };
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("PENDING", "Resources", "")));
-  w.cluster.expect([](const auto& a) { return has(a, "rv-wait"); }, FakeRunner::reply(0)); // for the claim
+  w.cluster.expect([](const auto& a) { return a.front() == "cat"; }, FakeRunner::reply(1)); // with the first poll
+  w.cluster.expect([](const auto& a) { return has(a, "rv-wait"); }, FakeRunner::reply(0));  // for the claim
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("RUNNING", "None", "a100-1")));
   w.cluster.expect([](const auto& a) { return a.front() == "cat"; }, FakeRunner::reply(0, "301\n"));
   w.cluster.expect([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, FakeRunner::reply(1));
