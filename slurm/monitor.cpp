@@ -153,21 +153,6 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
   return views_from_squeue(runner, sq, job_ids, now_epoch, controller_calls, names);
 }
 
-Result<std::map<std::string, JobView>> poll_jobs_with(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                                                      std::int64_t now_epoch, int* controller_calls,
-                                                      const std::map<std::string, std::string>& names,
-                                                      const proc::Command& with, proc::Outcome* with_out)
-{
-  RV_TRY(outs, runner.run_batch({patient_command(squeue_argv(job_ids)), with}));
-  if (outs.size() != 2) {
-    return fail(ErrorCode::parse, "unexpected reply to the poll");
-  }
-  if (with_out) {
-    *with_out = std::move(outs[1]);
-  }
-  return views_from_squeue(runner, outs[0], job_ids, now_epoch, controller_calls, names);
-}
-
 Result<std::map<std::string, JobView>> look_up_gone(proc::Runner& runner, const std::vector<std::string>& vanished,
                                                     std::int64_t now_epoch,
                                                     const std::map<std::string, std::string>& names)
@@ -259,6 +244,32 @@ namespace {
 // Between two polls: a wait on the login node that a claim ends early (when the caller gave one
 // and no claim was read yet: one there already would end it at once), else a sleep here
 // (proc::remote::wait_or_sleep: a wait that cannot run sleeps the rest; an interrupt ends either).
+// One poll of the race in one round trip: `lead` first (the pause's wait on the login node, which
+// the claim ends early), then squeue, then `with` (the claim's read). The time for the views is
+// taken once the batch is back: squeue ran at the wait's end.
+Result<std::map<std::string, JobView>> poll_in_batch(proc::Runner& runner, Clock& clock,
+                                                     const std::vector<std::string>& job_ids, int* controller_calls,
+                                                     const std::map<std::string, std::string>& names,
+                                                     const std::optional<proc::Command>& lead, proc::Outcome* lead_out,
+                                                     const proc::Command& with, proc::Outcome* with_out)
+{
+  std::vector<proc::Command> batch;
+  if (lead) {
+    batch.push_back(*lead);
+  }
+  batch.push_back(patient_command(squeue_argv(job_ids)));
+  batch.push_back(with);
+  RV_TRY(outs, runner.run_batch(batch));
+  if (outs.size() != batch.size()) {
+    return fail(ErrorCode::parse, "unexpected reply to the poll");
+  }
+  if (lead && lead_out) {
+    *lead_out = std::move(outs.front());
+  }
+  *with_out = std::move(outs.back());
+  return views_from_squeue(runner, outs[outs.size() - 2], job_ids, clock.epoch_seconds(), controller_calls, names);
+}
+
 // Returns whether a wait on the login node ended before its time: the claim file was written.
 bool pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
            std::chrono::milliseconds d)
@@ -285,6 +296,10 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
   Backoff backoff(options.poll);
   std::optional<std::chrono::steady_clock::time_point> first_unclaimed_start;
   bool claim_due = true; // read the claim with the next poll: the first (a job may have started), then see pause
+  // The pause's wait on the login node, run first in the next poll's batch (claim mode): the
+  // claim's appearance ends it and squeue and the claim are read at once, in the same round trip.
+  std::optional<proc::Command> lead;
+  std::chrono::steady_clock::time_point lead_until{};
 
   // Every exit that is not a win cancels whatever is still alive, and says so.
   auto abandon = [&](Error why) -> Result<RaceStats> {
@@ -324,17 +339,37 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     // A claim that is due is read in squeue's round trip (right after it, on the login node): a
     // start and its claim are seen together, not a round trip apart.
     std::optional<proc::Outcome> claim_read;
-    if (claim_mode && claim_due) {
+    if (claim_mode && (claim_due || lead)) {
       claim_read.emplace();
     }
-    auto views = claim_read ? poll_jobs_with(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names,
-                                             patient_command(options.claim_argv), &*claim_read)
+    proc::Outcome lead_out;
+    auto views = claim_read ? poll_in_batch(runner, clock, ids, &stats.controller_calls, names, lead, &lead_out,
+                                            patient_command(options.claim_argv), &*claim_read)
                             : poll_jobs(runner, ids, clock.epoch_seconds(), &stats.controller_calls, names);
+    const bool led = lead.has_value();
+    lead.reset();
+    if (!views && led && views.error().code != ErrorCode::interrupted) {
+      // The batch with the wait could not run: as a wait alone that could not run, the rest of
+      // the pause is slept here, then a poll of its own (whose failure ends the race).
+      spdlog::debug("the wait on the login node could not run ({}): sleeping here", views.error().message);
+      if (const auto rest = lead_until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
+        clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
+      }
+      claim_due = false;
+      continue;
+    }
     if (!views) {
       if (views.error().code == ErrorCode::interrupted) {
         continue; // the loop head cancels everything
       }
       return abandon(views.error());
+    }
+    if (led && !lead_out.ok()) {
+      // The wait could not run (proc::remote::wait_or_sleep's rule): the rest of the pause is
+      // slept here, then this poll's answer counts.
+      if (const auto rest = lead_until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
+        clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
+      }
     }
     ++stats.polls;
     std::string claimant;
@@ -408,12 +443,17 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       return fail(ErrorCode::slurm_rejected, "every strategy ended without starting: " + why,
                   "see each job's log with `rv logs`, or re-plan with `--dry-run`");
     }
-    // The claim is due within seconds while a started sibling settles: look again soon.
-    // The next poll reads the claim in squeue's round trip when one is due: a sibling started
-    // unclaimed, or the wait ended early because the claim was written.
-    claim_due =
-        pause(runner, clock, options, claimant.empty(), waiting_for_claim ? options.poll.initial : backoff.next()) ||
-        waiting_for_claim;
+    // The claim is due within seconds while a started sibling settles: look again soon. With a
+    // wait on the login node, the wait leads the next poll's batch; without, the next poll reads
+    // the claim in squeue's round trip when one is due (a sibling started unclaimed, or a wait
+    // ended early because the claim was written).
+    const auto d = waiting_for_claim ? options.poll.initial : backoff.next();
+    if (claim_mode && options.wait_for_claim && claimant.empty()) {
+      lead = options.wait_for_claim(d); // runs at the head of the next poll's round trip
+      lead_until = clock.now() + d;
+      continue;
+    }
+    claim_due = pause(runner, clock, options, claimant.empty(), d) || waiting_for_claim;
   }
 }
 

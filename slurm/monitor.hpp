@@ -74,13 +74,6 @@ Result<std::map<std::string, JobView>> poll_jobs(proc::Runner& runner, const std
                                                  std::int64_t now_epoch, int* controller_calls = nullptr,
                                                  const std::map<std::string, std::string>& names = {});
 
-// poll_jobs with one more command in squeue's round trip (the race's claim read): `*with_out`
-// gets its outcome, or an empty one with exit -1 when it could not run.
-Result<std::map<std::string, JobView>> poll_jobs_with(proc::Runner& runner, const std::vector<std::string>& job_ids,
-                                                      std::int64_t now_epoch, int* controller_calls,
-                                                      const std::map<std::string, std::string>& names,
-                                                      const proc::Command& with, proc::Outcome* with_out);
-
 // The ids squeue no longer knows: scontrol first (the controller still knows recently finished
 // jobs), then accounting, which may lag; an id neither knows is left out (unknown, i.e. alive).
 // `names` as for poll_jobs.

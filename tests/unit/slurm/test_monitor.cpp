@@ -462,10 +462,12 @@ TEST_CASE("monitor with a claim: a wait that cannot run sleeps here instead")
   CHECK(clock.slept_ms() == 1000);
 }
 
-// Issue #38 item 7: the first poll, and the next once the wait on the login node ends early (the
-// claim was written), read the claim in squeue's round trip, and the winner's node is read in the
-// losers' scancel round trip: from the wait's end, 2 round trips to the decision (before: 4).
-TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with squeue, the winner's read with scancel")
+// Issue #38 item 7: the first poll reads the claim in squeue's round trip; the wait on the login
+// node leads the next poll's batch, so the claim that ends it is read with squeue at once; the
+// winner's node is read in the losers' scancel round trip. From the claim's appearance to the
+// decision: the rest of the batch, then one round trip (before: 4 round trips).
+TEST_CASE("monitor with a claim: the wait leads the poll's batch, the claim rides with squeue, the winner's read with "
+          "scancel")
 {
   FakeClock clock;
   int squeues = 0;
@@ -506,9 +508,9 @@ TEST_CASE("monitor with a claim: after the claim's wait, the claim rides with sq
   for (const auto& c : r.recorded()) {
     firsts.push_back(c.argv.front());
   }
-  // [squeue, cat] (none yet), the wait, then [squeue, cat], then [scancel, scontrol].
+  // [squeue, cat] (none yet), [the wait, squeue, cat], then [scancel, scontrol].
   CHECK(firsts == std::vector<std::string>{"env", "cat", "wait-for-claim", "env", "cat", "scancel", "scontrol"});
-  CHECK(r.round_trips() == 4);
+  CHECK(r.round_trips() == 3);
   CHECK(clock.slept_ms() == 0);
 }
 
@@ -533,4 +535,28 @@ TEST_CASE("monitor with a claim: with no loser left to cancel, the winner's read
   CHECK(r.all_consumed());
   CHECK_FALSE(asked);
   CHECK_FALSE(reported);
+}
+
+// The batch the wait leads cannot run (the connection failed under it): as a wait alone that could
+// not run, the rest of the pause is slept here, then a poll of its own.
+TEST_CASE("monitor with a claim: a poll batch led by a wait that cannot run sleeps the pause here, then polls")
+{
+  FakeRunner r;
+  FakeClock clock;
+  r.expect(is_squeue, FakeRunner::reply(0, row("96", "PENDING", "Resources")));
+  r.expect_prefix({"cat"}, FakeRunner::reply(1, "", "No such file or directory"));
+  // The wait is not scripted: the fake runner fails it, and with it the batch.
+  r.expect(is_squeue, FakeRunner::reply(0, row("96", "RUNNING")));
+  r.expect_prefix({"cat"}, FakeRunner::reply(0, "96\n"));
+  auto race = race_of({"96"});
+  MonitorOptions opts;
+  opts.claim_argv = {"cat", "/rv/requests/v/claim/owner"};
+  opts.wait_for_claim = wait_for_claim;
+  auto stats = run_race(r, clock, race, opts);
+  REQUIRE(stats);
+  CHECK(r.all_consumed());
+  REQUIRE(r.unexpected().size() == 1);
+  CHECK(r.unexpected().front().front() == "wait-for-claim");
+  REQUIRE(race.winner());
+  CHECK(clock.slept_ms() == 1000);
 }

@@ -437,13 +437,14 @@ TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sac
       Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
   // The next poll asks about 601 again (squeue does not know it; the controller has forgotten it),
   // and finds 602 running with the claim.
+  // The wait on the login node leads that poll's batch, and the claim is read with squeue.
   w.cluster.on([](const auto& a) { return has(a, "squeue") && has(a, "601,602"); },
                Cluster::ok(squeue_row("602", "RUNNING", "v100-1")));
+  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("602\n"));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "601"); }, Cluster::reply(1));
   w.cluster.on(
       [](const auto& a) { return has(a, "sacct") && has(a, "601"); },
       Cluster::ok("601|CANCELLED by 0|0:0|00:00:00|None|2026-11-22T05:00:03|None assigned|billing=1|gpu-a100|train\n"));
-  w.cluster.on([](const auto& a) { return a.front() == "cat" && mentions(a, "/claim/owner"); }, Cluster::ok("602\n"));
   w.cluster.on([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, Cluster::reply(1));
   auto launched = submit_request(w.env, two_strategies(), "python train.py", "", "run");
   REQUIRE(launched);
