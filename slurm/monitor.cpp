@@ -241,9 +241,6 @@ Result<JobView> final_state(proc::Runner& runner, Clock& clock, const std::strin
 
 namespace {
 
-// Between two polls: a wait on the login node that a claim ends early (when the caller gave one
-// and no claim was read yet: one there already would end it at once), else a sleep here
-// (proc::remote::wait_or_sleep: a wait that cannot run sleeps the rest; an interrupt ends either).
 // One poll of the race in one round trip: `lead` first (the pause's wait on the login node, which
 // the claim ends early), then squeue, then `with` (the claim's read). The time for the views is
 // taken once the batch is back: squeue ran at the wait's end.
@@ -270,7 +267,11 @@ Result<std::map<std::string, JobView>> poll_in_batch(proc::Runner& runner, Clock
   return views_from_squeue(runner, outs[outs.size() - 2], job_ids, clock.epoch_seconds(), controller_calls, names);
 }
 
-// Returns whether a wait on the login node ended before its time: the claim file was written.
+// Between two polls: a wait on the login node that a claim ends early (when the caller gave one
+// and no claim was read yet: one there already would end it at once), else a sleep here
+// (proc::remote::wait_or_sleep: a wait that cannot run sleeps the rest; an interrupt ends either).
+// Returns whether the wait ended before its time: the claim file was written. (In claim mode the
+// race runs its wait at the head of the next poll's batch instead: poll_in_batch.)
 bool pause(proc::Runner& runner, Clock& clock, const MonitorOptions& options, bool unclaimed,
            std::chrono::milliseconds d)
 {
