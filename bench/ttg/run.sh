@@ -16,6 +16,11 @@
 # measures rv's wait estimates against Slurm's own (issue #30 item 3): one single-strategy rv
 # request per loaded partition, per seed (estimates.py; --clusters rvtb,rvtb2 runs both clusters at
 # once, each taking its own lock per seed). Results: DIR/estimates.md, DIR/samples.json.
+#   bash bench/ttg/run.sh --study [--short] [--across] [--rv PATH] [--out DIR] [study.py options...]
+# races a study of 16 one-GPU tasks (issue #41 item 5): rv run --array against a job array on the
+# partition a user would pick, 16 rv runs in a loop and the array on every partition, on 5 seeds
+# drawn at run time (~8 min a seed); --short: 1 seed, 6 tasks of 5 s (~3 min). study.py takes the
+# testbed lock per arm, not for the whole run. Results: DIR/study.md, DIR/study.json.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -24,11 +29,14 @@ out=
 args=()
 across=0
 estimates=0
+study=0
+short=0
 while (($#)); do
   case $1 in
     --across) across=1 ;;
     --estimates) estimates=1 ;;
-    --short) args+=(--scenarios "1x30m,4x3h" --repeats 1 --cap 30 --hindsight-groups 1) ;;
+    --study) study=1 ;;
+    --short) short=1 ;;
     --rv) rv=$2; shift ;;
     --out) out=$2; shift ;;
     *) args+=("$1") ;;
@@ -39,6 +47,16 @@ done
 [[ -x $rv ]] || { echo "ttg: no rv binary at $rv (build it: cmake --build build --target rv)" >&2; exit 1; }
 # shellcheck source=/dev/null
 . "${TB_DIR:-/tmp/rv-testbed}/env"
+if ((study)); then
+  ((short == 0)) || args=(--random-seeds 1 --tasks 6 --task-s 5 --cap 60 "${args[@]}")
+  ((across == 0)) || args+=(--across)
+  across=0 estimates=0
+  out=${out:-$root/build/bench-ttg/study-$(date +%Y%m%d-%H%M%S)}
+  mkdir -p "$out"
+  echo "ttg: results in $out (log: $out/log)" >&2
+  exec python3 "$here/study.py" --rv "$(realpath "$rv")" --out "$out" "${args[@]}" 2> >(tee "$out/log" >&2)
+fi
+((short == 0)) || args=(--scenarios "1x30m,4x3h" --repeats 1 --cap 30 --hindsight-groups 1 "${args[@]}")
 if ((across || estimates)); then
   mode=$( ((across)) && echo across || echo estimates)
   out=${out:-$root/build/bench-ttg/$mode-$(date +%Y%m%d-%H%M%S)}

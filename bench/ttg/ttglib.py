@@ -119,9 +119,10 @@ class Slurm:
         m = re.search(r"^\s*rvtest\s.*?count:(\d+)", sect, re.M)
         return int(m.group(1)) if m else 0
 
-    def squeue(self, name_prefix=None, users=None):
-        """[(id, name, state, start_epoch|None, partition, nodes)] of every job (all states)."""
-        cmd = ["squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%S|%P|%N|%u"]
+    def squeue(self, name_prefix=None, users=None, array=False):
+        """[(id, name, state, start_epoch|None, partition, nodes)] of every job (all states);
+        `array`: a job array's pending elements one row each (`-r`), as MaxSubmitJobs counts them."""
+        cmd = ["squeue", "-h", "-t", "all", "-o", "%i|%j|%T|%S|%P|%N|%u"] + (["-r"] if array else [])
         if users:
             cmd += ["-u", ",".join(users)]
         out = sh(cmd, env=dict(self.env or os.environ, SLURM_TIME_FORMAT="%s")).stdout
@@ -133,6 +134,59 @@ class Slurm:
             start = int(f[3]) if f[3].isdigit() else None
             rows.append(dict(id=f[0], name=f[1], state=f[2], start=start, partition=f[4], nodes=f[5], user=f[6]))
         return rows
+
+    def free_gpus(self, partitions):
+        """{partition: GPUs idle now} (sinfo's Gres less GresUsed, per node of each partition, nodes
+        that take no job left out)."""
+        out = self.run(["sinfo", "-h", "-N", "-p", ",".join(partitions), "-O",
+                        "NodeList:40,Partition:40,StateCompact:20,Gres:80,GresUsed:120"]).stdout
+        free = {p: 0 for p in partitions}
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) < 5 or f[1] not in free or any(x in f[2] for x in ("down", "drain", "fail", "maint")):
+                continue
+            tot = sum(int(x) for x in re.findall(r"gpu:[^:,(]+:(\d+)", f[3]))
+            used = sum(int(x) for x in re.findall(r"gpu:[^:,(]+:(\d+)", f[4]))
+            free[f[1]] += max(0, tot - used)
+        return free
+
+    def gpu_weights(self):
+        """{partition: TRESBillingWeights' GRES/gpu} (scontrol show partition; 1 when unset)."""
+        out = self.run(["scontrol", "show", "partition", "-o"]).stdout
+        w = {}
+        for line in out.splitlines():
+            name = re.search(r"PartitionName=(\S+)", line)
+            m = re.search(r"GRES/gpu=([0-9.]+)", line)
+            if name:
+                w[name.group(1)] = float(m.group(1)) if m else 1.0
+        return w
+
+    def accounting(self, user, since_epoch, name_prefix):
+        """sacct's record of `user`'s jobs named `name_prefix`* since `since_epoch`, one row per job
+        (array elements each): [dict(id, name, state, elapsed_s, billing, partition, ended)]."""
+        since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(since_epoch - 5))
+        out = self.run(["sacct", "-X", "-n", "-P", "-u", user, "-S", since, "-o",
+                        "JobID,JobName,State,ElapsedRaw,AllocTRES,Partition,End"]).stdout
+        rows = []
+        for line in out.splitlines():
+            f = line.split("|")
+            if len(f) < 7 or not f[1].startswith(name_prefix):
+                continue
+            m = re.search(r"\bbilling=(\d+)", f[4])
+            rows.append(dict(id=f[0], name=f[1], state=f[2].split()[0], elapsed_s=int(f[3] or 0),
+                             billing=int(m.group(1)) if m else 0, partition=f[5],
+                             ended=f[6] not in ("", "Unknown", "None")))
+        return rows
+
+    def max_submit(self, user):
+        """The association's MaxSubmitJobs of `user` (sacctmgr show assoc; None when unset)."""
+        out = self.run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=maxsubmit"]).stdout
+        vals = [int(x) for x in out.split() if x.strip().isdigit()]
+        return min(vals) if vals else None
+
+    def set_max_submit(self, user, n):
+        """Sets (n) or clears (None) the MaxSubmitJobs of `user`'s associations."""
+        self.run(["sacctmgr", "-i", "modify", "user", user, "set", f"MaxSubmitJobs={-1 if n is None else n}"])
 
     def billing_of(self, job_id):
         out = self.run(["scontrol", "show", "job", job_id], check=False).stdout
@@ -282,8 +336,10 @@ def wait_first_start(name, t_limit, poll=0.25, slurm=LOCAL):
     return None
 
 
-def share(partition, gpus_per_node):
-    _, gpn, cpus, mem = NODE_TYPES[partition]
+def share(partition, gpus_per_node, shape=None):
+    """A node's CPUs and memory per GPU (`shape`: another cluster's partitions, workload.SHAPES)."""
+    _, gpn, cpus, mem = NODE_TYPES[partition] if shape is None else (
+        shape[partition]["gtype"], shape[partition]["gpn"], shape[partition]["cpus"], shape[partition]["mem"])
     return max(1, cpus * gpus_per_node // gpn), max(1000, mem * gpus_per_node // gpn)
 
 

@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""A whole study raced (docs/benchmark-time-to-gpu.md, "Studies"; issue #41 item 5): N one-GPU
+tasks on the seeded loaded testbed, four ways, each on its own replay of the same load:
+
+  array  a Slurm job array on the one partition a user would pick: the cheapest (per GPU) with
+         free GPUs at submission (sinfo)
+  loop   N independent `rv run`s, one per task, one after the other (a shell loop)
+  every  the array submitted to every partition, cheapest first; as a task ends its copies
+         elsewhere are cancelled, and once every task has ended, the rest
+  rv     `rv run --array 0-(N-1)`: one study, workers that claim tasks
+
+Each task appends one line (job, array job, start, end) to its own marker file in rvtest's home on
+the cluster that ran it; the markers are the one measure of every arm: makespan (the last task's
+first end after the arm began), the sum of the tasks' waits (first start after the arm began),
+duplicates (a task's extra lines). SU: sacct's billing x elapsed of every job of the arm, in
+cluster hours (ttglib's SU). Peak queued: the most pending+running jobs of the arm at once
+(squeue -r every 0.5 s; an array's pending elements count one each, as MaxSubmitJobs counts them).
+The association's MaxSubmitJobs is read with sacctmgr; when none is set, --max-submit is set for
+rvtest for the arm and cleared after it. Run it through run.sh --study (cluster 1's environment).
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shlex
+import signal
+import subprocess
+import threading
+import time
+
+import across
+import ttglib
+import workload
+
+log = ttglib.log
+USER = "rvtest"
+ARMS = ("array", "loop", "every", "rv")
+RESTORE = []  # (slurm, user, value) to put back: MaxSubmitJobs set for an arm
+
+
+def on_signal(signum, _frame):
+    """SIGTERM/SIGINT: the limits put back, the load and every job of ours gone, then exit."""
+    log(f"signal {signum}: restoring limits, purging")
+    for slurm, user, val in list(RESTORE):
+        with contextlib.suppress(Exception):
+            slurm.set_max_submit(user, val)
+    for r in list(ttglib.LIVE):
+        with contextlib.suppress(Exception):
+            r.stop.set()
+            r.slurm.purge(wait_s=10)
+    os._exit(128 + signum)
+
+
+@contextlib.contextmanager
+def locks(clusters):
+    """The testbed locks of the arm's clusters, for the arm only (cluster 1's is the caller's when
+    RV_TESTBED_LOCKED=1: a test holds it)."""
+    held = [c for c in clusters if not (c.alias == "rvtb" and os.environ.get("RV_TESTBED_LOCKED") == "1")]
+    with across.testbed_locks(held):
+        yield
+
+
+@contextlib.contextmanager
+def submit_limit(clusters, want):
+    """{alias: MaxSubmitJobs in force}: the association's own, else `want` set for the arm."""
+    got, set_here = {}, []
+    try:
+        for c in clusters:
+            have = c.slurm.max_submit(USER)
+            if have is None and want:
+                RESTORE.append((c.slurm, USER, None))
+                c.slurm.set_max_submit(USER, want)
+                set_here.append(c)
+                have = want
+            got[c.alias] = have
+        if set_here:
+            time.sleep(1)  # slurmdbd pushes the association to slurmctld
+        yield got
+    finally:
+        for c in set_here:
+            c.slurm.set_max_submit(USER, None)
+            RESTORE[:] = [r for r in RESTORE if r[0] is not c.slurm]
+
+
+def task_cmd(task_s, mdir, task):
+    """The task: its start, the work, then one line at its end (a killed attempt writes none)."""
+    return (f"mkdir -p {mdir} && s=$(date +%s.%N) && sleep {task_s} && "
+            f"printf '%s %s %s %s\\n' \"$SLURM_JOB_ID\" \"${{SLURM_ARRAY_JOB_ID:-0}}\" \"$s\" \"$(date +%s.%N)\" "
+            f">>{mdir}/m.{task}")
+
+
+def read_markers(clusters, mdir):
+    """{task: [(job, array_job, start, end, alias)]} from every cluster's marker files."""
+    out = {}
+    for c in clusters:
+        r = c.env.ssh(f"cd {mdir} 2>/dev/null && grep -H . m.* 2>/dev/null", check=False).stdout
+        for line in r.splitlines():
+            fn, _, rest = line.partition(":")
+            f = rest.split()
+            if len(f) == 4 and fn.startswith("m."):
+                out.setdefault(int(fn[2:]), []).append((f[0], f[1], float(f[2]), float(f[3]), c.alias))
+    return out
+
+
+class Sampler:
+    """The arm's pending+running jobs on its clusters, sampled every 0.5 s: the peak."""
+
+    def __init__(self, clusters, prefix):
+        self.clusters, self.prefix = clusters, prefix
+        self.peak, self.samples = 0, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop.is_set():
+            n = 0
+            for c in self.clusters:
+                with contextlib.suppress(Exception):
+                    n += sum(1 for r in c.slurm.squeue(self.prefix, users=[USER], array=True)
+                             if r["state"] in ttglib.ALIVE)
+            self.peak = max(self.peak, n)
+            self.samples += 1
+            self.stop.wait(0.5)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+
+def gpu_partitions(c):
+    """The cluster's GPU partitions a one-GPU task may use: MIG slices left out, as rv leaves them
+    out by default (a 1g.10gb slice is not the GPU the user asked for)."""
+    return [p for p, v in c.shape.items() if not v.get("mig")]
+
+
+def array_line(c, name, part, n, task_s, mdir):
+    p = c.shape[part]
+    cpus, mem = ttglib.share(part, 1, c.shape)
+    parts = ["sbatch", "--parsable", "-J", name, "-p", part, "-N", "1", "--ntasks-per-node=1",
+             f"--gres=gpu:{p['gtype']}:1", "-c", str(cpus), f"--mem={mem}", "--time=1", f"--array=0-{n - 1}",
+             "-o", "/dev/null", "--wrap", task_cmd(task_s, mdir, "$SLURM_ARRAY_TASK_ID")]
+    return " ".join(shlex.quote(x) for x in parts)
+
+
+def wait_tasks(clusters, mdir, n, t_end, on_poll=None):
+    """Polls the markers until every task has ended once or t_end; returns the last markers."""
+    marks = {}
+    while time.time() < t_end:
+        marks = read_markers(clusters, mdir)
+        if on_poll:
+            on_poll(marks)
+        if len(marks) >= n:
+            break
+        time.sleep(1.0)
+    return marks
+
+
+def arm_array(ctx, name, mdir):
+    """The user's pick: the cheapest partition with a free GPU now (else the cheapest)."""
+    cands = []
+    for c in ctx["clusters"]:
+        parts = gpu_partitions(c)
+        free, w = c.slurm.free_gpus(parts), c.slurm.gpu_weights()
+        cands += [(free[p] == 0, w.get(p, 1.0), c.alias, p, free[p]) for p in parts]
+    _, weight, alias, part, free = min(cands)
+    c = next(c for c in ctx["clusters"] if c.alias == alias)
+    t0 = time.time()
+    r = c.env.ssh(array_line(c, name, part, ctx["n"], ctx["task_s"], mdir), check=False)
+    res = dict(t0=t0, where=f"{alias}:{part}", free_at_submission=free, gpu_weight=weight)
+    if r.returncode != 0:
+        res["error"] = f"sbatch refused: {r.stderr.strip()[:200]}"
+        return res
+    res["marks"] = wait_tasks(ctx["clusters"], mdir, ctx["n"], t0 + ctx["cap"])
+    return res
+
+
+def arm_every(ctx, name, mdir):
+    """The array on every partition, cheapest first; a task's copies elsewhere are cancelled when
+    it ends (pending or running), everything left once every task has ended."""
+    subs, refused = [], []
+    t0 = time.time()
+    order = sorted(((c.slurm.gpu_weights().get(p, 1.0), c.alias, p) for c in ctx["clusters"] for p in gpu_partitions(c)))
+    cl = {c.alias: c for c in ctx["clusters"]}
+    for _, alias, part in order:
+        r = cl[alias].env.ssh(array_line(cl[alias], name, part, ctx["n"], ctx["task_s"], mdir), check=False)
+        if r.returncode == 0:
+            subs.append((alias, part, r.stdout.strip().split(";")[0]))
+        else:
+            refused.append(f"{alias}:{part} ({r.stderr.strip().splitlines()[-1][:120] if r.stderr.strip() else r.returncode})")
+    cancelled = set()
+
+    def cancel_copies(marks):
+        for t, lines in marks.items():
+            if t in cancelled:
+                continue
+            cancelled.add(t)
+            ran = {(l[4], l[1]) for l in lines}
+            for alias, part, jid in subs:
+                if (alias, jid) not in ran:
+                    cl[alias].env.ssh(f"scancel {jid}_{t}", check=False)
+
+    res = dict(t0=t0, submitted=[f"{a}:{p}" for a, p, _ in subs], refused=refused)
+    if subs:
+        res["marks"] = wait_tasks(ctx["clusters"], mdir, ctx["n"], t0 + ctx["cap"], cancel_copies)
+    return res
+
+
+def rv_args(ctx, hosts):
+    env = ctx["clusters"][0].env
+    return [env.rv, "--ssh-config", env.ssh_config] + [x for h in hosts for x in ("--host", h)]
+
+
+def arm_loop(ctx, name, mdir):
+    """One `rv run` per task, in a loop (the user's shell loop: one after the other)."""
+    env = ctx["clusters"][0].env
+    t0 = time.time()
+    errors = []
+    for t in range(ctx["n"]):
+        p = subprocess.run(rv_args(ctx, ctx["hosts"]) + ["run", "-g", "1", "--time", f"{ctx['task_s']}s", "--name",
+                           f"{name}-t{t}", "--", task_cmd(ctx["task_s"], mdir, t)],
+                           capture_output=True, text=True, env=env.rv_env, timeout=180)
+        if p.returncode != 0:
+            errors.append(f"task {t}: rv exit {p.returncode}: {p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ''}")
+    res = dict(t0=t0, submit_s=round(time.time() - t0, 1), errors=errors)
+    res["marks"] = wait_tasks(ctx["clusters"], mdir, ctx["n"], t0 + ctx["cap"])
+    if len(ctx["hosts"]) > 1:  # the background settlers of the races across clusters end with their requests
+        for t in range(ctx["n"]):
+            subprocess.run(rv_args(ctx, ctx["hosts"][:1]) + ["stop", f"{name}-t{t}"], capture_output=True,
+                           env=env.rv_env, timeout=120)
+    return res
+
+
+def arm_rv(ctx, name, mdir):
+    """`rv run --array`: one study (no -f: the background settler tops the pool up)."""
+    env = ctx["clusters"][0].env
+    t0 = time.time()
+    p = subprocess.run(rv_args(ctx, ctx["hosts"]) + ["--json", "run", "--array", f"0-{ctx['n'] - 1}", "-g", "1", "--time",
+                       f"{ctx['task_s']}s", "--name", name, "--", task_cmd(ctx["task_s"], mdir, "{task}")],
+                       capture_output=True, text=True, env=env.rv_env, timeout=180)
+    res = dict(t0=t0, submit_s=round(time.time() - t0, 1))
+    if p.returncode != 0:
+        msg = " / ".join(l.strip() for l in p.stderr.strip().splitlines() if "warning" not in l)[:300]
+        res.update(skip=f"rv refused (exit {p.returncode}): {msg}")
+        return res
+    try:
+        out = json.loads(p.stdout)
+        rid = out.get("id") or out.get("request_id") or (out.get("request") or {}).get("id")
+    except json.JSONDecodeError:
+        rid = None
+    res["request"] = rid
+    res["marks"] = wait_tasks(ctx["clusters"], mdir, ctx["n"], t0 + ctx["cap"])
+    # The workers end by themselves once the queue is empty (docs/studies.md): give them 10 s.
+    deadline = time.time() + 10
+    while time.time() < deadline and any(r["state"] in ttglib.ALIVE for c in ctx["clusters"]
+                                         for r in c.slurm.squeue(name, users=[USER])):
+        time.sleep(0.5)
+    res["alive_10s_after"] = sum(1 for c in ctx["clusters"] for r in c.slurm.squeue(name, users=[USER])
+                                 if r["state"] in ttglib.ALIVE)
+    if rid:
+        ps = subprocess.run(rv_args(ctx, ctx["hosts"][:1]) + ["--json", "ps", rid], capture_output=True, text=True,
+                            env=env.rv_env, timeout=120)
+        with contextlib.suppress(json.JSONDecodeError):
+            res["ps"] = json.loads(ps.stdout)
+        subprocess.run(rv_args(ctx, ctx["hosts"][:1]) + ["stop", rid], capture_output=True, env=env.rv_env, timeout=120)
+    return res
+
+
+def measure(res, ctx, name):
+    """Makespan, waits, duplicates from the markers; SU from sacct; once every job has ended."""
+    n, cap = ctx["n"], ctx["cap"]
+    marks = res.pop("marks", None) or {}
+    t0 = res["t0"]
+    firsts = {t: min(lines, key=lambda l: l[3]) for t, lines in marks.items()}
+    res["done"] = len(firsts)
+    res["makespan_s"] = round(max(l[3] for l in firsts.values()) - t0, 1) if len(firsts) == n else None
+    waits = [round(min(l[2] for l in marks[t]) - t0, 1) if t in marks else None for t in range(n)]
+    res["waits_s"] = waits
+    res["wait_sum_s"] = round(sum(cap if w is None else w for w in waits), 1)
+    res["wait_sum_censored"] = sum(1 for w in waits if w is None)
+    res["duplicates"] = sum(len(v) - 1 for v in marks.values())
+    res["ran_on"] = {}
+    for lines in marks.values():
+        for l in lines:
+            res["ran_on"][l[4]] = res["ran_on"].get(l[4], 0) + 1
+    # SU: every job of the arm, from the accounting once it has ended (billing x elapsed).
+    rows = []
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        rows = [dict(r, cluster=c.alias) for c in ctx["clusters"] for r in c.slurm.accounting(USER, t0, name)]
+        if all(r["ended"] for r in rows):
+            break
+        time.sleep(1)
+    res["jobs"] = len(rows)
+    res["jobs_ran"] = sum(1 for r in rows if r["elapsed_s"] > 0)
+    res["su"] = round(sum(r["billing"] * r["elapsed_s"] for r in rows) / 60, 1)  # cluster hours: 1 real min = 1 h
+    res["su_by_partition"], res["jobs_ran_by_partition"] = {}, {}
+    for r in rows:
+        k = f"{r['cluster']}:{r['partition']}"
+        res["su_by_partition"][k] = round(res["su_by_partition"].get(k, 0) + r["billing"] * r["elapsed_s"] / 60, 1)
+        if r["elapsed_s"] > 0:
+            res["jobs_ran_by_partition"][k] = res["jobs_ran_by_partition"].get(k, 0) + 1
+    return res
+
+
+def run_arm(arm, ctx, seqs, tag, run_id):
+    clusters = ctx["clusters"]
+    name = f"{ttglib.PREFIX}-{tag}-{arm[:2]}-{os.getpid()}"
+    mdir = f"~/.ttg-study/{run_id}/{tag}-{arm}"
+    fn = dict(array=arm_array, loop=arm_loop, every=arm_every, rv=arm_rv)[arm]
+    t_lock = time.time()
+    with locks(clusters):
+        lock_wait = time.time() - t_lock
+        with submit_limit(clusters, ctx["max_submit"]) as limit:
+            with across.loaded(clusters, seqs, tag, ctx["settle"]):
+                with Sampler(clusters, name) as smp:
+                    res = fn(ctx, name, mdir)
+            # The replay's end purged the load and every job of ours: check that none is left.
+            left = [r["id"] for c in clusters for r in c.slurm.squeue(ttglib.PREFIX, users=[USER]) if r["state"] in ttglib.ALIVE]
+        res.update(arm=arm, name=name, limit=limit, peak_queued=smp.peak, samples=smp.samples, left=left,
+                   lock_wait_s=round(lock_wait, 1))
+        if "skip" not in res:
+            measure(res, ctx, name)
+        for c in clusters:
+            c.env.ssh(f"rm -rf {mdir}", check=False)
+    return res
+
+
+def fmt(v, cap, censored=False):
+    return "-" if v is None and not censored else (f">{cap:g}" if v is None else f"{v:g}")
+
+
+def verdict(row, cap):
+    """The targets for one seed: rv's makespan <= 0.7x the array's, SU <= 1.1x, peak queued <= the
+    limit, no duplicates."""
+    a, rv = row["array"], row["rv"]
+    out = {}
+    if rv.get("skip"):
+        return dict(makespan="SKIP", su="SKIP", peak="SKIP", duplicates="SKIP")
+    ma, mr = a.get("makespan_s"), rv.get("makespan_s")
+    if mr is None:
+        out["makespan"] = "MISS"
+    elif ma is None:  # the array did not finish within the cap: its makespan is above it
+        out["makespan"] = "PASS" if mr <= 0.7 * cap else "n/a (array censored)"
+    else:
+        out["makespan"] = "PASS" if mr <= 0.7 * ma else "MISS"
+    sa, sr = a.get("su"), rv.get("su")
+    if sr is None or not sa:
+        out["su"] = "n/a"
+    elif sr <= 1.1 * sa:
+        out["su"] = "PASS"  # a censored array's SU is a lower bound: a pass holds
+    else:
+        out["su"] = "MISS" if ma is not None else "n/a (array censored)"
+    lim = min([v for v in (rv.get("limit") or {}).values() if v] or [0]) or None
+    out["peak"] = "no limit" if lim is None else ("PASS" if rv.get("peak_queued", 0) <= lim else "MISS")
+    out["duplicates"] = "PASS" if rv.get("duplicates") == 0 else "MISS"
+    return out
+
+
+def render(rows, a, wall):
+    cap = a.cap
+    lines = [f"{a.tasks} one-GPU tasks of {a.task_s:g} s (= {a.task_s:g} cluster-minutes) each; times in real s "
+             f"from the arm's first submission; >{cap:g} = not done within the cap; SU = billing x elapsed of every "
+             f"job of the arm, cluster hours", "",
+             "| seed | arm | where | makespan | sum of waits | SU | peak queued (limit) | jobs (ran) | duplicates | notes |",
+             "| --- " * 10 + "|"]
+    for r in rows:
+        for arm in ARMS:
+            x = r.get(arm) or {}
+            if x.get("skip"):
+                lines.append(f"| {r['seed']} | {arm} | - | SKIP | SKIP | SKIP | SKIP | - | - | {x['skip']} |")
+                continue
+            where = x.get("where") or ", ".join(f"{k.split(':', 1)[1] if len(x.get('limit') or {}) < 2 else k} x{v}"
+                                                for k, v in sorted((x.get("jobs_ran_by_partition") or {}).items()))
+            lim = ", ".join(f"{v if v else 'none'}" for v in (x.get("limit") or {}).values())
+            notes = []
+            if x.get("error"):
+                notes.append(x["error"])
+            if x.get("refused"):
+                notes.append("refused: " + "; ".join(x["refused"]))
+            if x.get("errors"):
+                notes.append(f"{len(x['errors'])} rv run(s) failed: " + "; ".join(x["errors"][:3]))
+            if x.get("left"):
+                notes.append(f"LEFT: {len(x['left'])} job(s) alive after the purge")
+            if arm == "rv" and x.get("alive_10s_after"):
+                notes.append(f"{x['alive_10s_after']} worker(s) alive 10 s after the last task")
+            if x.get("done", a.tasks) < a.tasks:
+                notes.append(f"{x.get('done')}/{a.tasks} tasks done")
+            wsum = f"{x.get('wait_sum_s')}" + (f" ({x['wait_sum_censored']} at the cap)" if x.get("wait_sum_censored") else "")
+            lines.append(f"| {r['seed']} | {arm} | {where} | {fmt(x.get('makespan_s'), cap, True)} | {wsum} | "
+                         f"{x.get('su')} | {x.get('peak_queued')} ({lim}) | {x.get('jobs')} ({x.get('jobs_ran')}) | "
+                         f"{x.get('duplicates')} | {' / '.join(notes)} |")
+    lines += ["", "| seed | rv/array makespan | rv/array SU | rv/loop makespan | rv/every makespan | rv/every SU | targets |",
+              "| --- " * 7 + "|"]
+    for r in rows:
+        v = r["verdict"]
+
+        def ratio(k, other):
+            x, y = (r.get("rv") or {}).get(k), (r.get(other) or {}).get(k)
+            if x is None:
+                return "-"
+            if y is None:
+                return f"<{x / cap:.2f}" if k == "makespan_s" else "-"
+            return f"{x / y:.2f}" if y else "-"
+
+        lines.append(f"| {r['seed']} | {ratio('makespan_s', 'array')} | {ratio('su', 'array')} | "
+                     f"{ratio('makespan_s', 'loop')} | {ratio('makespan_s', 'every')} | {ratio('su', 'every')} | "
+                     + " ".join(f"{k}:{x}" for k, x in v.items()) + " |")
+    miss = [r["seed"] for r in rows if any(x == "MISS" for x in r["verdict"].values())]
+    lines += ["", f"- seeds {len(rows)}, with a miss: {len(miss)}" + (f" ({', '.join(map(str, miss))})" if miss else ""),
+              f"\nwall time {wall:.0f} s"]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rv", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--random-seeds", type=int, default=5, help="seeds drawn at run time (printed)")
+    ap.add_argument("--seeds", default="", help="exactly these seeds, comma separated (--across: A:B pairs, "
+                                                "rvtb's seed : rvtb2's)")
+    ap.add_argument("--tasks", type=int, default=16)
+    ap.add_argument("--task-s", type=float, default=10, help="real s per task (= cluster minutes)")
+    ap.add_argument("--cap", type=float, default=120, help="real s an arm may take")
+    ap.add_argument("--settle", type=float, default=2.5)
+    ap.add_argument("--max-submit", type=int, default=32,
+                    help="MaxSubmitJobs set for rvtest for each arm when its association has none (0: leave none)")
+    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--across", action="store_true", help="the user's two clusters: rv and the loop pass both "
+                                                          "hosts, the array and every partition span both")
+    ap.add_argument("--from-json", help="re-render an earlier study.json (no cluster)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    if a.from_json:
+        with open(a.from_json) as fh:
+            old = json.load(fh)
+        table = render(old["rows"], a, old.get("wall_s", 0))
+        print(table)
+        return
+    if a.tasks < 1 or a.task_s <= 0 or a.task_s >= 55:
+        raise SystemExit("study: --tasks >= 1 and 0 < --task-s < 55 (a task must end within its 1-minute limit)")
+    arms = a.arms.split(",")
+    bad = [x for x in arms if x not in ARMS]
+    if bad:
+        raise SystemExit(f"study: unknown arm {bad[0]!r} (known: {', '.join(ARMS)})")
+    picked = across.CLUSTERS if a.across else across.CLUSTERS[:1]
+    clusters = [across.Cluster(alias, f, lock, a.rv, os.path.join(a.out, alias)) for alias, f, lock in picked]
+    rng = random.SystemRandom()
+    if a.seeds:
+        seeds = [tuple(int(x) for x in s.split(":")) for s in a.seeds.split(",") if s.strip()]
+    else:
+        seeds = [tuple(rng.randrange(100, 1000000) for _ in clusters) for _ in range(a.random_seeds)]
+    if any(len(s) != len(clusters) for s in seeds):
+        raise SystemExit(f"study: give {'A:B pairs' if a.across else 'one seed each'} to --seeds")
+    log(f"seeds: {','.join(':'.join(map(str, s)) for s in seeds)} (replay: --seeds "
+        f"{','.join(':'.join(map(str, s)) for s in seeds)})")
+    with locks(clusters):
+        for c in clusters:
+            c.slurm.ensure_users()
+    ctx = dict(clusters=clusters, hosts=[c.alias for c in clusters], n=a.tasks, task_s=a.task_s, cap=a.cap,
+               settle=a.settle, max_submit=a.max_submit)
+    run_id = f"{time.strftime('%H%M%S')}-{os.getpid()}"
+    rows, t_all = [], time.time()
+    for si, seed in enumerate(seeds):
+        horizon = a.cap + a.settle + 30
+        seqs = {c.alias: workload.generate(s, horizon, "mixed", None if c.alias == "rvtb" else c.shape)
+                for c, s in zip(clusters, seed)}
+        for c, s in zip(clusters, seed):
+            with open(os.path.join(a.out, f"workload-{c.alias}-seed{s}.jsonl"), "w") as fh:
+                fh.write(workload.dumps(seqs[c.alias]))
+        row = dict(seed=":".join(map(str, seed)))
+        for arm in ARMS:
+            if arm not in arms:
+                row[arm] = dict(skip="not run (--arms)")
+                continue
+            t = time.time()
+            res = run_arm(arm, ctx, seqs, f"s{si}", run_id)
+            row[arm] = res
+            log(f"seed {row['seed']} {arm}: " + (res["skip"] if res.get("skip") else
+                f"makespan {res.get('makespan_s')} s, waits {res.get('wait_sum_s')} s, SU {res.get('su')}, peak "
+                f"{res.get('peak_queued')} (limit {res.get('limit')}), {res.get('jobs')} jobs, dup {res.get('duplicates')}, "
+                f"done {res.get('done')}/{a.tasks}" + (f", left {res['left']}" if res.get("left") else "")
+                + (f" [{res.get('error') or ''}{'; '.join(res.get('errors') or [])[:200]}]" if res.get('error') or res.get('errors') else ""))
+                + f" ({time.time() - t:.0f} s)")
+        row["verdict"] = verdict(row, a.cap)
+        log(f"seed {row['seed']}: {row['verdict']}")
+        rows.append(row)
+        with open(os.path.join(a.out, "study.json"), "w") as fh:
+            json.dump(dict(settings=vars(a), rows=rows, wall_s=round(time.time() - t_all, 1)), fh, indent=1, default=str)
+    table = render(rows, a, time.time() - t_all)
+    with open(os.path.join(a.out, "study.md"), "w") as fh:
+        fh.write(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
