@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shlex
 import signal
 import subprocess
@@ -38,6 +39,7 @@ log = ttglib.log
 USER = "rvtest"
 ARMS = ("array", "loop", "every", "rv")
 RESTORE = []  # (slurm, user, value) to put back: MaxSubmitJobs set for an arm
+LIMITS = {}  # alias: the limit of the last arm, where it comes from, whether slurmctld enforces it
 
 
 def on_signal(signum, _frame):
@@ -68,13 +70,16 @@ def submit_limit(clusters, want):
     got, set_here = {}, []
     try:
         for c in clusters:
-            have = c.slurm.max_submit(USER)
+            have, src = c.slurm.max_submit(USER)
             if have is None and want:
                 RESTORE.append((c.slurm, USER, None))
                 c.slurm.set_max_submit(USER, want)
                 set_here.append(c)
-                have = want
+                have, src = want, "association MaxSubmitJobs set for the arm"
+            enforced = c.slurm.run(["scontrol", "show", "config"]).stdout
+            enforced = "limits" in (re.search(r"AccountingStorageEnforce\s*=\s*(\S+)", enforced) or [""," "])[1]
             got[c.alias] = have
+            LIMITS[c.alias] = dict(limit=have, source=src, enforced=enforced)
         if set_here:
             time.sleep(1)  # slurmdbd pushes the association to slurmctld
         yield got
@@ -322,7 +327,7 @@ def run_arm(arm, ctx, seqs, tag, run_id):
                     res = fn(ctx, name, mdir)
             # The replay's end purged the load and every job of ours: check that none is left.
             left = [r["id"] for c in clusters for r in c.slurm.squeue(ttglib.PREFIX, users=[USER]) if r["state"] in ttglib.ALIVE]
-        res.update(arm=arm, name=name, limit=limit, peak_queued=smp.peak, samples=smp.samples, left=left,
+        res.update(arm=arm, name=name, limit=limit, limit_how={k: dict(v) for k, v in LIMITS.items()}, peak_queued=smp.peak, samples=smp.samples, left=left,
                    lock_wait_s=round(lock_wait, 1))
         if "skip" not in res:
             measure(res, ctx, name)
@@ -378,6 +383,9 @@ def render(rows, a, wall):
             where = x.get("where") or ", ".join(f"{k.split(':', 1)[1] if len(x.get('limit') or {}) < 2 else k} x{v}"
                                                 for k, v in sorted((x.get("jobs_ran_by_partition") or {}).items()))
             lim = ", ".join(f"{v if v else 'none'}" for v in (x.get("limit") or {}).values())
+            lims = [v for v in (x.get("limit") or {}).values() if v]
+            if lims and (x.get("peak_queued") or 0) > min(lims):
+                lim += ", OVER"
             notes = []
             if x.get("error"):
                 notes.append(x["error"])
@@ -412,6 +420,16 @@ def render(rows, a, wall):
                      f"{ratio('makespan_s', 'loop')} | {ratio('makespan_s', 'every')} | {ratio('su', 'every')} | "
                      + " ".join(f"{k}:{x}" for k, x in v.items()) + " |")
     miss = [r["seed"] for r in rows if any(x == "MISS" for x in r["verdict"].values())]
+    how = {}
+    for r in rows:
+        for arm in ARMS:
+            for alias, h in ((r.get(arm) or {}).get("limit_how") or {}).items():
+                how[alias] = h
+    for alias, h in sorted(how.items()):
+        lines.append(f"- {alias}: limit {h.get('limit')} ({h.get('source')}), "
+                     + ("enforced by slurmctld" if h.get("enforced") else
+                        "NOT enforced by slurmctld (AccountingStorageEnforce has no 'limits'): an arm over it "
+                        "would be refused at a site that enforces it"))
     lines += ["", f"- seeds {len(rows)}, with a miss: {len(miss)}" + (f" ({', '.join(map(str, miss))})" if miss else ""),
               f"\nwall time {wall:.0f} s"]
     return "\n".join(lines) + "\n"

@@ -179,10 +179,25 @@ class Slurm:
         return rows
 
     def max_submit(self, user):
-        """The association's MaxSubmitJobs of `user` (sacctmgr show assoc; None when unset)."""
-        out = self.run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=maxsubmit"]).stdout
-        vals = [int(x) for x in out.split() if x.strip().isdigit()]
-        return min(vals) if vals else None
+        """The pending+running jobs `user` may have: the smaller of the association's MaxSubmitJobs
+        and its default QOS's MaxSubmitJobsPerUser (sacctmgr, as discovery reads them); (limit or
+        None, where it comes from)."""
+        out = self.run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=maxsubmit,defaultqos"]).stdout
+        found = []
+        qos = set()
+        for line in out.splitlines():
+            f = line.split("|")
+            if f[0].strip().isdigit():
+                found.append((int(f[0]), "association MaxSubmitJobs"))
+            if len(f) > 1 and f[1].strip():
+                qos.add(f[1].strip())
+        if qos:
+            q = self.run(["sacctmgr", "-n", "-P", "show", "qos", ",".join(sorted(qos)), "format=name,maxsubmitpu"]).stdout
+            for line in q.splitlines():
+                f = line.split("|")
+                if len(f) > 1 and f[1].strip().isdigit():
+                    found.append((int(f[1]), f"QOS {f[0]} MaxSubmitJobsPerUser"))
+        return min(found) if found else (None, None)
 
     def set_max_submit(self, user, n):
         """Sets (n) or clears (None) the MaxSubmitJobs of `user`'s associations."""

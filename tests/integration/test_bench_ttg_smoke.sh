@@ -4,7 +4,8 @@
 # and `run.sh --short` replays the load for every contender, writes the table and the JSON with a
 # row per contender, and leaves no job behind. It checks that it works, not its numbers: one
 # scenario of --short's two (1x30m; the 4-GPU one replays the same code paths), about 1 minute;
-# then `run.sh --estimates` with one request and an 8 s cap (about 30 s).
+# then `run.sh --estimates` with one request and an 8 s cap (about 30 s), then `run.sh --study
+# --short`: a study of 6 tasks raced four ways on one seed (about 2.5 min).
 # testbed-lock: exclusive (submits jobs or changes the cluster)
 # test-lane: bench (scripts/test.sh --bench; docs/testing.md)
 # shellcheck source=tests/integration/lib.sh
@@ -51,6 +52,24 @@ run jq -c '[.samples[] | [.partition, has("rv_s"), (.actual_s | type)]]' "$est/s
 assert_eq '[["gpu-v100",true,"number"]]' "$RUN_OUT" "one sample: rv's prediction and the actual wait"
 assert_contains "$(cat "$est/estimates.md")" "| gpu-v100 |" "the estimates table has the partition's row"
 pass "run.sh --estimates: one request, its prediction, the table (${est_secs}s)"
+
+# ---- --study --short (#41 item 5): four arms on one seed, the limit put back, no task twice ----
+limit_before=$(sacctmgr -n -P show assoc user="$TB_SSH_USER" format=maxsubmit | paste -sd,)
+st=$IT_DIR/study
+run env RV_TESTBED_LOCKED=1 bash "$TTG/run.sh" --study --short --rv "$RV" --out "$st"
+assert_rc 0 "bench/ttg/run.sh --study --short"
+st_secs=$RUN_SECS
+[[ -s $st/study.md && -s $st/study.json ]] || it_fail "no study.md / study.json in $st" "$(it_last_run)"
+run jq -c '[.rows[] | [.array, .loop, .every, .rv][] | (has("makespan_s") and has("su") and has("peak_queued"))] | all' "$st/study.json"
+assert_eq "true" "$RUN_OUT" "every arm has a makespan, an SU and a peak"
+run jq -c '[.rows[] | .rv.duplicates, (.rv.peak_queued <= .rv.limit.rvtb), (.rv.done > 0), (.array.done == 6)]' "$st/study.json"
+assert_eq "[0,true,true,true]" "$RUN_OUT" "rv: no task twice, within the limit, tasks done; the array did all 6"
+run jq -c '[.rows[] | [.array, .loop, .every, .rv][] | .left | length] | add' "$st/study.json"
+assert_eq "0" "$RUN_OUT" "no arm left a job"
+assert_eq "$limit_before" "$(sacctmgr -n -P show assoc user="$TB_SSH_USER" format=maxsubmit | paste -sd,)" \
+  "the association's MaxSubmitJobs is as it was"
+assert_contains "$(cat "$st/study.md")" "| rv |" "the table has rv's row"
+pass "run.sh --study --short: four arms, the limit restored (${st_secs}s)"
 
 left=$(squeue -h -u "$(printf 'rvbg%02d,' 1 2 3 4 5 6 7 8)rvtest" -o '%u %j %T' | awk '($1 ~ /^rvbg/ || $2 ~ /^ttg-/) && $3 ~ /PENDING|RUNNING/')
 assert_eq "" "$left" "no background or contender job is left running or pending"
