@@ -383,6 +383,31 @@ def verdict(row, cap):
     return out
 
 
+def explain_rv(x, n):
+    """rv's pool as it ran, from `rv ps REQ --json`: per strategy the workers, how many started,
+    the plan's wait for them; and whether the pool was ever topped up."""
+    ps = x.get("ps")
+    rec = (ps[0] if isinstance(ps, list) and ps else ps) or {}
+    jobs = rec.get("jobs") or []
+    if not jobs:
+        return []
+    per = {}
+    for j in jobs:
+        p = per.setdefault(j.get("partition"), dict(n=0, ran=0, est=set(), pending=0))
+        p["n"] += 1
+        p["ran"] += 1 if j.get("started_at") else 0
+        p["pending"] += 1 if j.get("state") == "PENDING" else 0
+        if j.get("predicted_wait_s") is not None:
+            p["est"].add(j["predicted_wait_s"])
+    parts = [f"{k}: {v['n']} worker(s), {v['ran']} started" + (f", {v['pending']} still pending" if v["pending"] else "")
+             + f" (plan's wait {'/'.join(str(e) for e in sorted(v['est']))} s)" for k, v in per.items()]
+    ran = sum(v["ran"] for v in per.values())
+    out = ["workers " + "; ".join(parts)]
+    out.append(f"{len(jobs)} worker(s) for {n} task(s): {'no top-up' if len(jobs) <= n else f'{len(jobs) - n} added by top-ups'}; "
+               f"{x.get('done', 0)} task(s) done by {ran} started worker(s)")
+    return out
+
+
 def render(rows, a, wall):
     cap = a.cap
     lines = [f"{a.tasks} one-GPU tasks of {a.task_s:g} s (= {a.task_s:g} cluster-minutes) each; times in real s "
@@ -437,6 +462,10 @@ def render(rows, a, wall):
                      f"{ratio('makespan_s', 'loop')} | {ratio('makespan_s', 'every')} | {ratio('su', 'every')} | "
                      + " ".join(f"{k}:{x}" for k, x in v.items()) + " |")
     miss = [r["seed"] for r in rows if any(x == "MISS" for x in r["verdict"].values())]
+    whys = [f"- seed {r['seed']} rv: {w}" for r in rows if any(v == "MISS" for v in r["verdict"].values())
+            and not (r.get("rv") or {}).get("skip") for w in explain_rv(r.get("rv") or {}, a.tasks)]
+    if whys:
+        lines += ["", "Where rv missed, its pool as it ran (`rv ps REQ --json`):", ""] + whys
     how = {}
     for r in rows:
         for arm in ARMS:
