@@ -576,6 +576,8 @@ def main():
         rows.append(row)
         with open(os.path.join(a.out, "study.json"), "w") as fh:
             json.dump(dict(settings=vars(a), rows=rows, wall_s=round(time.time() - t_all, 1)), fh, indent=1, default=str)
+    for c in clusters:  # the arms removed their marker directories; the run's own goes too
+        c.env.ssh(f"rmdir ~/.ttg-study/{run_id} ~/.ttg-study 2>/dev/null", check=False)
     table = render(rows, a, time.time() - t_all)
     with open(os.path.join(a.out, "study.md"), "w") as fh:
         fh.write(table)
