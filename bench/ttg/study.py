@@ -20,13 +20,16 @@ rvtest for the arm and cleared after it. Run it through run.sh --study (cluster 
 """
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
 import random
 import re
 import shlex
+import shutil
 import signal
+import tempfile
 import subprocess
 import threading
 import time
@@ -100,7 +103,10 @@ def read_markers(clusters, mdir):
     """{task: [(job, array_job, start, end, alias)]} from every cluster's marker files."""
     out = {}
     for c in clusters:
-        r = c.env.ssh(f"cd {mdir} 2>/dev/null && grep -H . m.* 2>/dev/null", check=False).stdout
+        p = c.env.ssh(f"cd {mdir} 2>/dev/null && grep -H . m.* 2>/dev/null", check=False)
+        if p.returncode == 255:  # ssh itself failed: no markers read is not "no task ended"
+            raise RuntimeError(f"study: reading the markers on {c.alias} failed: {p.stderr.strip()[:300]}")
+        r = p.stdout
         for line in r.splitlines():
             fn, _, rest = line.partition(":")
             f = rest.split()
@@ -534,6 +540,12 @@ def main():
         raise SystemExit(f"study: unknown arm {bad[0]!r} (known: {', '.join(ARMS)})")
     picked = across.CLUSTERS if a.across else across.CLUSTERS[:1]
     clusters = [across.Cluster(alias, f, lock, a.rv, os.path.join(a.out, alias)) for alias, f, lock in picked]
+    # The shared ssh connection's socket in a short directory of its own: under a long --out (a
+    # test's temp dir) `ssh-%C` passed the 108 bytes of a Unix socket path and every sbatch failed.
+    sockets = tempfile.mkdtemp(prefix="ttgs-", dir="/tmp")
+    atexit.register(shutil.rmtree, sockets, True)
+    for c in clusters:
+        c.env.control = os.path.join(sockets, f"{c.alias}-%C")
     rng = random.SystemRandom()
     if a.seeds:
         seeds = [tuple(int(x) for x in s.split(":")) for s in a.seeds.split(",") if s.strip()]
