@@ -158,14 +158,19 @@ _rv_ct_failed() {
 constexpr std::string_view k_ct_pull = R"sh(
 # The docker:// image, pulled once per image into the cache on scratch (one pull at a time per
 # image: a sibling job that is pulling it holds the lock); not the job's run time for the watchdog.
-# The lock names its job: a holder Slurm no longer lists (a race's loser cancelled mid-pull, a
-# killed job) left it behind, and the next job takes it over instead of waiting RV_CT_TIMEOUT.
-_rv_ct_lock_stale() {
+# The lock names its job: a holder that has ended as Slurm says (a race's loser cancelled mid-pull, a
+# killed job), or this job's own run before a requeue, left it behind, and the next job takes it
+# over instead of waiting RV_CT_TIMEOUT; squeue failing otherwise (no controller) is a live holder.
+{{job_alive}}_rv_ct_lock_stale() {
   local holder
   holder=$(cat -- "$1/job" 2>/dev/null) || return 1
-  [ -n "$holder" ] && [ "$holder" != "${SLURM_JOB_ID:-}" ] && command -v squeue >/dev/null 2>&1 || return 1
-  [ -z "$(squeue -h -j "$holder" -t PD,R,CG,S,CF -o %i 2>/dev/null)" ] || return 1
-  _rv_log "the image's pull lock is job $holder's, which has ended: taking it over"
+  [ -n "$holder" ] || return 1
+  ! _rv_job_alive "$holder" || return 1
+  if [ "$holder" = "${SLURM_JOB_ID:-}" ]; then
+    _rv_log "the image's pull lock is this job's own, from a run before it was requeued: taking it over"
+  else
+    _rv_log "the image's pull lock is job $holder's, which has ended: taking it over"
+  fi
 }
 _rv_ct_pull() {
   local start out="" held=0 waited=0 lock="$RV_CT_IMAGE.lock" part="$RV_CT_IMAGE.part.$$"
@@ -387,7 +392,7 @@ std::string container_phase(const Context& ctx)
   }
   out += k_ct_helpers;
   if (apptainer && c.order.image.kind == model::ImageKind::docker) {
-    out += fill(k_ct_pull, {{"program", ct_program(c)}});
+    out += fill(k_ct_pull, {{"program", ct_program(c)}, {"job_alive", std::string(job_alive_function())}});
   }
   if (!ctx.options.preflight) {
     return out;

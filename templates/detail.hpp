@@ -76,6 +76,9 @@ std::string multi_node_body(const Context& ctx);
 std::string checkpoint_body(const Context& ctx);
 // A study's worker loop (templates/study.cpp): claims and runs tasks until none is left.
 std::string study_body(const Context& ctx);
+// `_rv_job_alive JOB`: whether a job still lives as Slurm says (templates/study.cpp); this job's own
+// id is an earlier run of it, over; squeue failing for another reason than an unknown job: alive.
+std::string_view job_alive_function();
 // Copies the --output paths to RV_OUTPUT_DIR after the command ("" without outputs).
 std::string copy_outputs(const Context& ctx);
 // Notifications (notify.cpp): the webhook functions, what runs once the job has won the race

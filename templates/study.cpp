@@ -11,6 +11,24 @@
 namespace rv::templates::detail {
 namespace {
 
+// Whether a job that holds something on the shared filesystem (a study task's attempt, a container
+// image's pull lock) still lives; one definition for every template that asks.
+constexpr std::string_view k_job_alive =
+    R"sh(# Whether job $1, the claimer of an attempt without an exit, still lives. This job's own id means
+# an earlier run of it (requeued): that run is over. squeue failing for another reason: alive.
+_rv_job_alive() {
+  local st
+  [ "$1" != "$SLURM_JOB_ID" ] || return 1
+  if ! st=$(squeue -h -j "$1" -o %T 2>&1); then
+    case $st in *"Invalid job id"*) return 1 ;; *) return 0 ;; esac
+  fi
+  case $st in
+    '' | COMPLETED | CANCELLED* | FAILED | TIMEOUT | NODE_FAIL | PREEMPTED | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) return 1 ;;
+  esac
+  return 0
+}
+)sh";
+
 constexpr std::string_view k_worker = R"sh(
 # ---- study worker (docs/studies.md, "Workers and claiming") ----
 # Each task <t> has a directory $RV_TASKS_DIR/<t>; attempt <k> of it is the directory a<k>, holding
@@ -36,20 +54,7 @@ _rv_task_setup() {
 // On one cluster a worker claims tasks by itself (a rename onto the next attempt), retries a dead
 // worker's task and cancels the pending workers once nothing is left.
 constexpr std::string_view k_claim_self =
-    R"sh(# Whether job $1, the claimer of an attempt without an exit, still lives. This job's own id means
-# an earlier run of it (requeued): that run is over. squeue failing for another reason: alive.
-_rv_job_alive() {
-  local st
-  [ "$1" != "$SLURM_JOB_ID" ] || return 1
-  if ! st=$(squeue -h -j "$1" -o %T 2>&1); then
-    case $st in *"Invalid job id"*) return 1 ;; *) return 0 ;; esac
-  fi
-  case $st in
-    '' | COMPLETED | CANCELLED* | FAILED | TIMEOUT | NODE_FAIL | PREEMPTED | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE) return 1 ;;
-  esac
-  return 0
-}
-
+    R"sh({{job_alive}}
 # The latest attempt of task directory $1 (0 = none).
 _rv_last_attempt() {
   local k=0
@@ -249,6 +254,11 @@ _rv_status=0
 
 } // namespace
 
+std::string_view job_alive_function()
+{
+  return k_job_alive;
+}
+
 std::string study_body(const Context& ctx)
 {
   const auto& o = ctx.options;
@@ -277,6 +287,7 @@ std::string study_body(const Context& ctx)
                            (st.offers ? "\n" : "") + std::string(k_worker_tail);
   std::string body =
       fill(text, {{"run", container_prefix(ctx, false)},
+                  {"job_alive", std::string(k_job_alive)},
                   {"tasks_dir", proc::shell_quote(o.remote_root + "/requests/" + o.request_id + "/tasks")},
                   {"task_time_s", std::to_string(st.task_time_s)},
                   {"attempts", std::to_string(st.attempts)},

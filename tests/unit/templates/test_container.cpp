@@ -140,18 +140,27 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
 }
 
 // A race's loser cancelled while it pulled leaves the pull's lock behind: the winner must not wait
-// RV_CT_TIMEOUT (30 minutes) for a holder that is gone, with its GPUs allocated.
-TEST_CASE("container: a pull lock whose job has ended is taken over; a live holder's is waited for")
+// RV_CT_TIMEOUT (30 minutes) for a holder that is gone, with its GPUs allocated. Who holds the lock
+// is judged as a study judges a claim's owner (_rv_job_alive): squeue failing for another reason
+// than an unknown job (the controller unreachable) means a holder that may still be pulling, never
+// an ended one; this job's own id is an earlier run of it (a checkpoint segment requeued while it
+// pulled), whose lock nobody else will ever remove.
+TEST_CASE("container: a pull lock is taken over from a job that has ended or this job's earlier run; a live "
+          "holder's is waited for")
 {
   ContainerNode node;
   const std::string image = "docker://rv-test/pytorch:24.05";
   auto o = node.options_with(image, false);
   o.command = "true";
   const auto sif = node.path("cache") + "/containers/images/" + pulled_image_name(image);
-  fs::create_directories(sif + ".lock");
-  rv::testing::write_text(sif + ".lock/job", "777\n");
+  auto lock_by = [&](const std::string& job) {
+    fs::remove(sif);
+    fs::create_directories(sif + ".lock");
+    rv::testing::write_text(sif + ".lock/job", job + "\n");
+  };
 
   // Job 777 still in the queue (squeue lists it): the lock is honoured until RV_CT_TIMEOUT.
+  lock_by("777");
   rv::testing::write_text(node.path("squeue.txt"), "777\n");
   const int rc611 = node.run(o, base_strategy(), "611", 1, "0,1",
                              "RV_CT_TIMEOUT=4 FAKE_SQUEUE_FILE='" + node.path("squeue.txt") + "'");
@@ -161,15 +170,45 @@ TEST_CASE("container: a pull lock whose job has ended is taken over; a live hold
   CHECK(count(node.read("calls.log"), "apptainer pull ") == 1); // after the wait, it pulls anyway
 
   // Job 777 gone: taken over at once (without the check the job waits out the 60 s and says nothing).
-  fs::remove(sif);
-  fs::create_directories(sif + ".lock");
-  rv::testing::write_text(sif + ".lock/job", "777\n");
+  lock_by("777");
   REQUIRE(node.run(o, base_strategy(), "612", 1, "0,1", "RV_CT_TIMEOUT=60") == 0);
   CHECK(node.read("e.612").find("rv: the image's pull lock is job 777's, which has ended: taking it over") !=
         std::string::npos);
   CHECK(count(node.read("calls.log"), "apptainer pull ") == 2);
   CHECK(fs::exists(sif));
   CHECK_FALSE(fs::exists(sif + ".lock")); // the new holder's lock is gone with its pull
+
+  // From here squeue answers for job 777 with the error in squeue.err (exit 1); any other call is
+  // the fake's.
+  rv::testing::write_text(
+      node.path("bin/squeue"),
+      "#!/bin/bash\ncase \" $* \" in *\" -j 777 \"*)\n  printf 'squeue %s\\n' \"$*\" >>\"$FAKE_LOG\"\n"
+      "  cat \"$TB_DIR/squeue.err\" >&2\n  exit 1 ;;\nesac\nexec '" RV_SOURCE_DIR "/tests/fakes/bin/squeue' \"$@\"\n");
+  fs::permissions(node.dir / "bin" / "squeue", fs::perms::owner_all);
+
+  // The controller cannot be reached: job 777 may still be pulling. Waited for, its lock left to it.
+  rv::testing::write_text(node.path("squeue.err"),
+                          "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n");
+  lock_by("777");
+  REQUIRE(node.run(o, base_strategy(), "617", 1, "0,1", "RV_CT_TIMEOUT=4") == 0);
+  CHECK(node.read("e.617").find("taking it over") == std::string::npos);
+  CHECK(fs::exists(sif + ".lock/job")); // still 777's
+
+  // Slurm no longer knows job 777 (purged after MinJobAge): it has ended; taken over at once.
+  rv::testing::write_text(node.path("squeue.err"), "slurm_load_jobs error: Invalid job id specified\n");
+  lock_by("777");
+  REQUIRE(node.run(o, base_strategy(), "618", 1, "0,1", "RV_CT_TIMEOUT=30") == 0);
+  CHECK(node.read("e.618").find("rv: the image's pull lock is job 777's, which has ended: taking it over") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(sif + ".lock"));
+
+  // The lock names this very job: its earlier run (requeued) died pulling. Taken over at once.
+  lock_by("619");
+  REQUIRE(node.run(o, base_strategy(), "619", 1, "0,1", "RV_CT_TIMEOUT=30") == 0);
+  CHECK(node.read("e.619").find("rv: the image's pull lock is this job's own, from a run before it was requeued: "
+                                "taking it over") != std::string::npos);
+  CHECK(fs::exists(sif));
+  CHECK_FALSE(fs::exists(sif + ".lock"));
 }
 
 TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a request-wide verdict")
