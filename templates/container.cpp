@@ -173,7 +173,7 @@ constexpr std::string_view k_ct_pull = R"sh(
   fi
 }
 _rv_ct_pull() {
-  local start out="" held=0 waited=0 lock="$RV_CT_IMAGE.lock" part="$RV_CT_IMAGE.part.$$"
+  local start out="" rc=1 held=0 waited=0 lock="$RV_CT_IMAGE.lock" part="$RV_CT_IMAGE.part.${SLURM_JOB_ID:-0}.$$"
   start=$(date +%s)
   if [ -s "$RV_CT_IMAGE" ]; then
     _rv_log "image ready in 0 s: $RV_CT_IMAGE_REF (cached)"
@@ -196,8 +196,11 @@ _rv_ct_pull() {
     waited=$((waited + 2))
   done
   if [ ! -s "$RV_CT_IMAGE" ]; then
+    # Only a pull that succeeded is the image: a failed or timed-out one may have written part of it.
     out=$(timeout -k 5 "$RV_CT_TIMEOUT" {{program}} pull "$part" "$RV_CT_IMAGE_REF" 2>&1)
-    if [ -s "$part" ] && [ ! -s "$RV_CT_IMAGE" ]; then mv -f -- "$part" "$RV_CT_IMAGE"; fi
+    rc=$?
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then out="it did not finish within $RV_CT_TIMEOUT s (RV_CT_TIMEOUT)"; fi
+    if [ "$rc" -eq 0 ] && [ -s "$part" ] && [ ! -s "$RV_CT_IMAGE" ]; then mv -f -- "$part" "$RV_CT_IMAGE"; fi
     rm -f -- "$part"
   fi
   [ "$held" = 0 ] || rm -rf -- "$lock"

@@ -33,6 +33,10 @@ pull)
     echo "INFO:    Converting OCI blobs to SIF format" >&2
     echo "FATAL:   While making image from oci registry: error fetching image: manifest unknown" >&2
     exit 255 ;;
+  *broken*) # a pull that dies half way: part of the file is written (a full disk, a lost mount)
+    printf 'SIF half\n' >"$2"
+    echo "FATAL:   While making image from oci registry: write $2: no space left on device" >&2
+    exit 255 ;;
   esac
   printf 'SIF %s\n' "$3" >"$2" ;;
 exec)
@@ -209,6 +213,29 @@ TEST_CASE("container: a pull lock is taken over from a job that has ended or thi
                                 "taking it over") != std::string::npos);
   CHECK(fs::exists(sif));
   CHECK_FALSE(fs::exists(sif + ".lock"));
+}
+
+// A pull that fails after writing part of the file must not leave that part as the cached image: the
+// job and every later one would run (or fail to open) a broken image instead of pulling again.
+TEST_CASE("container: a pull that fails half way leaves no image in the cache")
+{
+  ContainerNode node;
+  const std::string image = "docker://rv-test/broken:1";
+  auto o = node.options_with(image, false);
+  o.command = "touch '" + node.path("marker") + "'";
+  const auto dir = node.path("cache") + "/containers/images/";
+  CHECK(node.run(o, base_strategy(), "615") == 96);
+  CHECK_FALSE(fs::exists(node.path("marker")));
+  CHECK_FALSE(fs::exists(dir + pulled_image_name(image)));
+  for (const auto& e : fs::directory_iterator(dir)) {
+    CHECK_MESSAGE(e.path().filename().string().find(".part.") == std::string::npos, e.path()); // no leftover
+  }
+  CHECK(rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-615", "615"))
+            .starts_with("rv preflight: FAIL node=n1 scope=request reason=apptainer pull docker://rv-test/broken:1 "
+                         "failed: FATAL:   While making image from oci registry: write "));
+  // The next job pulls again rather than finding a cached half image.
+  CHECK(node.run(o, base_strategy(), "616") == 96);
+  CHECK(count(node.read("calls.log"), "apptainer pull ") == 2);
 }
 
 TEST_CASE("container: an image that cannot be pulled ends the job with 96 and a request-wide verdict")
