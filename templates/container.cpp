@@ -147,6 +147,24 @@ _rv_ct_scope() {
     *"ailed to pull"* | *"ailed to get"* | *"Could not resolve host"*) printf 'scope=request ' ;;
   esac
 }
+# The verdict of a check that ran on every node: $1 its output, $2 srun's status, $3 the number of
+# nodes, $4 what a node without its line did not do, $5 the runtime. Each node's line goes to the
+# job's log; prints the first FAIL line, or one naming the first node that printed no ok line (its
+# task never ran: a launch failure, a container that did not start), or "" when every node passed.
+# shellcheck disable=SC2317
+_rv_ct_nodes_line() {
+  local n="" line
+  printf '%s\n' "$1" | grep '^rv preflight: ' >&2
+  line=$(printf '%s\n' "$1" | grep -m 1 '^rv preflight: FAIL ')
+  if [ -z "$line" ] && [ "$(printf '%s\n' "$1" | grep -c '^rv preflight: ok ')" -lt "$3" ]; then
+    for n in $(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null); do
+      case $1 in *"rv preflight: ok node=$n "*) n="" ;; *) break ;; esac
+    done
+    line="rv preflight: FAIL node=${n:-${SLURMD_NODENAME:-$(hostname)}} $(_rv_ct_scope "$1")reason=$4 ($5, srun exit $2): $(_rv_ct_error "$1")"
+    printf '%s\n' "$line" >&2
+  fi
+  printf '%s' "$line"
+}
 # shellcheck disable=SC2317
 _rv_ct_failed() {
   _rv_pf_verdict "$1"
@@ -286,15 +304,15 @@ case $_rv_ct_line in 'rv preflight: FAIL'*) _rv_ct_failed "$_rv_ct_line" ;; esac
 )sh";
 
 constexpr std::string_view k_ct_check_multi = R"sh(export -f _rv_ct_check _rv_ct_error _rv_ct_scope
-_rv_ct_lines=$(srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 \
-  --export=ALL bash -c _rv_ct_check)
-printf '%s\n' "$_rv_ct_lines" >&2
-_rv_ct_line=$(printf '%s\n' "$_rv_ct_lines" | grep -m 1 '^rv preflight: FAIL ')
+_rv_ct_out=$(srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 --kill-on-bad-exit=0 \
+  --export=ALL bash -c _rv_ct_check 2>&1)
+_rv_ct_rc=$?
+_rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the container check did not answer" {{program}})
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 )sh";
 
 // Pyxis: one container step on every node (enroot imports the image at its start, into
-// ENROOT_CACHE_PATH); a node that printed no line did not start its container.
+// ENROOT_CACHE_PATH); a node that printed no line did not start its container (_rv_ct_nodes_line).
 constexpr std::string_view k_ct_check_pyxis = R"sh(
 # shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
 RV_CT_PROBE={{probe}}
@@ -307,17 +325,7 @@ _rv_ct_out=$(timeout -k 5 "$RV_CT_TIMEOUT" srun --overlap --nodes={{nodes}} --nt
   --kill-on-bad-exit=0 --export=ALL --container-image="$RV_CT_IMAGE" --container-mounts="$RV_CT_MOUNTS" \
   --container-workdir="$RV_CT_WORKDIR" sh -c "$RV_CT_PROBE" rv-ct "$RV_CT_WORKDIR" "$_rv_ct_smi" 2>&1)
 _rv_ct_rc=$?
-printf '%s\n' "$_rv_ct_out" | grep '^rv preflight: ' >&2
-_rv_ct_line=$(printf '%s\n' "$_rv_ct_out" | grep -m 1 '^rv preflight: FAIL ')
-if [ -z "$_rv_ct_line" ] && [ "$(printf '%s\n' "$_rv_ct_out" | grep -c '^rv preflight: ok ')" -lt {{nodes}} ]; then
-  # A node without its line did not start its container: name the first one missing.
-  _rv_ct_missing=""
-  for _rv_ct_node in $(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null); do
-    case $_rv_ct_out in *"rv preflight: ok node=$_rv_ct_node "*) ;; *) _rv_ct_missing=$_rv_ct_node; break ;; esac
-  done
-  _rv_ct_line="rv preflight: FAIL node=${_rv_ct_missing:-${SLURMD_NODENAME:-$(hostname)}} $(_rv_ct_scope "$_rv_ct_out")reason=the container did not start (pyxis, srun exit $_rv_ct_rc): $(_rv_ct_error "$_rv_ct_out")"
-  printf '%s\n' "$_rv_ct_line" >&2
-fi
+_rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the container did not start" pyxis)
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 _rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"
 )sh";

@@ -386,6 +386,32 @@ TEST_CASE("container: rv up's step runs the shell or the command in the containe
   CHECK(bad.error().message.find("cannot be mounted into a container") != std::string::npos);
 }
 
+// A node whose check task never ran (its launch failed, the node went away) printed no line: that is
+// no pass. The job ends with 96 naming the node, as Pyxis's check does.
+TEST_CASE("container: Apptainer on 2 nodes: a node without its check line fails the preflight")
+{
+  ContainerNode node;
+  auto s = base_strategy();
+  s.nodes = 2;
+  auto o = node.options_with("docker://rv-test/pytorch:24.05", false);
+  o.command = "touch '" + node.path("marker") + "'";
+  // srun runs the check on n1 only; n2's task fails to launch (any other srun: the fake's).
+  rv::testing::write_text(node.path("bin/srun"),
+                          "#!/bin/bash\ncase \" $* \" in *\" _rv_ct_check \"*)\n"
+                          "  printf 'srun %s\\n' \"$*\" >>\"$FAKE_LOG\"\n"
+                          "  SLURM_NODEID=0 bash -c _rv_ct_check\n"
+                          "  echo 'srun: error: Task launch for StepId=632.1 failed on node n2: Communication "
+                          "connection failure' >&2\n  exit 1 ;;\nesac\nexec '" RV_SOURCE_DIR
+                          "/tests/fakes/bin/srun' \"$@\"\n");
+  fs::permissions(node.dir / "bin" / "srun", fs::perms::owner_all);
+  CHECK(node.run(o, s, "632", 2, "0,1", "FAKE_HOSTNAMES='n1 n2'") == 96);
+  CHECK_FALSE(fs::exists(node.path("marker")));
+  const auto verdict = rv::testing::read_text(preflight_verdict_path(o.remote_root, "req-632", "632"));
+  CHECK(verdict == "rv preflight: FAIL node=n2 reason=the container check did not answer (apptainer, srun exit 1): "
+                   "srun: error: Task launch for StepId=632.1 failed on node n2: Communication connection failure\n");
+  CHECK(node.read("e.632").find("rv preflight: ok node=n1 container=1 gpus=2/2") != std::string::npos);
+}
+
 TEST_CASE("container: the pulled image's file name is safe and stable")
 {
   const auto a = pulled_image_name("docker://nvcr.io/nvidia/pytorch:24.05-py3");
