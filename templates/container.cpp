@@ -330,26 +330,13 @@ _rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the contai
 _rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"
 )sh";
 
-// The mount list: the work directory, the scratch (cache) root and rv's root (checkpoints,
-// outputs, the watchdog's samples), each once, then the user's.
-std::vector<std::string> ct_own_paths(const Context& ctx)
-{
-  std::vector<std::string> paths;
-  for (const auto& p : {ctx.options.workdir, ctx.options.cache_root, ctx.options.remote_root}) {
-    if (!p.empty() && std::find(paths.begin(), paths.end(), p) == paths.end()) {
-      paths.push_back(p);
-    }
-  }
-  return paths;
-}
-
 std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
 {
   const bool apptainer = ct_apptainer(c);
   std::string list = ctx.options.workdir.empty()
                          ? (apptainer ? "\"$RV_CT_WORKDIR\"" : "\"$RV_CT_WORKDIR:$RV_CT_WORKDIR\"")
                          : std::string();
-  for (const auto& p : ct_own_paths(ctx)) {
+  for (const auto& p : container_own_mounts(ctx.options)) {
     const auto q = shell_quote(apptainer ? p : p + ":" + p);
     list += list.empty() ? q : "," + q;
   }
@@ -360,6 +347,30 @@ std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
 }
 
 } // namespace
+
+std::vector<std::string> container_own_mounts(const RenderOptions& o)
+{
+  std::vector<std::string> paths;
+  for (const auto& p : {o.workdir, o.cache_root, o.remote_root}) {
+    if (!p.empty() && std::find(paths.begin(), paths.end(), p) == paths.end()) {
+      paths.push_back(p);
+    }
+  }
+  // A path inside another one is mounted with it: a snapshot under rv's root ("workspaces/my proj")
+  // needs no mount of its own, nor the characters of its project's name in the runtime's list.
+  const auto inside = [&](const std::string& p) {
+    return std::any_of(paths.begin(), paths.end(), [&](const std::string& q) {
+      return p.size() > q.size() && p.starts_with(q) && (q.ends_with('/') || p[q.size()] == '/');
+    });
+  };
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    if (!inside(p)) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
 
 std::string container_setup(const Context& ctx)
 {

@@ -64,6 +64,10 @@ std::string container_setup(const Context& ctx);
 std::string container_phase(const Context& ctx);
 std::string container_prefix(const Context& ctx, bool in_task);
 std::string container_srun_flags(const Context& ctx);
+// What a container job mounts of rv's own (templates/container.cpp): the work directory, the scratch
+// (cache) root and rv's root, each once, none inside another (it is mounted with it); the user's
+// --container-mount's come after them.
+std::vector<std::string> container_own_mounts(const RenderOptions& o);
 // The GPU watchdog (templates/watchdog.cpp): the sampler and the verdict started in the batch
 // shell, or the warning notice in `rv up`'s step; "" when off or without GPUs.
 std::string watchdog(const Context& ctx);

@@ -132,11 +132,34 @@ Result<bool> check_inputs(const model::Strategy& s, const model::JobRequest& r, 
     RV_TRY(ok, check_output_path(out));
     (void)ok;
   }
-  if (o.container) { // the runtimes take mounts as SRC:DST,SRC:DST: a ',' or ':' in a path cannot be passed
-    for (const auto* p : {&o.workdir, &o.cache_root, &o.remote_root}) {
-      if (p->find_first_of(",:") != std::string::npos) {
-        return fail(ErrorCode::usage, fmt::format("the path '{}' cannot be mounted into a container (',' or ':')", *p),
+  if (o.container) {
+    // Both runtimes take mounts as SRC:DST,SRC:DST: a ',' or ':' in a path cannot be passed. Pyxis
+    // hands each one to enroot as `echo "SRC DST FLAGS"` in a shell script (pyxis's add_mount and
+    // its enroot start configuration): a space cuts the path, and '"', '$', '`' or '\' are the shell's.
+    const bool pyxis = o.container->choice.runtime == model::ContainerRuntime::pyxis;
+    constexpr std::string_view k_enroot_unsafe = " \"$`\\";
+    constexpr std::string_view k_pyxis_hint = "use a path without them (a symbolic link to it), or set "
+                                              "container_runtime apptainer where the cluster has it";
+    for (const auto& p : container_own_mounts(o)) {
+      if (p.find_first_of(",:") != std::string::npos) {
+        return fail(ErrorCode::usage, fmt::format("the path '{}' cannot be mounted into a container (',' or ':')", p),
                     "choose a directory without ',' or ':' (remote_root, scratch_root, --workdir)");
+      }
+      if (pyxis && p.find_first_of(k_enroot_unsafe) != std::string::npos) {
+        return fail(ErrorCode::usage,
+                    fmt::format("the path '{}' cannot be mounted by Pyxis (enroot reads its mounts as shell words: "
+                                "no space, '\"', '$', '`' or '\\')",
+                                p),
+                    std::string(k_pyxis_hint));
+      }
+    }
+    for (const auto& m : o.container->order.mounts) {
+      if (pyxis && (m.src + m.dst).find_first_of(k_enroot_unsafe) != std::string::npos) {
+        return fail(ErrorCode::usage,
+                    fmt::format("--container-mount {:?}: Pyxis cannot mount it (enroot reads its mounts as shell "
+                                "words: no space, '\"', '$', '`' or '\\')",
+                                m.src + ":" + m.dst + (m.read_only ? ":ro" : "")),
+                    std::string(k_pyxis_hint));
       }
     }
     if (o.container->choice.runtime == model::ContainerRuntime::apptainer && !o.container->choice.program.empty() &&

@@ -47,7 +47,8 @@ TEST_CASE("container mounts: SRC:DST or SRC:DST:ro, both absolute, nothing the r
   CHECK(ro->src == "/scratch/data");
   CHECK(ro->dst == "/data");
   CHECK(ro->read_only);
-  CHECK_FALSE(parse_container_mount("/a b:/c")->read_only); // spaces pass: argv, not a shell
+  // Spaces pass the grammar: Apptainer takes them (argv); Pyxis refuses them at render (templates).
+  CHECK_FALSE(parse_container_mount("/a b:/c")->read_only);
   CHECK_FALSE(parse_container_mount("/a:/b:rw")->read_only);
   for (const char* bad : {"/a", "a:/b", "/a:b", "/a:/b:x", "/a:/b:ro:x", "/a,/b:/c", "/a:/b\n", ""}) {
     CAPTURE(bad);

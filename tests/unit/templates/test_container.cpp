@@ -125,8 +125,9 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
   CHECK(calls.find("s3cr3t") == std::string::npos); // secrets pass by environment, never argv
   const auto sif = node.path("cache") + "/containers/images/" + pulled_image_name("docker://rv-test/pytorch:24.05");
   CHECK(calls.find("apptainer pull " + sif + ".part.") != std::string::npos);
-  CHECK(calls.find("apptainer exec --nv --bind " + node.dir.string() + "," + node.path("cache") + "," +
-                   node.path("rv") + " --pwd " + node.dir.string() + " " + sif + " bash -c ") != std::string::npos);
+  // The cache and rv's root are inside the work directory here: mounted with it (the goldens show three).
+  CHECK(calls.find("apptainer exec --nv --bind " + node.dir.string() + " --pwd " + node.dir.string() + " " + sif +
+                   " bash -c ") != std::string::npos);
   CHECK(calls.find("--cleanenv") == std::string::npos);
   CHECK(calls.find("--rocm") == std::string::npos);
   const auto err = node.read("e.601");
@@ -307,8 +308,7 @@ TEST_CASE("container: Pyxis: the step and every rank get srun's container option
     REQUIRE(node.run(o, s, id, nodes) == 0);
     const auto calls = node.read("calls.log");
     const auto flags = "--container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-mounts=" + node.dir.string() +
-                       ":" + node.dir.string() + "," + node.path("cache") + ":" + node.path("cache") + "," +
-                       node.path("rv") + ":" + node.path("rv") + " --container-workdir=" + node.dir.string();
+                       ":" + node.dir.string() + " --container-workdir=" + node.dir.string();
     CHECK(calls.find(flags + " sh -c ") != std::string::npos); // the preflight's container step
     if (nodes == 1) {
       CHECK(calls.find(flags + " bash -c ") != std::string::npos); // the command's step
@@ -384,6 +384,50 @@ TEST_CASE("container: rv up's step runs the shell or the command in the containe
   auto bad = render(base_strategy(), base_request(), o);
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("cannot be mounted into a container") != std::string::npos);
+}
+
+// Pyxis hands each mount to enroot as `echo "SRC DST FLAGS"` in the shell script enroot start reads
+// (pyxis's add_mount and its start configuration): a space cuts the path where enroot splits the
+// line, and '"', '$', '`', '\' are the shell's. Apptainer takes them all (argv).
+TEST_CASE("container: a mount path Pyxis would cut or expand is refused, before anything is queued")
+{
+  auto o = base_options();
+  o.command = "python x.py";
+  model::ContainerOrder order{{model::ImageKind::docker, "docker://ubuntu:22.04"}, {{"/data/my sets", "/data", true}}};
+  o.container = ContainerRun{order, {model::ContainerRuntime::pyxis, "", "test"}, false};
+  auto bad = render(base_strategy(), base_request(), o);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(bad.error().code == ErrorCode::usage);
+  CHECK(bad.error().message == "--container-mount \"/data/my sets:/data:ro\": Pyxis cannot mount it (enroot reads "
+                               "its mounts as shell words: no space, '\"', '$', '`' or '\\')");
+  CHECK(bad.error().hint.find("container_runtime apptainer") != std::string::npos);
+  for (const char* src : {"/data/$USER", "/data/`id`", "/data/a\"b", "/data/a\\b"}) {
+    CAPTURE(src);
+    o.container->order.mounts = {{src, "/data", false}};
+    CHECK_FALSE(render(base_strategy(), base_request(), o).has_value());
+  }
+  // rv's own mounts too: a --workdir with a space, outside rv's root, is mounted itself.
+  o.container->order.mounts.clear();
+  o.workdir = "/scratch/my work";
+  auto own = render(base_strategy(), base_request(), o);
+  REQUIRE_FALSE(own.has_value());
+  CHECK(own.error().message.starts_with("the path '/scratch/my work' cannot be mounted by Pyxis"));
+  // A snapshot under rv's root is mounted with it: a project named "my proj" runs.
+  o.workdir = "/scratch/alice/.rv/workspaces/my proj/snap-1";
+  const auto snap = render(base_strategy(), base_request(), o);
+  REQUIRE(snap.has_value());
+  CHECK(snap->find("RV_CT_MOUNTS=/scratch/alice/.cache/rv:/scratch/alice/.cache/rv,/scratch/alice/.rv:/scratch/alice/"
+                   ".rv\n") != std::string::npos);
+  CHECK(snap->find("RV_CT_WORKDIR='/scratch/alice/.rv/workspaces/my proj/snap-1'") != std::string::npos);
+  // Apptainer takes them all.
+  o.workdir = "/scratch/my work";
+  o.container->order.mounts = order.mounts;
+  o.container->choice = {model::ContainerRuntime::apptainer, "apptainer", "test"};
+  const auto ok = render(base_strategy(), base_request(), o);
+  REQUIRE(ok.has_value());
+  CHECK(ok->find(
+            "RV_CT_BINDS='/scratch/my work',/scratch/alice/.cache/rv,/scratch/alice/.rv',/data/my sets:/data:ro'\n") !=
+        std::string::npos);
 }
 
 // A node whose check task never ran (its launch failed, the node went away) printed no line: that is
