@@ -175,6 +175,12 @@ Result<model::ContainerChoice> choose_container_runtime(model::RuntimeSetting se
                             "Pyxis (srun --container-image)",
                             image.text),
                 "pass a docker:// image or an enroot .sqsh file, or set container_runtime if apptainer is there");
+  } else if (!offered.probed) { // not "none": discovery caches a probe that timed out with the static facts
+    return fail(ErrorCode::usage,
+                "--container: rv could not tell which container runtimes this cluster offers (its probe did not "
+                "answer)",
+                "run again with --no-cache to probe again, or set container_runtime (rv config set container_runtime "
+                "apptainer)");
   } else {
     return fail(ErrorCode::usage,
                 fmt::format("--container: no container runtime found on this cluster ({})", describe(offered)),

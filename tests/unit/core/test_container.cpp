@@ -108,6 +108,18 @@ TEST_CASE("the runtime: Pyxis when srun offers it, else Apptainer; the setting o
   CHECK(nothing.error().hint.find("container_runtime") != std::string::npos);
   // Forced, the setting wins over what discovery did not see (a probe that missed it).
   CHECK(choose_container_runtime(RuntimeSetting::pyxis, none, docker)->runtime == ContainerRuntime::pyxis);
+
+  // The probe did not answer (a timeout; discovery caches the failure with the static facts): that
+  // is not "no runtime here", and the hint is to read it again, not to ask the admins for one.
+  model::ContainerSupport unknown;
+  auto unanswered = choose_container_runtime(RuntimeSetting::automatic, unknown, docker);
+  REQUIRE_FALSE(unanswered.has_value());
+  CHECK(unanswered.error().code == ErrorCode::usage);
+  CHECK(unanswered.error().message ==
+        "--container: rv could not tell which container runtimes this cluster offers (its probe did not answer)");
+  CHECK(unanswered.error().hint.find("--no-cache") != std::string::npos);
+  CHECK(unanswered.error().hint.find("container_runtime") != std::string::npos);
+  CHECK(unanswered.error().hint.find("admins") == std::string::npos);
 }
 
 TEST_CASE("Pyxis's image names: a registry host becomes enroot's REGISTRY#IMAGE")
