@@ -226,6 +226,12 @@ std::vector<DoctorCheck> job_checks(int srun_status, std::string_view out, std::
   }
   if (kv["runtime"].empty()) {
     checks.push_back(DoctorCheck{"job.container", CheckStatus::skip, "no container runtime on the node", {}});
+  } else if (kv["runtime"] == "enroot") { // the job script runs no enroot (Pyxis goes through srun's options)
+    checks.push_back(DoctorCheck{"job.container",
+                                 CheckStatus::skip,
+                                 "enroot found (Pyxis): the test job runs an image with Apptainer or Singularity "
+                                 "only; rv run --container checks a Pyxis image's GPUs in its preflight",
+                                 {}});
   } else if (!image_given) {
     checks.push_back(DoctorCheck{
         "job.container", CheckStatus::skip, kv["runtime"] + " found; no image to test (rv doctor --image IMAGE)", {}});

@@ -162,6 +162,17 @@ TEST_CASE("doctor: the test job's answer, healthy and with an injected fault")
                  "", "gpu-v100", true);
   CHECK(find(container, "job.container").status == CheckStatus::fail);
   CHECK(find(container, "job.container").fix.find("--nv") != std::string::npos);
+
+  // A Pyxis node: enroot is the runtime found, which the test job does not run (no `exec --nv`); not
+  // a failure with an empty exit status, and --image would not help.
+  for (bool image : {true, false}) {
+    CAPTURE(image);
+    auto pyxis = job_checks(0, read("job_v100_ok.txt") + "runtime=enroot\n", "", "gpu-v100", image);
+    CHECK(find(pyxis, "job.container").status == CheckStatus::skip);
+    CHECK(find(pyxis, "job.container").detail ==
+          "enroot found (Pyxis): the test job runs an image with Apptainer or Singularity only; rv run --container "
+          "checks a Pyxis image's GPUs in its preflight");
+  }
 }
 
 TEST_CASE("doctor: connection failures name the step that failed and skip the rest")
