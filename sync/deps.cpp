@@ -140,7 +140,7 @@ if [ -e "$dir/$key.done" ]; then
   exit 0
 fi
 echo "rv-setup: running the task's setup"
-bash -c "$setup" || exit
+${RV_CT_IMAGE:+_rv_ct} bash -c "$setup" || exit
 : >"$dir/$key.done"
 )sh";
   return proc::shell_join({"bash", "-c", script, "rv-setup", dir, key, setup}) + " || { _rv_log " +

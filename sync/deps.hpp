@@ -56,6 +56,8 @@ std::string setup_key(const std::string& setup, const std::vector<LocalEntry>& e
 // The job-script lines that run `setup` (`bash -c`, in the job's directory, in a subshell) unless
 // DIR/KEY.done exists; under a lock on DIR/KEY.lock, so that concurrent jobs run it once; the mark
 // is written only after success. A failure logs "error: the task's setup failed" and exits 1.
+// In a --container job (templates/container.cpp exports RV_CT_IMAGE and `_rv_ct`) the set-up runs
+// in the container, where the command runs; the lock and the mark stay on the node.
 std::string setup_job_lines(const std::string& dir, const std::string& key, const std::string& setup);
 
 struct DepsOutcome {

@@ -7,6 +7,7 @@
 #include "fake_node.hpp"
 
 #include "core/process/shell.hpp"
+#include "sync/deps.hpp"
 #include "templates/launcher.hpp"
 #include "templates/preflight.hpp"
 
@@ -384,6 +385,21 @@ TEST_CASE("container: rv up's step runs the shell or the command in the containe
   auto bad = render(base_strategy(), base_request(), o);
   REQUIRE_FALSE(bad.has_value());
   CHECK(bad.error().message.find("cannot be mounted into a container") != std::string::npos);
+}
+
+// A task's set-up (`setup`, --setup: docs/taskfile.md) is the user's code for the command's
+// environment (`pip install -e .`): it runs where the command runs, in the container, not in the
+// node's own environment the image never sees.
+TEST_CASE("container: the task's set-up runs in the container, once per content")
+{
+  ContainerNode node;
+  auto o = node.options_with("docker://rv-test/pytorch:24.05", false);
+  o.task_setup = sync::setup_job_lines(node.path("marks"), "k1",
+                                       "printf '%s|' \"${RV_FAKE_CONTAINER:-host}\" \"$PWD\" >>setup.txt");
+  o.command = "cat setup.txt >got.txt";
+  REQUIRE(node.run(o, base_strategy(), "661") == 0);
+  CHECK(node.read("got.txt") == "1|" + node.dir.string() + "|");
+  CHECK(fs::exists(node.path("marks/k1.done")));
 }
 
 // Pyxis hands each mount to enroot as `echo "SRC DST FLAGS"` in the shell script enroot start reads
