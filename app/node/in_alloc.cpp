@@ -7,6 +7,7 @@
 #include "app/run/launch/submit.hpp"
 #include "core/duration.hpp"
 #include "core/interrupt.hpp"
+#include "core/printable.hpp"
 #include "core/store/json_bytes.hpp"
 #include "core/text.hpp"
 #include "core/utc_time.hpp"
@@ -39,6 +40,19 @@ Result<void> check_time_left(std::int64_t wanted_s, std::int64_t limit_s, std::i
                                        format_human_duration(left), format_human_duration(wanted_s))
                          : fmt::format("the allocation is about to end; hold a new one: rv up --keep --time {}",
                                        format_human_duration(wanted_s)));
+}
+
+Result<void> check_not_container(const model::JobRequest& request, const std::string& request_id)
+{
+  if (!request.container) {
+    return {};
+  }
+  return fail(ErrorCode::usage,
+              fmt::format("request {} runs its command in a container ({}): rv run --in would run this one on the "
+                          "node, outside it",
+                          request_id, printable(request.container->image.text)),
+              "run it in the allocation's shell (rv up --container ...), or as a request of its own: rv run "
+              "--container IMAGE CMD");
 }
 
 Result<model::Strategy> strategy_from_plan(const nlohmann::json& plan, const std::string& id)
@@ -202,12 +216,13 @@ Result<int> run_in(Env& env, const InOrder& order, const std::vector<std::string
     return fail(ErrorCode::generic, fmt::format("job {} is not in request {}'s record", target.job_id, rec.id));
   }
   RV_TRY(strategy, strategy_from_plan(rec.plan, job->strategy_id));
+  auto request = request_options_from_json(rec.options).value_or(model::JobRequest{});
+  RV_TRY_VOID(check_not_container(request, rec.id));
   // An allocation too short for --time is refused before anything is sent.
   if (order.time_s) {
     RV_TRY(le, limit_and_elapsed(env, target.job_id));
     RV_TRY_VOID(check_time_left(*order.time_s, le.first, le.second, rec.id, target.job_id));
   }
-  auto request = request_options_from_json(rec.options).value_or(model::JobRequest{});
   request.job_name = rec.name;
   request.allow_checkpoint = false;
 

@@ -45,6 +45,10 @@ Result<void> check_time_left(std::int64_t wanted_s, std::int64_t limit_s, std::i
 // resources and walltime, enough to render a step. Pure; an error when the plan lacks it.
 Result<model::Strategy> strategy_from_plan(const nlohmann::json& plan, const std::string& id);
 
+// Refuses a request whose job runs its command in a container (`rv up|run --container`): a step
+// rv run --in adds would run on the node, outside the image the allocation's shell runs in.
+Result<void> check_not_container(const model::JobRequest& request, const std::string& request_id);
+
 // The srun argv of step `name` in job `job_id`: with `every_node`, one labelled task per node of
 // its `nodes`; else one task. `program` is the bash program each task runs. Pure.
 std::vector<std::string> in_step_argv(const std::string& job_id, std::size_t nodes, bool every_node,

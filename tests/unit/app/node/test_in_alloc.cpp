@@ -64,3 +64,19 @@ TEST_CASE("in_alloc: the step's srun: every node labelled, or one task with --on
                                                                 "--ntasks=1", "--job-name=rv-x.step-3", "bash", "-c",
                                                                 "p"});
 }
+
+// rv up --container's allocation: its shell runs in the image; a step rv run --in adds would run on
+// the node (no image, another Python), so it is refused, saying so, before anything is synced.
+TEST_CASE("in_alloc: a request that runs in a container is not joined by a step outside it")
+{
+  model::JobRequest plain;
+  CHECK(check_not_container(plain, "ab12").has_value());
+  model::JobRequest ct;
+  ct.container = model::ContainerOrder{{model::ImageKind::docker, "docker://ubuntu:22.04"}, {}};
+  auto e = check_not_container(ct, "ab12");
+  REQUIRE_FALSE(e.has_value());
+  CHECK(e.error().code == ErrorCode::usage);
+  CHECK(e.error().message == "request ab12 runs its command in a container (docker://ubuntu:22.04): rv run --in "
+                             "would run this one on the node, outside it");
+  CHECK(e.error().hint.find("rv run --container IMAGE CMD") != std::string::npos);
+}
