@@ -84,29 +84,10 @@ Result<AcrossStudyView> read_members(std::vector<RaceMember>& members)
 }
 
 // Cancels the pending workers of every member (nothing left to offer, or the study is over).
-void cancel_pending_workers(std::vector<RaceMember>& members, Env& env)
+void cancel_pending_workers(std::vector<RaceMember>& members)
 {
   for (auto& m : members) {
-    std::vector<std::string> idle;
-    for (const auto& j : m.rec.jobs) {
-      if (!j.job_id.empty() && j.state == slurm::JobState::pending) {
-        idle.push_back(j.job_id);
-      }
-    }
-    if (idle.empty()) {
-      continue;
-    }
-    if (auto c = slurm::cancel_jobs(m.env->cluster, idle, m.rec.name); !c) {
-      spdlog::warn("study {}: could not cancel idle workers {} on {}: {}", m.rec.id, text::join(idle, " "),
-                   m.env->cluster.where(), c.error().message);
-      continue;
-    }
-    for (auto& j : m.rec.jobs) {
-      if (std::find(idle.begin(), idle.end(), j.job_id) != idle.end()) {
-        mark_cancelled(j, env.clock.epoch_seconds());
-      }
-    }
-    save(env.requests, m.rec);
+    study_parts::cancel_idle_workers(*m.env, m.rec); // the members' Envs share the stores and the clock
   }
 }
 
@@ -294,7 +275,7 @@ Result<TendedAcross> tend_across(Env& env, std::vector<RaceMember>& members)
   const int unfinished = view.merged.counts.pending + view.merged.counts.running;
   if (unfinished == 0) {
     t.over = true;
-    cancel_pending_workers(members, env);
+    cancel_pending_workers(members);
     const auto end = view.merged.counts.failed == 0 ? RequestState::done : RequestState::failed;
     for (auto& m : members) {
       if (!is_final_state(m.rec.state)) {
@@ -318,7 +299,7 @@ Result<TendedAcross> tend_across(Env& env, std::vector<RaceMember>& members)
       offers_of(coordinator).empty() && std::none_of(view.merged.tasks.begin(), view.merged.tasks.end(),
                                                      [](auto& s) { return s.state == study::TaskState::pending; });
   if (nothing_to_offer) {
-    cancel_pending_workers(members, env);
+    cancel_pending_workers(members);
   } else {
     top_up(members, view, unfinished);
   }

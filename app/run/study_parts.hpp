@@ -36,6 +36,10 @@ int alive_workers(const RequestRecord& rec);
 std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
                                         std::int64_t now);
 
+// Cancels every pending worker of `rec` on `env`'s cluster (nothing left to claim, or the study is
+// over) and records them cancelled; a failed scancel is logged and leaves them to the next look.
+void cancel_idle_workers(Env& env, RequestRecord& rec);
+
 // The limits a study's pool respects, as the record keeps them (its cluster's), and their JSON.
 model::UserLimits study_limits(const RequestRecord& rec);
 nlohmann::json limits_json(const model::UserLimits& l);

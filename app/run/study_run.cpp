@@ -351,25 +351,32 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     return t;
   }
   t.over = true;
+  cancel_idle_workers(env, rec);
+  return t;
+}
+
+void cancel_idle_workers(Env& env, RequestRecord& rec)
+{
   std::vector<std::string> idle;
   for (const auto& j : rec.jobs) {
     if (!j.job_id.empty() && j.state == slurm::JobState::pending) {
       idle.push_back(j.job_id);
     }
   }
-  if (!idle.empty()) {
-    if (auto c = slurm::cancel_jobs(env.cluster, idle, rec.name); !c) {
-      spdlog::warn("study {}: could not cancel idle workers {}: {}", rec.id, text::join(idle, " "), c.error().message);
-    } else {
-      for (auto& j : rec.jobs) {
-        if (std::find(idle.begin(), idle.end(), j.job_id) != idle.end()) {
-          mark_cancelled(j, env.clock.epoch_seconds());
-        }
-      }
-      save(env.requests, rec);
+  if (idle.empty()) {
+    return;
+  }
+  if (auto c = slurm::cancel_jobs(env.cluster, idle, rec.name); !c) {
+    spdlog::warn("study {}: could not cancel idle workers {} on {}: {}", rec.id, text::join(idle, " "),
+                 env.cluster.where(), c.error().message);
+    return;
+  }
+  for (auto& j : rec.jobs) {
+    if (std::find(idle.begin(), idle.end(), j.job_id) != idle.end()) {
+      mark_cancelled(j, env.clock.epoch_seconds());
     }
   }
-  return t;
+  save(env.requests, rec);
 }
 
 // The limits a study's pool respects: the association facts of the record's cluster, as the
