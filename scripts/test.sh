@@ -88,8 +88,23 @@ for junit in "${junits[@]}"; do
     sed 's/<testcase name="\([^"]*\)".*/\1/; s/&apos;/'"'"'/g; s/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g' || true)
   skipped_names+=$'\n'
 done
+report() {
+  printf 'tests: %s total, %s passed, %s failed, %s skipped (%s s)\n' "$total" \
+    "$((total - failed - skipped))" "$failed" "$skipped" "$(tb_since "$t0")"
+  while IFS= read -r name; do [[ -z $name ]] || printf '  skipped: %s\n' "$name"; done <<<"$skipped_names"
+}
+report
+# RV_TEST_FAILURES names a file for the summary and a brief digest of what failed (each failed
+# test's last lines): .ci/run prints it last, since a CI service keeps only a log's tail.
+if [[ -n ${RV_TEST_FAILURES:-} ]]; then
+  existing=()
+  for junit in "${junits[@]}"; do [[ ! -f $junit ]] || existing+=("$junit"); done
+  {
+    report
+    ((it_rc == 0)) || echo "  the cluster lane: exit $it_rc"
+    ((rest_rc == 0)) || echo "  the build of the rest or the hermetic lane: exit $rest_rc"
+    ((${#existing[@]} == 0)) || python3 "$RV_ROOT/scripts/junit_failures.py" "${existing[@]}" || true
+  } >"$RV_TEST_FAILURES"
+fi
 rm -rf "$work"
-printf 'tests: %s total, %s passed, %s failed, %s skipped (%s s)\n' "$total" \
-  "$((total - failed - skipped))" "$failed" "$skipped" "$(tb_since "$t0")"
-while IFS= read -r name; do [[ -z $name ]] || printf '  skipped: %s\n' "$name"; done <<<"$skipped_names"
 ((it_rc == 0 && rest_rc == 0)) || exit 1
