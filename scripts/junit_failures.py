@@ -3,7 +3,8 @@
 lines of its output. CI prints this last (.ci/run), so that the tail a CI service keeps of a long
 log names the failure even when later lanes print pages after the tests.
 
-usage: junit_failures.py [--lines N] [--chars N] JUNIT.xml...
+usage: junit_failures.py [--lines N] [--chars N] [--names] JUNIT.xml...
+  --names: only the failed tests' names, one per line (scripts/test.sh runs them again)
 """
 import argparse
 import sys
@@ -27,15 +28,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=25)
     ap.add_argument("--chars", type=int, default=8000)
+    ap.add_argument("--names", action="store_true")
+    ap.add_argument("--title", default="FAILED")
     ap.add_argument("junit", nargs="+")
     args = ap.parse_args()
     found = [f for path in args.junit for f in failures(path)]
+    if args.names:
+        sys.stdout.write("".join(name + "\n" for name, _, _ in found))
+        return 0
     if not found:
         return 0
     text = []
     per_test = max(5, args.chars // len(found))
     for name, secs, lines in found:
-        block = [f"---- FAILED: {name} ({secs} s); its last lines:"]
+        block = [f"---- {args.title}: {name} ({secs} s); its last lines:"]
         body = ""
         for line in reversed(lines[-args.lines:]):
             line = line[:300]
