@@ -363,16 +363,7 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
     if (interrupt_signal() != 0) {
       hand_back(std::nullopt);
       // The study needs its coordinator: a background rv takes over (as without -f).
-      auto bg = env.clusters ? env.clusters->settle_in_background(id)
-                             : Result<void>(fail(ErrorCode::generic, "no background rv"));
-      env.output.err(
-          bg ? fmt::format("rv: stopped following study {}; it runs on (a background rv offers its tasks): rv ps {} "
-                           "shows it, rv stop {} stops it\n",
-                           id, id, id)
-             : fmt::format("rv: stopped following study {}; its workers run on, but no task is offered until "
-                           "`rv _settle {}` runs ({}); rv stop {} stops it\n",
-                           id, id, bg.error().message, id));
-      return fail(ErrorCode::interrupted, fmt::format("stopped following study {}", id));
+      return study_parts::hand_to_background(env, id, "offers its tasks");
     }
     auto tended = tend_across(env, members);
     if (!tended) { // a cluster that does not answer: the round is tried again whole

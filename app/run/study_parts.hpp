@@ -40,6 +40,12 @@ std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vec
 // over) and records them cancelled; a failed scancel is logged and leaves them to the next look.
 void cancel_idle_workers(Env& env, RequestRecord& rec);
 
+// Ctrl-C in `rv run -f` of a study: a background rv (`rv _settle ID`) takes over what the
+// foreground rv did (`what`: tops the pool up, offers the tasks), as after `rv run` without -f,
+// and one line on stderr says so, or how to start it when it could not be started. The
+// interrupted failure to return.
+std::unexpected<Error> hand_to_background(Env& env, const std::string& id, std::string_view what);
+
 // The limits a study's pool respects, as the record keeps them (its cluster's), and their JSON.
 model::UserLimits study_limits(const RequestRecord& rec);
 nlohmann::json limits_json(const model::UserLimits& l);

@@ -379,6 +379,19 @@ void cancel_idle_workers(Env& env, RequestRecord& rec)
   save(env.requests, rec);
 }
 
+std::unexpected<Error> hand_to_background(Env& env, const std::string& id, std::string_view what)
+{
+  auto bg = env.clusters ? env.clusters->settle_in_background(id)
+                         : Result<void>(fail(ErrorCode::generic, "no background rv"));
+  env.output.err(bg ? fmt::format("rv: stopped following study {}; it runs on (a background rv {}): rv ps {} shows "
+                                  "it, rv stop {} stops it\n",
+                                  id, what, id, id)
+                    : fmt::format("rv: stopped following study {}; its workers run on, but no background rv {} "
+                                  "({}): `rv _settle {}` starts one, rv stop {} stops the study\n",
+                                  id, what, bg.error().message, id, id));
+  return fail(ErrorCode::interrupted, fmt::format("stopped following study {}", id));
+}
+
 // The limits a study's pool respects: the association facts of the record's cluster, as the
 // plan read them (kept in the record's study JSON).
 model::UserLimits study_limits(const RequestRecord& rec)
@@ -431,9 +444,7 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
   while (true) {
     if (interrupt_signal() != 0) {
       owner.release();
-      env.output.err(fmt::format("rv: stopped following study {}; it runs on: rv ps {} shows it, rv stop {} stops it\n",
-                                 rec.id, rec.id, rec.id));
-      return fail(ErrorCode::interrupted, fmt::format("stopped following study {}", rec.id));
+      return hand_to_background(env, rec.id, "tops its workers up");
     }
     RV_TRY(tended, tend_study(env, rec, limits));
     if (tended.stopped) {
