@@ -83,6 +83,8 @@ Result<int> run_ps(const PsOptions& opts, Context& ctx)
   std::map<std::string, Activity> activity; // the GPU watchdog's verdict per running request
   // A race across clusters that no rv settled (rv died, -f not given) is settled before the list.
   app::settle_open_races(real->env);
+  // A study that no rv tends (rv killed, the laptop asleep through its end) gets a background rv.
+  app::tend_untended_studies(real->env);
   RV_TRY(shown, list_requests(real->env, opts.all || !key.empty(), &activity));
   std::vector<StepRow> steps;
   if (!key.empty()) {

@@ -18,7 +18,7 @@ void setup_settle(CLI::App& app, Context& ctx)
   cmd->add_option("REQUEST", *id, "a member request of the race")->required();
   cmd->callback([&ctx, id] {
     ctx.action = [&ctx, id]() -> Result<int> {
-      RV_TRY(real, ctx.make_env());
+      RV_TRY(real, ctx.make_env_for_request(*id)); // the request's own cluster, whatever --host said
       if (auto j = real->env.requests.read(*id); j && j->contains("study") && !(*j)["study"].is_null()) {
         return app::settle_study(real->env, *id); // a study's pool (docs/studies.md)
       }

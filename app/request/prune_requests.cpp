@@ -69,7 +69,8 @@ void prune_remote_state(proc::Runner& runner, Clock& clock, store::RecordStore& 
     r->secrets_file.clear(); // it lived in the request's directory
     save(store, *r);
     std::error_code ec;
-    std::filesystem::remove(settle_log_path(store, r->id), ec); // a race's settler, long over
+    std::filesystem::remove(settle_log_path(store, r->id), ec);   // a race's settler, long over
+    std::filesystem::remove(tending_lock_path(store, r->id), ec); // a study's, long over
   }
   spdlog::info("removed the cluster state and logs of {} request(s) older than {} days", due.size(), keep_s / 86400);
 }

@@ -457,4 +457,9 @@ std::filesystem::path settle_log_path(const store::RecordStore& store, const std
   return store.dir() / (id + ".settle.log");
 }
 
+std::filesystem::path tending_lock_path(const store::RecordStore& store, const std::string& id)
+{
+  return store.dir() / ("." + id + ".tending");
+}
+
 } // namespace rv::app

@@ -165,5 +165,8 @@ void save(store::RecordStore& store, RequestRecord& r);
 // The log of request `id`'s background rv (`rv _settle`, a race across clusters), beside its
 // record in the local store; removed with the request's cluster state (prune_remote_state).
 std::filesystem::path settle_log_path(const store::RecordStore& store, const std::string& id);
+// The lock a study's tender holds (`rv run -f` following it, or the background `rv _settle`): one
+// tender at a time, and `rv ps` starts one when nobody holds it (docs/studies.md).
+std::filesystem::path tending_lock_path(const store::RecordStore& store, const std::string& id);
 
 } // namespace rv::app

@@ -344,6 +344,8 @@ std::string final_table_across(const std::string& id, const AcrossStudyView& v)
 Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<RaceMember>& members, bool no_prefix)
 {
   const auto& id = members.front().rec.id;
+  // Tending: `rv ps` starts no background rv meanwhile. Released before one is started on Ctrl-C.
+  auto tending = store::FileLock::try_acquire(tending_lock_path(env.requests, id));
   std::map<int, study_parts::TaskLog> logs;
   std::map<int, std::size_t> log_cluster;
   slurm::Backoff backoff(slurm::Backoff::racing());
@@ -362,6 +364,9 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
   while (true) {
     if (interrupt_signal() != 0) {
       hand_back(std::nullopt);
+      if (tending) {
+        tending->reset(); // the background rv takes the lock
+      }
       // The study needs its coordinator: a background rv takes over (as without -f).
       return study_parts::hand_to_background(env, id, "offers its tasks");
     }

@@ -3,6 +3,7 @@
 #include "app/run/study_across.hpp"
 #include "app/run/study_parts.hpp"
 
+#include "app/request/lookup.hpp"
 #include "app/request/reap.hpp"
 #include "app/run/launch/launch.hpp"
 #include "app/run/launch/submit.hpp"
@@ -13,6 +14,7 @@
 #include "core/process/batch.hpp"
 #include "core/process/remote_files.hpp"
 #include "core/store/json_bytes.hpp"
+#include "core/store/lock_probe.hpp"
 #include "core/text.hpp"
 #include "slurm/backoff.hpp"
 #include "slurm/job_state.hpp"
@@ -438,12 +440,17 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
   auto& rec = owner.rec;
   const auto dir = study::tasks_dir(rec.remote_root, rec.id);
   const auto limits = study_limits(rec);
+  // Tending: `rv ps` starts no background rv meanwhile. Released before one is started on Ctrl-C.
+  auto tending = store::FileLock::try_acquire(tending_lock_path(env.requests, rec.id));
   std::map<int, TaskLog> logs;
   slurm::Backoff backoff(slurm::Backoff::racing());
   StudyView view;
   while (true) {
     if (interrupt_signal() != 0) {
       owner.release();
+      if (tending) {
+        tending->reset(); // the background rv takes the lock
+      }
       return hand_to_background(env, rec.id, "tops its workers up");
     }
     RV_TRY(tended, tend_study(env, rec, limits));
@@ -668,6 +675,11 @@ Result<int> settle_study(Env& env, const std::string& request_id)
   using namespace study_parts; // here, not for the file: a unity build merges files
   RV_TRY(j, env.requests.read(request_id));
   RV_TRY(rec, request_from_json(j));
+  RV_TRY(tending, store::FileLock::try_acquire(tending_lock_path(env.requests, request_id)));
+  if (!tending) {
+    spdlog::info("study {}: another rv tends it", request_id);
+    return 0;
+  }
   if (is_study_across(rec)) {
     return settle_study_across(env, rec);
   }
@@ -702,6 +714,33 @@ Result<int> settle_study(Env& env, const std::string& request_id)
       return 130;
     }
     env.clock.sleep_for(backoff.next());
+  }
+}
+
+void tend_untended_studies(Env& env)
+{
+  if (!env.clusters) {
+    return;
+  }
+  auto all = load_requests(env.requests);
+  if (!all) {
+    return;
+  }
+  for (const auto& r : *all) {
+    if (r.study.is_null() || is_final_state(r.state) || r.state == RequestState::submitting ||
+        (is_study_across(r) && r.id != study_coordinator(r)) ||
+        store::lock_held(tending_lock_path(env.requests, r.id))) {
+      continue;
+    }
+    if (auto bg = env.clusters->settle_in_background(r.id); !bg) {
+      env.output.err(fmt::format("rv: study {} has no rv tending it, and none could be started ({}): `rv _settle {}` "
+                                 "starts one\n",
+                                 r.id, bg.error().message, r.id));
+    } else {
+      env.output.err(fmt::format("rv: study {} had no rv tending it (rv was stopped before its end): a background rv "
+                                 "tends it again\n",
+                                 r.id));
+    }
   }
 }
 

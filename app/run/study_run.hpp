@@ -33,7 +33,12 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
 
 // `rv _settle REQ` for a study (the background rv `rv run` without -f leaves): tops the pool up
 // as workers end, cancels the idle ones once every task ended, and records the study's end.
+// Exits 0 at once when another rv tends the study (holds tending_lock_path).
 Result<int> settle_study(Env& env, const std::string& request_id);
+
+// `rv ps`: every unfinished study of this store that no rv tends (rv killed, the laptop asleep
+// through its end, a settler that stopped) gets a background rv again; one line on stderr each.
+void tend_untended_studies(Env& env);
 
 // A study as the cluster knows it: the record's jobs refreshed (one poll) and its task directory
 // read (one listing).

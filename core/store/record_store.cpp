@@ -113,6 +113,30 @@ Result<FileLock> FileLock::acquire(const fs::path& path, bool remove_on_release)
   return lock;
 }
 
+Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& path, bool remove_on_release)
+{
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    return std::unexpected(io_error("cannot open lock", path));
+  }
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      ::close(fd);
+      return std::optional<FileLock>();
+    }
+    if (errno != EINTR) {
+      auto err = io_error("cannot lock", path);
+      ::close(fd);
+      return std::unexpected(err);
+    }
+  }
+  FileLock lock(fd);
+  if (remove_on_release) {
+    lock.m_remove = path;
+  }
+  return std::optional<FileLock>(std::move(lock));
+}
+
 FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd), m_remove(std::move(other.m_remove))
 {
   other.m_fd = -1;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,8 @@ class FileLock {
 public:
   // `remove_on_release`: the file is deleted just before the lock is released.
   static Result<FileLock> acquire(const std::filesystem::path& path, bool remove_on_release = false);
+  // As acquire, without waiting: nullopt when another process holds the lock.
+  static Result<std::optional<FileLock>> try_acquire(const std::filesystem::path& path, bool remove_on_release = false);
   FileLock(FileLock&& other) noexcept;
   FileLock& operator=(FileLock&&) = delete;
   FileLock(const FileLock&) = delete;
