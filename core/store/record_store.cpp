@@ -93,34 +93,14 @@ Result<void> write_file_atomic(const fs::path& path, std::string_view data)
   return {};
 }
 
-Result<FileLock> FileLock::acquire(const fs::path& path, bool remove_on_release)
+Result<std::optional<FileLock>> FileLock::lock(const fs::path& path, bool wait, bool remove_on_release)
 {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     return std::unexpected(io_error("cannot open lock", path));
   }
-  while (::flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      auto err = io_error("cannot lock", path);
-      ::close(fd);
-      return std::unexpected(err);
-    }
-  }
-  FileLock lock(fd);
-  if (remove_on_release) {
-    lock.m_remove = path;
-  }
-  return lock;
-}
-
-Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& path, bool remove_on_release)
-{
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    return std::unexpected(io_error("cannot open lock", path));
-  }
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
+  while (::flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+    if (!wait && errno == EWOULDBLOCK) {
       ::close(fd);
       return std::optional<FileLock>();
     }
@@ -130,11 +110,22 @@ Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& path, bool
       return std::unexpected(err);
     }
   }
-  FileLock lock(fd);
+  FileLock held(fd);
   if (remove_on_release) {
-    lock.m_remove = path;
+    held.m_remove = path;
   }
-  return std::optional<FileLock>(std::move(lock));
+  return std::optional<FileLock>(std::move(held));
+}
+
+Result<FileLock> FileLock::acquire(const fs::path& path, bool remove_on_release)
+{
+  RV_TRY(held, lock(path, true, remove_on_release));
+  return std::move(*held);
+}
+
+Result<std::optional<FileLock>> FileLock::try_acquire(const fs::path& path, bool remove_on_release)
+{
+  return lock(path, false, remove_on_release);
 }
 
 FileLock::FileLock(FileLock&& other) noexcept : m_fd(other.m_fd), m_remove(std::move(other.m_remove))

@@ -35,6 +35,7 @@ public:
   ~FileLock();
 
 private:
+  static Result<std::optional<FileLock>> lock(const std::filesystem::path& path, bool wait, bool remove_on_release);
   explicit FileLock(int fd) : m_fd(fd) {}
   int m_fd = -1;
   std::filesystem::path m_remove; // empty: keep the file
