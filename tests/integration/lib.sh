@@ -27,6 +27,10 @@ IT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rv-it-$IT_NAME.XXXXXX")
 it_cleanup() {
   local rc=$?
   cd /
+  if [[ -s $IT_DIR/.occupiers ]]; then # it_occupy's jobs
+    # shellcheck disable=SC2046  # one word per job id
+    scancel $(cat "$IT_DIR/.occupiers") 2>/dev/null || true
+  fi
   [[ -z ${RV_TESTBED_LOCK:-} ]] || rm -f "$RV_TESTBED_LOCK.holders/$$"
   if compgen -G "$IT_DIR/run/rv/*.sock" >/dev/null; then
     XDG_RUNTIME_DIR=$IT_DIR/run "$RV" disconnect --all >/dev/null 2>&1 || true
@@ -124,6 +128,9 @@ it_occupy() {
   local id
   id=$(sbatch --parsable -p "$(it_partition "$1")" -N "$(it_node_rows "$1" | wc -l)" --gres="gpu:$1:$(it_gpus "$1")" \
     -t 30 -J "${2:-rv-it-occupy}" -o /dev/null --wrap 'sleep 1800')
+  # Called as $(it_occupy ...), a subshell: the id goes to a file it_cleanup cancels from, so a
+  # test that fails before its own scancel leaves no occupier holding the GPUs for the next tests.
+  printf '%s\n' "$id" >>"$IT_DIR/.occupiers"
   wait_for_job_state 120 "$id" RUNNING
   printf '%s\n' "$id"
 }
