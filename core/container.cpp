@@ -187,6 +187,7 @@ Result<model::ContainerChoice> choose_container_runtime(model::RuntimeSetting se
                 "ask the admins for Apptainer or Pyxis; if one is there, set container_runtime "
                 "(rv config set container_runtime apptainer)");
   }
+  c.pyxis_env = c.runtime == ContainerRuntime::pyxis && offered.pyxis_env;
   if (c.runtime == ContainerRuntime::pyxis && image.kind == model::ImageKind::sif) {
     return fail(ErrorCode::usage, fmt::format("--container {}: Pyxis (enroot) cannot run a .sif image", image.text),
                 "pass a docker:// image or an enroot .sqsh file, or set container_runtime to apptainer");
@@ -219,7 +220,7 @@ std::string describe(const model::ContainerSupport& offered)
   }
   std::vector<std::string> parts;
   if (offered.pyxis) {
-    parts.push_back(fmt::format("pyxis ({})", offered.pyxis_evidence));
+    parts.push_back(fmt::format("pyxis ({}{})", offered.pyxis_evidence, offered.pyxis_env ? ", --container-env" : ""));
   }
   if (!offered.apptainer.empty()) {
     auto version = offered.apptainer_version;

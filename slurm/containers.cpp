@@ -8,11 +8,14 @@
 namespace rv::slurm {
 namespace {
 
-// POSIX sh: srun's SPANK options, the plugstack file and the files it includes, then the first of
+// POSIX sh: srun's SPANK options (--container-image: Pyxis; --container-env: a Pyxis whose host
+// variables can win over the image's ENV), the plugstack file and the files it includes, then the first of
 // apptainer and singularity on PATH with its version, and enroot. `timeout` bounds a program that
 // hangs (a broken installation must not hold discovery).
 constexpr std::string_view k_container_probe = R"sh(
-if timeout 10 srun --help 2>/dev/null | grep -q -- '--container-image'; then echo pyxis_srun=1; fi
+h=$(timeout 10 srun --help 2>/dev/null)
+case $h in *--container-image*) echo pyxis_srun=1 ;; esac
+case $h in *--container-env*) echo pyxis_env=1 ;; esac
 conf=${SLURM_CONF:-/etc/slurm/slurm.conf}
 ps=$(sed -n 's/^[[:space:]]*[Pp][Ll][Uu][Gg][Ss][Tt][Aa][Cc][Kk][Cc][Oo][Nn][Ff][Ii][Gg][[:space:]]*=[[:space:]]*//p' "$conf" 2>/dev/null | tail -n 1)
 [ -n "$ps" ] || ps=${conf%/*}/plugstack.conf
@@ -64,6 +67,8 @@ model::ContainerSupport parse_container_probe(const proc::Outcome& outcome)
     if (key == "pyxis_srun" && value == "1") {
       s.pyxis = true;
       s.pyxis_evidence = "srun --help";
+    } else if (key == "pyxis_env" && value == "1") {
+      s.pyxis_env = true;
     } else if (key == "pyxis_plugstack" && !value.empty()) {
       plugstack = std::string(value);
     } else if (key == "runtime" && (value == "apptainer" || value == "singularity") && s.apptainer.empty()) {

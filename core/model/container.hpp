@@ -36,6 +36,7 @@ struct ContainerSupport {
   bool probed = false;           // the probe answered (false: unknown, e.g. it failed)
   bool pyxis = false;            // srun --container-image works
   std::string pyxis_evidence;    // "srun --help" or the plugstack file that names pyxis
+  bool pyxis_env = false;        // srun --help lists --container-env (newer Pyxis: the host's value wins)
   std::string apptainer;         // the program: "apptainer", "singularity", or "" = none
   std::string apptainer_path;    // where `command -v` found it
   std::string apptainer_version; // its --version line
@@ -53,6 +54,9 @@ struct ContainerChoice {
   ContainerRuntime runtime = ContainerRuntime::apptainer;
   std::string program; // apptainer: "apptainer" or "singularity"; pyxis: "" (srun's options)
   std::string why;     // for --dry-run: "found by discovery (srun --help)", "container_runtime = pyxis"
+  // Pyxis: srun offers --container-env, so the job's value of the variables rv sets wins over the
+  // image's ENV (docs/containers.md, "The image's ENV").
+  bool pyxis_env = false;
 };
 
 } // namespace rv::model

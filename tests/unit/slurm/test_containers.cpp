@@ -4,6 +4,8 @@
 
 #include "slurm/containers.hpp"
 
+#include "core/container.hpp"
+
 #include "unit/templates/golden.hpp"
 #include "unit/test_data.hpp"
 
@@ -101,6 +103,24 @@ TEST_CASE("container probe: Pyxis from srun --help, Apptainer by command -v, wit
   CHECK(s.apptainer_path == (node.dir / "bin" / "apptainer").string());
   CHECK(s.apptainer_version == "1.3.4");
   CHECK_FALSE(s.enroot);
+  CHECK_FALSE(s.pyxis_env); // this Pyxis has no --container-env: the image's ENV wins
+}
+
+TEST_CASE("container probe: a newer Pyxis lists --container-env, which discovery keeps")
+{
+  ProbeNode node;
+  node.program("srun", data("srun_help_pyxis_env.txt"));
+  auto s = slurm::parse_container_probe(node.run());
+  CHECK(s.pyxis);
+  CHECK(s.pyxis_env);
+  CHECK(describe(s) == "pyxis (srun --help, --container-env)");
+  const auto choice = choose_container_runtime(model::RuntimeSetting::automatic, s,
+                                               {model::ImageKind::docker, "docker://ubuntu:22.04"});
+  REQUIRE(choice);
+  CHECK(choice->pyxis_env);
+  s.pyxis_env = false;
+  CHECK_FALSE(
+      choose_container_runtime(model::RuntimeSetting::pyxis, s, {model::ImageKind::docker, "docker://x:1"})->pyxis_env);
 }
 
 TEST_CASE("container probe: Pyxis from the plugstack file when srun --help does not list it; singularity alone")
