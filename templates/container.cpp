@@ -79,10 +79,10 @@ std::string describe_step(const ContainerRun& run, bool gpus, bool multi_node)
   for (const auto* p : {"WORKDIR", "SCRATCH", "RV_ROOT"}) {
     pairs += fmt::format("{}{}:{}", pairs.empty() ? "" : ",", p, p);
   }
-  return fmt::format("srun{} --container-image={} --container-mounts={}{} --container-workdir=WORKDIR "
-                     "bash -c {}",
+  return fmt::format("srun{} --container-image={} --container-name=rv-REQUEST-JOB --container-mounts={}{} "
+                     "--container-workdir=WORKDIR{} bash -c {}",
                      multi_node ? " (every node)" : "", pyxis_image(run.order.image), pairs, mounts,
-                     multi_node ? "_rv_task" : "\"$RV_COMMAND\"");
+                     run.choice.pyxis_env ? " --container-env=NAMES" : "", multi_node ? "_rv_task" : "\"$RV_COMMAND\"");
 }
 
 } // namespace rv::templates
@@ -100,22 +100,49 @@ RV_CT_CACHE="$RV_CACHE_ROOT/containers"
 {{cache_exports}}RV_CT_IMAGE={{image}}
 {{mounts}}
 export RV_CT_IMAGE_REF RV_CT_WORKDIR RV_CT_IMAGE
+{{name}}# The variables rv sets, the options' and the secrets' names (never values): the job's value of each
+# wins over the image's own ENV (docs/containers.md, "The image's ENV"); RV_* ones are added as set.
+RV_CT_ENV_NAMES={{env_names}}
+export RV_CT_ENV_NAMES
+# shellcheck disable=SC2317
+_rv_ct_env_names() {
+  local n out=""
+  for n in $RV_CT_ENV_NAMES $(compgen -e RV_); do
+    case $n in RV_CT_*) continue ;; esac
+    case " $out " in *" $n "*) continue ;; esac
+    [ -z "${!n+x}" ] || out="$out${out:+ }$n"
+  done
+  printf '%s' "$out"
+}
+export -f _rv_ct_env_names
 # The command's runtime: `_rv_ct PROGRAM ARGS...` runs PROGRAM in the container.
 # shellcheck disable=SC2317  # also called by srun tasks and timeout through export -f
-_rv_ct() {
+_rv_ct() {{open}}
 {{runner}}
-}
+{{close}}
 export -f _rv_ct
 )sh";
 
-constexpr std::string_view k_ct_apptainer_runner =
-    R"sh(  {{program}} exec{{nv}} --bind "$RV_CT_BINDS" --pwd "$RV_CT_WORKDIR" "$RV_CT_IMAGE" "$@")sh";
+// A subshell: the {{prefix}}NAME exports (environment, never argv: Apptainer sets NAME inside from
+// them, over the image's ENV) stay out of the caller's shell.
+constexpr std::string_view k_ct_apptainer_runner = R"sh(  local _rv_n
+  for _rv_n in $(_rv_ct_env_names); do export "{{prefix}}$_rv_n=${!_rv_n}"; done
+  exec {{program}} exec{{nv}} --bind "$RV_CT_BINDS" --pwd "$RV_CT_WORKDIR" "$RV_CT_IMAGE" "$@")sh";
 
 // --overlap: the step never waits for CPUs or memory a step before it may still hold
 // (docs/slurm-quirks.md), and it also runs inside rv up's own step.
+// --container-name: the job's container on this node, made by the preflight's (or the import's) step:
+// no step imports the image again.
 constexpr std::string_view k_ct_pyxis_runner =
     R"sh(  srun --overlap --nodes=1 --ntasks=1 --cpus-per-task={{cpus}} --export=ALL --container-image="$RV_CT_IMAGE" \
-    --container-mounts="$RV_CT_MOUNTS" --container-workdir="$RV_CT_WORKDIR" "$@")sh";
+    --container-name="$RV_CT_NAME" --container-mounts="$RV_CT_MOUNTS" --container-workdir="$RV_CT_WORKDIR"{{env}} "$@")sh";
+
+// Pyxis: one container per node for the whole job, named for the request and the job: the first
+// step on a node imports the image into it, every later step of the job (the command's, rv up's
+// shells, every rank's) reuses it. Pyxis removes it at the job's end (container_scope=job).
+constexpr std::string_view k_ct_pyxis_name = R"sh(RV_CT_NAME={{name}}"${SLURM_JOB_ID:-0}"
+export RV_CT_NAME
+)sh";
 
 // Helpers of the container phase: the runtime's error in one line, whether it is the image's
 // fault (every node would fail: no re-race), and the end of a job whose container phase failed.
@@ -154,7 +181,7 @@ _rv_ct_scope() {
 # shellcheck disable=SC2317
 _rv_ct_nodes_line() {
   local n="" line
-  printf '%s\n' "$1" | grep '^rv preflight: ' >&2
+  printf '%s\n' "$1" | grep -E '^rv( preflight|: warning): ' >&2
   line=$(printf '%s\n' "$1" | grep -m 1 '^rv preflight: FAIL ')
   if [ -z "$line" ] && [ "$(printf '%s\n' "$1" | grep -c '^rv preflight: ok ')" -lt "$3" ]; then
     for n in $(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null); do
@@ -267,6 +294,14 @@ if [ "$n" -gt 0 ] && [ "$2" = 1 ]; then
     exit 0
   fi
 fi
+# $3: the names whose job value the image's ENV would replace (Pyxis without --container-env), each
+# compared with the job's copy in RV_CT_HOST_<NAME> (a secret, not read yet: set inside = the image's).
+w=""
+for v in $3; do
+  eval "i=\${$v-rv-unset} h=\${RV_CT_HOST_$v-rv-unset}"
+  [ "$i" = "$h" ] || w="$w${w:+, }$v"
+done
+[ -z "$w" ] || printf "rv: warning: node %s: the image sets %s: its values win over the job's (this Pyxis has no --container-env)\n" "$node" "$w"
 printf 'rv preflight: ok node=%s container=1 gpus=%s/%s\n' "$node" "$k" "$n"
 )sh";
 
@@ -311,24 +346,41 @@ _rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the contai
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 )sh";
 
-// Pyxis: one container step on every node (enroot imports the image at its start, into
-// ENROOT_CACHE_PATH); a node that printed no line did not start its container (_rv_ct_nodes_line).
+// Pyxis: one container step on every node, named (--container-name): enroot imports the image into
+// the job's container on each node at its start, the command's step reuses it; a node that printed
+// no line did not start its container (_rv_ct_nodes_line). With --no-preflight the step only makes
+// the container ({{probe}} prints the ok line): the import is its own phase either way, before the
+// watchdog starts, so --idle-timeout never counts it.
 constexpr std::string_view k_ct_check_pyxis = R"sh(
 # shellcheck disable=SC2016,SC2089  # a script for sh -c in the container
 RV_CT_PROBE={{probe}}
 RV_CT_GPUS={{gpus}}
 _rv_ct_smi=0
 if [ "$RV_CT_GPUS" = 1 ] && command -v nvidia-smi >/dev/null 2>&1; then _rv_ct_smi=1; fi
-_rv_log "pulling $RV_CT_IMAGE_REF (enroot, at the start of the preflight's container step)"
+{{env_check}}_rv_log "pulling $RV_CT_IMAGE_REF (enroot, {{where}}, into the job's container $RV_CT_NAME)"
 _rv_ct_start=$(date +%s)
 _rv_ct_out=$(timeout -k 5 "$RV_CT_TIMEOUT" srun --overlap --nodes={{nodes}} --ntasks={{nodes}} --ntasks-per-node=1 --cpus-per-task=1 \
-  --kill-on-bad-exit=0 --export=ALL --container-image="$RV_CT_IMAGE" --container-mounts="$RV_CT_MOUNTS" \
-  --container-workdir="$RV_CT_WORKDIR" sh -c "$RV_CT_PROBE" rv-ct "$RV_CT_WORKDIR" "$_rv_ct_smi" 2>&1)
+  --kill-on-bad-exit=0 --export=ALL --container-image="$RV_CT_IMAGE" --container-name="$RV_CT_NAME" \
+  --container-mounts="$RV_CT_MOUNTS" --container-workdir="$RV_CT_WORKDIR"{{env}} \
+  sh -c "$RV_CT_PROBE" rv-ct "$RV_CT_WORKDIR" "$_rv_ct_smi" "${RV_CT_ENV_CHECK:-}" 2>&1)
 _rv_ct_rc=$?
 _rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the container did not start" pyxis)
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 _rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"
 )sh";
+
+// Pyxis without --container-env: the check compares each name's value inside with the job's (the
+// image's ENV wins there); the job's values go in as RV_CT_HOST_<NAME> (environment, not argv).
+constexpr std::string_view k_ct_env_check =
+    R"sh(RV_CT_ENV_CHECK="$RV_CT_ENV_NAMES $(compgen -e RV_ | grep -v '^RV_CT_')"
+for _rv_n in $RV_CT_ENV_CHECK; do
+  if [ -n "${!_rv_n+x}" ]; then export "RV_CT_HOST_$_rv_n=${!_rv_n}"; fi
+done
+)sh";
+
+// The import step's program without the preflight: the container started, nothing checked.
+constexpr std::string_view k_ct_import_only =
+    R"sh(printf 'rv preflight: ok node=%s container=1 imported=1\n' "${SLURMD_NODENAME:-$(hostname 2>/dev/null)}")sh";
 
 std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
 {
@@ -344,6 +396,59 @@ std::string ct_mounts_line(const Context& ctx, const ContainerRun& c)
     list += shell_quote(extra);
   }
   return fmt::format("{0}={1}\nexport {0}", apptainer ? "RV_CT_BINDS" : "RV_CT_MOUNTS", list);
+}
+
+// A shell variable's name (the only names rendered into the script or passed to Pyxis).
+bool ct_is_name(std::string_view n)
+{
+  const auto head = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  return !n.empty() && head(n[0]) &&
+         std::all_of(n.begin(), n.end(), [&](char c) { return head(c) || (c >= '0' && c <= '9'); });
+}
+
+// Pyxis's container name before the job id: `rv-<request>-` (characters enroot keeps in a name).
+std::string ct_name_prefix(const Context& ctx)
+{
+  std::string req;
+  for (char c : ctx.options.request_id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    req += ok ? c : '_';
+  }
+  return shell_quote("rv-" + (req.empty() ? std::string("job") : req) + "-");
+}
+
+// The variables whose job value must win over an image's ENV: rv's environment (preamble.cpp),
+// what a multi-node task sets, --env's names and the secrets' names (RV_* ones are also taken as
+// set, at the call: _rv_ct_env_names).
+std::vector<std::string> ct_env_names(const Context& ctx)
+{
+  std::vector<std::string> names;
+  const auto add = [&](const std::string& n) {
+    if (ct_is_name(n) && !n.starts_with("RV_") && std::find(names.begin(), names.end(), n) == names.end()) {
+      names.push_back(n);
+    }
+  };
+  for (const auto& n : environment_names()) {
+    add(n);
+  }
+  if (ctx.multi_node) {
+    for (const auto& n : task_names()) {
+      add(n);
+    }
+  }
+  for (const auto& e : ctx.options.env) {
+    add(e.name);
+  }
+  for (const auto& n : ctx.options.secret_names) {
+    add(n);
+  }
+  return names;
+}
+
+// Pyxis's --container-env with those names, where srun offers it (discovery); "" otherwise.
+std::string ct_pyxis_env_option(const ContainerRun& c)
+{
+  return c.choice.pyxis_env ? " --container-env=\"$(_rv_ct_env_names | tr ' ' ,)\"" : "";
 }
 
 } // namespace
@@ -372,6 +477,27 @@ std::vector<std::string> container_own_mounts(const RenderOptions& o)
   return out;
 }
 
+std::vector<std::string> exported_names(std::string_view script)
+{
+  std::vector<std::string> names;
+  for (auto line : text::lines(script)) {
+    line = text::trim(line);
+    if (!line.starts_with("export ") || line.starts_with("export -")) {
+      continue;
+    }
+    for (auto word : text::split_ws(line.substr(7))) {
+      if (word.starts_with("#")) {
+        break;
+      }
+      const auto name = word.substr(0, word.find('='));
+      if (ct_is_name(name) && std::find(names.begin(), names.end(), name) == names.end()) {
+        names.emplace_back(name);
+      }
+    }
+  }
+  return names;
+}
+
 std::string container_setup(const Context& ctx)
 {
   if (!ctx.options.container) {
@@ -385,9 +511,13 @@ std::string container_setup(const Context& ctx)
   } else {
     image = shell_quote(apptainer ? c.order.image.text : pyxis_image(c.order.image));
   }
-  const auto runner = apptainer ? fill(k_ct_apptainer_runner,
-                                       {{"program", ct_program(c)}, {"nv", ct_has_gpus(ctx.strategy) ? " --nv" : ""}})
-                                : fill(k_ct_pyxis_runner, {{"cpus", std::to_string(ctx.strategy.cpus_per_task)}});
+  const auto prefix = ct_program(c) == "singularity" ? "SINGULARITYENV_" : "APPTAINERENV_";
+  const auto runner =
+      apptainer
+          ? fill(k_ct_apptainer_runner,
+                 {{"program", ct_program(c)}, {"nv", ct_has_gpus(ctx.strategy) ? " --nv" : ""}, {"prefix", prefix}})
+          : fill(k_ct_pyxis_runner,
+                 {{"cpus", std::to_string(ctx.strategy.cpus_per_task)}, {"env", ct_pyxis_env_option(c)}});
   const auto exports = apptainer ? "export APPTAINER_CACHEDIR=\"$RV_CT_CACHE/apptainer\" "
                                    "SINGULARITY_CACHEDIR=\"$RV_CT_CACHE/apptainer\"\n"
                                  : "export ENROOT_CACHE_PATH=\"$RV_CT_CACHE/enroot\"\n";
@@ -397,6 +527,10 @@ std::string container_setup(const Context& ctx)
                           {"cache_exports", exports},
                           {"image", image},
                           {"mounts", ct_mounts_line(ctx, c)},
+                          {"name", apptainer ? std::string() : fill(k_ct_pyxis_name, {{"name", ct_name_prefix(ctx)}})},
+                          {"env_names", shell_quote(text::join(ct_env_names(ctx), " "))},
+                          {"open", apptainer ? "(" : "{"},
+                          {"close", apptainer ? ")" : "}"},
                           {"runner", runner}});
 }
 
@@ -416,14 +550,19 @@ std::string container_phase(const Context& ctx)
   if (apptainer && c.order.image.kind == model::ImageKind::docker) {
     out += fill(k_ct_pull, {{"program", ct_program(c)}, {"job_alive", std::string(job_alive_function())}});
   }
-  if (!ctx.options.preflight) {
+  if (!ctx.options.preflight && apptainer) {
     return out;
   }
-  const Vars vars{{"probe", shell_quote(k_ct_probe)},
+  const bool check = ctx.options.preflight;
+  const Vars vars{{"probe", shell_quote(check ? k_ct_probe : k_ct_import_only)},
                   {"gpus", gpus ? "1" : "0"},
                   {"program", ct_program(c)},
-                  {"nodes", std::to_string(ctx.strategy.nodes)}};
-  if (!apptainer) {
+                  {"nodes", std::to_string(ctx.strategy.nodes)},
+                  {"env", ct_pyxis_env_option(c)},
+                  {"env_check", check && !c.choice.pyxis_env ? std::string(k_ct_env_check) : std::string()},
+                  {"where", check ? "at the start of the preflight's container step"
+                                  : "an import step of its own: the preflight is off"}};
+  if (!apptainer) { // Pyxis imports at the start of a named step: with or without the checks
     return out + fill(k_ct_check_pyxis, vars);
   }
   out += fill(k_ct_check_apptainer, vars);
@@ -444,8 +583,9 @@ std::string container_srun_flags(const Context& ctx)
   if (!ctx.options.container || ct_apptainer(*ctx.options.container) || ctx.options.container->prepare_only) {
     return {};
   }
-  return " --container-image=\"$RV_CT_IMAGE\" --container-mounts=\"$RV_CT_MOUNTS\" "
-         "--container-workdir=\"$RV_CT_WORKDIR\" \\\n ";
+  return " --container-image=\"$RV_CT_IMAGE\" --container-name=\"$RV_CT_NAME\" --container-mounts=\"$RV_CT_MOUNTS\" "
+         "--container-workdir=\"$RV_CT_WORKDIR\"" +
+         ct_pyxis_env_option(*ctx.options.container) + " \\\n ";
 }
 
 } // namespace rv::templates::detail

@@ -25,7 +25,8 @@ std::string pulled_image_name(std::string_view image);
 
 // The line --dry-run shows for the step: the runtime and the command as it will run, e.g.
 // `apptainer exec --nv --bind WORKDIR,SCRATCH,ROOT --pwd WORKDIR IMAGE bash -c "$RV_COMMAND"`
-// or `srun ... --container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-mounts=... bash -c ...`.
+// or `srun ... --container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-name=rv-REQUEST-JOB
+// --container-mounts=... bash -c ...`.
 std::string describe_step(const ContainerRun& run, bool gpus, bool multi_node);
 
 } // namespace rv::templates

@@ -68,6 +68,11 @@ std::string container_srun_flags(const Context& ctx);
 // (cache) root and rv's root, each once, none inside another (it is mounted with it); the user's
 // --container-mount's come after them.
 std::vector<std::string> container_own_mounts(const RenderOptions& o);
+// The names a script text exports (`export A=... B` lines, `export -f` aside), in order: what rv's
+// environment and a multi-node task set, read from their templates (preamble.cpp, multi_node.cpp).
+std::vector<std::string> exported_names(std::string_view script);
+std::vector<std::string> environment_names(); // the job's environment (preamble.cpp)
+std::vector<std::string> task_names();        // what each multi-node task sets (multi_node.cpp)
 // The GPU watchdog (templates/watchdog.cpp): the sampler and the verdict started in the batch
 // shell, or the warning notice in `rv up`'s step; "" when off or without GPUs.
 std::string watchdog(const Context& ctx);

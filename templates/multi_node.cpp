@@ -39,6 +39,11 @@ _rv_log "srun exited with status $_rv_status"
 
 } // namespace
 
+std::vector<std::string> task_names()
+{
+  return exported_names(k_setup);
+}
+
 std::string srun_line(const Context& ctx)
 {
   const auto logs = ctx.options.log_dir + "/" + ctx.job_name + "-%j.node%t";

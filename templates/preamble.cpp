@@ -88,6 +88,11 @@ fi
 
 } // namespace
 
+std::vector<std::string> environment_names()
+{
+  return exported_names(k_environment);
+}
+
 std::string sbatch_header(const Context& ctx)
 {
   const auto& s = ctx.strategy;

@@ -70,23 +70,25 @@ struct RenderOptions {
   std::string venv;                 // activate <venv>/bin/activate; "" = none
   std::string dependency; // #SBATCH --dependency (rv run --after): afterok:J?afterok:K, afterany:J:K; "" = none
   std::string task_setup; // shell lines run in the workdir after the environment, before the command
-  std::vector<std::string> outputs; // relative paths copied to RV_OUTPUT_DIR after the command
-  std::string signal = "USR1";      // checkpoint signal: USR1, USR2, TERM, INT, HUP, ... (SIG optional)
-  std::int64_t signal_lead_s = 300; // checkpoint: signal this long before the allocation ends
-  bool use_requeue = true;          // checkpoint: `scontrol requeue`, else re-sbatch the script
-  std::vector<EnvVar> env;          // exported last, overriding rv's defaults
-  std::string secrets_file;         // `rv env` secrets: sourced (must exist) before the command; "" = none
-  bool consume_secrets = false;     // delete secrets_file once read (not by checkpoint segments,
-                                    // whose later segments read it again)
-  bool nccl_defaults = true;        // multi-node: NCCL/torch defaults, each only if unset
-  std::string notify_mail_user;     // Slurm mail (start, end, failure, requeue) to this address; "" = none
-  bool notify_webhook = false;      // POST signed events (start, end, resubmitted) from the job; the URL
-                                    // and key (`_rv_notify_url`, `_rv_notify_key`) come from secrets_file
-  bool preflight = true;            // GPU preflight on every node before the command (docs/preflight.md)
-  std::string preflight_command;    // the site profile's own check, run by bash on each node; "" = none
-  bool preflight_required = false;  // a node without nvidia-smi fails instead of being skipped
-  WatchdogOptions watchdog;         // GPU samples and --idle-timeout (docs/gpu.md)
-  StudyWorker study;                // a study's worker (docs/studies.md); no tasks = not a study
+  std::vector<std::string> outputs;      // relative paths copied to RV_OUTPUT_DIR after the command
+  std::string signal = "USR1";           // checkpoint signal: USR1, USR2, TERM, INT, HUP, ... (SIG optional)
+  std::int64_t signal_lead_s = 300;      // checkpoint: signal this long before the allocation ends
+  bool use_requeue = true;               // checkpoint: `scontrol requeue`, else re-sbatch the script
+  std::vector<EnvVar> env;               // exported last, overriding rv's defaults
+  std::string secrets_file;              // `rv env` secrets: sourced (must exist) before the command; "" = none
+  std::vector<std::string> secret_names; // the names secrets_file sets (never their values): a container
+                                         // gets the job's value of each over an image's ENV
+  bool consume_secrets = false;          // delete secrets_file once read (not by checkpoint segments,
+                                         // whose later segments read it again)
+  bool nccl_defaults = true;             // multi-node: NCCL/torch defaults, each only if unset
+  std::string notify_mail_user;          // Slurm mail (start, end, failure, requeue) to this address; "" = none
+  bool notify_webhook = false;           // POST signed events (start, end, resubmitted) from the job; the URL
+                                         // and key (`_rv_notify_url`, `_rv_notify_key`) come from secrets_file
+  bool preflight = true;                 // GPU preflight on every node before the command (docs/preflight.md)
+  std::string preflight_command;         // the site profile's own check, run by bash on each node; "" = none
+  bool preflight_required = false;       // a node without nvidia-smi fails instead of being skipped
+  WatchdogOptions watchdog;              // GPU samples and --idle-timeout (docs/gpu.md)
+  StudyWorker study;                     // a study's worker (docs/studies.md); no tasks = not a study
   // --container (docs/containers.md): the command runs in this image with this runtime; the venv and
   // the in-job dependency install are skipped. nullopt = the node's own environment.
   std::optional<ContainerRun> container;

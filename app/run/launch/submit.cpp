@@ -65,6 +65,7 @@ templates::RenderOptions render_options(const RequestRecord& rec, const RemotePa
   ro.venv = extras.venv;
   ro.outputs = extras.outputs;
   ro.secrets_file = rec.secrets_file;
+  ro.secret_names = rec.secrets;
   ro.env = extras.env;
   ro.watchdog = extras.watchdog;
   if (extras.study) {

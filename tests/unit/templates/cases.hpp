@@ -180,10 +180,12 @@ inline std::vector<Case> golden_cases()
     c.options.workdir = "/scratch/alice/.rv/workspaces/my proj/snap-1";
     c.options.venv = "/scratch/alice/.rv/envs/my proj"; // not activated in a container
     c.options.secrets_file = "/scratch/alice/.rv/requests/r20261122-ab12/env";
+    c.options.secret_names = {"HF_TOKEN", "WANDB_API_KEY"};
     model::ContainerOrder order{{model::ImageKind::docker, "docker://nvcr.io/nvidia/pytorch:24.05-py3"},
                                 {{"/data/sets", "/data", true}}};
     model::ContainerChoice choice{pyxis ? model::ContainerRuntime::pyxis : model::ContainerRuntime::apptainer,
                                   pyxis ? "" : "apptainer", "found by discovery"};
+    choice.pyxis_env = pyxis && nodes > 1; // a newer Pyxis (srun --help lists --container-env)
     c.options.container = ContainerRun{order, choice, false};
     cases.push_back(c);
   }

@@ -52,6 +52,15 @@ exec)
   if [ "$nv" = 0 ] || grep -q nogpu "$img"; then PATH="${0%/*}/nogpu:/usr/bin:/bin"; fi
   if grep -q h200 "$img"; then PATH="${0%/*}/h200:/usr/bin:/bin"; fi
   cd "$pwd" || exit 255
+  # The image's ENV (FAKE_IMAGE_ENV: NAME=VALUE lines) wins over the host's value, an
+  # APPTAINERENV_NAME over both, as Apptainer does.
+  if [ -n "${FAKE_IMAGE_ENV:-}" ]; then
+    while IFS='=' read -r n v; do
+      o="APPTAINERENV_$n"
+      [ -z "$n" ] || [ -n "${!o+x}" ] || export "$n=$v"
+    done <"$FAKE_IMAGE_ENV"
+  fi
+  for o in $(compgen -e APPTAINERENV_); do export "${o#APPTAINERENV_}=${!o}"; unset "$o"; done
   RV_FAKE_CONTAINER=1 exec "$@" ;;
 *) echo "FATAL:   unknown command $1" >&2; exit 255 ;;
 esac
@@ -308,8 +317,9 @@ TEST_CASE("container: Pyxis: the step and every rank get srun's container option
     const auto id = std::to_string(640 + nodes);
     REQUIRE(node.run(o, s, id, nodes) == 0);
     const auto calls = node.read("calls.log");
-    const auto flags = "--container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-mounts=" + node.dir.string() +
-                       ":" + node.dir.string() + " --container-workdir=" + node.dir.string();
+    const auto flags = "--container-image=nvcr.io#nvidia/pytorch:24.05-py3 --container-name=rv-req-" + id + "-" + id +
+                       " --container-mounts=" + node.dir.string() + ":" + node.dir.string() +
+                       " --container-workdir=" + node.dir.string();
     CHECK(calls.find(flags + " sh -c ") != std::string::npos); // the preflight's container step
     if (nodes == 1) {
       CHECK(calls.find(flags + " bash -c ") != std::string::npos); // the command's step
@@ -334,8 +344,27 @@ TEST_CASE("container: every rendered container step keeps the contract's invaria
     CHECK(script.find("bin/activate") == std::string::npos); // no venv in a container
     CHECK(script.find("--cleanenv") == std::string::npos);
     CHECK(script.find("--rocm") == std::string::npos);
-    CHECK(script.find("APPTAINERENV_") == std::string::npos); // no variable passed by name on a command line
-    CHECK(script.find("--env") == std::string::npos);
+    CHECK(script.find("--env") == std::string::npos); // no variable passed on a command line
+    // The job's values win over the image's ENV: Apptainer by APPTAINERENV_ exports (environment, never
+    // argv), Pyxis by --container-env where srun offers it; the secrets' names are among them.
+    CHECK(script.find("RV_CT_ENV_NAMES='PYTHONUNBUFFERED TOKENIZERS_PARALLELISM OMP_NUM_THREADS HF_HOME ") !=
+          std::string::npos);
+    CHECK(script.find(" HF_TOKEN WANDB_API_KEY'\n") != std::string::npos);
+    CHECK(count(script, "APPTAINERENV_") == (apptainer ? 1 : 0));
+    if (apptainer) {
+      CHECK(script.find("export \"APPTAINERENV_$_rv_n=${!_rv_n}\"; done\n  exec apptainer exec") != std::string::npos);
+    }
+    // Pyxis: every step with the image names the job's container (imported once per node), and gets
+    // --container-env exactly when srun offers it.
+    const auto images = count(script, "--container-image=");
+    CHECK(count(script, "--container-name=\"$RV_CT_NAME\"") == images);
+    CHECK(count(script, "--container-env=") == (c.options.container->choice.pyxis_env ? images : 0));
+    if (!apptainer) {
+      CHECK(images == (c.strategy.nodes > 1 ? 3 : 2)); // the check's, _rv_ct's and the ranks' step
+      CHECK(script.find("RV_CT_NAME=rv-r20261122-ab12-\"${SLURM_JOB_ID:-0}\"\n") != std::string::npos);
+      // The check compares the job's values with the image's only where --container-env is missing.
+      CHECK((script.find("RV_CT_ENV_CHECK=") != std::string::npos) != c.options.container->choice.pyxis_env);
+    }
     // The command once, as one single-quoted assignment: read back byte for byte (with the launcher's
     // multi-node flags where it has a launcher, as without a container).
     const auto command = inject_launcher_flags(c.options.command, c.strategy.nodes > 1).command;
@@ -362,6 +391,115 @@ TEST_CASE("container: every rendered container step keeps the contract's invaria
   const auto cpu = render_ok(c.strategy, c.request, c.options);
   CHECK(cpu.find("singularity exec --bind") != std::string::npos);
   CHECK(cpu.find("--nv") == std::string::npos);
+  CHECK(cpu.find("export \"SINGULARITYENV_$_rv_n=${!_rv_n}\"") != std::string::npos); // its own prefix
+  CHECK(cpu.find("APPTAINERENV_") == std::string::npos);
+}
+
+TEST_CASE("container: Pyxis imports the image once per node per job: the command's step reuses the container")
+{
+  ContainerNode node;
+  for (bool preflight : {true, false}) {
+    CAPTURE(preflight);
+    auto s = base_strategy();
+    auto o = node.options_with("docker://rv-test/base:1", true);
+    o.preflight = preflight;
+    o.watchdog.interval_s = 5; // the watchdog starts after the import: its time is never the job's
+    o.command = "echo ran";
+    const auto id = preflight ? "661" : "662";
+    REQUIRE(node.run(o, s, id, 1) == 0);
+    const auto calls = node.read("calls.log");
+    const auto name = std::string("--container-name=rv-req-") + id + "-" + id;
+    const auto script = node.read(std::string("job") + id + ".sbatch");
+    // The import's step (the preflight's check, or a step of its own without it), then the command's,
+    // both in the job's container.
+    CHECK(count(calls, name + " ") == 2);
+    const auto import_at = calls.find(name + " --container-mounts=" + node.dir.string() + ":" + node.dir.string() +
+                                      " --container-workdir=" + node.dir.string() + " sh -c ");
+    const auto command_at = calls.find(name + " --container-mounts=" + node.dir.string() + ":" + node.dir.string() +
+                                       " --container-workdir=" + node.dir.string() + " bash -c ");
+    REQUIRE(import_at != std::string::npos);
+    CHECK(command_at > import_at);
+    const auto err = node.read(std::string("e.") + id);
+    CHECK(err.find(preflight
+                       ? "(enroot, at the start of the preflight's container step, into the job's container rv-req-"
+                       : "(enroot, an import step of its own: the preflight is off, into the job's container "
+                         "rv-req-") != std::string::npos);
+    CHECK(err.find("image ready in ") != std::string::npos);
+    // In the script, the import comes before the watchdog starts.
+    const auto import_step = script.find("_rv_ct_out=$(timeout -k 5 \"$RV_CT_TIMEOUT\" srun");
+    REQUIRE(import_step != std::string::npos);
+    CHECK(import_step < script.find("_rv_wd_sampler \"$$\""));
+    CHECK((script.find("nvidia-smi -L") != std::string::npos) == preflight); // no check without the preflight
+  }
+}
+
+TEST_CASE("container: Pyxis: a failed import without the preflight still ends the job with 96, request-wide")
+{
+  ContainerNode node;
+  auto s = base_strategy();
+  auto o = node.options_with("docker://rv-test/missing:1", true);
+  o.preflight = false;
+  o.command = "echo ran >ran.txt";
+  // The fake srun fails the step as Pyxis does when enroot cannot import the image.
+  rv::testing::write_text(node.path("bin/srun"), R"sh(#!/bin/bash
+printf 'srun %s\n' "$*" >>"$FAKE_LOG"
+case "$*" in *--container-image=rv-test/missing*)
+  echo 'pyxis: importing docker image: rv-test/missing:1' >&2
+  echo 'slurmstepd: error: pyxis: failed to import docker image: rv-test/missing:1' >&2
+  exit 1 ;;
+esac
+exec ')sh" RV_SOURCE_DIR R"sh(/tests/fakes/bin/srun' "$@"
+)sh");
+  fs::permissions(node.dir / "bin" / "srun", fs::perms::owner_all);
+  CHECK(node.run(o, s, "663", 1) == 96);
+  CHECK_FALSE(fs::exists(node.path("ran.txt")));
+  CHECK(node.read("e.663").find("rv preflight: FAIL node=node-1 scope=request reason=the container did not start "
+                                "(pyxis, srun exit 1): slurmstepd: error: pyxis: failed to import docker image") !=
+        std::string::npos);
+}
+
+// An image's own ENV (an NGC or TGI image sets HF_HOME, a secret's name...) wins over the host's
+// value in both runtimes unless rv says otherwise: the fakes model it (FAKE_IMAGE_ENV for the
+// fake apptainer, FAKE_PYXIS_IMAGE_ENV for the fake srun).
+TEST_CASE(
+    "container: the job's HF_HOME and secrets win over the image's ENV, and a Pyxis without --container-env warns")
+{
+  ContainerNode node;
+  rv::testing::write_text(node.path("image.env"), "HF_HOME=/data\nHF_TOKEN=image-token\nRV_OUTPUT_DIR=/image-out\n");
+  rv::testing::write_text(node.path("secrets"), "export HF_TOKEN='job-secret-7'\n");
+  const auto env =
+      "FAKE_IMAGE_ENV='" + node.path("image.env") + "' FAKE_PYXIS_IMAGE_ENV='" + node.path("image.env") + "'";
+  struct Run {
+    bool pyxis;
+    bool pyxis_env;
+    const char* id;
+  };
+  for (const auto& r : {Run{false, false, "671"}, Run{true, true, "672"}, Run{true, false, "673"}}) {
+    CAPTURE(r.id);
+    auto o = node.options_with("docker://rv-test/base:1", r.pyxis);
+    o.container->choice.pyxis_env = r.pyxis_env;
+    o.secrets_file = node.path("secrets");
+    o.secret_names = {"HF_TOKEN"};
+    o.command = std::string("echo \"$HF_HOME|$HF_TOKEN|$RV_OUTPUT_DIR\" >env") + r.id + ".txt";
+    REQUIRE(node.run(o, base_strategy(), r.id, 1, "0,1", env) == 0);
+    const auto seen = node.read(std::string("env") + r.id + ".txt");
+    const auto err = node.read(std::string("e.") + r.id);
+    const auto calls = node.read("calls.log");
+    CHECK(calls.find("job-secret-7") == std::string::npos); // never in argv
+    CHECK(err.find("job-secret-7") == std::string::npos);
+    if (r.pyxis && !r.pyxis_env) { // the old Pyxis: the image wins, and the preflight says so
+      CHECK(seen == "/data|image-token|/image-out\n");
+      CHECK(err.find("rv: warning: node n1: the image sets HF_HOME, HF_TOKEN, RV_OUTPUT_DIR: its values win over "
+                     "the job's (this Pyxis has no --container-env)") != std::string::npos);
+      continue;
+    }
+    CHECK(seen == node.path("cache") + "/huggingface|job-secret-7|" + node.path("out") + "/train-" + r.id + "\n");
+    CHECK(err.find("the image sets") == std::string::npos);
+    if (r.pyxis) {
+      CHECK(calls.find("--container-env=PYTHONUNBUFFERED,TOKENIZERS_PARALLELISM,") != std::string::npos);
+      CHECK(calls.find(",HF_TOKEN,") != std::string::npos); // the name, never the value
+    }
+  }
 }
 
 TEST_CASE("container: rv up's step runs the shell or the command in the container; bad mount paths are refused")

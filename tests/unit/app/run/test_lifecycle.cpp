@@ -563,6 +563,7 @@ TEST_CASE("lifecycle: --dry-run shows the container's runtime and step")
                                   "discovery (srun --help); the cluster offers pyxis (srun --help))\n") !=
         std::string::npos);
   CHECK(w.output.stdout_text.find("  step: srun --container-image=nvcr.io#nvidia/pytorch:24.05-py3 "
+                                  "--container-name=rv-REQUEST-JOB "
                                   "--container-mounts=WORKDIR:WORKDIR,SCRATCH:SCRATCH,RV_ROOT:RV_ROOT "
                                   "--container-workdir=WORKDIR bash -c \"$RV_COMMAND\"\n") != std::string::npos);
   w.output.stdout_text.clear();
