@@ -7,11 +7,11 @@
 #                      spank.h (Debian 13's libslurm-dev) and loaded by srun and
 #                      slurmstepd through the root's plugstack.conf.d.
 # The images: directories made offline from cluster 2's Debian 13 root (its /etc copied, /usr bound
-# read-only at run time) in $TB2_ROOT/var/lib/rv-test-images/{base,nogpu}: the same path for both
+# read-only at run time) in $TB2_ROOT/var/lib/rv-test-images/{base,nogpu,env}: the same path for both
 # runtimes (inside the root it is /var/lib/rv-test-images).
 
 TB_IMAGES_SUB=var/lib/rv-test-images
-TB_IMAGE_NAMES=(base nogpu)
+TB_IMAGE_NAMES=(base nogpu env)
 TB_PYXIS_SO=usr/local/lib/rv-testbed/spank_pyxis.so
 TB_PYXIS_CONF=etc/slurm/plugstack.conf.d/pyxis.conf
 
@@ -41,6 +41,12 @@ tb_container_images() {
     printf 'rv-test/%s: the rv testbed'"'"'s image (Debian %s root, testbed/containers.sh)\n' \
       "$name" "$(cat "$root/etc/debian_version")" >"$tmp/etc/rv-image"
     chmod 644 "$tmp/etc/rv-image"
+    # The env image's own ENV (a Docker image's `ENV` lines: TGI sets HF_HOME=/data), beside its
+    # root as the runtimes keep it apart from the files: both stand-ins apply it (docs/testbed.md).
+    if [[ $name == env ]]; then
+      printf 'HF_HOME=/data\nHF_TOKEN=image-token\nRV_OUTPUT_DIR=/image-output\n' >"$tmp/rv-image.env"
+      chmod 644 "$tmp/rv-image.env"
+    fi
     printf '%s\n' "$stamp" >"$tmp/.stamp"
     rm -rf "${dir:?}/$name"
     mv -T "$tmp" "$dir/$name"
@@ -141,7 +147,7 @@ ensure_pyxis_standin() {
     printf '%s\n' "$sum" >"$so.sum"
   fi
   install -d -m 755 "${conf%/*}"
-  printf '# The rv testbed'"'"'s Pyxis stand-in (testbed/spank_pyxis.c, testbed/containers.sh)\nrequired /%s images=/%s state=%s nvidia_smi=/usr/local/bin/nvidia-smi log=%s\n' \
+  printf '# The rv testbed'"'"'s Pyxis stand-in (testbed/spank_pyxis.c, testbed/containers.sh)\nrequired /%s images=/%s state=%s nvidia_smi=/usr/local/bin/nvidia-smi log=%s container_scope=job\n' \
     "$TB_PYXIS_SO" "$TB_IMAGES_SUB" "$TB2_DIR" "$TB2_DIR/container/pyxis.log" >"$conf.new"
   chmod 644 "$conf.new"
   if cmp -s "$conf.new" "$conf"; then rm -f "$conf.new"; else mv -f "$conf.new" "$conf"; fi

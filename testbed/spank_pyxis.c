@@ -2,8 +2,16 @@
  * Stand-in for NVIDIA's Pyxis SPANK plugin, for the rv testbed's cluster 2 (Slurm 24.11; built by
  * testbed/containers.sh against the spank.h of the Slurm it is loaded by). docs/testbed.md, "Containers".
  *
- * Like Pyxis it registers --container-image, --container-mounts and --container-workdir with srun
- * (so `srun --help` lists them and srun accepts them) and, in the job step (remote context):
+ * Like Pyxis it registers --container-image, --container-mounts, --container-workdir,
+ * --container-name=NAME[:FLAGS] and --container-env=NAME[,NAME...] with srun (so `srun --help` lists
+ * them and srun accepts them) and, in the job step (remote context):
+ *   - keeps named containers as Pyxis does (per node; container_scope=job: pyxis_<job>_<name>,
+ *     removed by the job's epilog; global: pyxis_<name>, kept): a step naming one that exists
+ *     reuses it and imports nothing (a running one: its namespaces, --container-mounts ignored);
+ *     flags auto|create|exec|no_exec as pyxis's args.c and pyxis_slurmstepd.c check them;
+ *   - applies the image's ENV (rv-image.env beside the image's root) over the job's values, except
+ *     for the names --container-env lists (Pyxis: "their existing values in the image take
+ *     precedence"; the listed ones are preserved from the host);
  *   - records what it was asked (one JSON line per step and node in log=FILE: image, mounts,
  *     workdir, the step's argv, its cwd and the names of its environment variables, never values);
  *   - refuses an image it cannot "import" the way Pyxis does ("pyxis: failed to import docker
@@ -22,7 +30,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +50,10 @@ SPANK_PLUGIN(pyxis, 1);
 static char *opt_image;
 static char *opt_mounts;
 static char *opt_workdir;
+static char *opt_name;       /* --container-name's NAME */
+static char *opt_name_flags; /* its FLAGS: auto (default), create, exec, no_exec */
+static char *opt_env;        /* --container-env's NAME[,NAME...] */
+static int scope_job;        /* container_scope=job (Pyxis's default is global) */
 
 /* The plugin's arguments (plugstack.conf): short paths, so that every path made from them fits. */
 #define CONF_MAX 1024
@@ -48,17 +62,28 @@ static char state_dir[CONF_MAX] = "/tmp/rv-testbed2";
 static char nvidia_smi[CONF_MAX] = "/usr/local/bin/nvidia-smi";
 static char log_path[CONF_MAX] = "/tmp/rv-testbed2/container/pyxis.log";
 
-/* The image this step runs in ("base", "nogpu"), once user_init resolved it. */
+/* The image this step runs in ("base", "nogpu", "env"), once user_init resolved it. */
 static char image_root[64];
+/* The named container this step uses (its state file) and whether the step imported the image. */
+static char container_file[PATH_MAX + CONF_MAX + 512];
+static char run_file[sizeof(container_file) + 64];
+static int imported;
 /* The step's working directory outside (made as an empty directory inside: Slurm chdirs there). */
 static char outer_cwd[PATH_MAX];
 
+/* Pyxis refuses an option without its value: "pyxis: --NAME: argument required". */
+static int has_arg(const char *optarg, const char *name)
+{
+	if (optarg && *optarg)
+		return 1;
+	slurm_error("pyxis: --%s: argument required", name);
+	return 0;
+}
+
 static int set_opt(char **dst, const char *optarg, const char *name)
 {
-	if (!optarg || !*optarg) {
-		slurm_error("pyxis: --%s: argument required", name);
+	if (!has_arg(optarg, name))
 		return -1;
-	}
 	free(*dst);
 	*dst = strdup(optarg);
 	return *dst ? 0 : -1;
@@ -110,6 +135,64 @@ static int cb_workdir(int val, const char *optarg, int remote)
 	return set_opt(&opt_workdir, optarg, "container-workdir");
 }
 
+/* --container-name=NAME[:FLAGS], as pyxis's args.c parses it (the same value twice is allowed). */
+static int cb_name(int val, const char *optarg, int remote)
+{
+	(void)val;
+	(void)remote;
+	if (!has_arg(optarg, "container-name"))
+		return -1;
+	if (opt_name) {
+		char prev[PATH_MAX];
+		snprintf(prev, sizeof(prev), "%s:%s", opt_name, opt_name_flags);
+		if (strcmp(prev, optarg) == 0 || (strchr(optarg, ':') == NULL && strcmp(opt_name, optarg) == 0))
+			return 0;
+		slurm_error("pyxis: --container-name specified multiple times");
+		return -1;
+	}
+	char *dup = strdup(optarg), *flags = dup, *name;
+	if (!dup)
+		return -1;
+	name = strsep(&flags, ":");
+	if (!name || !*name) {
+		slurm_error("pyxis: --container-name: empty name");
+		free(dup);
+		return -1;
+	}
+	if (!flags || !*flags)
+		flags = "auto";
+	if (strcmp(flags, "auto") != 0 && strcmp(flags, "create") != 0 && strcmp(flags, "exec") != 0 &&
+	    strcmp(flags, "no_exec") != 0) {
+		slurm_error("pyxis: --container-name: flag must be \"auto\", \"create\", \"exec\" or \"no_exec\"");
+		free(dup);
+		return -1;
+	}
+	/* enroot keeps a container as a directory: no '/' in its name (the stand-in's state is a file). */
+	if (strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		slurm_error("pyxis: --container-name: invalid name: %s", name);
+		free(dup);
+		return -1;
+	}
+	opt_name = strdup(name);
+	opt_name_flags = strdup(flags);
+	free(dup);
+	return opt_name && opt_name_flags ? 0 : -1;
+}
+
+/* --container-env=NAME[,NAME...]: no empty name (pyxis: "invalid format"). */
+static int cb_env(int val, const char *optarg, int remote)
+{
+	if (set_opt(&opt_env, optarg, "container-env") < 0)
+		return -1;
+	(void)val;
+	(void)remote;
+	if (optarg[0] == ',' || optarg[strlen(optarg) - 1] == ',' || strstr(optarg, ",,")) {
+		slurm_error("pyxis: --container-env: invalid format: %s", optarg);
+		return -1;
+	}
+	return 0;
+}
+
 struct spank_option spank_options[] = {
 	{ "container-image", "[USER@][REGISTRY#]IMAGE[:TAG]|PATH",
 	  "[pyxis] the image to use for the container filesystem. Can be either a docker image given as "
@@ -119,6 +202,17 @@ struct spank_option spank_options[] = {
 	  "[pyxis] bind mount[s] inside the container. Mount flags are separated with \"+\", e.g. \"ro+rprivate\"",
 	  1, 0, cb_mounts },
 	{ "container-workdir", "PATH", "[pyxis] working directory inside the container", 1, 0, cb_workdir },
+	{ "container-name", "NAME",
+	  "[pyxis] name to use for saving and loading the container on the host. Unnamed containers are removed "
+	  "after the slurm task is complete; named containers are not. If a container with this name already exists, "
+	  "the existing container is used and the import is skipped.",
+	  1, 0, cb_name },
+	{ "container-env", "NAME[,NAME...]",
+	  "[pyxis] names of environment variables to override with the host environment and set at the entrypoint. "
+	  "By default, all exported host environment variables are set in the container after the entrypoint is run, "
+	  "but their existing values in the image take precedence; the variables specified with this flag are "
+	  "preserved from the host and set before the entrypoint runs",
+	  1, 0, cb_env },
 	SPANK_OPTIONS_TABLE_END
 };
 
@@ -140,6 +234,10 @@ static void set_arg(const char *arg)
 				snprintf(keys[i].dst, CONF_MAX, "%s", arg + n);
 			return;
 		}
+	}
+	if (strcmp(arg, "container_scope=job") == 0 || strcmp(arg, "container_scope=global") == 0) {
+		scope_job = strcmp(arg, "container_scope=job") == 0;
+		return;
 	}
 	slurm_error("pyxis: unknown plugin argument (plugstack.conf): %s", arg);
 }
@@ -240,6 +338,8 @@ static void record(spank_t sp, const char *result)
 	put_field(&b, "image", opt_image);
 	put_field(&b, "mounts", opt_mounts);
 	put_field(&b, "workdir", opt_workdir);
+	put_field(&b, "name", opt_name);
+	put_field(&b, "import", imported ? "1" : "0");
 	put_field(&b, "cwd", getcwd(tmp, sizeof(tmp)) ? tmp : "");
 	put_s(&b, ",\"argv\":[");
 	if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS) {
@@ -349,7 +449,205 @@ static int resolve_image(spank_t sp)
 			 repo, tag);
 		return import_failed(sp, msg);
 	}
-	snprintf(image_root, sizeof(image_root), "%s", strcmp(repo + 8, "nogpu") == 0 ? "nogpu" : "base");
+	snprintf(image_root, sizeof(image_root), "%s",
+		 strcmp(repo + 8, "nogpu") == 0 ? "nogpu" : strcmp(repo + 8, "env") == 0 ? "env" : "base");
+	return 0;
+}
+
+/* The import (enroot's, at the step's start): Pyxis's message, then the image, or the step fails. */
+static int import_image(spank_t sp)
+{
+	if (opt_image[0] != '/' && opt_image[0] != '.')
+		slurm_spank_log("pyxis: importing docker image: %s", opt_image);
+	if (resolve_image(sp) < 0)
+		return -1;
+	imported = 1;
+	return 0;
+}
+
+/* ---- named containers (--container-name) ------------------------------------------------------ */
+
+static int mkdirs(const char *path, mode_t mode);
+
+/* STATE/container/named/<node>: the node's named containers (world-writable: every user's jobs). */
+static void named_dir(spank_t sp, char *dir, size_t len)
+{
+	char node[256] = "";
+	if (sp)
+		node_name(sp, node, sizeof(node));
+	else
+		snprintf(node, sizeof(node), "%s", getenv("SLURMD_NODENAME") ? getenv("SLURMD_NODENAME") : "");
+	snprintf(dir, len, "%s/container/named/%s", state_dir, node[0] ? node : "unknown");
+}
+
+/* -1: no such container; 0: it exists, no step runs in it; 1: a step runs in it (a live pid in .run/). */
+static int container_state(const char *file)
+{
+	char run[sizeof(container_file) + 8];
+	struct stat st;
+	int running = 0;
+	if (stat(file, &st) < 0)
+		return -1;
+	snprintf(run, sizeof(run), "%s.run", file);
+	DIR *d = opendir(run);
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		long pid = strtol(e->d_name, NULL, 10);
+		if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+			running = 1;
+	}
+	closedir(d);
+	return running;
+}
+
+/* Reads the state file: the image root and the mounts the container was made with. */
+static int read_container(const char *file, char **mounts)
+{
+	char line[PATH_MAX * 2];
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return -1;
+	image_root[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "root=", 5) == 0)
+			snprintf(image_root, sizeof(image_root), "%.63s", line + 5);
+		else if (strncmp(line, "mounts=", 7) == 0 && mounts && line[7])
+			*mounts = strdup(line + 7);
+	}
+	fclose(f);
+	return image_root[0] ? 0 : -1;
+}
+
+/* The container's "namespaces" are this step's while it runs: <file>.run/<slurmstepd pid>. */
+static void register_step(void)
+{
+	char run[sizeof(container_file) + 8];
+	snprintf(run, sizeof(run), "%s.run", container_file);
+	mkdir(run, 01777);
+	snprintf(run_file, sizeof(run_file), "%s.run/%ld", container_file, (long)getpid());
+	int fd = open(run_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Pyxis's user_init for --container-name (pyxis_slurmstepd.c): 0 = go on (image_root set), -1 = fail. */
+static int use_named(spank_t sp)
+{
+	char dir[CONF_MAX + 300], full[PATH_MAX];
+	uint32_t job = 0;
+	if (strlen(opt_name) > 200) {
+		slurm_error("pyxis: --container-name: name too long");
+		return -1;
+	}
+	spank_get_item(sp, S_JOB_ID, &job);
+	if (scope_job)
+		snprintf(full, sizeof(full), "pyxis_%u_%s", job, opt_name);
+	else
+		snprintf(full, sizeof(full), "pyxis_%s", opt_name);
+	named_dir(sp, dir, sizeof(dir));
+	mkdirs(dir, 01777);
+	snprintf(container_file, sizeof(container_file), "%s/%s", dir, full);
+	int pid = container_state(container_file);
+	if (strcmp(opt_name_flags, "create") == 0 && pid >= 0) {
+		slurm_error("pyxis: error: \"create\" flag was passed to --container-name but the container already exists");
+		return -1;
+	}
+	if (strcmp(opt_name_flags, "exec") == 0 && pid <= 0) {
+		slurm_error("pyxis: error: \"exec\" flag was passed to --container-name but the container is not running");
+		return -1;
+	}
+	if (strcmp(opt_name_flags, "no_exec") == 0 && pid > 0)
+		pid = 0;
+	if (pid > 0) {
+		char *mounts = NULL;
+		slurm_info("pyxis: reusing existing container namespaces");
+		if (opt_mounts)
+			slurm_spank_log("pyxis: ignoring --container-mounts when attaching to a running container");
+		if (read_container(container_file, &mounts) < 0)
+			return -1;
+		free(opt_mounts);
+		opt_mounts = mounts; /* the running container's own */
+	} else if (pid == 0) {
+		slurm_info("pyxis: reusing existing container filesystem");
+		if (read_container(container_file, NULL) < 0)
+			return -1;
+	} else if (!opt_image) {
+		slurm_error("pyxis: error: a container with name \"%s\" does not exist, and --container-image is not set",
+			    full);
+		return -1;
+	} else {
+		if (import_image(sp) < 0)
+			return -1;
+		FILE *f = fopen(container_file, "w");
+		if (!f) {
+			slurm_error("pyxis: couldn't create container %s: %s", full, strerror(errno));
+			return -1;
+		}
+		fprintf(f, "root=%s\nmounts=%s\n", image_root, opt_mounts ? opt_mounts : "");
+		fclose(f);
+	}
+	register_step();
+	return 0;
+}
+
+/* Removes the job's containers (names starting with `prefix`) from one node's directory. */
+static void remove_job_in(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));) {
+		char path[PATH_MAX];
+		if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		DIR *r = opendir(path); /* <container>.run/: the steps' pid files */
+		if (r) {
+			for (struct dirent *p; (p = readdir(r));) {
+				char pf[PATH_MAX + 300];
+				snprintf(pf, sizeof(pf), "%s/%s", path, p->d_name);
+				if (p->d_name[0] != '.')
+					unlink(pf);
+			}
+			closedir(r);
+			rmdir(path);
+		} else {
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
+/* The job's named containers on this node go with the job when container_scope=job (pyxis's epilog);
+ * without the node's name (SLURMD_NODENAME), every node's of this job. */
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	char dir[CONF_MAX + 300], prefix[64];
+	uint32_t job = 0;
+	for (int i = 0; i < ac; i++)
+		set_arg(av[i]);
+	if (!scope_job || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "pyxis_%u_", job);
+	if (getenv("SLURMD_NODENAME") && *getenv("SLURMD_NODENAME")) {
+		named_dir(NULL, dir, sizeof(dir));
+		remove_job_in(dir, prefix);
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s/container/named", state_dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		char node[sizeof(dir) + 300];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(node, sizeof(node), "%s/%s", dir, e->d_name);
+		remove_job_in(node, prefix);
+	}
+	closedir(d);
 	return 0;
 }
 
@@ -357,13 +655,28 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (!spank_remote(sp) || !opt_image)
+	if (!spank_remote(sp) || (!opt_image && !opt_name))
 		return 0;
-	if (opt_image[0] != '/' && opt_image[0] != '.')
-		slurm_spank_log("pyxis: importing docker image: %s", opt_image);
-	if (resolve_image(sp) < 0)
-		return -1;
+	if (opt_name) {
+		if (use_named(sp) < 0) {
+			record(sp, "the named container could not be used");
+			return -1;
+		}
+	} else {
+		if (import_image(sp) < 0) /* an unnamed container: imported by every step */
+			return -1;
+	}
 	record(sp, image_root);
+	return 0;
+}
+
+/* The step is over: it no longer runs in its named container. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_remote(sp) && run_file[0])
+		unlink(run_file);
 	return 0;
 }
 
@@ -570,12 +883,42 @@ static int build_root(spank_t sp)
 	return 0;
 }
 
+/* The image's ENV (rv-image.env beside its root) over the job's values, except the names
+ * --container-env lists that the job has (Pyxis keeps those from the host). */
+static void image_env(spank_t sp)
+{
+	char path[CONF_MAX + 128], line[PATH_MAX], have[8];
+	snprintf(path, sizeof(path), "%s/%s/rv-image.env", images_dir, image_root);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '=');
+		line[strcspn(line, "\n")] = '\0';
+		if (!eq || eq == line)
+			continue;
+		*eq = '\0';
+		if (opt_env && spank_getenv(sp, line, have, sizeof(have)) != ESPANK_ENV_NOEXIST) {
+			char list[PATH_MAX], *save = NULL, *n;
+			int kept = 0;
+			snprintf(list, sizeof(list), "%s", opt_env);
+			for (n = strtok_r(list, ",", &save); n && !kept; n = strtok_r(NULL, ",", &save))
+				kept = strcmp(n, line) == 0;
+			if (kept)
+				continue;
+		}
+		spank_setenv(sp, line, eq + 1, 1);
+	}
+	fclose(f);
+}
+
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (!spank_remote(sp) || !opt_image || !image_root[0])
+	if (!spank_remote(sp) || !image_root[0])
 		return 0;
+	image_env(sp);
 	if (!getcwd(outer_cwd, sizeof(outer_cwd)))
 		outer_cwd[0] = '\0';
 	return build_root(sp);
@@ -586,7 +929,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	(void)ac;
 	(void)av;
-	if (!spank_remote(sp) || !opt_image || !image_root[0])
+	if (!spank_remote(sp) || !image_root[0])
 		return 0;
 	if (opt_workdir) {
 		if (chdir(opt_workdir) < 0) {
