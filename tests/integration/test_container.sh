@@ -18,6 +18,16 @@ export RV_STATE_DIR=$IT_DIR/state
 NAME=rv-it-ctr-$$
 if [[ $TB_CLUSTER == "$TB2_CLUSTER" ]]; then RUNTIME=pyxis; else RUNTIME=apptainer; fi
 LOG=$TB_DIR/container/$RUNTIME.log
+# The runtime stand-ins of the tree under test: the testbed is shared, and another tree's up.sh may
+# have installed its own since (an older plugin without --container-name). Under the exclusive lock,
+# idempotent, rebuilt only when they differ (testbed/containers.sh).
+# shellcheck source=testbed/containers.sh
+. "$RV_SOURCE_DIR/testbed/containers.sh"
+if [[ $RUNTIME == pyxis ]]; then
+  ensure_pyxis_standin "$RV_SOURCE_DIR/testbed" >&2 || it_fail "cannot install this tree's Pyxis stand-in"
+else
+  ensure_apptainer_standin "$RV_SOURCE_DIR/testbed" >&2
+fi
 T=$IT_PAIR_TYPE
 P=$(it_partition "$T")
 read -r N1 N2 <<<"$(it_nodes "$T")"
@@ -108,14 +118,55 @@ if [[ $RUNTIME == apptainer ]]; then
   pass "apptainer: --version, an unknown flag, pull (missing, cached on scratch, no overwrite), a SIF path, as the real CLI"
 else
   run remote 'srun --help'
-  for o in --container-image --container-mounts --container-workdir; do
+  for o in --container-image --container-mounts --container-workdir --container-name --container-env; do
     assert_contains "$RUN_OUT" "$o" "srun --help lists $o (the Pyxis stand-in is loaded)"
   done
   run remote "srun -p $P -t 1 -J $NAME --container-image=$IMG --container-mounts=: true"
   [[ $RUN_RC != 0 ]] || it_fail "srun accepted --container-mounts=:" "$(it_last_run)"
   assert_contains "$RUN_ERR" "pyxis: mount: invalid format" "Pyxis refuses a mount it cannot read"
-  pass "pyxis: srun --help lists the three options; a bad --container-mounts is refused"
+  pass "pyxis: srun --help lists the five options; a bad --container-mounts is refused"
+
+  # --container-name (pyxis's args.c and pyxis_slurmstepd.c): NAME[:FLAGS]; a named container is made
+  # once per node and job (container_scope=job) and reused by the job's later steps, which import
+  # nothing; the job's end removes it.
+  run remote "srun -p $P -t 1 -J $NAME --container-image=$IMG --container-name=x:bogus true"
+  [[ $RUN_RC != 0 ]] || it_fail "srun accepted --container-name=x:bogus" "$(it_last_run)"
+  assert_contains "$RUN_ERR" 'pyxis: --container-name: flag must be "auto", "create", "exec" or "no_exec"' "Pyxis's flags"
+  named_lines0=$(wc -l <"$LOG")
+  run remote "srun -p $P -t 2 -J $NAME -N 1 -n 1 bash -c $(q 'o="--overlap -n 1"
+srun $o --container-image='"$IMG"' --container-name=it cat /etc/rv-image | cut -d: -f1
+srun $o --container-name=it cut -d: -f1 /etc/rv-image
+srun $o --container-image='"$IMG"' --container-name=it:create true 2>&1 | grep -o "container already exists"
+srun $o --container-name=other true 2>&1 | grep -o "does not exist, and --container-image is not set"
+echo "job=$SLURM_JOB_ID"')"
+  assert_rc 0 "steps of one job with a named container"
+  named_job=$(sed -n 's/^job=//p' <<<"$RUN_OUT")
+  assert_eq "$(printf 'rv-test/base\nrv-test/base\ncontainer already exists\ndoes not exist, and --container-image is not set\njob=%s' "$named_job")" \
+    "$RUN_OUT" "the second step reuses the container; :create refuses an existing one; a name without an image must exist"
+  named=$(tail -n +"$((named_lines0 + 1))" "$LOG" | jq -c --arg j "$named_job" 'select(.job == $j and .name == "it")')
+  assert_eq 1 "$(jq -s 'map(select(.import == "1")) | length' <<<"$named")" "the image is imported once in the job"
+  assert_eq 2 "$(jq -s 'map(select(.result == "base")) | length' <<<"$named")" "both steps ran in the named container"
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    left=$(find "$TB_DIR/container/named" -name "pyxis_${named_job}_*" 2>/dev/null)
+    [[ -n $left ]] || break
+    sleep 0.5
+  done
+  assert_eq "" "$left" "the job's end removed its named container (container_scope=job)"
+  pass "pyxis: --container-name: imported once per job and node, reused by the next step, :create and a missing name refused, removed at the job's end"
 fi
+
+# The image's own ENV wins over the job's environment unless the runtime is told otherwise
+# (APPTAINERENV_NAME; Pyxis's --container-env=NAME): the env image sets HF_HOME=/data.
+if [[ $RUNTIME == apptainer ]]; then
+  run remote "export HF_HOME=/job-hf; srun $(qa "${gpu1[@]}") apptainer exec docker://rv-test/env:1 sh -c 'echo \$HF_HOME' &&
+    APPTAINERENV_HF_HOME=/job-hf srun $(qa "${gpu1[@]}") apptainer exec docker://rv-test/env:1 sh -c 'echo \$HF_HOME'"
+else
+  run remote "export HF_HOME=/job-hf; srun $(qa "${gpu1[@]}") --container-image=docker://rv-test/env:1 sh -c 'echo \$HF_HOME' &&
+    srun $(qa "${gpu1[@]}") --container-image=docker://rv-test/env:1 --container-env=HF_HOME sh -c 'echo \$HF_HOME'"
+fi
+assert_rc 0 "the env image"
+assert_eq "$(printf '/data\n/job-hf')" "$RUN_OUT" "the image's HF_HOME wins, unless the runtime is told to keep the job's"
+pass "$RUNTIME: an image's ENV wins over the job's value; $([[ $RUNTIME == apptainer ]] && echo APPTAINERENV_HF_HOME || echo --container-env=HF_HOME) keeps the job's"
 
 ctr_srun "${gpu1[@]}" -- "$IMG" bash -c "$probe" bash "$arg"
 assert_rc 0 "a GPU step in the image"
@@ -208,7 +259,49 @@ else
 fi
 assert_eq true "$(jq -s --arg j "$job" 'any(.[]; .job == $j and (.env | index("HF_TOKEN")) != null)' <<<"$records")" "the secret reached the runtime by environment"
 assert_not_contains "$records" "tok-" "no secret value in any runtime argv"
+if [[ $RUNTIME == pyxis ]]; then
+  # One import per node and job: the preflight's step makes the job's named container, the command's
+  # step reuses it (docs/containers.md).
+  assert_eq 1 "$(jq -s --arg j "$job" 'map(select(.job == $j and .import == "1")) | length' <<<"$records")" \
+    "the image is imported once in the job (the preflight's step), not again by the command's"
+  assert_eq true "$(jq -s --arg j "$job" --arg n "rv-$rid-$job" '[.[] | select(.job == $j)] | length >= 2 and all(.name == $n)' <<<"$records")" \
+    "every step of the job names the job's container rv-<request>-<job>"
+fi
 pass "rv run --container, one node: image root, GPU, snapshot, secret and argument inside ($RUNTIME)"
+
+# The image's own ENV (the env image sets HF_HOME=/data, HF_TOKEN and RV_OUTPUT_DIR) does not win over
+# the job's: Apptainer gets APPTAINERENV_ exports, Pyxis --container-env (the stand-in offers it).
+run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --name "$NAME-env" --container docker://rv-test/env:1 -- \
+  'echo "$HF_HOME"; printf "%s" "$HF_TOKEN" | sha256sum | cut -c1-64; echo "$RV_OUTPUT_DIR"'
+assert_rc 0 "rv run --container docker://rv-test/env:1"
+rid=$(it_request_id "$IT_DIR/out")
+job=$(jq -r '[.jobs[] | select(.state == "COMPLETED") | .job_id][0]' "$(record_of "$rid")")
+mapfile -t seen <<<"$RUN_OUT"
+[[ ${seen[0]} == /* && ${seen[0]} == */huggingface ]] || it_fail "HF_HOME inside is not the job's (rv's cache): ${seen[0]}" "$(it_last_run)"
+assert_eq "$secret_sum" "${seen[1]}" "the secret HF_TOKEN inside is the job's, not the image's"
+[[ ${seen[2]} == */"$NAME-env-$job" ]] || it_fail "RV_OUTPUT_DIR inside is not the job's: ${seen[2]}" "$(it_last_run)"
+records=$(tail -n +"$((log_lines0 + 1))" "$LOG")
+assert_not_contains "$records" "tok-" "no secret value in any runtime argv or record"
+assert_not_contains "$RUN_ERR" "tok-" "no secret value in rv's output"
+pass "rv run --container: HF_HOME, a secret and RV_OUTPUT_DIR reach the command with the job's values over the image's ENV ($RUNTIME)"
+
+if [[ $RUNTIME == pyxis ]]; then
+  # Without the preflight the import is a step of its own before the watchdog, still once per node.
+  log_lines1=$(wc -l <"$LOG")
+  run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --no-preflight --name "$NAME-nopf" --container "$IMG" -- 'cut -d: -f1 /etc/rv-image'
+  assert_rc 0 "rv run --no-preflight --container"
+  assert_eq rv-test/base "$RUN_OUT" "the command ran in the image"
+  rid=$(it_request_id "$IT_DIR/out")
+  job=$(jq -r '[.jobs[] | select(.state == "COMPLETED") | .job_id][0]' "$(record_of "$rid")")
+  records=$(tail -n +"$((log_lines1 + 1))" "$LOG")
+  assert_eq 1 "$(jq -s --arg j "$job" 'map(select(.job == $j and .import == "1")) | length' <<<"$records")" \
+    "one import without the preflight too"
+  assert_eq 2 "$(jq -s --arg j "$job" 'map(select(.job == $j)) | length' <<<"$records")" "the import's step, then the command's"
+  run remote "cat ~/.rv/logs/$NAME-nopf-$job.err"
+  assert_contains "$RUN_OUT" "an import step of its own: the preflight is off" "the import is its own phase"
+  assert_contains "$RUN_OUT" "image ready in " "the import's time is shown"
+  pass "rv run --no-preflight --container: Pyxis imports in a step of its own, once, before the command's step"
+fi
 
 run ssh_rv run -f -g 2 --nodes 2 -t "$T" --time 5m --max-strategies 2 --name "$NAME-two" --container "$IMG" -- \
   'echo "rank=$NODE_RANK $(cut -d: -f1 /etc/rv-image) gpus=$(nvidia-smi -L | grep -c "^GPU ")"'
