@@ -308,6 +308,7 @@ nlohmann::json to_json(const ClusterStatus& s)
           {"slurm_version", s.slurm_version},
           {"containers",
            {{"pyxis", s.containers.pyxis},
+            {"pyxis_env", s.containers.pyxis_env}, // srun --container-env: the job's variables win over the image's
             {"apptainer", s.containers.apptainer.empty() ? nlohmann::json() : nlohmann::json(s.containers.apptainer)},
             {"apptainer_version", s.containers.apptainer_version},
             {"probed", s.containers.probed},

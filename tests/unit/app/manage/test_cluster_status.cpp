@@ -175,6 +175,7 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(j["limits"][0]["max"] == 60000);
   CHECK(j["gpus"]["by_type"][0]["total"] == 8);
   CHECK(j["containers"]["pyxis"] == true);
+  CHECK(j["containers"]["pyxis_env"] == false); // this Pyxis has no --container-env
   CHECK(j["containers"]["apptainer"] == "apptainer");
 }
 
