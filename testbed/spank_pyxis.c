@@ -304,17 +304,23 @@ static void put_field(struct buf *b, const char *key, const char *value)
 	put_json(b, value ? value : "", value ? strlen(value) : 0);
 }
 
-/* The node's name: the step's SLURMD_NODENAME, else slurmstepd's own. */
+/* The node's name: slurmstepd's own SLURMD_NODENAME, else the step's. */
 static void node_name(spank_t sp, char *node, size_t len)
 {
-	if (spank_getenv(sp, "SLURMD_NODENAME", node, (int)len) != ESPANK_SUCCESS || !node[0]) {
-		const char *n = getenv("SLURMD_NODENAME");
-		snprintf(node, len, "%s", n ? n : "");
+	const char *n = getenv("SLURMD_NODENAME");
+	if (n && *n) { /* slurmstepd's own: the step's may be the batch node's, exported with --export=ALL */
+		snprintf(node, len, "%s", n);
+		return;
 	}
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, (int)len) != ESPANK_SUCCESS)
+		node[0] = '\0';
 }
+
+static int recorded; /* this step has its record */
 
 static void record(spank_t sp, const char *result)
 {
+	recorded = 1;
 	struct buf b = { 0 };
 	char tmp[PATH_MAX], node[256] = "";
 	uint32_t job = 0, step = 0;
@@ -659,7 +665,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 		return 0;
 	if (opt_name) {
 		if (use_named(sp) < 0) {
-			record(sp, "the named container could not be used");
+			if (!recorded) /* an import that failed has said why */
+				record(sp, "the named container could not be used");
 			return -1;
 		}
 	} else {

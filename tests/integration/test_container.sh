@@ -311,6 +311,12 @@ job=$(jq -r '[.jobs[] | select(.state == "COMPLETED") | .job_id][0]' "$(record_o
 # Each node's output is its own log (docs/templates.md).
 run remote "cat ~/.rv/logs/$NAME-two-$job.node0.out ~/.rv/logs/$NAME-two-$job.node1.out"
 assert_eq "$(printf 'rank=0 rv-test/base gpus=1\nrank=1 rv-test/base gpus=1')" "$RUN_OUT" "each rank in the image with its GPU"
+if [[ $RUNTIME == pyxis ]]; then
+  # Pyxis names are per node: every rank's step names the same container, imported once on each node.
+  records=$(tail -n +"$((log_lines0 + 1))" "$LOG")
+  assert_eq "2 2" "$(jq -s -r --arg j "$job" 'map(select(.job == $j and .import == "1") | .node) | "\(length) \(unique | length)"' <<<"$records")" \
+    "one import on each of the two nodes, none by the ranks' step"
+fi
 pass "rv run --container, two nodes: every rank in the image, NODE_RANK intact ($RUNTIME)"
 
 run ssh_rv run -f -g 1 -t "$T" --time 5m --max-strategies 2 --name "$NAME-missing" --container docker://rv-test/missing:1 -- true
