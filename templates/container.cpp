@@ -364,6 +364,7 @@ _rv_ct_out=$(timeout -k 5 "$RV_CT_TIMEOUT" srun --overlap --nodes={{nodes}} --nt
   --container-mounts="$RV_CT_MOUNTS" --container-workdir="$RV_CT_WORKDIR"{{env}} \
   sh -c "$RV_CT_PROBE" rv-ct "$RV_CT_WORKDIR" "$_rv_ct_smi" "${RV_CT_ENV_CHECK:-}" 2>&1)
 _rv_ct_rc=$?
+for _rv_n in ${RV_CT_ENV_CHECK:-}; do unset "RV_CT_HOST_$_rv_n"; done # the check's copies: not the job's
 _rv_ct_line=$(_rv_ct_nodes_line "$_rv_ct_out" "$_rv_ct_rc" {{nodes}} "the container did not start" pyxis)
 [ -z "$_rv_ct_line" ] || _rv_ct_failed "$_rv_ct_line"
 _rv_log "image ready in $(($(date +%s) - _rv_ct_start)) s: $RV_CT_IMAGE_REF"

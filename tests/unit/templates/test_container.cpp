@@ -480,7 +480,8 @@ TEST_CASE(
     o.container->choice.pyxis_env = r.pyxis_env;
     o.secrets_file = node.path("secrets");
     o.secret_names = {"HF_TOKEN"};
-    o.command = std::string("echo \"$HF_HOME|$HF_TOKEN|$RV_OUTPUT_DIR\" >env") + r.id + ".txt";
+    o.command = std::string("echo \"$HF_HOME|$HF_TOKEN|$RV_OUTPUT_DIR\" >env") + r.id +
+                ".txt; env | grep -c '^RV_CT_HOST_' >hosts" + r.id + ".txt || true";
     REQUIRE(node.run(o, base_strategy(), r.id, 1, "0,1", env) == 0);
     const auto seen = node.read(std::string("env") + r.id + ".txt");
     const auto err = node.read(std::string("e.") + r.id);
@@ -489,6 +490,7 @@ TEST_CASE(
     CHECK(err.find("job-secret-7") == std::string::npos);
     if (r.pyxis && !r.pyxis_env) { // the old Pyxis: the image wins, and the preflight says so
       CHECK(seen == "/data|image-token|/image-out\n");
+      CHECK(node.read(std::string("hosts") + r.id + ".txt") == "0\n"); // the check's copies are gone
       CHECK(err.find("rv: warning: node n1: the image sets HF_HOME, HF_TOKEN, RV_OUTPUT_DIR: its values win over "
                      "the job's (this Pyxis has no --container-env)") != std::string::npos);
       continue;
