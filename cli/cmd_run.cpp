@@ -58,7 +58,7 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
                 "start the study once the other request has ended, or chain single runs with --after");
   }
   if (order.study.any()) {
-    auto checked = app::study::make_study(order.study, app::command_line_of(command), order.request.time_s);
+    auto checked = app::study::make_study(order.study, app::command_line_of(command), order.study_task_time_s());
     if (!checked) {
       auto e = checked.error();
       if (!asked.study_file.empty()) { // the study (or part of it) is the task file's

@@ -80,6 +80,7 @@ Result<app::JobOrder> job_order(const JobFlags& f, Context& ctx)
 {
   app::JobOrder order;
   RV_TRY(request, to_request(f.plan, request_defaults(ctx.config)));
+  RV_TRY(asked, time_asked_s(f.plan));
   RV_TRY(options, to_plan_options(f.plan, ctx.config.get("max_strategies"), ctx.config.get("time_scale")));
   RV_TRY(env, parse_env_flags(f.env));
   RV_TRY(idle_timeout, idle_timeout_seconds(f.idle_timeout));
@@ -89,6 +90,7 @@ Result<app::JobOrder> job_order(const JobFlags& f, Context& ctx)
     RV_TRY_VOID(ctx.config.set("discovery_cache", "0", Origin::flag));
   }
   order.request = std::move(request);
+  order.task_time_s = asked;
   order.plan_options = std::move(options);
   order.dry_run = f.plan.dry_run;
   order.smart = f.smart;

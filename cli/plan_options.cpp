@@ -49,6 +49,11 @@ RequestDefaults request_defaults(const Config& config)
   return {config.get("account"), config.get("qos"), config.get("checkpoint") == "true"};
 }
 
+Result<std::int64_t> time_asked_s(const PlanFlags& f)
+{
+  return parse_duration(f.time);
+}
+
 Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& defaults)
 {
   model::JobRequest r;
@@ -71,7 +76,7 @@ Result<model::JobRequest> to_request(const PlanFlags& f, const RequestDefaults& 
   if (!f.type.empty()) {
     r.gpu_type = f.type;
   }
-  RV_TRY(secs, parse_duration(f.time));
+  RV_TRY(secs, time_asked_s(f));
   // Slurm counts time limits in whole minutes (it rounds a seconds part up): plan what Slurm will
   // grant, and say so, rather than show `00:00:01` in the plan and get a minute (ux-review-3 N13).
   r.time_s = (secs + 59) / 60 * 60;

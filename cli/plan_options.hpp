@@ -55,6 +55,9 @@ RequestDefaults request_defaults(const Config& config);
 // Checkpoint strategies are opt-in: --checkpoint, or the config's `checkpoint: true` unless
 // --no-checkpoint. --qos wins over the config's `qos`.
 Result<model::JobRequest> to_request(const PlanFlags& flags, const RequestDefaults& defaults = {});
+// --time in seconds as given: the request's time_s rounds it up to Slurm's whole minutes, a study's
+// task keeps the seconds (its workers claim the next task while that much is left; docs/studies.md).
+Result<std::int64_t> time_asked_s(const PlanFlags& flags);
 
 // `--env KEY=VALUE` words as the job's variables: KEY a shell variable name, VALUE any bytes after
 // the first '='; a usage error names the bad word.

@@ -91,6 +91,7 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
                     add_order(smart.extras, order, e.settings, false);
                     return smart;
                   }};
+    so.task_time_s = order.study_task_time_s();
     return run_study(env, so, command, follow);
   }
   if (env.settings.hosts.size() > 1) {

@@ -37,6 +37,10 @@ struct JobOrder {
   nlohmann::json after;
   bool keep = false;       // rv up --keep: hold the allocation without a shell
   study::StudyFlags study; // --array, --sweep, --sweep-file (docs/studies.md); none = one command
+  // A study's per-task --time in seconds as given (request.time_s is it in Slurm's whole minutes,
+  // the workers' walltime); 0 = request.time_s.
+  std::int64_t task_time_s = 0;
+  std::int64_t study_task_time_s() const { return task_time_s > 0 ? task_time_s : request.time_s; }
 };
 
 // `rv run CMD...` (-f: `follow`): exits as the job does with -f, else 0 once submitted.

@@ -748,7 +748,8 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
 {
   using namespace study_parts; // here, not for the file: a unity build merges files
   const std::string line = command_line_of(command);
-  RV_TRY(st, study::make_study(order.flags, line, order.request.time_s));
+  // A task's --time keeps its seconds (`--time 10s`: 10 s per task, in workers of a minute or more).
+  RV_TRY(st, study::make_study(order.flags, line, order.task_time_s > 0 ? order.task_time_s : order.request.time_s));
   if (env.settings.hosts.size() > 1) { // offered to the clusters whose workers run (app/run/study_across.hpp)
     return run_study_across(env, order, std::move(st), line, follow);
   }
@@ -772,7 +773,7 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
       std::max(2, study::tasks_per_worker(n, std::max<int>(1, static_cast<int>(pool.submit.size()))));
   if (n > 1 && !strategies.empty()) {
     auto longer = order.request;
-    longer.time_s = st.task_time_s * per_worker + k_worker_margin_s;
+    longer.time_s = (st.task_time_s * per_worker + k_worker_margin_s + 59) / 60 * 60; // Slurm's whole minutes
     auto replanned = make_plan(env, longer, order.plan_options);
     if (replanned) {
       std::vector<std::string> dropped_longer;

@@ -25,6 +25,7 @@ struct StudyOrder {
   bool dry_run = false;
   study::StudyFlags flags;
   std::function<Result<SmartRun>(Env&)> prepare;
+  std::int64_t task_time_s = 0; // a task's --time in seconds as given (JobOrder::study_task_time_s)
 };
 
 // `rv run --array/--sweep CMD`: exits 0 once submitted; with `follow`, 0 only when every task

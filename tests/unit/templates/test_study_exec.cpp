@@ -2,7 +2,10 @@
 // however many workers, a dead worker's task claimed again within its attempts, no task started
 // that the allocation cannot finish.
 
+#include "app/run/plan/study.hpp"
 #include "app/run/plan/study_offers.hpp"
+#include "app/run/pipeline.hpp"
+#include "cli/plan_options.hpp"
 #include "core/process/shell.hpp"
 #include "exec_fixture.hpp"
 
@@ -166,6 +169,41 @@ TEST_CASE("study exec: no task starts that the allocation cannot finish")
   CHECK(lines_of(fx.read("ran.txt")).size() == 1);
   CHECK(fx.read("worker-801.txt").find("no more tasks here") != std::string::npos);
   CHECK(fx.read("worker-801.txt").find("ran 1 task(s)") != std::string::npos);
+}
+
+TEST_CASE("study exec: a worker of one minute runs several tasks of --time 10s (the claim check keeps the seconds)")
+{
+  // `--time 10s`: the walltime is a whole minute, a task's time stays 10 s (cli/plan_options.hpp),
+  // as the request's study carries it into the worker (app/run/launch/submit.cpp).
+  rv::cli::PlanFlags flags;
+  flags.time = "10s";
+  rv::app::JobOrder order;
+  order.request = *rv::cli::to_request(flags);
+  order.task_time_s = *rv::cli::time_asked_s(flags);
+  rv::app::study::StudyFlags f;
+  f.array = "0-2";
+  const auto st = rv::app::study::make_study(f, "x", order.study_task_time_s());
+  REQUIRE(st);
+  ExecFixture fx;
+  auto opts = study_options(fx, 3);
+  opts.study.task_time_s = st->task_time_s;
+  const auto text = render_ok(base_strategy(), base_request(), opts);
+  CHECK(text.find("\nRV_TASK_TIME_S=10\n") != std::string::npos);
+  auto script = fx.write_script("worker", text);
+  // A minute's allocation 10 s in: 50 s left, room for several tasks of 10 s, none of 60 s.
+  const std::string in_a_minute = "\"$(date -d @$(( $(date +%s) + 50 )) +%Y-%m-%dT%H:%M:%S)\"";
+  CHECK(ExecFixture::sh(run_worker(fx, script, "811", in_a_minute)) == 0);
+  CHECK(lines_of(fx.read("ran.txt")).size() == 3);
+  CHECK(fx.read("worker-811.txt").find("ran 3 task(s)") != std::string::npos);
+
+  // The minute as a task's time (what the rounding gave before): the same worker runs one.
+  ExecFixture fx2;
+  auto minute = study_options(fx2, 3);
+  minute.study.task_time_s = order.request.time_s;
+  auto script2 = fx2.write_script("worker", render_ok(base_strategy(), base_request(), minute));
+  CHECK(ExecFixture::sh(run_worker(fx2, script2, "812", in_a_minute)) == 0);
+  CHECK(lines_of(fx2.read("ran.txt")).size() == 1);
+  CHECK(fx2.read("worker-812.txt").find("less than a task's 60s") != std::string::npos);
 }
 
 TEST_CASE("study: a worker is single node only, and needs a request id")

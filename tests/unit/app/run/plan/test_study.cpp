@@ -1,14 +1,19 @@
 // A study's pure parts (app/run/plan/study.hpp): the --array grammar, sweeps, the tasks' commands, the
 // pool of workers within the limits, and what the cluster's task directory says.
 
+#include "app/run/pipeline.hpp"
 #include "app/run/plan/study.hpp"
+#include "cli/plan_options.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
-using namespace rv;
 using namespace rv::app::study;
+namespace app = rv::app;
+namespace cli = rv::cli;
+namespace model = rv::model;
+using rv::ErrorCode;
 
 TEST_CASE("study: --array takes Slurm's syntax")
 {
@@ -347,6 +352,45 @@ TEST_CASE("study: workers that hold several tasks win unless their longer wallti
   // Four per worker, but no backfill window holds the longer walltime: 20 minutes' wait.
   const auto late = plan_pool({strategy("s1", 1200, 4.0, 240)}, 60, in);
   CHECK(late.score > one.score);
+}
+
+TEST_CASE("study: --time 10s is a minute of walltime, but a task keeps its 10 s: a worker of a minute holds several")
+{
+  // The benchmark's study (docs/benchmark-time-to-gpu.md, "Studies"): 16 tasks of `--time 10s`.
+  cli::PlanFlags flags;
+  flags.time = "10s";
+  auto request = cli::to_request(flags);
+  REQUIRE(request);
+  CHECK(request->time_s == 60); // the walltime: Slurm's whole minutes
+  auto asked = cli::time_asked_s(flags);
+  REQUIRE(asked);
+  app::JobOrder order;
+  order.request = *request;
+  order.task_time_s = *asked;
+  CHECK(order.study_task_time_s() == 10);
+  StudyFlags f;
+  f.array = "0-15";
+  auto st = make_study(f, "train --seed {task}", order.study_task_time_s());
+  REQUIRE(st);
+  CHECK(st->task_time_s == 10); // what the workers' claim check and the pool's model use
+
+  // Two free v100s whose one-minute workers start at once: each holds 6 tasks of 10 s (its walltime
+  // over a task's time), so two workers run the 16 tasks back to back, with one replacement each.
+  const std::vector<model::Strategy> v100 = {strategy("v100", 0, 1.0, 60)};
+  PoolInput in;
+  in.unfinished = 16;
+  in.kinds = room_for(1, 2);
+  const auto p = plan_pool(v100, st->task_time_s, in);
+  CHECK(p.submit.size() == 2);
+  // 12 tasks in the first two workers' minute, 4 after a replacement's poll (15 s): 2 x 10 s more.
+  CHECK(p.makespan_s == doctest::Approx(60 + 15 + 20));
+  // Each task costs a sixth of a worker's SU: 16 tasks, 16/6 of it (a minute per task would be 16).
+  CHECK(p.su == doctest::Approx(16.0 / 6));
+  // Planned with the minute (as before), each worker held one task and every task paid a new
+  // worker's SU and a replacement's wait.
+  const auto minute = plan_pool(v100, request->time_s, in);
+  CHECK(minute.su == doctest::Approx(16.0));
+  CHECK(minute.makespan_s > p.makespan_s);
 }
 
 TEST_CASE("study: a strategy's free slots are its partition's free GPUs of its type, in workers")
