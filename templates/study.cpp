@@ -180,6 +180,7 @@ _rv_worker_signalled() {
     sleep 2
     kill -KILL -- "-$_rv_task_pgid" 2>/dev/null
   fi
+  : >"$RV_TASKS_DIR/.ended.$SLURM_JOB_ID" 2>/dev/null
   _rv_log "worker $SLURM_JOB_ID was signalled: its task ended with it"
   exit 143
 }
@@ -234,6 +235,8 @@ if ! mkdir -p -- "$RV_TASKS_DIR"; then
   _rv_log "error: cannot create $RV_TASKS_DIR"
   exit 1
 fi
+# Marks for rv's top-up (docs/studies.md): it waits for a worker to start or end, not for its poll.
+: >"$RV_TASKS_DIR/.started.$SLURM_JOB_ID"
 # The allocation was sized for at least one task (its walltime holds a task's --time): the first
 # task is always claimed; a later one only while the allocation's real end leaves it its --time.
 _rv_ran=0
@@ -247,6 +250,7 @@ while :; do
   _rv_run_task "${_rv_next% *}" "${_rv_next#* }"
   _rv_ran=$(( _rv_ran + 1 ))
 done
+: >"$RV_TASKS_DIR/.ended.$SLURM_JOB_ID"
 _rv_any_waiting || _rv_cancel_pending_workers
 _rv_log "worker $SLURM_JOB_ID ran $_rv_ran task(s) of study $RV_REQUEST_ID"
 _rv_status=0

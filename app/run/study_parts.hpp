@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,13 +29,15 @@ Result<int> add_workers(Env& env, RequestRecord& rec, const std::vector<study::W
 PlanRun workers_plan(const PlanRun& base, const std::vector<model::Strategy>& strategies,
                      const std::vector<std::size_t>& which, int& next);
 
-// The request's workers pending or running.
-int alive_workers(const RequestRecord& rec);
+// The request's workers pending or running, less those in `ended` (their end marked: they claim no
+// more tasks while Slurm may still say they run).
+int alive_workers(const RequestRecord& rec, const std::set<std::string>& ended = {});
 
 // Each kept worker strategy's part of the pool (study::KindPool: running, pending and for how
-// long, the free GPUs the plan saw), from the request's jobs at `now`.
+// long, the free GPUs the plan saw), from the request's jobs at `now`; the jobs in `ended` count
+// as ended.
 std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
-                                        std::int64_t now);
+                                        std::int64_t now, const std::set<std::string>& ended = {});
 
 // Cancels every pending worker of `rec` on `env`'s cluster (nothing left to claim, or the study is
 // over) and records them cancelled; a failed scancel is logged and leaves them to the next look.

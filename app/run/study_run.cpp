@@ -158,16 +158,16 @@ int count_my_jobs(Env& env)
   return slurm::jobs_not_of(*jobs, "");
 }
 
-int alive_workers(const RequestRecord& rec)
+int alive_workers(const RequestRecord& rec, const std::set<std::string>& ended)
 {
-  return static_cast<int>(std::count_if(rec.jobs.begin(), rec.jobs.end(), [](const JobRecord& j) {
-    return !j.job_id.empty() && !slurm::is_terminal(j.state);
+  return static_cast<int>(std::count_if(rec.jobs.begin(), rec.jobs.end(), [&](const JobRecord& j) {
+    return !j.job_id.empty() && !slurm::is_terminal(j.state) && !ended.contains(j.job_id);
   }));
 }
 
 // Each kept worker strategy's part of the pool (study::KindPool), from the request's jobs.
 std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
-                                        std::int64_t now)
+                                        std::int64_t now, const std::set<std::string>& ended)
 {
   std::vector<study::KindPool> out;
   for (const auto& k : kinds) {
@@ -178,6 +178,9 @@ std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vec
         continue;
       }
       const auto since = j.submitted_at > 0 ? std::max<std::int64_t>(0, now - j.submitted_at) : 0;
+      if (ended.contains(j.job_id)) {
+        continue; // its end is marked: it claims no more (Slurm may say it runs a moment longer)
+      }
       if (!slurm::is_terminal(j.state)) {
         (slurm::is_started(j.state) ? p.running : p.pending) += 1;
         if (!slurm::is_started(j.state)) {
@@ -332,12 +335,12 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     study::PoolInput in;
     in.unfinished = unfinished;
     in.unclaimed = t.view.counts.pending;
-    in.workers_alive = alive_workers(rec);
+    in.workers_alive = alive_workers(rec, t.view.marks.ended);
     in.max_running = t.view.study.max_running;
     in.limits = limits;
     in.other_jobs = t.view.other_jobs.value_or(0);
     in.task_s = median_task_s(t.view.tasks);
-    in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds());
+    in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds(), t.view.marks.ended);
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
     cancel_spare_workers(env, rec, kinds, pool);
     if (!pool.submit.empty()) {
@@ -550,7 +553,9 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec, bool other_jobs)
     }
   }
   proc::Batch batch("study tasks");
-  const auto listed = batch.add(study::task_listing_command(study::tasks_dir(rec.remote_root, rec.id)));
+  const auto dir = study::tasks_dir(rec.remote_root, rec.id);
+  const auto listed = batch.add(study::task_listing_command(dir));
+  const auto marked = batch.add(study::worker_marks_command(dir));
   std::optional<proc::Handle> mine;
   if (other_jobs) {
     mine = batch.add(slurm::patient_command(slurm::my_jobs_argv()));
@@ -573,6 +578,9 @@ Result<StudyView> read_study(Env& env, RequestRecord& rec, bool other_jobs)
                                            text::first_line(listing.err)));
   }
   v.tasks = study::task_statuses(v.study, listing.out, alive);
+  if (answers[marked].ok()) {
+    v.marks = study::parse_worker_marks(answers[marked].out);
+  }
   v.offers = study::open_offers(listing.out);
   const auto claimers = study::claimer_jobs(listing.out);
   for (const auto& j : rec.jobs) {
@@ -685,8 +693,10 @@ Result<int> settle_study(Env& env, const std::string& request_id)
   }
   const auto limits = study_limits(rec);
   slurm::Backoff backoff({std::chrono::milliseconds(2000), std::chrono::milliseconds(15000), 1.5});
+  const auto dir = study::tasks_dir(rec.remote_root, rec.id);
   for (int failures = 0;;) {
     auto tended = tend_study(env, rec, limits);
+    bool prompt = false; // tasks wait for a worker, and a worker may start or end: wait for its mark
     if (!tended) {
       spdlog::warn("study {}: {}", rec.id, tended.error().message);
       if (++failures >= 20) {
@@ -709,11 +719,24 @@ Result<int> settle_study(Env& env, const std::string& request_id)
       return tended->view.counts.failed == 0 ? 0 : 1;
     } else {
       failures = 0;
+      const auto& v = tended->view;
+      prompt = v.marks.read && v.counts.pending > 0 && v.workers_pending + v.workers_running > 0;
     }
     if (interrupt_signal() != 0) {
       return 130;
     }
-    env.clock.sleep_for(backoff.next());
+    const auto pause = backoff.next();
+    if (prompt) {
+      // One round trip that waits on the cluster for a worker's start or end mark (the login node
+      // reads the task directory each second; slurmctld is asked nothing), at most the poll's pause:
+      // a finished worker's tasks get a new worker within a second or two, not at the next poll.
+      const int seconds = static_cast<int>(std::max<std::int64_t>(1, pause.count() / 1000));
+      if (auto w = env.cluster.run(study::worker_wait_command(dir, tended->view.marks.count(), seconds));
+          w && w->ok()) {
+        continue;
+      }
+    }
+    env.clock.sleep_for(pause);
   }
 }
 

@@ -56,6 +56,9 @@ struct StudyView {
   std::map<int, int> offers;
   // The user's jobs pending or running that are not this study's (`squeue --me`), when asked for.
   std::optional<int> other_jobs;
+  // The workers' start and end marks in the task directory (study::WorkerMarks), read in the same
+  // round trip: a worker marked ended claims no more, whatever Slurm says of its job yet.
+  study::WorkerMarks marks;
 };
 
 inline constexpr std::size_t k_max_barren = 3;

@@ -738,6 +738,49 @@ done
   return c;
 }
 
+proc::Command worker_marks_command(const std::string& dir)
+{
+  static constexpr const char* k_script = R"sh(cd -- "$1" 2>/dev/null || exit 0
+for m in .started.* .ended.*; do
+  [ -e "$m" ] || continue
+  m=${m#.}
+  printf '%s %s\n' "${m%%.*}" "${m#*.}"
+done
+)sh";
+  proc::Command c;
+  c.argv = {"sh", "-c", k_script, "sh", dir};
+  return c;
+}
+
+WorkerMarks parse_worker_marks(std::string_view out)
+{
+  WorkerMarks m;
+  m.read = true;
+  std::istringstream in{std::string(out)};
+  std::string word, job;
+  while (in >> word >> job) {
+    if (word == "started") {
+      m.started.insert(job);
+    } else if (word == "ended") {
+      m.ended.insert(job);
+    }
+  }
+  return m;
+}
+
+proc::Command worker_wait_command(const std::string& dir, int known, int seconds)
+{
+  static constexpr const char* k_script = R"sh(cd -- "$1" 2>/dev/null || exit 0
+marks() { set -- .started.* .ended.*; n=0; for m; do [ -e "$m" ] && n=$(( n + 1 )); done; echo "$n"; }
+i=0
+while n=$(marks) && [ "$n" -le "$2" ] && [ "$i" -lt "$3" ]; do sleep 1; i=$(( i + 1 )); done
+echo "$n"
+)sh";
+  proc::Command c;
+  c.argv = {"sh", "-c", k_script, "sh", dir, std::to_string(known), std::to_string(seconds)};
+  return c;
+}
+
 namespace {
 
 struct Attempt {

@@ -213,6 +213,24 @@ struct TaskStatus {
 // one line per attempt `<task> <attempt> <job> <start> <exit> <end>` (`-` for what is missing).
 proc::Command task_listing_command(const std::string& tasks_dir);
 
+// A worker marks its start and its end in the task directory (`.started.<job>`, `.ended.<job>`:
+// its tasks done, its walltime over, a signal), so a top-up can follow a worker's end at once
+// instead of at its next poll (docs/studies.md, "Fan-out within the limits").
+struct WorkerMarks {
+  std::set<std::string> started;
+  std::set<std::string> ended;
+  bool read = false; // the listing answered (without it, nothing can be waited for)
+  int count() const { return static_cast<int>(started.size() + ended.size()); }
+};
+// The command that lists the marks (`started <job>`, `ended <job>`), one round trip (batched with
+// the task listing).
+proc::Command worker_marks_command(const std::string& tasks_dir);
+WorkerMarks parse_worker_marks(std::string_view out);
+// The command that waits on the cluster, up to `seconds`, for a worker to start or end: it ends as
+// soon as there are more than `known` marks and prints their number. One round trip, however
+// long it waits; it reads the directory each second and asks Slurm nothing.
+proc::Command worker_wait_command(const std::string& tasks_dir, int known, int seconds);
+
 // The task directory of a request.
 std::string tasks_dir(const std::string& remote_root, const std::string& request_id);
 // The log of task `task`'s attempt `attempt`.

@@ -2,9 +2,9 @@
 // however many workers, a dead worker's task claimed again within its attempts, no task started
 // that the allocation cannot finish.
 
+#include "app/run/pipeline.hpp"
 #include "app/run/plan/study.hpp"
 #include "app/run/plan/study_offers.hpp"
-#include "app/run/pipeline.hpp"
 #include "cli/plan_options.hpp"
 #include "core/process/shell.hpp"
 #include "exec_fixture.hpp"
@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -74,6 +76,9 @@ TEST_CASE("study exec: one worker runs every task once, with its id, count and s
   CHECK(fx.read("rv/requests/study-1/tasks/2/a1/out") == "out-2\n");
   CHECK(fx.read("rv/requests/study-1/tasks/2/a1/job") == "301\n");
   CHECK(fx.read("rv/requests/study-1/tasks/2/a1/exit").starts_with("0 "));
+  // It marked its start and its end for rv's top-up.
+  CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/.started.301") + "'") == 0);
+  CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/.ended.301") + "'") == 0);
   // A second worker finds nothing to claim, runs nothing, and cancels the pending workers.
   CHECK(ExecFixture::sh(run_worker(fx, script, "302")) == 0);
   CHECK(lines_of(fx.read("ran.txt")).size() == 4);
@@ -230,6 +235,54 @@ TEST_CASE("study exec: a signalled worker ends its task with it, which keeps no 
   CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/a1/exit") + "'") != 0);
   CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/0/done") + "'") != 0);
   CHECK(fx.read("worker-901.txt").find("its task ended with it") != std::string::npos);
+  CHECK(ExecFixture::sh("test -e '" + fx.path("rv/requests/study-1/tasks/.ended.901") + "'") == 0);
+}
+
+namespace {
+
+std::string command_line(const rv::proc::Command& c)
+{
+  std::string line;
+  for (const auto& a : c.argv) {
+    line += (line.empty() ? "" : " ") + rv::proc::shell_quote(a);
+  }
+  return line;
+}
+
+} // namespace
+
+TEST_CASE("study exec: the top-up's wait ends at a worker's start or end mark, not at its timeout")
+{
+  using namespace rv::app::study;
+  ExecFixture fx;
+  const auto dir = fx.path("rv/requests/study-1/tasks");
+  // No task directory yet: nothing to list, nothing to wait on.
+  CHECK(ExecFixture::sh(command_line(worker_marks_command(dir)) + " >'" + fx.path("marks.txt") + "'") == 0);
+  CHECK(fx.read("marks.txt").empty());
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx, 1)));
+  CHECK(ExecFixture::sh(run_worker(fx, script, "951")) == 0);
+  CHECK(ExecFixture::sh(command_line(worker_marks_command(dir)) + " >'" + fx.path("marks.txt") + "'") == 0);
+  const auto marks = parse_worker_marks(fx.read("marks.txt"));
+  CHECK(marks.read);
+  CHECK(marks.started == std::set<std::string>{"951"});
+  CHECK(marks.ended == std::set<std::string>{"951"});
+  CHECK(marks.count() == 2);
+  CHECK_FALSE(parse_worker_marks("").count());
+
+  // Nothing new: the wait lasts its timeout (1 s here) and says 2.
+  CHECK(ExecFixture::sh(command_line(worker_wait_command(dir, 2, 1)) + " >'" + fx.path("w1.txt") + "'") == 0);
+  CHECK(fx.read("w1.txt") == "2\n");
+  // A worker ends a second into a wait of 30 s: the wait ends with it (well before 30 s) and says 3.
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(ExecFixture::sh("( sleep 1; : >'" + dir + "/.ended.952' ) & " + command_line(worker_wait_command(dir, 2, 30)) +
+                        " >'" + fx.path("w2.txt") + "'; wait") == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(fx.read("w2.txt") == "3\n");
+  // A mark rv has not seen yet (it came after rv's listing): the wait ends at once.
+  const auto t1 = std::chrono::steady_clock::now();
+  CHECK(ExecFixture::sh(command_line(worker_wait_command(dir, 2, 30)) + " >'" + fx.path("w3.txt") + "'") == 0);
+  CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::seconds(10));
+  CHECK(fx.read("w3.txt") == "3\n");
 }
 
 // Across clusters (docs/studies.md, "Across clusters"): rv's offer steps (study::offer_ops_command)
@@ -238,12 +291,8 @@ namespace {
 
 std::string offer_steps(const ExecFixture& fx, const std::vector<rv::app::study::OfferStep>& steps)
 {
-  const auto c = rv::app::study::offer_ops_command(fx.path("rv/requests/study-1/tasks"), steps);
-  std::string line;
-  for (const auto& a : c.argv) {
-    line += (line.empty() ? "" : " ") + rv::proc::shell_quote(a);
-  }
-  return line + " >>'" + fx.path("ops.txt") + "'";
+  return command_line(rv::app::study::offer_ops_command(fx.path("rv/requests/study-1/tasks"), steps)) + " >>'" +
+         fx.path("ops.txt") + "'";
 }
 
 } // namespace
