@@ -35,9 +35,10 @@ int alive_workers(const RequestRecord& rec, const std::set<std::string>& ended =
 
 // Each kept worker strategy's part of the pool (study::KindPool: running, pending and for how
 // long, the free GPUs the plan saw), from the request's jobs at `now`; the jobs in `ended` count
-// as ended.
+// as ended. With the study's `tasks`, each running worker's task in flight and time left (busy).
 std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
-                                        std::int64_t now, const std::set<std::string>& ended = {});
+                                        std::int64_t now, const std::set<std::string>& ended = {},
+                                        const std::vector<study::TaskStatus>& tasks = {});
 
 // Cancels every pending worker of `rec` on `env`'s cluster (nothing left to claim, or the study is
 // over) and records them cancelled; a failed scancel is logged and leaves them to the next look.

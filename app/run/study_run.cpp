@@ -167,8 +167,15 @@ int alive_workers(const RequestRecord& rec, const std::set<std::string>& ended)
 
 // Each kept worker strategy's part of the pool (study::KindPool), from the request's jobs.
 std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vector<study::WorkerKind>& kinds,
-                                        std::int64_t now, const std::set<std::string>& ended)
+                                        std::int64_t now, const std::set<std::string>& ended,
+                                        const std::vector<study::TaskStatus>& tasks)
 {
+  std::map<std::string, std::int64_t> in_flight; // job -> its running task's start
+  for (const auto& t : tasks) {
+    if (t.state == study::TaskState::running && !t.job_id.empty() && t.started_at > 0) {
+      in_flight[t.job_id] = t.started_at;
+    }
+  }
   std::vector<study::KindPool> out;
   for (const auto& k : kinds) {
     study::KindPool p;
@@ -180,6 +187,16 @@ std::vector<study::KindPool> kind_pools(const RequestRecord& rec, const std::vec
       const auto since = j.submitted_at > 0 ? std::max<std::int64_t>(0, now - j.submitted_at) : 0;
       if (ended.contains(j.job_id)) {
         continue; // its end is marked: it claims no more (Slurm may say it runs a moment longer)
+      }
+      if (!slurm::is_terminal(j.state) && slurm::is_started(j.state) && !tasks.empty()) {
+        study::BusyWorker b;
+        if (auto f = in_flight.find(j.job_id); f != in_flight.end()) {
+          b.task_ran_s = std::max<std::int64_t>(0, now - f->second);
+        }
+        if (j.started_at > 0 && k.strategy.walltime_s > 0) {
+          b.left_s = std::max<std::int64_t>(0, j.started_at + k.strategy.walltime_s - now);
+        }
+        p.busy.push_back(b);
       }
       if (!slurm::is_terminal(j.state)) {
         (slurm::is_started(j.state) ? p.running : p.pending) += 1;
@@ -340,7 +357,7 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     in.limits = limits;
     in.other_jobs = t.view.other_jobs.value_or(0);
     in.task_s = median_task_s(t.view.tasks);
-    in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds(), t.view.marks.ended);
+    in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds(), t.view.marks.ended, t.view.tasks);
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
     cancel_spare_workers(env, rec, kinds, pool);
     if (!pool.submit.empty()) {

@@ -391,13 +391,14 @@ std::vector<model::Strategy> worker_strategies(const std::vector<model::Strategy
 namespace {
 
 // One worker in the pool's model of the study: free to claim at `at` (seconds from now), `cost`
-// SU per task, `holds` tasks per allocation; after that it ends and a replacement waits `regap`.
+// SU per task, `left` tasks before its allocation ends; then a replacement waits `regap` and holds
+// `holds` tasks per allocation.
 struct SimWorker {
   double at = 0;
   double cost = 0;
   int holds = 1;
   double regap = 0;
-  int claimed = 0;
+  int left = 1;
 };
 
 struct SimOutcome {
@@ -407,8 +408,8 @@ struct SimOutcome {
 };
 
 // The tasks shared out among `ws`, each to the worker free soonest (the cheaper one among equals):
-// how long until the last ends and the SU of them. Workers' `claimed` counts their tasks.
-SimOutcome simulate(std::vector<SimWorker>& ws, int tasks, double task_s)
+// how long until the last ends and the SU of them.
+SimOutcome simulate(std::vector<SimWorker> ws, int tasks, double task_s)
 {
   SimOutcome out;
   if (tasks <= 0) {
@@ -434,8 +435,11 @@ SimOutcome simulate(std::vector<SimWorker>& ws, int tasks, double task_s)
     out.makespan = std::max(out.makespan, end);
     out.mean_end += end / tasks;
     out.su += w.cost;
-    ++w.claimed;
-    at[best] = end + (w.claimed % std::max(1, w.holds) == 0 ? w.regap : 0.0);
+    at[best] = end;
+    if (--w.left <= 0) { // its allocation is used up: a replacement takes its place
+      at[best] += w.regap;
+      w.left = std::max(1, w.holds);
+    }
   }
   return out;
 }
@@ -511,17 +515,17 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   if (ranked.empty() || in.unfinished <= 0) {
     return out;
   }
-  // The model (docs/studies.md, "The pool"): a worker of strategy k starts at its expected wait
-  // and claims tasks back to back, `holds` of them per allocation (its walltime over a task's
-  // --time), a replacement waiting the strategy's wait again (and a top-up's poll) after that; a
-  // running worker is free after half a task. A strategy whose worker has pended past its wait and
+  // The model (docs/studies.md, "The pool"): a new worker of strategy k starts at its expected wait
+  // (and its own start, k_worker_start_s) and claims tasks back to back, `holds` of them per
+  // allocation (its walltime over a task's --time), a replacement waiting a top-up and the start
+  // again after that; a running worker is free when its task ends (half way through one when the
+  // top-up does not know), and holds what its allocation's time left allows. A strategy whose worker has pended past its wait and
   // a grace is late: it is expected to pend as long again (and at least a task more).
   // A task takes its --time, or what the study's ended tasks took (a worker claims the next while
   // its allocation has a task's --time left, so one that ends early leaves room for more).
   const double time_s = static_cast<double>(std::max<std::int64_t>(1, task_time_s));
   const double d = in.task_s > 0 ? std::min(in.task_s, time_s) : time_s;
   const double grace = std::max(30.0, d / 2);
-  const double poll_s = 15;
   std::int64_t known_max = 0;
   for (const auto& s : ranked) {
     known_max = std::max(known_max, s.est_wait_s.value_or(0));
@@ -543,7 +547,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     const auto waited = static_cast<double>(std::max(kp.waited_s, kp.pending_for_s));
     const bool late = waited > wait + grace;
     const double expected = late ? waited + std::max(waited, d) : wait;
-    kind.start_new = expected;
+    kind.start_new = expected + k_worker_start_s; // its sbatch, scheduling and set-up too
     kind.start_pending = std::max(0.0, expected - static_cast<double>(kp.pending_for_s));
     kind.holds = 1 + static_cast<int>(std::max(0.0, static_cast<double>(s.walltime_s) - time_s) / d);
     kind.cost = s.est_su / kind.holds;
@@ -555,7 +559,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   }
   const double su_floor = std::max(1e-6, 0.01 * max_cost) * std::max(1, in.unfinished);
   auto worker = [&](std::size_t k, double at) {
-    return SimWorker{at, kinds[k].cost, kinds[k].holds, poll_s + kinds[k].start_new};
+    return SimWorker{at, kinds[k].cost, kinds[k].holds, k_topup_s + kinds[k].start_new, kinds[k].holds};
   };
   // The pool is built again from its running workers: each step keeps one of a strategy's pending
   // workers or adds a new one, whichever lowers the score most (a kept one among equals: it has
@@ -564,12 +568,26 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   int pending_total = 0;
   std::vector<int> keepable(ranked.size(), 0);
   for (std::size_t k = 0; k < ranked.size() && k < in.kinds.size(); ++k) {
+    const auto& busy = in.kinds[k].busy;
+    const bool known = static_cast<int>(busy.size()) == in.kinds[k].running;
     for (int i = 0; i < in.kinds[k].running; ++i) {
-      // Half way through a task it has claimed: free after it, or replaced after it when that was
-      // the last its walltime holds.
+      // Free once the task it runs ends (unknown: half way through one), then claiming while its
+      // allocation holds a task's --time; replaced after that. A task that waits a moment for a
+      // cheap worker about to free is not given a new, dearer worker that would start later.
       auto w = worker(k, d / 2);
-      w.claimed = 1;
-      w.at += kinds[k].holds <= 1 ? w.regap : 0.0;
+      w.left = kinds[k].holds - 1;
+      if (known) {
+        const auto& b = busy[static_cast<std::size_t>(i)];
+        w.at = b.task_ran_s >= 0 ? std::max(0.0, d - static_cast<double>(b.task_ran_s)) : 0.0;
+        if (b.left_s >= 0) {
+          const double room = static_cast<double>(b.left_s) - w.at;
+          w.left = room >= time_s ? 1 + static_cast<int>((room - time_s) / d) : 0;
+        }
+      }
+      if (w.left <= 0) {
+        w.at += w.regap;
+        w.left = kinds[k].holds;
+      }
       pool.push_back(w);
     }
     keepable[k] = in.kinds[k].pending;

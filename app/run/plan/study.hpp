@@ -111,6 +111,13 @@ Result<Study> study_from_json(const nlohmann::json& j);
 
 // ---- the pool of workers -------------------------------------------------------------------
 
+// A running worker as a top-up sees it: how long the task it runs has run, and its allocation's
+// time left.
+struct BusyWorker {
+  std::int64_t task_ran_s = -1; // -1: no task in flight (it claims the next at once)
+  std::int64_t left_s = -1;     // -1: unknown (its walltime holds as many tasks as a new one's)
+};
+
 // One worker strategy's part of the pool as it stands (the same order as the ranked strategies).
 struct KindPool {
   int pending = 0;                // this study's workers of the strategy, pending
@@ -119,6 +126,8 @@ struct KindPool {
   std::int64_t waited_s = 0;      // the longest any of its workers pended without starting (alive, or
                                   // cancelled while pending): past its expected wait, the strategy is late
   int slots = -1;                 // workers the plan saw free GPUs for at once; -1 = unknown
+  // The running workers, one each, when the top-up knows them (else each is half way through a task).
+  std::vector<BusyWorker> busy;
 };
 
 // What the pool is planned from: the tasks not yet ended, the request's workers alive, and the
@@ -148,6 +157,12 @@ struct PoolPlan {
 // How much the pool weighs SU against time: a worker is worth adding when it shortens the expected
 // makespan by more than k_su_weight times the share of SU it adds (docs/studies.md).
 inline constexpr double k_su_weight = 2.0;
+// What a new worker takes beyond its strategy's wait before it claims a task: sbatch, Slurm's
+// scheduling pass, the job's start and the worker's set-up (seconds; the testbed's are 2-5 s).
+inline constexpr double k_worker_start_s = 5.0;
+// How long a worker's end waits for the top-up that replaces it: the background rv waits on the
+// workers' marks (a second), `rv run -f` polls at most every 5 s.
+inline constexpr double k_topup_s = 5.0;
 
 // How many workers of which strategies to submit now, and which pending ones to cancel.
 // `ranked`: the worker strategies, best first. The pool's ceiling is the unfinished tasks, capped

@@ -382,8 +382,9 @@ TEST_CASE("study: --time 10s is a minute of walltime, but a task keeps its 10 s:
   in.kinds = room_for(1, 2);
   const auto p = plan_pool(v100, st->task_time_s, in);
   CHECK(p.submit.size() == 2);
-  // 12 tasks in the first two workers' minute, 4 after a replacement's poll (15 s): 2 x 10 s more.
-  CHECK(p.makespan_s == doctest::Approx(60 + 15 + 20));
+  // The workers claim 5 s after submission (sbatch, scheduling, set-up: k_worker_start_s), 12 tasks
+  // in their minute, 4 after a replacement's top-up and start (10 s): 2 x 10 s more.
+  CHECK(p.makespan_s == doctest::Approx(5 + 60 + 10 + 20));
   // Each task costs a sixth of a worker's SU: 16 tasks, 16/6 of it (a minute per task would be 16).
   CHECK(p.su == doctest::Approx(16.0 / 6));
   // Planned with the minute (as before), each worker held one task and every task paid a new
@@ -391,6 +392,40 @@ TEST_CASE("study: --time 10s is a minute of walltime, but a task keeps its 10 s:
   const auto minute = plan_pool(v100, request->time_s, in);
   CHECK(minute.su == doctest::Approx(16.0));
   CHECK(minute.makespan_s > p.makespan_s);
+}
+
+TEST_CASE("study: a top-up leaves a task to a cheap worker about to free rather than start a dearer one")
+{
+  // v100 and a6000 (1.2x the SU) both free; one v100 worker runs, 9 s into a task of 10 s, with
+  // 40 s of its allocation left; one task waits.
+  const std::vector<model::Strategy> ranked = {strategy("v100", 0, 1.0, 60), strategy("a6000", 0, 1.2, 60)};
+  PoolInput in;
+  in.unfinished = 2;
+  in.unclaimed = 1;
+  in.workers_alive = 1;
+  in.kinds = room_for(2, 4);
+  in.kinds[0].slots = 1;
+  in.kinds[0].running = 1;
+  in.kinds[0].busy = {{9, 40}};
+  // The v100 claims it in 1 s; a new a6000 would claim it 5 s after its sbatch at best. Before, the
+  // model had the running worker half way through its task (free in 5 s) and a new one start at
+  // once, so it bought the a6000 (the task 5 s sooner for 1.2x its SU).
+  auto p = plan_pool(ranked, 10, in);
+  CHECK(p.submit.empty());
+  CHECK(p.makespan_s == doctest::Approx(11));
+  // The same v100 at the start of its task (free in 10 s) with two tasks waiting: new workers take
+  // them (the second would wait 20 s), a v100 first.
+  in.unfinished = 3;
+  in.unclaimed = 2;
+  in.kinds[0].busy = {{0, 40}};
+  auto q = plan_pool(ranked, 10, in);
+  REQUIRE_FALSE(q.submit.empty());
+  CHECK(q.submit.front() == 0);
+  CHECK(q.makespan_s < 30);
+  // Its allocation has no room for another task: the waiting ones go to new workers.
+  in.kinds[0].busy = {{9, 5}};
+  auto r = plan_pool(ranked, 10, in);
+  CHECK(r.submit.size() >= 1);
 }
 
 TEST_CASE("study: a strategy's free slots are its partition's free GPUs of its type, in workers")
