@@ -106,19 +106,30 @@ pass "worker $victim killed mid-task: task 1 ran again as attempt 2; every task 
 
 # ---- 4. rv killed between submission and the workers' start: every task still once ----
 occupier=$(it_occupy "$TYPE" "$NAME-occupy")
-ssh_rv run -f -g 1 -t "$TYPE" --time 2m --name "$NAME-r" --array 0-2 -- "echo {task} >>\$HOME/$RAN-r" \
-  </dev/null >"$IT_DIR/r.out" 2>"$IT_DIR/r.err" &
+# rv itself in the background, not ssh_rv: a function in the background is a subshell, and its pid
+# is not rv's (until session 42 this step killed that subshell, and rv -f ran on unseen).
+"$RV" --ssh-config "$TB_SSH_CONFIG" --host "$TB_HOST" run -f -g 1 -t "$TYPE" --time 2m --name "$NAME-r" --array 0-2 -- \
+  "echo {task} >>\$HOME/$RAN-r" </dev/null >"$IT_DIR/r.out" 2>"$IT_DIR/r.err" &
 rv_pid=$!
 submitted() { [[ -n $(study_id "$IT_DIR/r.err") ]]; }
 wait_for 60 submitted
 R=$(study_id "$IT_DIR/r.err")
 kill -9 "$rv_pid"
 wait "$rv_pid" 2>/dev/null || true
+assert_eq "" "$(pgrep -f -- "--name $NAME-r --array" || true)" "rv -f itself was killed"
+# Nobody tends the study now: rv ps starts a background rv for it, once.
+run ssh_rv ps "$R"
+assert_contains "$RUN_ERR" "rv: study $R had no rv tending it" "rv ps starts a background rv for the study rv -9 left"
+# shellcheck disable=SC2317  # called through wait_for
+tended() { ! flock -n "$RV_STATE_DIR/requests/.$R.tending" true; }
+wait_for 30 tended
+run ssh_rv ps "$R"
+assert_not_contains "$RUN_ERR" "had no rv tending it" "a study a background rv tends gets no second one"
 scancel "$occupier"
 wait_for 240 all_done "$R" 3
 assert_eq "0 1 2" "$(ran r)" "every task once after rv was killed"
 wait_for 60 workers_gone "$R"
-pass "rv killed before the workers started: every task once, no worker left"
+pass "rv killed before the workers started: rv ps started a background rv; every task once, no worker left"
 
 # ---- 5. rv stop REQ stops every worker ----
 run ssh_rv run -g 1 -t "$TYPE" --time 2m --name "$NAME-x" --array 0-3%2 -- "sleep 300"
