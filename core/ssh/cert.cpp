@@ -1,5 +1,6 @@
 #include "core/ssh/cert.hpp"
 
+#include "core/base64.hpp"
 #include "core/text.hpp"
 
 #include <fmt/chrono.h>
@@ -12,30 +13,6 @@
 
 namespace rv::proc {
 namespace {
-
-std::optional<std::string> base64_decode(std::string_view text)
-{
-  static constexpr std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned bits = 0;
-  int count = 0;
-  for (char c : text) {
-    if (c == '=') {
-      break;
-    }
-    const auto at = alphabet.find(c);
-    if (at == std::string_view::npos) {
-      return std::nullopt;
-    }
-    bits = (bits << 6) | static_cast<unsigned>(at);
-    count += 6;
-    if (count >= 8) {
-      count -= 8;
-      out.push_back(static_cast<char>((bits >> count) & 0xffu));
-    }
-  }
-  return out;
-}
 
 // The SSH wire format's uint32, uint64 and string (PROTOCOL.certkeys), read front to back.
 class Reader {
