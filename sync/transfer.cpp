@@ -1,9 +1,11 @@
 #include "sync/transfer.hpp"
 
+#include "core/base64.hpp"
 #include "core/enum_names.hpp"
 #include "core/interrupt.hpp"
 #include "core/printable.hpp"
 #include "core/process/local_runner.hpp"
+#include "core/random.hpp"
 #include "core/store/beneath.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +13,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -23,7 +27,7 @@ constexpr EnumNames<Transport, 3>
 
 std::string_view to_string(Transport t)
 {
-  return k_transport_names.name(t);
+  return t == Transport::inline_files ? "inline" : k_transport_names.name(t);
 }
 
 std::optional<Transport> parse_transport(std::string_view name)
@@ -47,6 +51,14 @@ double seconds_since(Clock::time_point t0)
 // (docs/sync.md).
 // $3 = private: the project's own workspace, made and kept 0700 (new parents too), so that a
 // custom sync_root outside the 0700 remote_root does not expose the code and a `.env` (N7).
+// A small push's files come after those records (sends_inline): F<path> MODE MTIME SIZE and
+// L<path> TARGET SUFFIX, then E<total bytes>, then every file's bytes in base64 as one stream.
+// Each file is written as put_file writes one: a new temp name beside it (mktemp: random, created
+// exclusively, 0600), its mode and mtime set, then renamed over the target (`mv -T`: a link or
+// file there is replaced, never written through; a directory there is an error); a link is made
+// (`ln -sT`) under `<path>.rv-tmp.SUFFIX` and renamed the same way. Nothing is written below a
+// directory on the way that is a symlink on the cluster (exit 4), and every temp name is written
+// before any is renamed, so a short or broken stream changes no file.
 constexpr const char* k_apply = R"sh(if [ "$3" = private ]; then
   (umask 077 && mkdir -p -- "$1") && chmod 700 -- "$1" || exit 1
 fi
@@ -56,9 +68,12 @@ if [ ! -L "$1" ] && [ -f .rv-workspace ] && [ ! -L .rv-workspace ] && [ -n "$2" 
   [ "$(cat .rv-workspace; echo x)" = "${2}x" ]; then own=1; fi
 if [ -n "$(find . -maxdepth 0 \( -perm -0020 -o -perm -0002 -o ! -user "$(id -u)" \) -print)" ]; then own=2; fi
 status=0
+fp=() fm=() ft=() fn=() ftmp=() lp=() lt=() ltmp=() lmade=() total=
 while IFS= read -r -d '' rec; do
   p=${rec#?}
   case $rec in
+    E*) total=$p
+        break ;;
     W*) rm -f -- .rv-workspace
         printf '%s' "$p" >.rv-workspace || exit 1
         [ -L "$1" ] || [ "$own" = 2 ] || own=1 ;;
@@ -72,7 +87,59 @@ while IFS= read -r -d '' rec; do
     X*) rm -rf -- "$p" || status=1 ;;
     D*) rmdir -- "$p" 2>/dev/null ;;
     M*) mkdir -p -- "$p" || status=1 ;;
+    F*) IFS= read -r -d '' m && IFS= read -r -d '' t && IFS= read -r -d '' n || exit 1
+        fp+=("$p") fm+=("$m") ft+=("$t") fn+=("$n") ;;
+    L*) IFS= read -r -d '' t && IFS= read -r -d '' x || exit 1
+        lp+=("$p") lt+=("$t") ltmp+=("$p.rv-tmp.$x") ;;
   esac
+done
+[ ${#fp[@]} -gt 0 ] || [ ${#lp[@]} -gt 0 ] || exit $status
+[ -n "$total" ] || { echo 'the files sent arrived without their end record' >&2; exit 1; }
+pack=
+cleanup() {
+  for x in "$pack" "${ftmp[@]}" "${lmade[@]}"; do [ -z "$x" ] || rm -f -- "$x"; done
+}
+trap cleanup EXIT
+# The first directory on the way to $1 that is a symlink here, in $via (else $via is empty).
+through_link() {
+  local rest=$1 at=
+  via=
+  while [ "${rest#*/}" != "$rest" ]; do
+    at=${at:+$at/}${rest%%/*}
+    rest=${rest#*/}
+    if [ -L "$at" ]; then via=$at; return; fi
+  done
+}
+for p in "${fp[@]}" "${lp[@]}"; do
+  through_link "$p"
+  if [ -n "$via" ]; then
+    printf 'refusing to write %s in %s: %s is a symbolic link there\n' "$p" "$1" "$via" >&2
+    exit 4
+  fi
+done
+if [ ${#fp[@]} -gt 0 ]; then
+  pack=$(mktemp) || exit 1
+  base64 -d >"$pack" && [ "$(($(wc -c <"$pack")))" = "$total" ] ||
+    { echo 'the files sent arrived damaged or short' >&2; exit 1; }
+fi
+off=1
+for i in "${!fp[@]}"; do
+  ftmp[i]=$(mktemp -- "${fp[i]}.rv-tmp.XXXXXXXXXXXXXXXX") || exit 1
+  tail -c "+$off" -- "$pack" | head -c "${fn[i]}" >"${ftmp[i]}" &&
+    chmod -- "${fm[i]}" "${ftmp[i]}" && touch -d "@${ft[i]}" -- "${ftmp[i]}" || exit 1
+  off=$((off + fn[i]))
+done
+for i in "${!lp[@]}"; do
+  ln -sT -- "${lt[i]}" "${ltmp[i]}" || exit 1
+  lmade[i]=${ltmp[i]}
+done
+for i in "${!fp[@]}"; do
+  mv -Tf -- "${ftmp[i]}" "${fp[i]}" || exit 1
+  ftmp[i]=
+done
+for i in "${!lp[@]}"; do
+  mv -Tf -- "${ltmp[i]}" "${lp[i]}" || exit 1
+  lmade[i]=
 done
 exit $status)sh";
 
@@ -103,6 +170,7 @@ Result<Transport> choose_transport(const PushOptions& o, bool remote_has_rsync)
 
 struct RemoteListing {
   bool has_rsync = false;
+  bool has_inline_tools = false; // base64 and mktemp: a small push's files can ride in the apply
   std::vector<RemoteEntry> entries;
   TargetFacts target;
 };
@@ -117,6 +185,10 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
   std::vector<proc::Command> batch = {manifest_command(dir), probe};
   if (policy) {
     batch.push_back(target_facts_command(dir, protected_paths(*policy)));
+    proc::Command tools; // what the apply step needs to write a small push's files itself
+    tools.argv = {"sh", "-c", "command -v base64 && command -v mktemp"};
+    tools.timeout = std::chrono::seconds(30);
+    batch.push_back(std::move(tools));
   }
   RV_TRY(outs, remote.run_batch(batch));
   if (outs.size() != batch.size()) {
@@ -138,6 +210,7 @@ Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, 
     }
     RV_TRY(facts, parse_target_facts(outs[2].out, protected_paths(*policy).size()));
     listing.target = std::move(facts);
+    listing.has_inline_tools = outs[3].ok();
   }
   return listing;
 }
@@ -188,7 +261,53 @@ Result<void> check_pulled_paths(const std::vector<RemoteEntry>& entries, const s
   return {};
 }
 
+// Appends `text` and its NUL terminator to the apply step's records.
+void add_field(std::string& records, std::string_view text)
+{
+  records += text;
+  records += '\0';
+}
+
+// The apply step's records for a small push's files (k_apply: F and L records, E with the total,
+// then the bytes in base64), read here from below `root`.
+Result<std::string> inline_records(const std::filesystem::path& root, const std::vector<LocalEntry>& send)
+{
+  std::string records;
+  std::string bytes;
+  for (const auto& e : send) {
+    if (!store::is_plain_relative(e.path)) { // the selection never holds one; a caller's list might
+      return fail(ErrorCode::usage, fmt::format("refusing to send '{}': not a plain relative path", printable(e.path)));
+    }
+    if (e.type == EntryType::symlink) {
+      add_field(records, "L" + e.path);
+      add_field(records, e.link_target);
+      add_field(records, random_hex(8));
+      continue;
+    }
+    const auto path = root / e.path;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return fail(ErrorCode::io, fmt::format("cannot read {}", path.string()));
+    }
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    add_field(records, "F" + e.path);
+    add_field(records, fmt::format("{:o}", e.mode & 07777));
+    add_field(records, std::to_string(e.mtime_s));
+    add_field(records, std::to_string(content.size()));
+    bytes += content;
+  }
+  add_field(records, "E" + std::to_string(bytes.size()));
+  records += base64_encode(bytes);
+  return records;
+}
+
 } // namespace
+
+bool sends_inline(Transport setting, bool remote_has_inline_tools, const TransferPlan& plan)
+{
+  return setting == Transport::automatic && remote_has_inline_tools && !plan.send.empty() &&
+         plan.send.size() <= k_inline_max_files && plan.send_bytes <= k_inline_max_bytes;
+}
 
 proc::Command manifest_command(const std::string& dir)
 {
@@ -309,19 +428,16 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     RV_TRY_VOID(keep_remote_files(report));
   }
   RV_TRY(transport, choose_transport(options, listing.has_rsync));
-  report.transport = transport;
   const auto& plan = report.plan;
+  const bool inline_files = sends_inline(options.transport, listing.has_inline_tools, plan);
+  report.transport = inline_files ? Transport::inline_files : transport;
   if (options.dry_run) {
     report.seconds = seconds_since(t0);
     return report;
   }
-  // Deletions and directories: one round trip.
+  // Deletions and directories, and a small push's files: one round trip.
   std::string records;
-  auto add = [&](char op, const std::string& p) {
-    records += op;
-    records += p;
-    records += '\0';
-  };
+  auto add = [&](char op, const std::string& p) { add_field(records, op + p); };
   if (decision.write_marker) {
     add('W', decision.marker_text);
   }
@@ -337,6 +453,10 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
   for (const auto& p : plan.make_dirs) {
     add('M', p);
   }
+  if (inline_files) {
+    RV_TRY(files, inline_records(root, plan.send));
+    records += files;
+  }
   proc::Command apply;
   apply.argv = {
       "bash", "-c", k_apply, "rv-apply", remote_dir, decision.marker_text, options.target.owned ? "private" : "shared"};
@@ -347,7 +467,15 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     return fail(ErrorCode::io, fmt::format("cannot update {} on {}: {}", remote_dir, remote.where(), applied.err),
                 "check the sync_root setting and the permissions there");
   }
-  if (plan.send.empty()) {
+  if (inline_files) {
+    report.wire_bytes = records.size();
+    if (options.progress) {
+      for (const auto& e : plan.send) {
+        options.progress(e.path);
+      }
+    }
+  }
+  if (plan.send.empty() || inline_files) {
     report.seconds = seconds_since(t0);
     return report;
   }

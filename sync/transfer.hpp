@@ -11,6 +11,7 @@
 #include "sync/rsync.hpp"
 #include "sync/target.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -51,13 +52,25 @@ struct TransferPlan {
 TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vector<RemoteEntry>& remote);
 
 // How files move: rsync over ssh, or SFTP on rv's own session. `automatic` ("auto" in the config)
-// takes rsync when both sides have it.
-enum class Transport { automatic, rsync, sftp };
+// takes rsync when both sides have it, or, for a small push, `inline_files`: the files ride on the
+// apply step's stdin, in its round trip (never a setting: only `auto` chooses it).
+enum class Transport { automatic, rsync, sftp, inline_files };
 
-// "auto", "rsync" or "sftp".
+// "auto", "rsync", "sftp" or "inline".
 std::string_view to_string(Transport t);
 // The transport the config names ("auto", "rsync", "sftp"), or nullopt.
 std::optional<Transport> parse_transport(std::string_view name);
+
+// The most a push sends inside its apply step (docs/sync.md, "Small pushes"): files and links,
+// and bytes of file content (base64 on the apply's stdin: a third more on the wire). Each file
+// costs the login node a few processes (mktemp, tail, head, chmod, touch, mv); past this, rsync's
+// own round trips cost less.
+inline constexpr std::size_t k_inline_max_files = 16;
+inline constexpr std::uint64_t k_inline_max_bytes = 256u << 10;
+
+// Whether the plan's files go inside the apply step: `setting` is auto, the cluster has base64 and
+// mktemp, and the plan sends something within the bounds above (pure).
+bool sends_inline(Transport setting, bool remote_has_inline_tools, const TransferPlan& plan);
 
 struct PushOptions {
   bool dry_run = false;
@@ -68,9 +81,10 @@ struct PushOptions {
 };
 
 struct PushReport {
-  Transport transport = Transport::sftp; // rsync or sftp (or what would be used, in a dry run)
+  Transport transport = Transport::sftp; // rsync, sftp or inline (or what would be used, in a dry run)
   TransferPlan plan;
-  std::uint64_t wire_bytes = 0; // bytes on the wire as rsync counts them; SFTP: file bytes sent
+  std::uint64_t wire_bytes =
+      0; // bytes on the wire as rsync counts them; SFTP: file bytes sent; inline: the apply's stdin
   double seconds = 0;
   bool dry_run = false;
   bool mirrored = false;         // the plan's deletions were applied (or would be, in a dry run)
@@ -80,7 +94,8 @@ struct PushReport {
 
 // Makes `remote_dir` mirror `sel` (files below `root`), deleting only where options.target allows
 // (sync/target.hpp); refuses the root, $HOME and rv's own directories. Two round trips on `remote`
-// (manifest, then deletions and directories) plus the transfer; `local` runs rsync.
+// (manifest, then deletions and directories) plus the transfer, which a small push makes inside
+// the second (sends_inline); `local` runs rsync.
 Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
                         const FileSelection& sel, const std::string& remote_dir, const PushOptions& options);
 

@@ -2,6 +2,7 @@
 // pushes and snapshots on the local file system (LocalRunner), with both transports.
 
 #include "core/process/local_runner.hpp"
+#include "fakes/file_stat.hpp"
 #include "fakes/recording_runner.hpp"
 #include "sync/files.hpp"
 #include "sync/snapshot.hpp"
@@ -19,29 +20,8 @@
 
 using namespace rv::sync;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct Stat {
-  unsigned mode = 0;
-  long long mtime = 0;
-  ino_t inode = 0;
-};
-
-Stat stat_of(const fs::path& p)
-{
-  struct stat st {};
-  REQUIRE(::stat(p.c_str(), &st) == 0);
-  return Stat{static_cast<unsigned>(st.st_mode & 07777), static_cast<long long>(st.st_mtime), st.st_ino};
-}
-
-void set_mtime(const fs::path& p, long long secs)
-{
-  timespec times[2] = {{secs, 0}, {secs, 0}};
-  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, 0) == 0);
-}
-
-} // namespace
+using rv::test::set_mtime;
+using rv::test::stat_of;
 
 TEST_CASE("snapshot: a mode or mtime change pushed to the workspace leaves the hard-link snapshot as it was")
 {
