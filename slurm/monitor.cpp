@@ -353,9 +353,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
       // The batch with the wait could not run: as a wait alone that could not run, the rest of
       // the pause is slept here, then a poll of its own (whose failure ends the race).
       spdlog::debug("the wait on the login node could not run ({}): sleeping here", views.error().message);
-      if (const auto rest = lead_until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
-        clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
-      }
+      proc::remote::sleep_until(clock, lead_until);
       claim_due = false;
       continue;
     }
@@ -368,9 +366,7 @@ Result<RaceStats> run_race(proc::Runner& runner, Clock& clock, Race& race, const
     if (led && !lead_out.ok()) {
       // The wait could not run (proc::remote::wait_or_sleep's rule): the rest of the pause is
       // slept here, then this poll's answer counts.
-      if (const auto rest = lead_until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
-        clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
-      }
+      proc::remote::sleep_until(clock, lead_until);
     }
     ++stats.polls;
     std::string claimant;

@@ -142,6 +142,11 @@ void wait_or_sleep(Runner& runner, Clock& clock, const Command& wait, std::chron
   if (auto w = runner.run(wait); w && w->ok()) {
     return;
   }
+  sleep_until(clock, until);
+}
+
+void sleep_until(Clock& clock, std::chrono::steady_clock::time_point until)
+{
   if (const auto rest = until - clock.now(); rest.count() > 0 && interrupt_signal() == 0) {
     clock.sleep_for(std::chrono::duration_cast<std::chrono::milliseconds>(rest));
   }

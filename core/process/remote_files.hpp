@@ -55,6 +55,10 @@ Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::
 // cannot run (the connection), sleeps here until `until` instead. An interrupt ends either at
 // once; nothing is run or slept once `until` has passed. The race's and the follow's pauses.
 void wait_or_sleep(Runner& runner, Clock& clock, const Command& wait, std::chrono::steady_clock::time_point until);
+// The rest of a pause whose wait could not run on the login node, slept here until `until`
+// (nothing once it has passed, or on an interrupt): wait_or_sleep's rule, for a wait that ran in a
+// batch with other commands (the race's poll, the follow's reads).
+void sleep_until(Clock& clock, std::chrono::steady_clock::time_point until);
 
 // Writes `content` (on stdin, never in argv) to PATH with mode 0600, its directory created 0700,
 // atomically (a temporary file renamed into place).

@@ -116,15 +116,21 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
     Launched launched = std::move(*first);
     first.reset();
     live.event(submitted_event(launched.rec));
-    RV_TRY(winner, race_request(env, launched, live));
+    // The winner was just seen starting: the follow's first round trip waits for its first output
+    // and carries the node read the race left (issue #38 item 7).
+    FollowStart start;
+    start.just_started = true;
+    RV_TRY(winner, race_request(env, launched, live, &start.along));
     auto& rec = launched.rec;
     JobOutput job_output(env, live, rec.id, winner.job_id, winner.node_list);
-    auto status = follow_job(runner, env.clock, job_output, rec, winner, 0, 0,
-                             [&](const std::string& prev, const std::string& next) {
-                               record_next_segment(store, rec, prev, next);
-                               winner.job_id = next;
-                               job_output.set_job(next);
-                             });
+    auto status = follow_job(
+        runner, env.clock, job_output, rec, winner, 0, 0,
+        [&](const std::string& prev, const std::string& next) {
+          record_next_segment(store, rec, prev, next);
+          winner.job_id = next;
+          job_output.set_job(next);
+        },
+        std::move(start));
     job_output.flush();
     if (!status) {
       return std::unexpected(status.error()); // `launched` saves the record and removes the secrets

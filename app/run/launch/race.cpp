@@ -36,26 +36,24 @@ std::optional<proc::Command> allocation_read(const std::string& node_list, const
   return c;
 }
 
-// Warns when the winning node's real GPU type differs from the strategy's (a partition can
-// hold nodes of another type), and, for multi-node jobs only, about the network between nodes.
-// `read`: scontrol's answer already read in the race's last round trip (for this node list), else
-// it is asked now.
-void check_allocation(proc::Runner& runner, const JobRecord& winner, const std::optional<proc::Outcome>& read)
+// For multi-node jobs: GPUs on different nodes talk over the network.
+void warn_spread(const JobRecord& winner)
 {
   if (winner.nodes > 1) {
     spdlog::warn("{} spans {} nodes: GPUs on different nodes talk over the network (NCCL over InfiniBand or "
                  "Ethernet), not NVLink",
                  winner.job_id, winner.nodes);
   }
-  const auto c = allocation_read(winner.node_list, winner.gpu_type);
-  if (!c) {
+}
+
+// Warns when the winning node's real GPU type (allocation_read's answer) differs from the
+// strategy's: a partition can hold nodes of another type.
+void check_gpu_type(const JobRecord& winner, const proc::Outcome& o)
+{
+  if (!o.ok()) {
     return;
   }
-  auto o = read ? Result<proc::Outcome>(*read) : runner.run(*c);
-  if (!o || !o->ok()) {
-    return;
-  }
-  auto nodes = slurm::parse_scontrol_nodes(o->out);
+  auto nodes = slurm::parse_scontrol_nodes(o.out);
   if (!nodes || nodes->empty()) {
     return;
   }
@@ -70,11 +68,25 @@ void check_allocation(proc::Runner& runner, const JobRecord& winner, const std::
                winner.gpu_type, slurm::expand_hostlist(winner.node_list)->front(), types.empty() ? "no GPUs" : types);
 }
 
+// The spread warning and the GPU-type check. `read`: scontrol's answer already read in the race's
+// last round trip (for this node list), else it is asked now.
+void check_allocation(proc::Runner& runner, const JobRecord& winner, const std::optional<proc::Outcome>& read)
+{
+  warn_spread(winner);
+  const auto c = allocation_read(winner.node_list, winner.gpu_type);
+  if (!c) {
+    return;
+  }
+  if (auto o = read ? Result<proc::Outcome>(*read) : runner.run(*c); o) {
+    check_gpu_type(winner, *o);
+  }
+}
+
 } // namespace
 
 // Races the submitted siblings: the first to start wins, the others are cancelled, Ctrl-C or
 // an error cancels everything. Returns the winner's strategy id (also in `l.rec.winner`).
-Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
+Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live, std::optional<AlongRead>* defer)
 {
   auto& runner = env.cluster;
   auto& store = env.requests;
@@ -217,7 +229,16 @@ Result<JobRecord> race_request(Env& env, Launched& l, LiveStatus& live)
   }
   spdlog::info("{} won: job {} on {} after {:.1f} s ({}){}", winner->strategy_id, winner->job_id,
                winner->node_list.empty() ? "?" : winner->node_list, secs, winner->label, siblings);
-  check_allocation(runner, *winner, node_read && read_for == winner->node_list ? node_read : std::nullopt);
+  const bool read_done = node_read && read_for == winner->node_list;
+  if (!read_done && defer) {
+    if (auto c = allocation_read(winner->node_list, winner->gpu_type)) {
+      // Not carried by a scancel: the follow's first round trip carries it (issue #38 item 7).
+      warn_spread(*winner);
+      *defer = AlongRead{std::move(*c), [w = *winner](const proc::Outcome& o) { check_gpu_type(w, o); }};
+      return *winner;
+    }
+  }
+  check_allocation(runner, *winner, read_done ? node_read : std::nullopt);
   return *winner;
 }
 

@@ -35,12 +35,13 @@ std::string next_segment(proc::Runner& runner, const RequestRecord& r, const std
   return digits ? id : std::string();
 }
 
-// Until `until`: a wait on the login node that new output ends early. After a read that got
-// output it begins a quarter second after that read (at most four reads a second while a job
-// prints), after one that got none at once (the first line shows as soon as it is written). A
-// wait that could not run sleeps here.
-void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc::remote::Watched>& logs,
-                     std::chrono::steady_clock::time_point output_read, std::chrono::steady_clock::time_point until)
+// The wait on the login node that leads the next read's batch, until `until`: new output ends it
+// early. After a read that got output it begins a quarter second after that read (at most four
+// reads a second while a job prints), after one that got none at once (the first line shows as
+// soon as it is written). None once `until` has passed or on an interrupt.
+std::optional<proc::Command> wait_for_output(Clock& clock, const std::vector<proc::remote::Watched>& logs,
+                                             std::chrono::steady_clock::time_point output_read,
+                                             std::chrono::steady_clock::time_point until)
 {
   using std::chrono::milliseconds;
   constexpr milliseconds k_min_read_gap{250};
@@ -49,7 +50,10 @@ void wait_for_output(proc::Runner& runner, Clock& clock, const std::vector<proc:
       gap.count() > 0 && interrupt_signal() == 0) {
     clock.sleep_for(std::min(gap, std::max(rest(), milliseconds(0))));
   }
-  proc::remote::wait_or_sleep(runner, clock, proc::remote::wait_for_growth_command(logs, rest()), until);
+  if (clock.now() >= until || interrupt_signal() != 0) {
+    return std::nullopt;
+  }
+  return proc::remote::wait_for_growth_command(logs, rest());
 }
 
 } // namespace
@@ -62,26 +66,64 @@ Result<FinalStatus> final_status(proc::Runner& runner, const std::string& job_id
 
 Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& output, const RequestRecord& r,
                                const JobRecord& first, std::size_t out_offset, std::size_t err_offset,
-                               const NextSegment& on_next)
+                               const NextSegment& on_next, FollowStart start)
 {
   JobRecord job = first;
   std::size_t out_off = out_offset, err_off = err_offset;
+  // The pause's wait on the login node, run first in the next read's batch: the logs' growth ends
+  // it and the new bytes are read at once, in the same round trip.
+  std::optional<proc::Command> lead;
+  std::chrono::steady_clock::time_point lead_until{};
+  std::optional<AlongRead> along = std::move(start.along);
   // New bytes of both logs, a chunk at a time (#17: never a whole multi-GB log at once, in the
   // login node's batch files or here), until a read comes back short.
   auto flush = [&]() -> Result<void> {
     for (bool more = true; more;) {
-      RV_TRY(outs, runner.run_batch({proc::remote::read_from_command(log_path(r, job, false), out_off),
-                                     proc::remote::read_from_command(log_path(r, job, true), err_off)}));
-      more = false;
-      if (outs[0].ok()) {
-        output.out(outs[0].out);
-        out_off += outs[0].out.size();
-        more = outs[0].out.size() >= proc::remote::k_log_chunk;
+      // [the read along, the wait, the .out read, the .err read]: the read along first, so that
+      // the login node runs it while the job has not printed yet.
+      std::vector<proc::Command> batch;
+      if (along) {
+        batch.push_back(along->cmd);
       }
-      if (outs[1].ok()) {
-        output.err(outs[1].out);
-        err_off += outs[1].out.size();
-        more = more || outs[1].out.size() >= proc::remote::k_log_chunk;
+      const bool led = lead.has_value();
+      if (lead) {
+        batch.push_back(std::move(*lead));
+        lead.reset();
+      }
+      const std::size_t at = batch.size();
+      batch.push_back(proc::remote::read_from_command(log_path(r, job, false), out_off));
+      batch.push_back(proc::remote::read_from_command(log_path(r, job, true), err_off));
+      auto got = runner.run_batch(batch);
+      if (!got && led && got.error().code != ErrorCode::interrupted) {
+        // The batch with the wait could not run: as a wait alone that could not run, the rest of
+        // the pause is slept here, then the reads go alone (their failure ends the follow).
+        spdlog::debug("the wait on the login node could not run ({}): sleeping here", got.error().message);
+        proc::remote::sleep_until(clock, lead_until);
+        continue;
+      }
+      RV_TRY(outs, std::move(got));
+      if (outs.size() != batch.size()) {
+        return fail(ErrorCode::parse, "unexpected reply to the log reads");
+      }
+      if (led && !outs[at - 1].ok()) {
+        proc::remote::sleep_until(clock, lead_until); // the wait could not run (wait_or_sleep's rule); the reads count
+      }
+      if (along) {
+        if (along->done) {
+          along->done(outs.front());
+        }
+        along.reset();
+      }
+      more = false;
+      if (outs[at].ok()) {
+        output.out(outs[at].out);
+        out_off += outs[at].out.size();
+        more = outs[at].out.size() >= proc::remote::k_log_chunk;
+      }
+      if (outs[at + 1].ok()) {
+        output.err(outs[at + 1].out);
+        err_off += outs[at + 1].out.size();
+        more = more || outs[at + 1].out.size() >= proc::remote::k_log_chunk;
       }
       if (more && interrupt_signal() != 0) {
         break; // the caller's loop says why it stops
@@ -93,6 +135,15 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
   // logs to grow, so new output shows within a look (0.2 s) and a round trip, not a pause.
   slurm::Backoff backoff(slurm::Backoff::following());
   auto next_poll = clock.now();
+  if (start.just_started) {
+    // The race's squeue just saw it running: the first poll comes after the first pause, and the
+    // first read waits for the job's first output.
+    next_poll = clock.now() + backoff.next();
+    lead = proc::remote::wait_for_growth_command(
+        {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}},
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_poll - clock.now()));
+    lead_until = next_poll;
+  }
   while (true) {
     if (interrupt_signal() != 0) {
       return fail(ErrorCode::interrupted, fmt::format("stopped following; job {} keeps running", job.job_id),
@@ -131,8 +182,9 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
       }
       next_poll = clock.now() + backoff.next();
     }
-    wait_for_output(runner, clock, {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}}, output_read,
-                    next_poll);
+    lead = wait_for_output(clock, {{log_path(r, job, false), out_off}, {log_path(r, job, true), err_off}}, output_read,
+                           next_poll);
+    lead_until = next_poll;
   }
 }
 

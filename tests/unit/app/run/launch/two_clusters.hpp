@@ -27,6 +27,7 @@ struct TwoClusters final : Clusters {
     world.env.clusters = this;
     b_env.destination = "B";
     b_env.clusters = this;
+    b_runner.clock = &world.clock; // B's waits on its login node take their time, as A's do
   }
   Result<Env*> open(const std::string& host) override
   {

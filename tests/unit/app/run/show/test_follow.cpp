@@ -173,3 +173,128 @@ TEST_CASE("follow: between squeue polls rv waits on the login node for the logs 
   CHECK(waits[1] == V{"2", log + ".out", "3", log + ".err", "0"});
   CHECK(clock.slept_ms() == 250); // only the quarter second after the read that got output
 }
+
+namespace {
+// The poll that finds job 21 ended, the last reads, its final state, no next segment.
+void expect_end(FakeRunner& f)
+{
+  auto is_tail = [](const auto& a) { return has(a, "tail"); };
+  f.expect([](const auto& a) { return has(a, "squeue"); },
+           FakeRunner::reply(0, "21|COMPLETED|None|p|n1|1|N/A|N/A|1:00:00|0:05|N/A|rv-req\n"));
+  f.expect(is_tail, FakeRunner::reply(0));
+  f.expect(is_tail, FakeRunner::reply(0));
+  f.expect_prefix({"scontrol", "show", "job", "21"}, FakeRunner::reply(0, scontrol_job("21", "COMPLETED", "0:0")));
+  f.expect([](const auto& a) { return has(a, "sacct"); }, FakeRunner::reply(0));
+  f.expect_prefix({"cat", "--", "/rv/requests/req/next.21"}, FakeRunner::reply(1));
+}
+
+// Records each round trip's commands by name (a batch is one), answering each from `inner`.
+class Trips final : public proc::Runner {
+public:
+  explicit Trips(FakeRunner& inner) : m_inner(inner) {}
+  Result<proc::Outcome> run(const proc::Command& c) override
+  {
+    trips.push_back({name(c.argv)});
+    return m_inner.run(c);
+  }
+  Result<std::vector<proc::Outcome>> run_batch(const std::vector<proc::Command>& cmds) override
+  {
+    std::vector<std::string> names;
+    for (const auto& c : cmds) {
+      names.push_back(name(c.argv));
+    }
+    trips.push_back(names);
+    std::vector<proc::Outcome> outs;
+    for (const auto& c : cmds) {
+      RV_TRY(o, m_inner.run(c));
+      outs.push_back(std::move(o));
+    }
+    return outs;
+  }
+  std::string where() const override { return "trips"; }
+  std::vector<std::vector<std::string>> trips;
+
+private:
+  static std::string name(const std::vector<std::string>& a)
+  {
+    for (const char* n : {"rv-wait", "tail", "squeue", "sacct"}) {
+      if (has(a, n)) {
+        return n;
+      }
+    }
+    return a.size() > 2 ? a[0] + " " + a[1] + " " + a[2] : a.front();
+  }
+  FakeRunner& m_inner;
+};
+} // namespace
+
+// Issue #38 item 7: rv run -f right after the race: no squeue of its own first (the race's counts),
+// the first round trip waits for the first output, reads both logs and carries the winner's node
+// read; each later read after a pause is its wait and the reads in one round trip.
+TEST_CASE("follow: just started, the wait and the reads are one round trip, the node read rides in the first")
+{
+  FakeRunner f;
+  FakeClock clock;
+  CaptureOutput out;
+  auto wait_taking = [&](long long ms) {
+    return [&, ms](const std::vector<std::string>& a) {
+      if (!has(a, "rv-wait")) {
+        return false;
+      }
+      clock.advance(std::chrono::milliseconds(ms));
+      return true;
+    };
+  };
+  auto is_tail = [](const auto& a) { return has(a, "tail"); };
+  f.expect_prefix({"scontrol", "show", "node"}, FakeRunner::reply(0, "NodeName=n1 Gres=gpu:a100:4\n"));
+  f.expect(wait_taking(300), FakeRunner::reply(0)); // the job prints at 0.3 s
+  f.expect(is_tail, FakeRunner::reply(0, "hello\n"));
+  f.expect(is_tail, FakeRunner::reply(0));
+  f.expect(wait_taking(450), FakeRunner::reply(0)); // from 0.55 s to the first poll at 1 s
+  f.expect(is_tail, FakeRunner::reply(0, "bye\n"));
+  f.expect(is_tail, FakeRunner::reply(0));
+  expect_end(f);
+  Trips r(f);
+  auto rec = request();
+  std::string node_seen;
+  FollowStart start;
+  start.just_started = true;
+  proc::Command node;
+  node.argv = {"scontrol", "show", "node", "n1"};
+  start.along = AlongRead{node, [&](const proc::Outcome& o) { node_seen = o.out; }};
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0, {}, std::move(start));
+  CAPTURE(f.unexpected().empty() ? std::string() : f.unexpected().front().back());
+  REQUIRE(status);
+  CHECK(f.unexpected().empty());
+  CHECK(f.all_consumed());
+  CHECK(out.stdout_text == "hello\nbye\n");
+  CHECK(node_seen == "NodeName=n1 Gres=gpu:a100:4\n");
+  using V = std::vector<std::string>;
+  REQUIRE(r.trips.size() >= 3);
+  CHECK(r.trips[0] == V{"scontrol show node", "rv-wait", "tail", "tail"}); // no squeue before it
+  CHECK(r.trips[1] == V{"rv-wait", "tail", "tail"});
+  CHECK(r.trips[2] == V{"squeue"});
+  CHECK(clock.slept_ms() == 250); // the quarter second after the read that got output, nothing else
+}
+
+TEST_CASE("follow: a wait that cannot run in the reads' batch sleeps the rest of the pause here")
+{
+  FakeRunner f;
+  FakeClock clock;
+  CaptureOutput out;
+  auto is_tail = [](const auto& a) { return has(a, "tail"); };
+  // The first batch's wait fails (exit 127: no sh): the reads still count, the rest of the pause
+  // (1 s) is slept here, then the poll.
+  f.expect([](const auto& a) { return has(a, "rv-wait"); }, FakeRunner::reply(127));
+  f.expect(is_tail, FakeRunner::reply(0));
+  f.expect(is_tail, FakeRunner::reply(0));
+  expect_end(f);
+  Trips r(f);
+  auto rec = request();
+  FollowStart start;
+  start.just_started = true;
+  auto status = follow_job(r, clock, out, rec, rec.jobs[0], 0, 0, {}, std::move(start));
+  REQUIRE(status);
+  CHECK(f.all_consumed());
+  CHECK(clock.slept_ms() == 1000);
+}

@@ -266,9 +266,23 @@ TEST_CASE("live status: rv run -f --json: submitted, states, winner, output and 
   w.cluster.expect([](const auto& a) { return has(a, "rv-wait"); }, FakeRunner::reply(0));  // for the claim
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("RUNNING", "None", "a100-1")));
   w.cluster.expect([](const auto& a) { return a.front() == "cat"; }, FakeRunner::reply(0, "301\n"));
+  // The follow's first round trip: the node read, the wait for the first output (0.1 s), both logs.
+  auto wait_taking = [&w](long long ms) {
+    return [&w, ms](const std::vector<std::string>& a) {
+      if (!has(a, "rv-wait")) {
+        return false;
+      }
+      w.clock.advance(std::chrono::milliseconds(ms));
+      return true;
+    };
+  };
   w.cluster.expect([](const auto& a) { return has(a, "scontrol") && has(a, "node"); }, FakeRunner::reply(1));
+  w.cluster.expect(wait_taking(100), FakeRunner::reply(0));
   w.cluster.expect([](const auto& a) { return has(a, "tail") && mentions(a, ".out"); }, FakeRunner::reply(0, "hi\n"));
   w.cluster.expect([](const auto& a) { return has(a, "tail") && mentions(a, ".err"); }, FakeRunner::reply(0));
+  w.cluster.expect(wait_taking(650), FakeRunner::reply(0)); // 0.35 s to the first poll at 1 s
+  w.cluster.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
+  w.cluster.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
   w.cluster.expect(squeue, FakeRunner::reply(0, row_of("COMPLETED", "None", "a100-1")));
   w.cluster.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
   w.cluster.expect([](const auto& a) { return has(a, "tail"); }, FakeRunner::reply(0));
