@@ -8,9 +8,19 @@
 # `rv exec true` through a bastion (a second proxy of the bench's own in front of rvtb-bastion).
 # Every number is the median of REPEAT runs (the machine is shared). Run as root, testbed up:
 #   bash bench/wan.sh [RV]   (env: REPEAT=5, RTTS="0 40", FOLLOW=1: also rv run -f)
+# A/B of rv run -f's own part, held, at the first of RTTS (default 40 ms): two binaries in turn,
+# REPEAT rounds after one warm-up run each, each binary with its own state and held connection,
+# and the testbed lock (and the proxy's round trip) taken for one run at a time, so that others'
+# tests run between them; every run is printed:
+#   AB=1 bash bench/wan.sh OLD_RV NEW_RV
 # Numbers: docs/benchmarks.md, "At a distance".
 set -euo pipefail
 
+AB=${AB:-0}
+RV_B=""
+if ((AB != 0)); then
+  RV_B=$(realpath "${2:?AB=1 needs two binaries: OLD_RV NEW_RV}")
+fi
 RV=$(realpath "${1:-build/cli/rv}")
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REPEAT=${REPEAT:-5}
@@ -22,7 +32,8 @@ FOLLOW=${FOLLOW:-1}
 . "${TB_DIR:-/tmp/rv-testbed}/env"
 [[ -n ${TB_WAN:-} && -x $TB_WAN ]] || { echo "wan: the testbed has no WAN proxy (testbed/up.sh starts it)" >&2 && exit 1; }
 exec 9>>"${RV_TESTBED_LOCK:-/tmp/rv-testbed.lock}"
-flock -w 2400 9 || { echo "wan: the testbed lock stayed taken" >&2 && exit 1; }
+lock() { flock -w 2400 9 || { echo "wan: the testbed lock stayed taken" >&2 && exit 1; }; }
+((AB != 0)) || lock
 WORK=$(mktemp -d /tmp/rv-bench-wan.XXXXXX)
 export RV_STATE_DIR=$WORK/state XDG_CONFIG_HOME=$WORK/config XDG_RUNTIME_DIR=$WORK/run NO_COLOR=1
 mkdir -m 700 "$XDG_RUNTIME_DIR"
@@ -33,6 +44,9 @@ rtt_before=$("$TB_WAN" rtt)
 proxy_pid=""
 cleanup() {
   "$RV" disconnect --all >/dev/null 2>&1 || true
+  if [[ -n $RV_B ]]; then
+    for side in a b; do RV_STATE_DIR=$WORK/$side/state XDG_RUNTIME_DIR=$WORK/$side/run "$RV" disconnect --all >/dev/null 2>&1 || true; done
+  fi
   [[ -z $proxy_pid ]] || kill "$proxy_pid" 2>/dev/null || true
   scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true
   "$TB_WAN" rtt "$rtt_before"
@@ -158,6 +172,40 @@ row() { # LABEL COLD HELD
     "$(awk -v c="$2" -v h="$3" 'BEGIN { if (h > 0) printf "%.1fx", c / h; else print "-" }')"
 }
 own_held=-1
+
+# AB=1: OLD and NEW in turn, held, at the first of RTTS; the lock and the round trip only around
+# each run. Prints every run: "ROUND BINARY TOTAL OWN SACCT_OWN PRE POST".
+if ((AB != 0)); then
+  rtt=${RTTS%% *}
+  # shellcheck disable=SC2153  # TB_WAN_HOST comes from the testbed env
+  HOST=$TB_WAN_HOST
+  one_run() { # SIDE BINARY: one held first_line with that binary's own state and holder
+    local side=$1 out
+    lock
+    "$TB_WAN" rtt "$rtt"
+    out=$(RV=$2 RV_STATE_DIR=$WORK/$side/state XDG_RUNTIME_DIR=$WORK/$side/run RV_CONNECTION_PERSIST=30m first_line)
+    scancel -u "$TB_SSH_USER" -n "$NAME" 2>/dev/null || true
+    "$TB_WAN" rtt "$rtt_before"
+    flock -u 9
+    echo "$out"
+  }
+  for side in a b; do
+    mkdir -p "$WORK/$side/state" && mkdir -m 700 "$WORK/$side/run"
+    bin=$RV && [[ $side == a ]] || bin=$RV_B
+    RV=$bin RV_STATE_DIR=$WORK/$side/state XDG_RUNTIME_DIR=$WORK/$side/run RV_CONNECTION_PERSIST=30m rv_at connect </dev/null >/dev/null 2>&1
+  done
+  echo "rv run -f A/B at ${rtt} ms, held: $(date -u +%FT%T), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "A = $RV ($("$RV" --version | head -n1)), B = $RV_B ($("$RV_B" --version | head -n1))"
+  echo "round binary total own sacct_own to_submitted line_to_output load"
+  for ((round = 0; round <= REPEAT; round++)); do
+    for side in a b; do
+      bin=$RV && [[ $side == a ]] || bin=$RV_B
+      res=$(one_run "$side" "$bin")
+      echo "$( ((round == 0)) && echo warm-up || echo "$round") $side $res $(cut -d' ' -f1 /proc/loadavg)"
+    done
+  done
+  exit 0
+fi
 
 echo "rv at a distance: $(date -u +%F), median of $REPEAT runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| command | RTT | cold (ms) | held (ms) | cold / held |"
