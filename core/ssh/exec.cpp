@@ -74,7 +74,8 @@ Result<Outcome> exec_line(Session& session, const std::string& line, const std::
   ssh_callbacks_init(&callbacks);
 
   RV_TRY(channel, open_channel(session));
-  ssh_set_channel_callbacks(channel.get(), &callbacks);
+  ChannelHook hook; // after the channel: removed before it is freed, on every way out
+  hook.set(channel.get(), &callbacks);
   if (ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
     return std::unexpected(session.failure(ErrorCode::unreachable, "cannot run command"));
   }
@@ -135,6 +136,7 @@ Result<Outcome> exec_line(Session& session, const std::string& line, const std::
     }
   }
   const int status = stopping ? -1 : ssh_channel_get_exit_status(channel.get());
+  hook.remove();
   channel.reset();
   outcome.elapsed = since(start);
   if (stopping) {

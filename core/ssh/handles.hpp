@@ -4,6 +4,7 @@
 
 #include "core/unique_fd.hpp"
 
+#include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
@@ -46,6 +47,38 @@ struct ChannelFreer {
     }
     ssh_channel_free(channel);
   }
+};
+
+// rv's callbacks on a channel, removed before the channel is freed (declare it after the
+// ChannelPtr, so that it goes first; call remove() before resetting the channel by hand). libssh
+// 0.10 keeps a channel closed on our side until the server's close arrives (ssh_channel_free
+// defers the free) and calls its callbacks for the packets that arrive meanwhile, during a later
+// command's exec: callbacks freed with their stack frame or their job were a jump to garbage
+// (SIGINT mid-race in test_race: rv exited 139 as it sent the scancel).
+class ChannelHook {
+public:
+  ChannelHook() = default;
+  ChannelHook(const ChannelHook&) = delete;
+  ChannelHook& operator=(const ChannelHook&) = delete;
+  ~ChannelHook() { remove(); }
+  void set(ssh_channel channel, ssh_channel_callbacks callbacks)
+  {
+    remove();
+    ssh_set_channel_callbacks(channel, callbacks);
+    m_channel = channel;
+    m_callbacks = callbacks;
+  }
+  void remove() noexcept
+  {
+    if (m_channel != nullptr) {
+      ssh_remove_channel_callbacks(m_channel, m_callbacks);
+      m_channel = nullptr;
+    }
+  }
+
+private:
+  ssh_channel m_channel = nullptr;
+  ssh_channel_callbacks m_callbacks = nullptr;
 };
 
 // A public key hash from ssh_get_publickey_hash.

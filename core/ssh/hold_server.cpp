@@ -51,6 +51,7 @@ struct Job {
   std::unique_ptr<Stream> stream; // a forward's direct-tcpip channel
   std::string exit_signal;
   ssh_channel_callbacks_struct callbacks{};
+  ChannelHook hook;       // after channel and callbacks: removed from the channel first
   bool exec_sent = false; // ssh_channel_request_exec was called: the command may run from here on
   bool done = false;
   // Frames for the client not yet taken by its socket: the holder never blocks on one client (a
@@ -61,6 +62,7 @@ struct Job {
 
   ~Job()
   {
+    hook.remove();
     if (fd >= 0) {
       ::close(fd);
     }
@@ -210,6 +212,7 @@ private:
     if (job.outbox.empty() || job.client_gone || SteadyClock::now() - job.sent_at > std::chrono::seconds(30)) {
       return false;
     }
+    job.hook.remove();
     job.channel.reset();
     job.stream.reset();
     return true;
@@ -382,6 +385,9 @@ private:
         }
       }
       const int rc = run_on(job, channel.get());
+      if (rc != SSH_OK) {
+        job.hook.remove(); // the channel is freed below, the job lives on
+      }
       if (rc == SSH_OK) {
         m_spare_used += spare ? 1 : 0;
         job.channel = std::move(channel);
@@ -414,11 +420,12 @@ private:
   // code (SSH_OK once the command started); `job.exec_sent` says whether the exec went out.
   int run_on(Job& job, ssh_channel channel)
   {
+    job.hook.remove();
     job.callbacks = {};
     job.callbacks.userdata = &job.exit_signal;
     job.callbacks.channel_exit_signal_function = keep_exit_signal;
     ssh_callbacks_init(&job.callbacks);
-    ssh_set_channel_callbacks(channel, &job.callbacks);
+    job.hook.set(channel, &job.callbacks);
     const auto line = job.request.value("line", "");
     if (job.request.value("op", "") == "pty" &&
         ssh_channel_request_pty_size(channel, job.request.value("term", "xterm").c_str(), job.request.value("cols", 80),
@@ -569,6 +576,7 @@ private:
     if (!got && (ssh_channel_is_eof(ch) || ssh_channel_is_closed(ch))) {
       const int status = ssh_channel_get_exit_status(ch);
       job.send(Frame::end, json{{"exit", status}, {"signal", job.exit_signal}}.dump());
+      job.hook.remove();
       job.channel.reset();
       job.done = true;
     }
