@@ -237,6 +237,18 @@ Result<void> keep_remote_files(PushReport& report)
                             plan.remove_trees.front()),
                 "remove it there, or pass --delete to mirror into this directory");
   }
+  // A file or a link where the project needs a directory: making the directory means removing
+  // it, and through a link to a directory every later write would land outside the target (the
+  // SFTP push and `mkdir -p` followed it; rsync removed the user's link).
+  for (const auto& d : plan.make_dirs) {
+    if (std::find(plan.remove.begin(), plan.remove.end(), d) != plan.remove.end()) {
+      return fail(ErrorCode::usage,
+                  fmt::format("{} is a file or a symbolic link on the cluster where the project has a directory, "
+                              "and rv deletes nothing outside its workspaces",
+                              d),
+                  "remove it there, or pass --delete to mirror into this directory");
+    }
+  }
   report.kept = std::move(plan.remove);
   report.kept.insert(report.kept.end(), plan.remove_dirs.begin(), plan.remove_dirs.end());
   plan.remove.clear();

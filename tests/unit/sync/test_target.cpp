@@ -229,11 +229,13 @@ struct FakeHome {
     fs::remove_all(base, ec);
   }
 
-  rv::Result<PushReport> push(const fs::path& dir, bool allow_delete = false, bool dry_run = false)
+  rv::Result<PushReport> push(const fs::path& dir, bool allow_delete = false, bool dry_run = false,
+                              Transport transport = Transport::automatic)
   {
     auto sel = list_project_files(project, local, SelectOptions{});
     REQUIRE(sel);
     PushOptions o;
+    o.transport = transport;
     o.target.marker_key = key;
     o.dry_run = dry_run;
     o.target.allow_delete = allow_delete;
@@ -267,6 +269,35 @@ TEST_CASE("sync target: pushing to the home directory deletes nothing and is ref
   // --delete does not lift it.
   CHECK_FALSE(h.push(h.home, true));
   CHECK(h.home_intact());
+}
+
+TEST_CASE("sync target: a link on the cluster where the project has a directory is refused, never written through "
+          "(real push)")
+{
+  // Every transport: the inline apply step refused it itself; file by file (SFTP, or plain copies
+  // here) wrote through the link.
+  for (const auto transport : {Transport::automatic, Transport::sftp, Transport::rsync}) {
+    CAPTURE(static_cast<int>(transport));
+    FakeHome h;
+    fs::create_directories(h.project / "sub");
+    std::ofstream(h.project / "sub/model.py") << "m\n";
+    fs::create_directories(h.home / "data");
+    fs::create_directory_symlink(h.scratch, h.home / "data/sub"); // the job's code, or a lab-mate's
+    auto r = h.push(h.home / "data", false, false, transport);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == "sub is a file or a symbolic link on the cluster where the project has a directory, and "
+                               "rv deletes nothing outside its workspaces");
+    CHECK(r.error().hint.find("--delete") != std::string::npos);
+    CHECK_FALSE(fs::exists(h.scratch / "model.py")); // nothing written through the link
+    CHECK(fs::is_symlink(h.home / "data/sub"));      // and the user's link kept
+    // --delete mirrors: the link goes, a directory takes its place, the scratch is untouched.
+    auto mirrored = h.push(h.home / "data", true, false, transport);
+    REQUIRE(mirrored);
+    CHECK_FALSE(fs::is_symlink(h.home / "data/sub"));
+    CHECK(fs::is_regular_file(h.home / "data/sub/model.py"));
+    CHECK_FALSE(fs::exists(h.scratch / "model.py"));
+    CHECK(fs::exists(h.scratch / "dataset.bin"));
+  }
 }
 
 TEST_CASE("sync target: an unmarked directory keeps its files; --delete mirrors and marks it (real push)")
