@@ -101,7 +101,10 @@ Result<FinalStatus> follow_job(proc::Runner& runner, Clock& clock, Output& outpu
         proc::remote::sleep_until(clock, lead_until);
         continue;
       }
-      RV_TRY(outs, std::move(got));
+      if (!got) {
+        return std::unexpected(std::move(got.error()));
+      }
+      const auto& outs = *got; // not moved out: GCC 12's -Wmaybe-uninitialized misread the move (unity build)
       if (outs.size() != batch.size()) {
         return fail(ErrorCode::parse, "unexpected reply to the log reads");
       }
