@@ -133,7 +133,7 @@ banner=$(timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$LPORT; head -c 7 <&3" ||
 assert_eq "SSH-2.0" "$banner" "a byte stream through the forward's channel"
 step "forward --stop" rv2 forward --stop "$LPORT"
 printf 'changed\n' >new.txt
-step "sync push (rsync through the holder)" rv2 -v sync push
+step "sync push (rsync through the holder)" env RV_SYNC_TRANSPORT=rsync "$RV" --ssh-config "$TB_SSH_CONFIG" --host rvtb-2fa -v sync push
 assert_contains "$RUN_ERR$RUN_OUT" "via rsync" "the sync went by rsync"
 step "exec again" rv2 exec hostname
 step "status again" rv2 status

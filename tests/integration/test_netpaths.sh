@@ -121,7 +121,8 @@ pass "IdentitiesOnly with an agent holding 7 other keys; the agent's key without
 
 # ---- rsync and SFTP over two hops: cold (OpenSSH's ssh -F for rsync), then held (rv's relay) ----
 mkdir -p "$IT_DIR/proj" && cd "$IT_DIR/proj" && printf 'print("net")\n' >net.py
-run env RV_CONNECTION_PERSIST=0 "$RV" --ssh-config "$C" --host "$TB_JUMP2_HOST" sync push
+# rsync asked for: a push this small would go inside the apply step (docs/sync.md, "Transfer").
+run env RV_CONNECTION_PERSIST=0 RV_SYNC_TRANSPORT=rsync "$RV" --ssh-config "$C" --host "$TB_JUMP2_HOST" sync push
 assert_rc 0 "rsync push over two hops, no held connection"
 assert_contains "$RUN_OUT" "via rsync" "rsync was used"
 ws=$(awk '{ print $NF }' <<<"$RUN_OUT")
@@ -134,8 +135,9 @@ run env RV_CONNECTION_PERSIST=30m "$RV" --ssh-config "$C" --host "$TB_JUMP2_HOST
 assert_rc 0 "rv connect over two hops"
 b2=$(accepted bastion2)
 printf 'print("net v3")\n' >net.py
-run env RV_CONNECTION_PERSIST=30m "$RV" --ssh-config "$C" --host "$TB_JUMP2_HOST" sync push
+run env RV_CONNECTION_PERSIST=30m RV_SYNC_TRANSPORT=rsync "$RV" --ssh-config "$C" --host "$TB_JUMP2_HOST" sync push
 assert_rc 0 "rsync push through the held connection"
+assert_contains "$RUN_OUT" "via rsync" "rsync was used through the holder"
 assert_eq 'print("net v3")' "$(remote cat "$ws/net.py")" "the relay's rsync sent the edit"
 assert_eq "$b2" "$(accepted bastion2)" "no new login at the bastion: rsync went through the held session"
 cd "$IT_DIR"
