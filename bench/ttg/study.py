@@ -176,16 +176,17 @@ def wait_tasks(clusters, mdir, n, t_end, on_poll=None):
 
 def arm_array(ctx, name, mdir):
     """The user's pick: the cheapest partition with a free GPU now (else the cheapest)."""
-    cands = []
+    cands, prices = [], {}
     for c in ctx["clusters"]:
         parts = gpu_partitions(c)
         free, w = c.slurm.free_gpus(parts), c.slurm.gpu_weights()
         cands += [(free[p] == 0, w.get(p, 1.0), c.alias, p, free[p]) for p in parts]
+        prices.update({f"{c.alias}:{p}": v for p, v in c.slurm.gpu_prices(parts, c.shape).items()})
     _, weight, alias, part, free = min(cands)
     c = next(c for c in ctx["clusters"] if c.alias == alias)
     t0 = time.time()
     r = c.env.ssh(array_line(c, name, part, ctx["n"], ctx["task_s"], mdir), check=False)
-    res = dict(t0=t0, where=f"{alias}:{part}", free_at_submission=free, gpu_weight=weight)
+    res = dict(t0=t0, where=f"{alias}:{part}", free_at_submission=free, gpu_weight=weight, gpu_prices=prices)
     if r.returncode != 0:
         res["error"] = f"sbatch refused: {r.stderr.strip()[:200]}"
         return res
@@ -294,6 +295,10 @@ def measure(res, ctx, name):
     res["makespan_s"] = round(max(l[3] for l in firsts.values()) - t0, 1) if len(firsts) == n else None
     waits = [round(min(l[2] for l in marks[t]) - t0, 1) if t in marks else None for t in range(n)]
     res["waits_s"] = waits
+    # Each task's first attempt, (start, end) from the arm's start: the array's tell how its
+    # partition's GPUs came free (su_floor).
+    res["spans_s"] = [[round(firsts[t][2] - t0, 1), round(firsts[t][3] - t0, 1)] if t in firsts else None
+                      for t in range(n)]
     res["wait_sum_s"] = round(sum(cap if w is None else w for w in waits), 1)
     res["wait_sum_censored"] = sum(1 for w in waits if w is None)
     res["duplicates"] = sum(len(v) - 1 for v in marks.values())
@@ -361,6 +366,79 @@ def over_limit(x):
     if by:
         return any(by.get(k, 0) > v for k, v in lims.items()), True
     return (x.get("peak_queued") or 0) > min(lims.values()), True
+
+
+TARGET_MAKESPAN, TARGET_SU = 0.7, 1.1  # issue #41's targets: rv against the array, per seed
+
+
+def gpu_lanes(spans, task_s):
+    """The GPUs of the array's partition as the array found them: a task that starts while every
+    lane so far still runs one of its tasks took a GPU of its own. The time each lane was first
+    seen taken (from the arm's start), in order."""
+    ends, first = [], []
+    for start, end in sorted(s for s in spans if s):
+        free = [i for i, e in enumerate(ends) if e <= start + 0.5]
+        if free:
+            ends[free[0]] = end if end else start + task_s
+        else:
+            ends.append(end if end else start + task_s)
+            first.append(start)
+    return first
+
+
+def su_floor(array, n, task_s, at=TARGET_MAKESPAN, slack_s=1.0):
+    """The least SU, as a multiple of the array's, that any pool could spend and still end all n
+    tasks within `at` x the array's makespan; every assumption is in the pool's favour:
+    - the array's partition has the GPUs the array found there (gpu_lanes), each free `slack_s`
+      before the array's first start on it and the pool's from then on;
+    - tasks there run back to back, no start or claim time, at the array's own SU per task;
+    - every other task runs at once on the cheapest other partition (price per GPU with its share
+      of CPUs and memory, ttglib's gpu_prices), which has a GPU for each.
+    So a floor above 1.1 says no pool meets both targets on that seed; below it, a pool might.
+    Returns dict(floor, cheap_tasks, lanes, price_ratio) or None (array not ended, no prices)."""
+    prices, where = array.get("gpu_prices") or {}, array.get("where")
+    spans = array.get("spans_s") or [[w, None] if w is not None else None for w in array.get("waits_s") or []]
+    if not array.get("makespan_s") or where not in prices or not spans or not array.get("su"):
+        return None
+    others = [p for k, p in prices.items() if k != where]
+    if not others or not prices[where]:
+        return None
+    ratio = min(others) / prices[where]
+    horizon = at * array["makespan_s"]
+    lanes = gpu_lanes(spans, task_s)
+    cheap = min(n, sum(max(0, int((horizon - max(0.0, f - slack_s)) // task_s)) for f in lanes))
+    # A cheaper partition than the array's (no GPU free there at submission) could take every task.
+    floor = ratio if ratio < 1 else (cheap + (n - cheap) * ratio) / n
+    return dict(floor=round(floor, 3), cheap_tasks=cheap, lanes=len(lanes), price_ratio=round(ratio, 3))
+
+
+def self_test():
+    """su_floor on arrays whose answer is known by hand (ctest bench.study_floor)."""
+    prices = {"c:cheap": 100.0, "c:next": 125.0, "c:dear": 300.0}
+    # Two GPUs, a task every 12 s on each (10 s of work, 2 s for Slurm to start the next): 8 rounds.
+    spans = [[0.3 + 12 * (t // 2), 10.3 + 12 * (t // 2)] for t in range(16)]
+    arr = dict(makespan_s=94.3, spans_s=spans, su=160.0, where="c:cheap", gpu_prices=prices)
+    f = su_floor(arr, 16, 10)
+    # 0.7 x 94.3 = 66.0 s: each of 2 lanes holds 6 tasks back to back; 4 go to next at 1.25.
+    assert f == dict(floor=1.062, cheap_tasks=12, lanes=2, price_ratio=1.25), f
+    # Two more GPUs came free at 40 s: the pool has them too (2 x 2 more tasks by 66 s).
+    more = spans[:8] + [[40.5, 50.5], [40.5, 50.5]] + [[s + 0, e] for s, e in spans[8:14]]
+    f = su_floor(dict(arr, spans_s=more, makespan_s=80.0), 16, 10)
+    assert f["lanes"] == 4 and f["cheap_tasks"] == 2 * 5 + 2 * 1 and f["floor"] == 1.062, f  # 56 s: 5 + 5 + 1 + 1
+    # A fast array (4 GPUs, 4 rounds of 12 s = 46 s): 0.7x leaves 3 rounds there, 4 tasks elsewhere.
+    fast = [[0.3 + 12 * (t // 4), 10.3 + 12 * (t // 4)] for t in range(16)]
+    f = su_floor(dict(arr, spans_s=fast, makespan_s=46.3), 16, 10)
+    assert f["cheap_tasks"] == 12 and f["floor"] == 1.062, f
+    # The floor says infeasible when the next partition is dear: 4 tasks at 3x.
+    f = su_floor(dict(arr, gpu_prices={"c:cheap": 100.0, "c:dear": 300.0}), 16, 10)
+    assert f["floor"] == 1.5, f
+    # Old records without spans: the waits and a task's length stand in.
+    old = dict(arr, spans_s=None, waits_s=[s for s, _ in spans])
+    assert su_floor(old, 16, 10)["floor"] == 1.062
+    assert su_floor(dict(arr, makespan_s=None), 16, 10) is None  # the array did not end: no floor
+    assert su_floor(dict(arr, gpu_prices={}), 16, 10) is None
+    assert su_floor(dict(arr, gpu_prices={"c:cheap": 100.0, "c:less": 80.0}), 16, 10)["floor"] == 0.8
+    print("study.py self-test: ok")
 
 
 def verdict(row, cap):
@@ -456,8 +534,9 @@ def render(rows, a, wall):
             lines.append(f"| {r['seed']} | {arm} | {where} | {fmt(x.get('makespan_s'), cap, True)} | {wsum} | "
                          f"{x.get('su')} | {x.get('peak_queued')} ({lim}) | {x.get('jobs')} ({x.get('jobs_ran')}) | "
                          f"{x.get('duplicates')} | {' / '.join(notes)} |")
-    lines += ["", "| seed | rv/array makespan | rv/array SU | rv/loop makespan | rv/every makespan | rv/every SU | targets |",
-              "| --- " * 7 + "|"]
+    lines += ["", "| seed | rv/array makespan | rv/array SU | least SU of any pool at 0.7x (su_floor) | rv/loop makespan | "
+              "rv/every makespan | rv/every SU | targets |",
+              "| --- " * 8 + "|"]
     for r in rows:
         v = r["verdict"]
 
@@ -469,7 +548,10 @@ def render(rows, a, wall):
                 return f"<{x / cap:.2f}" if k == "makespan_s" else "-"
             return f"{x / y:.2f}" if y else "-"
 
-        lines.append(f"| {r['seed']} | {ratio('makespan_s', 'array')} | {ratio('su', 'array')} | "
+        fl = r.get("floor")
+        floor = "-" if not fl else (f"{fl['floor']:.3f} ({fl['cheap_tasks']} of {a.tasks} tasks on {fl['lanes']} GPU(s) "
+                                    f"there, the rest at {fl['price_ratio']:.2f}x)")
+        lines.append(f"| {r['seed']} | {ratio('makespan_s', 'array')} | {ratio('su', 'array')} | {floor} | "
                      f"{ratio('makespan_s', 'loop')} | {ratio('makespan_s', 'every')} | {ratio('su', 'every')} | "
                      + " ".join(f"{k}:{x}" for k, x in v.items()) + " |")
     miss = [r["seed"] for r in rows if any(x == "MISS" for x in r["verdict"].values())]
@@ -487,7 +569,10 @@ def render(rows, a, wall):
                      + ("enforced by slurmctld" if h.get("enforced") else
                         "NOT enforced by slurmctld (AccountingStorageEnforce has no 'limits'): an arm over it "
                         "would be refused at a site that enforces it"))
-    lines += ["", f"- seeds {len(rows)}, with a miss: {len(miss)}" + (f" ({', '.join(map(str, miss))})" if miss else ""),
+    beyond = [r["seed"] for r in rows if (r.get("floor") or {}).get("floor", 0) > TARGET_SU]
+    lines += ["", f"- seeds where no pool can meet both targets (least SU at {TARGET_MAKESPAN}x the array's makespan "
+              f"above {TARGET_SU}x, su_floor): {len(beyond)} of {len(rows)}" + (f" ({', '.join(map(str, beyond))})" if beyond else "")]
+    lines += [f"- seeds {len(rows)}, with a miss: {len(miss)}" + (f" ({', '.join(map(str, miss))})" if miss else ""),
               f"\nwall time {wall:.0f} s"]
     return "\n".join(lines) + "\n"
 
@@ -496,8 +581,9 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rv", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--self-test", action="store_true", help="check su_floor on known arrays and exit")
+    ap.add_argument("--rv")
+    ap.add_argument("--out")
     ap.add_argument("--random-seeds", type=int, default=5, help="seeds drawn at run time (printed)")
     ap.add_argument("--seeds", default="", help="exactly these seeds, comma separated (--across: A:B pairs, "
                                                 "rvtb's seed : rvtb2's)")
@@ -512,6 +598,11 @@ def main():
                                                           "hosts, the array and every partition span both")
     ap.add_argument("--from-json", help="re-render earlier study.json files, comma separated (no cluster)")
     a = ap.parse_args()
+    if a.self_test:
+        self_test()
+        return
+    if not a.out or not (a.rv or a.from_json):
+        ap.error("--out and --rv are required (--from-json needs no --rv)")
     os.makedirs(a.out, exist_ok=True)
     if a.from_json:  # runs of one study in parts: their rows together (each file's settings must match)
         rows, wall = [], 0
@@ -525,6 +616,14 @@ def main():
             wall += old.get("wall_s", 0)
         for r in rows:
             r["verdict"] = verdict(r, a.cap)
+            arr = r.get("array") or {}
+            if "gpu_prices" not in arr and str(arr.get("where", "")).startswith("rvtb:"):
+                # Runs before the prices were kept: cluster 1's partitions as its slurm.conf has them now
+                # (testbed/up.sh writes the same weights every time), when this shell reaches it.
+                with contextlib.suppress(Exception):
+                    arr["gpu_prices"] = {f"rvtb:{p}": v for p, v in ttglib.LOCAL.gpu_prices(
+                        [p for p in workload.PARTITIONS if not workload.PARTITIONS[p].get("mig")]).items()}
+            r["floor"] = su_floor(arr, a.tasks, a.task_s)
         table = render(rows, a, wall)
         with open(os.path.join(a.out, "study.md"), "w") as fh:
             fh.write(table)
@@ -584,7 +683,9 @@ def main():
                 + (f" [{res.get('error') or ''}{'; '.join(res.get('errors') or [])[:200]}]" if res.get('error') or res.get('errors') else ""))
                 + f" ({time.time() - t:.0f} s)")
         row["verdict"] = verdict(row, a.cap)
-        log(f"seed {row['seed']}: {row['verdict']}")
+        row["floor"] = su_floor(row.get("array") or {}, a.tasks, a.task_s)
+        log(f"seed {row['seed']}: {row['verdict']}, least SU of any pool at {TARGET_MAKESPAN}x the array's makespan: "
+            f"{row['floor']}")
         rows.append(row)
         with open(os.path.join(a.out, "study.json"), "w") as fh:
             json.dump(dict(settings=vars(a), rows=rows, wall_s=round(time.time() - t_all, 1)), fh, indent=1, default=str)

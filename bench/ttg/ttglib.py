@@ -161,6 +161,34 @@ class Slurm:
                 w[name.group(1)] = float(m.group(1)) if m else 1.0
         return w
 
+    def gpu_prices(self, partitions, shape=None):
+        """{partition: billing of one GPU with its node's share of CPUs and memory} from each
+        partition's whole TRESBillingWeights, summed as slurmctld sums them (no MAX_TRES): CPU per
+        CPU, Mem per MB (per GB with a G suffix, per TB with T), GRES/gpu per GPU; a TRES without a
+        weight costs 0."""
+        out = self.run(["scontrol", "show", "partition", "-o"]).stdout
+        mb_per = {"": 1.0, "M": 1.0, "G": 1024.0, "T": 1024.0 * 1024}
+        prices = {}
+        for line in out.splitlines():
+            name = re.search(r"PartitionName=(\S+)", line)
+            if not name or name.group(1) not in partitions:
+                continue
+            cpus, mem_mb = share(name.group(1), 1, shape)
+            m = re.search(r"TRESBillingWeights=(\S+)", line)
+            price = 0.0
+            for item in (m.group(1).strip('"').split(",") if m else []):
+                k, _, v = item.partition("=")
+                k = k.lower()
+                if k == "cpu":
+                    price += float(v) * cpus
+                elif k == "mem":
+                    suffix = v[-1] if v[-1:].isalpha() else ""
+                    price += float(v[:-1] if suffix else v) * mem_mb / mb_per[suffix.upper()]
+                elif k == "gres/gpu":
+                    price += float(v)
+            prices[name.group(1)] = price
+        return prices
+
     def accounting(self, user, since_epoch, name_prefix):
         """sacct's record of `user`'s jobs named `name_prefix`* since `since_epoch`, one row per job
         (array elements each): [dict(id, name, state, elapsed_s, billing, partition, ended)]."""
