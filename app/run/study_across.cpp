@@ -347,7 +347,6 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
   // Tending: `rv ps` starts no background rv meanwhile. Released before one is started on Ctrl-C.
   auto tending = store::FileLock::try_acquire(tending_lock_path(env.requests, id));
   std::map<int, study_parts::TaskLog> logs;
-  std::map<int, std::size_t> log_cluster;
   slurm::Backoff backoff(slurm::Backoff::racing());
   AcrossStudyView view;
   int failures = 0;
@@ -394,62 +393,12 @@ Result<int> follow_across(Env& env, std::vector<Launched>& owners, std::vector<R
       return fail(ErrorCode::generic, fmt::format("study {}: {}", id, tended->broken),
                   fmt::format("rv logs --err {} shows why job {} failed; rv ps {} shows the tasks", job, job, id));
     }
-    std::vector<proc::Batch> batches;
+    std::vector<study_parts::TaskPlace> places;
     for (std::size_t c = 0; c < members.size(); ++c) {
-      batches.emplace_back("study logs");
+      places.push_back({members[c].env, study::tasks_dir(members[c].rec.remote_root, members[c].rec.id),
+                        c < view.hosts.size() ? view.hosts[c] : members[c].env->cluster.where()});
     }
-    std::vector<std::vector<std::pair<int, proc::Handle>>> reads(members.size());
-    for (std::size_t i = 0; i < view.merged.tasks.size(); ++i) {
-      const auto& t = view.merged.tasks[i];
-      if (t.attempts == 0 || !view.where[i]) {
-        continue;
-      }
-      const auto c = *view.where[i];
-      auto& log = logs[t.id];
-      if (log.attempt != t.attempts) { // a new attempt (maybe on another cluster): its log starts over
-        if (log.attempt != 0) {
-          study_parts::print_task_output(env, log, t.id, "", no_prefix, true);
-          env.output.err(fmt::format("rv: task {} runs again (attempt {}, on {}): its worker ended during attempt {}\n",
-                                     t.id, t.attempts, view.hosts[c], log.attempt));
-        }
-        log = study_parts::TaskLog{t.attempts, 0, {}, false};
-        log_cluster[t.id] = c;
-      }
-      if (!log.ended_shown) {
-        const auto dir = study::tasks_dir(members[c].rec.remote_root, members[c].rec.id);
-        reads[c].emplace_back(
-            t.id, batches[c].add(proc::remote::read_from_command(study::task_log(dir, t.id, t.attempts), log.offset)));
-      }
-    }
-    for (std::size_t c = 0; c < members.size(); ++c) {
-      if (reads[c].empty()) {
-        continue;
-      }
-      auto answers = batches[c].run(members[c].env->cluster);
-      if (!answers) {
-        continue; // read again at the next poll, from the same offset
-      }
-      for (const auto& [task, h] : reads[c]) {
-        const auto& o = (*answers)[h];
-        if (o.ok()) {
-          study_parts::print_task_output(env, logs[task], task, o.out, no_prefix, false);
-          logs[task].offset += o.out.size();
-        }
-      }
-    }
-    for (std::size_t i = 0; i < view.merged.tasks.size(); ++i) {
-      const auto& t = view.merged.tasks[i];
-      auto& log = logs[t.id];
-      const bool ended = t.state == study::TaskState::done || t.state == study::TaskState::failed;
-      if (ended && !log.ended_shown && (log.attempt == t.attempts || t.attempts == 0)) {
-        study_parts::print_task_output(env, log, t.id, "", no_prefix, true);
-        log.ended_shown = true;
-        env.output.err(fmt::format("rv: task {} {} (exit {}) after {} on job {} of {} [{}/{} ended]\n", t.id,
-                                   to_string(t.state), study_parts::exit_text(t), study_parts::task_time_text(t),
-                                   t.job_id.empty() ? "-" : t.job_id, view.where[i] ? view.hosts[*view.where[i]] : "-",
-                                   view.merged.counts.done + view.merged.counts.failed, view.merged.tasks.size()));
-      }
-    }
+    study_parts::show_task_round(env, logs, view.merged.tasks, view.merged.counts, places, view.where, no_prefix);
     if (tended->over) {
       break;
     }

@@ -13,6 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -67,5 +69,21 @@ void print_task_output(Env& env, TaskLog& log, int t, std::string_view text, boo
 
 std::string task_time_text(const study::TaskStatus& t);
 std::string exit_text(const study::TaskStatus& t);
+
+// Where -f reads the tasks' logs: a cluster's Env, the study's task directory there, and the host
+// named in -f's lines (empty for a study on one cluster: its lines name none).
+struct TaskPlace {
+  Env* env = nullptr;
+  std::string dir;
+  std::string host;
+};
+
+// One round of -f's output, on one cluster or across: every started task's new output (a new
+// attempt announced, its log read from the start), one batch per cluster, then each task's end,
+// once. `where[i]`: the place of task i's latest attempt (none: not started anywhere). A cluster
+// that does not answer is read again at the next round, from the same offset.
+void show_task_round(Env& env, std::map<int, TaskLog>& logs, const std::vector<study::TaskStatus>& tasks,
+                     const study::Counts& counts, const std::vector<TaskPlace>& places,
+                     const std::vector<std::optional<std::size_t>>& where, bool no_prefix);
 
 } // namespace rv::app::study_parts

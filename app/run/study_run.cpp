@@ -276,6 +276,70 @@ void print_task_output(Env& env, TaskLog& log, int t, std::string_view text, boo
   }
 }
 
+void show_task_round(Env& env, std::map<int, TaskLog>& logs, const std::vector<study::TaskStatus>& tasks,
+                     const study::Counts& counts, const std::vector<TaskPlace>& places,
+                     const std::vector<std::optional<std::size_t>>& where, bool no_prefix)
+{
+  auto on = [&](std::size_t c, const char* sep) { return places[c].host.empty() ? "" : sep + places[c].host; };
+  std::vector<proc::Batch> batches;
+  for (std::size_t c = 0; c < places.size(); ++c) {
+    batches.emplace_back("study logs");
+  }
+  std::vector<std::vector<std::pair<int, proc::Handle>>> reads(places.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    if (t.attempts == 0 || i >= where.size() || !where[i] || *where[i] >= places.size()) {
+      continue;
+    }
+    const auto c = *where[i];
+    auto& log = logs[t.id];
+    if (log.attempt != t.attempts) { // a new attempt (maybe on another cluster): its log starts over
+      if (log.attempt != 0) {
+        print_task_output(env, log, t.id, "", no_prefix, true);
+        env.output.err(fmt::format("rv: task {} runs again (attempt {}{}): its worker ended during attempt {}\n", t.id,
+                                   t.attempts, on(c, ", on "), log.attempt));
+      }
+      log = TaskLog{t.attempts, 0, {}, false};
+    }
+    if (!log.ended_shown) {
+      reads[c].emplace_back(t.id, batches[c].add(proc::remote::read_from_command(
+                                      study::task_log(places[c].dir, t.id, t.attempts), log.offset)));
+    }
+  }
+  for (std::size_t c = 0; c < places.size(); ++c) {
+    if (reads[c].empty()) {
+      continue;
+    }
+    auto answers = batches[c].run(places[c].env->cluster);
+    if (!answers) {
+      spdlog::debug("study logs on {}: {} (read again at the next round)", places[c].env->cluster.where(),
+                    answers.error().message);
+      continue;
+    }
+    for (const auto& [task, h] : reads[c]) {
+      const auto& o = (*answers)[h];
+      if (o.ok()) {
+        print_task_output(env, logs[task], task, o.out, no_prefix, false);
+        logs[task].offset += o.out.size();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    auto& log = logs[t.id];
+    const bool ended = t.state == study::TaskState::done || t.state == study::TaskState::failed;
+    if (ended && !log.ended_shown && (log.attempt == t.attempts || t.attempts == 0)) {
+      print_task_output(env, log, t.id, "", no_prefix, true);
+      log.ended_shown = true;
+      const bool placed = i < where.size() && where[i] && *where[i] < places.size();
+      env.output.err(fmt::format("rv: task {} {} (exit {}) after {} on job {}{} [{}/{} ended]\n", t.id,
+                                 to_string(t.state), exit_text(t), task_time_text(t), t.job_id.empty() ? "-" : t.job_id,
+                                 placed ? on(*where[i], " of ") : std::string(), counts.done + counts.failed,
+                                 tasks.size()));
+    }
+  }
+}
+
 std::string task_time_text(const study::TaskStatus& t)
 {
   return t.started_at > 0 && t.ended_at >= t.started_at ? format_human_duration(t.ended_at - t.started_at) : "-";
@@ -485,48 +549,9 @@ Result<int> follow_study(Env& env, OwnedRequest& owner, bool no_prefix)
       return fail(ErrorCode::generic, fmt::format("study {}: {}", rec.id, tended.broken),
                   fmt::format("rv logs --err {} shows why job {} failed; rv ps {} shows the tasks", job, job, rec.id));
     }
-    proc::Batch batch("study logs");
-    std::vector<std::pair<int, proc::Handle>> reads;
-    for (const auto& t : view.tasks) {
-      if (t.attempts == 0) {
-        continue;
-      }
-      auto& log = logs[t.id];
-      if (log.attempt != t.attempts) { // a new attempt: its log starts over
-        if (log.attempt != 0) {
-          print_task_output(env, log, t.id, "", no_prefix, true);
-          env.output.err(fmt::format("rv: task {} runs again (attempt {}): its worker ended during attempt {}\n", t.id,
-                                     t.attempts, log.attempt));
-        }
-        log = TaskLog{t.attempts, 0, {}, false};
-      }
-      if (!log.ended_shown) {
-        reads.emplace_back(
-            t.id, batch.add(proc::remote::read_from_command(study::task_log(dir, t.id, t.attempts), log.offset)));
-      }
-    }
-    if (!reads.empty()) {
-      RV_TRY(answers, batch.run(env.cluster));
-      for (const auto& [id, h] : reads) {
-        const auto& o = answers[h];
-        if (o.ok()) {
-          print_task_output(env, logs[id], id, o.out, no_prefix, false);
-          logs[id].offset += o.out.size();
-        }
-      }
-    }
-    for (const auto& t : view.tasks) {
-      auto& log = logs[t.id];
-      const bool ended = t.state == study::TaskState::done || t.state == study::TaskState::failed;
-      if (ended && !log.ended_shown && (log.attempt == t.attempts || t.attempts == 0)) {
-        print_task_output(env, log, t.id, "", no_prefix, true);
-        log.ended_shown = true;
-        env.output.err(fmt::format("rv: task {} {} (exit {}) after {} on job {} [{}/{} ended]\n", t.id,
-                                   to_string(t.state), exit_text(t), task_time_text(t),
-                                   t.job_id.empty() ? "-" : t.job_id, view.counts.done + view.counts.failed,
-                                   view.tasks.size()));
-      }
-    }
+    const std::vector<TaskPlace> here = {{&env, dir, {}}};
+    show_task_round(env, logs, view.tasks, view.counts, here,
+                    std::vector<std::optional<std::size_t>>(view.tasks.size(), std::size_t{0}), no_prefix);
     if (tended.over) {
       break;
     }
