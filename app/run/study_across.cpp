@@ -557,26 +557,54 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
   RV_TRY(plans, make_plans(env, env.settings.hosts, order.request, order.plan_options));
   // Each cluster's workers and its own pool within its limits; the pool spread over them.
   struct Side {
-    const ClusterRun* cluster = nullptr;
-    std::vector<model::Strategy> strategies;
-    std::vector<std::string> dropped;
-    study::PoolPlan pool;
+    std::string host;
+    Env* env = nullptr;
+    study::PoolInput in;
+    study_parts::PoolSide pool;
   };
   std::vector<Side> sides;
-  std::vector<std::vector<std::size_t>> room;
+  std::size_t submitted = 0;
   for (const auto& c : plans.clusters) {
     Side s;
-    s.cluster = &c;
-    s.strategies = study::worker_strategies(c.run.plan.strategies, st.task_time_s, s.dropped);
-    study::PoolInput in;
-    in.unfinished = static_cast<int>(st.tasks.size());
-    in.limits = c.run.cluster.limits;
-    in.kinds = study::free_kinds(c.run.cluster, s.strategies); // at most the free GPUs the plan saw, per strategy
-    s.pool = study::plan_pool(s.strategies, st.task_time_s, in);
-    room.push_back(s.pool.submit);
+    s.host = c.host;
+    s.env = c.env;
+    s.in.unfinished = static_cast<int>(st.tasks.size());
+    s.in.limits = c.run.cluster.limits;
+    s.pool = study_parts::pool_side(c.run, st.task_time_s, s.in);
+    submitted += s.pool.pool.submit.size();
     sides.push_back(std::move(s));
   }
+  // As on one cluster: workers that hold a share of the tasks, on each cluster whose plan for them
+  // (one more planning round, every cluster at once) the model expects to do at least as well.
   const int n = static_cast<int>(st.tasks.size());
+  if (n > 1 && submitted > 0) {
+    const int per_worker = study_parts::first_worker_share(n, submitted);
+    auto longer = order.request;
+    longer.time_s = study_parts::worker_walltime_s(st.task_time_s, per_worker);
+    std::vector<std::string> hosts;
+    for (const auto& s : sides) {
+      hosts.push_back(s.host);
+    }
+    auto replanned = make_plans(env, hosts, longer, order.plan_options);
+    for (auto& s : sides) {
+      if (s.pool.strategies.empty()) {
+        continue;
+      }
+      Result<PlanRun> mine = fail(ErrorCode::unreachable, replanned ? "not reached" : replanned.error().message);
+      if (replanned) {
+        for (auto& c : replanned->clusters) {
+          if (c.host == s.host) {
+            mine = std::move(c.run);
+          }
+        }
+      }
+      study_parts::keep_longer_if_better(s.pool, std::move(mine), s.in, st.task_time_s, per_worker, longer.time_s);
+    }
+  }
+  std::vector<std::vector<std::size_t>> room;
+  for (const auto& s : sides) {
+    room.push_back(s.pool.pool.submit);
+  }
   const auto spread = study::spread_pool(room, st.max_running > 0 ? std::min(n, st.max_running) : n);
   if (order.dry_run) {
     if (env.json) {
@@ -584,12 +612,12 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       for (std::size_t c = 0; c < sides.size(); ++c) {
         nlohmann::json workers = nlohmann::json::array();
         for (auto k : spread[c]) {
-          workers.push_back(sides[c].strategies[k].id);
+          workers.push_back(sides[c].pool.strategies[k].id);
         }
-        clusters.push_back({{"host", sides[c].cluster->host},
+        clusters.push_back({{"host", sides[c].host},
                             {"workers", workers},
-                            {"notes", sides[c].pool.notes},
-                            {"dropped", sides[c].dropped}});
+                            {"notes", sides[c].pool.pool.notes},
+                            {"dropped", sides[c].pool.dropped}});
       }
       env.output.out(store::dump_for_display({{"study", study::to_json(st)}, {"clusters", clusters}}) + "\n");
       return 0;
@@ -603,16 +631,16 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       out += fmt::format("  [{}] {}\n", t.id, t.command);
     }
     for (std::size_t c = 0; c < sides.size(); ++c) {
-      out += fmt::format("{}: {} worker(s) to submit\n", sides[c].cluster->host, spread[c].size());
+      out += fmt::format("{}: {} worker(s) to submit\n", sides[c].host, spread[c].size());
       for (auto k : spread[c]) {
-        const auto& s = sides[c].strategies[k];
+        const auto& s = sides[c].pool.strategies[k];
         out += fmt::format("  {:<4} {}  wait {}  {:.1f} SU per worker\n", s.id, s.label, wait_in_words(s.est_wait_s),
                            s.est_su);
       }
-      for (const auto& d : sides[c].dropped) {
+      for (const auto& d : sides[c].pool.dropped) {
         out += "  not a worker: " + d + "\n";
       }
-      for (const auto& note : sides[c].pool.notes) {
+      for (const auto& note : sides[c].pool.pool.notes) {
         out += "  limit: " + note + "\n";
       }
     }
@@ -624,7 +652,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
   for (std::size_t c = 0; c < sides.size(); ++c) {
     if (!spread[c].empty()) {
       chosen.push_back(c);
-      hosts.push_back(sides[c].cluster->host);
+      hosts.push_back(sides[c].host);
     }
   }
   if (chosen.empty()) {
@@ -642,15 +670,15 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       if (smart.error().code == ErrorCode::interrupted || smart.error().code == ErrorCode::usage) {
         return std::unexpected(smart.error());
       }
-      spdlog::warn("cluster {} is left out: {}", side.cluster->host, smart.error().message);
+      spdlog::warn("cluster {} is left out: {}", side.host, smart.error().message);
       continue;
     }
     auto extras = smart->extras;
     extras.study = std::make_shared<const study::Study>(st);
     extras.followed = follow;
     int next = 1;
-    auto planned = study_parts::workers_plan(side.cluster->run, side.strategies, spread[chosen[i]], next);
-    auto launched = submit_request(*side.cluster->env, planned, line, smart->workdir, "run", extras);
+    auto planned = study_parts::workers_plan(side.pool.planned, side.pool.strategies, spread[chosen[i]], next);
+    auto launched = submit_request(*side.env, planned, line, smart->workdir, "run", extras);
     if (!launched) {
       if (launched.error().code == ErrorCode::interrupted) {
         for (std::size_t k = 0; k < members.size(); ++k) {
@@ -659,12 +687,13 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
         }
         return std::unexpected(launched.error());
       }
-      spdlog::warn("cluster {} is left out: {}", side.cluster->host, launched.error().message);
+      spdlog::warn("cluster {} is left out: {}", side.host, launched.error().message);
       continue;
     }
-    launched->rec.study["limits"] = study_parts::limits_json(side.cluster->run.cluster.limits);
-    across["members"].push_back({{"id", launched->rec.id}, {"host", side.cluster->host}});
-    members.emplace_back(launched->rec, side.cluster->env);
+    launched->rec.study["limits"] = study_parts::limits_json(side.pool.planned.cluster.limits);
+    study_parts::record_slots(launched->rec, side.pool);
+    across["members"].push_back({{"id", launched->rec.id}, {"host", side.host}});
+    members.emplace_back(launched->rec, side.env);
     owners.push_back(std::move(*launched));
   }
   if (owners.empty()) {

@@ -31,6 +31,37 @@ Result<int> add_workers(Env& env, RequestRecord& rec, const std::vector<study::W
 PlanRun workers_plan(const PlanRun& base, const std::vector<model::Strategy>& strategies,
                      const std::vector<std::size_t>& which, int& next);
 
+// One cluster's pool for a study: its plan, the plan's strategies that can be workers (and why the
+// others cannot), and the pool the model chose among them.
+struct PoolSide {
+  PlanRun planned;
+  std::vector<model::Strategy> strategies;
+  std::vector<std::string> dropped;
+  study::PoolPlan pool;
+};
+
+// The pool on `planned`'s cluster: its worker strategies, their free GPUs as the plan saw them
+// (`in.kinds`), and study::plan_pool of them for tasks of `task_time_s`.
+PoolSide pool_side(PlanRun planned, std::int64_t task_time_s, study::PoolInput in);
+
+// The walltime, in Slurm's whole minutes, of a worker that holds `per_worker` tasks of
+// `task_time_s` and its margin (set-up, claims, the end mark).
+std::int64_t worker_walltime_s(std::int64_t task_time_s, int per_worker);
+
+// How many tasks each first worker is asked to hold: the study shared out over the workers the
+// pool submits, at least 2.
+int first_worker_share(int tasks, std::size_t workers);
+
+// Workers that hold several tasks keep claiming once they start (no new wait per task), but a
+// longer walltime fits fewer backfill windows: `longer` is the plan for workers of `per_worker`
+// tasks (`walltime_s`); its pool replaces `side`'s when the model expects it to do at least as well
+// (study::PoolPlan::score). Either way a note of the pool's says which was kept and why.
+void keep_longer_if_better(PoolSide& side, Result<PlanRun> longer, const study::PoolInput& in, std::int64_t task_time_s,
+                           int per_worker, std::int64_t walltime_s);
+
+// Keeps in the record, for each worker strategy, the free GPUs the plan saw (the top-ups' room).
+void record_slots(RequestRecord& rec, const PoolSide& side);
+
 // The request's workers pending or running, less those in `ended` (their end marked: they claim no
 // more tasks while Slurm may still say they run).
 int alive_workers(const RequestRecord& rec, const std::set<std::string>& ended = {});

@@ -340,6 +340,61 @@ void show_task_round(Env& env, std::map<int, TaskLog>& logs, const std::vector<s
   }
 }
 
+PoolSide pool_side(PlanRun planned, std::int64_t task_time_s, study::PoolInput in)
+{
+  PoolSide side;
+  side.strategies = study::worker_strategies(planned.plan.strategies, task_time_s, side.dropped);
+  in.kinds = study::free_kinds(planned.cluster, side.strategies); // at most the free GPUs the plan saw
+  side.pool = study::plan_pool(side.strategies, task_time_s, in);
+  side.planned = std::move(planned);
+  return side;
+}
+
+std::int64_t worker_walltime_s(std::int64_t task_time_s, int per_worker)
+{
+  return (task_time_s * per_worker + k_worker_margin_s + 59) / 60 * 60;
+}
+
+int first_worker_share(int tasks, std::size_t workers)
+{
+  return std::max(2, study::tasks_per_worker(tasks, std::max<int>(1, static_cast<int>(workers))));
+}
+
+void keep_longer_if_better(PoolSide& side, Result<PlanRun> longer, const study::PoolInput& in, std::int64_t task_time_s,
+                           int per_worker, std::int64_t walltime_s)
+{
+  if (!longer) {
+    spdlog::info("the plan for workers of {} task(s) ({}) failed: {}; workers of one task", per_worker,
+                 format_human_duration(walltime_s), longer.error().message);
+    return;
+  }
+  auto other = pool_side(std::move(*longer), task_time_s, in);
+  if (!other.strategies.empty() && !other.pool.submit.empty() &&
+      (side.pool.submit.empty() || other.pool.score <= side.pool.score)) {
+    side = std::move(other);
+    side.pool.notes.push_back(
+        fmt::format("each worker asks for {} task(s) of time ({}): it keeps claiming once started", per_worker,
+                    format_human_duration(walltime_s)));
+  } else {
+    side.pool.notes.push_back(fmt::format("workers of one task: the plan for {} task(s) per worker ({}) was expected "
+                                          "to end later or cost more",
+                                          per_worker, format_human_duration(walltime_s)));
+  }
+}
+
+void record_slots(RequestRecord& rec, const PoolSide& side)
+{
+  if (auto& kept = rec.study["workers"]; kept.is_array()) {
+    for (auto& w : kept) {
+      for (const auto& s : side.strategies) {
+        if (w.value("id", "") == s.id) {
+          w["slots"] = study::free_slots(side.planned.cluster, s);
+        }
+      }
+    }
+  }
+}
+
 std::string task_time_text(const study::TaskStatus& t)
 {
   return t.started_at > 0 && t.ended_at >= t.started_at ? format_human_duration(t.ended_at - t.started_at) : "-";
@@ -818,48 +873,27 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   if (env.settings.hosts.size() > 1) { // offered to the clusters whose workers run (app/run/study_across.hpp)
     return run_study_across(env, order, std::move(st), line, follow);
   }
-  RV_TRY(planned, make_plan(env, order.request, order.plan_options));
-  std::vector<std::string> dropped;
-  auto strategies = study::worker_strategies(planned.plan.strategies, st.task_time_s, dropped);
+  RV_TRY(base, make_plan(env, order.request, order.plan_options));
   study::PoolInput in;
   in.unfinished = static_cast<int>(st.tasks.size());
   in.max_running = st.max_running;
-  in.limits = planned.cluster.limits;
-  in.kinds = study::free_kinds(planned.cluster, strategies);
+  in.limits = base.cluster.limits;
   if (in.limits.max_submit_jobs || in.limits.max_jobs || in.limits.max_gpus) {
     in.other_jobs = count_my_jobs(env);
   }
-  auto pool = study::plan_pool(strategies, st.task_time_s, in);
-  // Workers that hold several tasks keep claiming once they start (no new wait per task), but a
-  // longer walltime fits fewer backfill windows: the plan for the longer walltime says how much
-  // later its workers start, and the pool's model keeps whichever plan it expects to do better.
+  auto side = pool_side(std::move(base), st.task_time_s, in);
   const int n = static_cast<int>(st.tasks.size());
-  const int per_worker =
-      std::max(2, study::tasks_per_worker(n, std::max<int>(1, static_cast<int>(pool.submit.size()))));
-  if (n > 1 && !strategies.empty()) {
+  if (n > 1 && !side.strategies.empty()) {
+    const int per_worker = first_worker_share(n, side.pool.submit.size());
     auto longer = order.request;
-    longer.time_s = (st.task_time_s * per_worker + k_worker_margin_s + 59) / 60 * 60; // Slurm's whole minutes
-    auto replanned = make_plan(env, longer, order.plan_options);
-    if (replanned) {
-      std::vector<std::string> dropped_longer;
-      auto s2 = study::worker_strategies(replanned->plan.strategies, st.task_time_s, dropped_longer);
-      auto in2 = in;
-      in2.kinds = study::free_kinds(replanned->cluster, s2);
-      auto pool2 = study::plan_pool(s2, st.task_time_s, in2);
-      if (!s2.empty() && !pool2.submit.empty() && (pool.submit.empty() || pool2.score <= pool.score)) {
-        planned = std::move(*replanned);
-        strategies = std::move(s2);
-        dropped = std::move(dropped_longer);
-        pool = std::move(pool2);
-        pool.notes.push_back(fmt::format("each worker asks for {} task(s) of time ({}): it keeps claiming once started",
-                                         per_worker, format_human_duration(longer.time_s)));
-      } else {
-        pool.notes.push_back(fmt::format("workers of one task: the plan for {} task(s) per worker ({}) was expected "
-                                         "to end later or cost more",
-                                         per_worker, format_human_duration(longer.time_s)));
-      }
-    }
+    longer.time_s = worker_walltime_s(st.task_time_s, per_worker);
+    keep_longer_if_better(side, make_plan(env, longer, order.plan_options), in, st.task_time_s, per_worker,
+                          longer.time_s);
   }
+  const auto& planned = side.planned;
+  const auto& strategies = side.strategies;
+  const auto& dropped = side.dropped;
+  const auto& pool = side.pool;
   if (order.dry_run) {
     if (env.json) {
       nlohmann::json workers = nlohmann::json::array();
@@ -905,15 +939,7 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   auto first = workers_plan(planned, strategies, pool.submit, next_worker);
   RV_TRY(launched, submit_request(env, first, line, smart.workdir, "run", extras));
   launched.rec.study["limits"] = limits_json(planned.cluster.limits);
-  if (auto& kept = launched.rec.study["workers"]; kept.is_array()) {
-    for (auto& w : kept) {
-      for (std::size_t k = 0; k < strategies.size(); ++k) {
-        if (w.value("id", "") == strategies[k].id) {
-          w["slots"] = study::free_slots(planned.cluster, strategies[k]);
-        }
-      }
-    }
-  }
+  record_slots(launched.rec, side);
   save(env.requests, launched.rec);
   if (follow) {
     return follow_study(env, launched, order.flags.no_prefix);
