@@ -641,7 +641,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
         out += "  not a worker: " + d + "\n";
       }
       for (const auto& note : sides[c].pool.pool.notes) {
-        out += "  limit: " + note + "\n";
+        out += "  note: " + note + "\n";
       }
     }
     env.output.out(out);

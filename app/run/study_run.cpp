@@ -138,7 +138,7 @@ std::string pool_text(const std::vector<model::Strategy>& strategies, const stud
                        wait_in_words(s.est_wait_s), s.est_su);
   }
   for (const auto& n : pool.notes) {
-    out += "  limit: " + n + "\n";
+    out += "  note: " + n + "\n";
   }
   return out;
 }
