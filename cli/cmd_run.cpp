@@ -10,6 +10,8 @@
 #include "cli/task_file.hpp"
 #include "templates/render.hpp"
 
+#include <fmt/format.h>
+
 namespace rv::cli {
 namespace {
 
@@ -53,6 +55,13 @@ Result<int> run_run(RunOptions& opts, Context& ctx)
   RV_TRY(order, job_order(opts.job, ctx));
   RV_TRY_VOID(read_sweep_file(opts.study)); // a study (docs/studies.md), checked before any round trip
   order.study = opts.study;
+  if (!order.study.any() && !order.study.prefer.empty()) {
+    return fail(ErrorCode::usage,
+                fmt::format("--prefer {} is for a study (--array, --sweep, or a task file's array or [sweep]): one "
+                            "request races its strategies",
+                            order.study.prefer),
+                "rv run --array 0-15 --prefer cost ... (or leave --prefer out)");
+  }
   if (order.study.any() && !opts.after.empty()) {
     return fail(ErrorCode::usage, "--after does not go with --array/--sweep yet",
                 "start the study once the other request has ended, or chain single runs with --after");

@@ -29,6 +29,10 @@ void add_study_flags(CLI::App* cmd, app::study::StudyFlags& f)
   cmd->add_flag("--retry-failed,!--no-retry-failed", f.retry_failed,
                 "a study's task that failed by its own exit status is retried too (within --retries); "
                 "--no-retry-failed: not (over a task file's retry_failed)");
+  cmd->add_option("--prefer", f.prefer,
+                  "a study's pool: time (default) adds pricier GPUs that start sooner when they shorten the study; "
+                  "cost keeps to the cheapest GPUs unless they would make it wait far longer")
+      ->type_name("time|cost");
   cmd->add_flag("--no-prefix", f.no_prefix, "rv run -f of a study: task output without its `[7] ` prefix");
 }
 

@@ -25,8 +25,8 @@
 namespace rv::cli {
 namespace {
 
-const std::vector<std::string> k_top_keys = {"run",   "setup", "outputs",    "resources", "env",
-                                             "array", "sweep", "sweep_file", "retries",   "retry_failed"};
+const std::vector<std::string> k_top_keys = {"run",   "setup",      "outputs", "resources",    "env",   "array",
+                                             "sweep", "sweep_file", "retries", "retry_failed", "prefer"};
 const std::vector<std::string> k_resource_keys = {"gpus", "gpu_types", "time", "nodes", "mem", "checkpoint", "hosts"};
 const std::vector<std::string> k_env_keys = {"secrets", "vars"};
 
@@ -333,7 +333,7 @@ Result<std::vector<std::string>> read_sweep(const Reader& r, const toml::table& 
   return out;
 }
 
-// The study keys at the top: array, sweep_file, retries, retry_failed; [sweep].
+// The study keys at the top: array, sweep_file, retries, retry_failed, prefer; [sweep].
 Result<void> read_study_key(const Reader& r, const std::string& key, const toml::node& v, TaskFile& f)
 {
   if (key == "array") {
@@ -367,6 +367,10 @@ Result<void> read_study_key(const Reader& r, const std::string& key, const toml:
       return std::unexpected(r.wrong(v, key, "true or false"));
     }
     f.retry_failed = *v.value<bool>();
+  } else if (key == "prefer") {
+    RV_TRY(word, r.string(v, key));
+    RV_TRY_VOID(r.as_flag(v, app::study::parse_prefer(word)));
+    f.prefer = std::move(word);
   }
   return {};
 }
@@ -506,6 +510,9 @@ TaskApplied apply_task_file(const TaskFile& file, JobFlags& flags, app::study::S
   if (file.retry_failed && unset("retry-failed") && unset("no-retry-failed")) {
     study.retry_failed = *file.retry_failed;
   }
+  if (file.prefer && unset("prefer")) {
+    study.prefer = *file.prefer;
+  }
   return out;
 }
 
@@ -622,6 +629,7 @@ run = "python train.py"
 # sweep_file = "grid.json"       # or a JSON list of objects, relative to this file (--sweep-file)
 # retries = 1                    # a task whose worker died runs again up to this many times
 # retry_failed = false           # true: also a task that failed by its own exit status
+# prefer = "time"                # the pool: "time" buys a shorter study with pricier GPUs, "cost" keeps to the cheapest
 # [sweep]                        # each key's values, the cartesian product; the first key varies slowest
 # seed = [1, 2, 3]
 # model = ["small", "base"]

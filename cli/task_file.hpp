@@ -42,6 +42,7 @@ struct TaskFile {
   int sweep_file_line = 0;                        // its line, for the messages of reading it
   std::optional<int> retries;                     // --retries N
   std::optional<bool> retry_failed;               // --retry-failed, --no-retry-failed
+  std::optional<std::string> prefer;              // --prefer time|cost
 };
 
 // Reads `text` (the content of the file `path`). Every mistake is one usage error that starts

@@ -227,6 +227,7 @@ void top_up(std::vector<RaceMember>& members, const AcrossStudyView& view, int u
     in.limits = study_parts::study_limits(m.rec);
     in.unclaimed = view.merged.counts.pending;
     in.kinds = study_parts::kind_pools(m.rec, kinds.back(), m.env->clock.epoch_seconds());
+    in.su_weight = study::su_weight(view.merged.study.prefer);
     alive += in.workers_alive;
     room.push_back(study::plan_pool(strategies, view.merged.study.task_time_s, in).submit);
   }
@@ -570,6 +571,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
     s.env = c.env;
     s.in.unfinished = static_cast<int>(st.tasks.size());
     s.in.limits = c.run.cluster.limits;
+    s.in.su_weight = study::su_weight(st.prefer);
     s.pool = study_parts::pool_side(c.run, st.task_time_s, s.in);
     submitted += s.pool.pool.submit.size();
     sides.push_back(std::move(s));
@@ -623,10 +625,11 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       return 0;
     }
     print_plans(env.output, plans, false, false);
-    std::string out =
-        fmt::format("\nstudy across {} cluster(s): {} task(s), a task's --time {}, {} attempt(s) each{}\n",
-                    sides.size(), st.tasks.size(), format_human_duration(st.task_time_s), st.retries + 1,
-                    st.max_running > 0 ? fmt::format(", at most {} at once", st.max_running) : "");
+    std::string out = fmt::format(
+        "\nstudy across {} cluster(s): {} task(s), a task's --time {}, {} attempt(s) each{}; the pool "
+        "prefers {}\n",
+        sides.size(), st.tasks.size(), format_human_duration(st.task_time_s), st.retries + 1,
+        st.max_running > 0 ? fmt::format(", at most {} at once", st.max_running) : "", study::to_string(st.prefer));
     for (const auto& t : st.tasks) {
       out += fmt::format("  [{}] {}\n", t.id, t.command);
     }

@@ -477,6 +477,7 @@ Result<Tended> tend_study(Env& env, RequestRecord& rec, const model::UserLimits&
     in.other_jobs = t.view.other_jobs.value_or(0);
     in.task_s = median_task_s(t.view.tasks);
     in.kinds = kind_pools(rec, kinds, env.clock.epoch_seconds(), t.view.marks.ended, t.view.tasks);
+    in.su_weight = study::su_weight(t.view.study.prefer);
     const auto pool = study::plan_pool(strategies, t.view.study.task_time_s, in);
     cancel_spare_workers(env, rec, kinds, pool);
     if (!pool.submit.empty()) {
@@ -878,6 +879,7 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
   in.unfinished = static_cast<int>(st.tasks.size());
   in.max_running = st.max_running;
   in.limits = base.cluster.limits;
+  in.su_weight = study::su_weight(st.prefer);
   if (in.limits.max_submit_jobs || in.limits.max_jobs || in.limits.max_gpus) {
     in.other_jobs = count_my_jobs(env);
   }
@@ -911,10 +913,10 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
     }
     RV_TRY(shown, dry_run(env, planned));
     (void)shown;
-    std::string out =
-        fmt::format("\nstudy: {} task(s), a task's --time {}, {} attempt(s) each{}{}\n", st.tasks.size(),
-                    format_human_duration(st.task_time_s), st.retries + 1, st.retry_failed ? " (failed tasks too)" : "",
-                    st.max_running > 0 ? fmt::format(", at most {} at once", st.max_running) : "");
+    std::string out = fmt::format(
+        "\nstudy: {} task(s), a task's --time {}, {} attempt(s) each{}{}; the pool prefers {}\n", st.tasks.size(),
+        format_human_duration(st.task_time_s), st.retries + 1, st.retry_failed ? " (failed tasks too)" : "",
+        st.max_running > 0 ? fmt::format(", at most {} at once", st.max_running) : "", study::to_string(st.prefer));
     for (const auto& t : st.tasks) {
       out += fmt::format("  [{}] {}\n", t.id, t.command);
     }

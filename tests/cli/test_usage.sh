@@ -85,6 +85,10 @@ run sync pull
 expect 2 "rv sync pull needs REMOTE" "rv sync pull without an argument"
 run --host "$closed" up --gpu abc
 expect 2 "--gpu takes a whole number, not 'abc'" "--gpu abc"
+run --host "$closed" run --prefer cost -- true
+expect 2 "--prefer cost is for a study" "rv run --prefer without --array/--sweep"
+run --host "$closed" run --array 0-3 --prefer cheap -- true
+expect 2 "--prefer cheap: not time or cost" "rv run --prefer with a wrong word, before any round trip"
 run completion zsh
 expect 0 "#compdef rv" "rv completion zsh"
 if command -v zsh >/dev/null; then

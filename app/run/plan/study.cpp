@@ -235,11 +235,36 @@ std::string sweep_variable(std::string_view name)
   return "RV_SWEEP_" + text::upper(name);
 }
 
+Result<Prefer> parse_prefer(std::string_view word)
+{
+  if (word.empty() || word == "time") {
+    return Prefer::time;
+  }
+  if (word == "cost") {
+    return Prefer::cost;
+  }
+  return fail(ErrorCode::usage, fmt::format("--prefer {}: not time or cost", word),
+              "time (the default): pricier GPUs that start sooner when they shorten the study; cost: the cheapest "
+              "GPUs unless they would make it wait far longer");
+}
+
+const char* to_string(Prefer p)
+{
+  return p == Prefer::cost ? "cost" : "time";
+}
+
+double su_weight(Prefer p)
+{
+  return p == Prefer::cost ? k_su_weight_cost : k_su_weight;
+}
+
 Result<Study> make_study(const StudyFlags& flags, const std::string& line, std::int64_t task_time_s)
 {
   Study s;
   s.retries = flags.retries;
   s.retry_failed = flags.retry_failed;
+  RV_TRY(prefer, parse_prefer(flags.prefer));
+  s.prefer = prefer;
   s.task_time_s = task_time_s;
   RV_TRY_VOID(check_retries(flags.retries));
   std::vector<SweepAxis> axes;
@@ -334,6 +359,9 @@ nlohmann::json to_json(const Study& s)
   if (s.offers) {
     j["offers"] = true;
   }
+  if (s.prefer != Prefer::time) {
+    j["prefer"] = to_string(s.prefer);
+  }
   return j;
 }
 
@@ -356,6 +384,8 @@ Result<Study> study_from_json(const nlohmann::json& j)
     s.retry_failed = j.at("retry_failed").get<bool>();
     s.task_time_s = j.at("task_time_s").get<std::int64_t>();
     s.offers = j.value("offers", false);
+    RV_TRY(prefer, parse_prefer(j.value("prefer", "time")));
+    s.prefer = prefer;
     return s;
   } catch (const nlohmann::json::exception& e) {
     return fail(ErrorCode::generic, fmt::format("the request's study record is unreadable: {}", e.what()));
@@ -444,12 +474,12 @@ SimOutcome simulate(std::vector<SimWorker> ws, int tasks, double task_s)
   return out;
 }
 
-double pool_score(const SimOutcome& o, double su_floor)
+double pool_score(const SimOutcome& o, double su_floor, double weight)
 {
   if (!std::isfinite(o.makespan)) {
     return std::numeric_limits<double>::infinity();
   }
-  return std::log(std::max(1.0, (o.makespan + o.mean_end) / 2)) + k_su_weight * std::log(o.su + su_floor);
+  return std::log(std::max(1.0, (o.makespan + o.mean_end) / 2)) + weight * std::log(o.su + su_floor);
 }
 
 } // namespace
@@ -596,7 +626,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   const int tasks = in.unclaimed >= 0 ? std::min(in.unclaimed, in.unfinished) : in.unfinished;
   auto run = [&](std::vector<SimWorker> ws) { return simulate(ws, tasks, d); };
   auto now = run(pool);
-  double score = pool_score(now, su_floor);
+  double score = pool_score(now, su_floor, in.su_weight);
   int alive = std::max(0, in.workers_alive - pending_total);
   while (alive < target && tasks > 0) {
     std::size_t best = ranked.size();
@@ -611,7 +641,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
         auto trial = pool;
         trial.push_back(worker(k, keep ? kinds[k].start_pending : kinds[k].start_new));
         const auto o = run(trial);
-        const double sc = pool_score(o, su_floor);
+        const double sc = pool_score(o, su_floor, in.su_weight);
         if (sc < best_score - 1e-9) {
           best = k;
           best_keeps = keep;

@@ -74,6 +74,15 @@ struct Task {
 std::string substitute(std::string_view line, int task_id, const Params& params);
 
 // What the flags asked for, before the tasks are made.
+// --prefer: how a study's pool weighs SU against time (docs/studies.md, "The pool"). `time` (the
+// default) adds a dearer worker when it shortens the study by more than twice the share of SU it
+// adds; `cost` only when by more than eight times (in practice: the cheapest GPUs that start, and
+// pricier ones only when the cheap ones would make the study wait far longer).
+enum class Prefer { time, cost };
+Result<Prefer> parse_prefer(std::string_view word);
+const char* to_string(Prefer p);
+double su_weight(Prefer p);
+
 struct StudyFlags {
   std::string array;               // --array SPEC ("" = none)
   std::vector<std::string> sweeps; // --sweep NAME=v1,v2 (repeatable)
@@ -81,6 +90,7 @@ struct StudyFlags {
   std::string sweep_file;          // its path, for messages
   int retries = 1;                 // --retries N: a task a dying worker dropped runs again up to N times
   bool retry_failed = false;       // --retry-failed: also a task that failed by its own exit status
+  std::string prefer;              // --prefer time|cost ("" = time)
   bool no_prefix = false;          // -f: task output without the `[7] ` prefix
   bool any() const { return !array.empty() || !sweeps.empty() || !sweep_file_text.empty(); }
 };
@@ -92,6 +102,7 @@ struct Study {
   int max_running = 0;            // %K; 0 = no cap
   int retries = 1;
   bool retry_failed = false;
+  Prefer prefer = Prefer::time; // kept in the record only when `cost`: the top-ups weigh as the plan did
   std::int64_t task_time_s = 0; // --time: per task
   // Across clusters (docs/studies.md, "Across clusters"): a worker takes only a task rv offered
   // on its cluster (`tasks/<t>/offer`), never one by itself. Kept in the record only when set.
@@ -141,6 +152,7 @@ struct PoolInput {
   int other_jobs = 0;          // the user's other jobs pending or running (they count against the limits)
   int headroom = 1;            // jobs left free for the user's own work
   double task_s = 0;           // how long the study's ended tasks took (the median); 0 = unknown: --time
+  double su_weight = 2.0;      // SU against time (su_weight(Prefer)): the score's log(SU) weight
   std::vector<KindPool> kinds; // per ranked strategy; missing = none alive, room unknown
 };
 
@@ -151,12 +163,14 @@ struct PoolPlan {
   std::vector<std::string> notes;  // why the target is what it is
   double makespan_s = 0;           // the model's expected time until the last task ends (from now)
   double su = 0;                   // its expected SU for the tasks not yet claimed
-  double score = 0;                // what the pool minimises: log(time) + k_su_weight * log(SU) (docs/studies.md)
+  double score = 0;                // what the pool minimises: log(time) + su_weight * log(SU) (docs/studies.md)
 };
 
 // How much the pool weighs SU against time: a worker is worth adding when it shortens the expected
-// makespan by more than k_su_weight times the share of SU it adds (docs/studies.md).
+// makespan by more than this many times the share of SU it adds (docs/studies.md): --prefer time
+// (the default) and --prefer cost.
 inline constexpr double k_su_weight = 2.0;
+inline constexpr double k_su_weight_cost = 8.0;
 // What a new worker takes beyond its strategy's wait before it claims a task: sbatch, Slurm's
 // scheduling pass, the job's start and the worker's set-up (seconds; the testbed's are 2-5 s).
 inline constexpr double k_worker_start_s = 5.0;

@@ -612,3 +612,29 @@ TEST_CASE("task file: the study flags as rv run parses them, over the study keys
     CHECK(study.sweeps == c.sweeps);
   }
 }
+
+TEST_CASE("task file: prefer is --prefer: read, applied unless the flag is given, and a wrong word is one line")
+{
+  const auto f = parsed("run = \"x {task}\"\narray = \"0-3\"\nprefer = \"cost\"\n");
+  CHECK(f.prefer == "cost");
+  {
+    JobFlags flags;
+    StudyFlags study;
+    (void)apply_task_file(f, flags, study, {});
+    CHECK(study.prefer == "cost");
+    auto st = rv::app::study::make_study(study, "x", 600);
+    REQUIRE(st);
+    CHECK(st->prefer == rv::app::study::Prefer::cost);
+  }
+  {
+    JobFlags flags;
+    StudyFlags study;
+    study.prefer = "time"; // --prefer time on the command line
+    (void)apply_task_file(f, flags, study, {"prefer"});
+    CHECK(study.prefer == "time");
+  }
+  const auto e = error_of("run = \"x\"\narray = \"0-3\"\nprefer = \"cheap\"\n");
+  CHECK(e.message.starts_with("task.toml:3: "));
+  CHECK(e.message.find("not time or cost") != std::string::npos);
+  CHECK_FALSE(parsed("run = \"x\"\n").prefer);
+}

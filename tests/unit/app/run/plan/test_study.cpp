@@ -548,3 +548,53 @@ TEST_CASE("study: the workers' scripts kept in the record read back in rank orde
   CHECK(base_strategy_id("s12.w40") == "s12");
   CHECK(worker_kinds(nlohmann::json()).empty());
 }
+
+TEST_CASE("study: --prefer cost keeps to the cheapest GPUs that start; time buys a shorter study with dearer ones")
+{
+  CHECK(parse_prefer("") == Prefer::time);
+  CHECK(parse_prefer("time") == Prefer::time);
+  CHECK(parse_prefer("cost") == Prefer::cost);
+  const auto bad = parse_prefer("cheap");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message == "--prefer cheap: not time or cost");
+  CHECK_FALSE(bad.error().hint.empty());
+
+  // The benchmark's study: 16 tasks of 10 s, workers of a minute; 2 free v100s and 6 free a6000s,
+  // both starting at once, an a6000 task 1.25x a v100 one.
+  const std::vector<model::Strategy> ranked = {strategy("v100", 0, 1.0, 60), strategy("a6000", 0, 1.25, 60)};
+  PoolInput in;
+  in.unfinished = 16;
+  in.kinds = {KindPool{}, KindPool{}};
+  in.kinds[0].slots = 2;
+  in.kinds[1].slots = 6;
+  in.su_weight = su_weight(Prefer::time);
+  const auto fast = plan_pool(ranked, 10, in);
+  CHECK(count_of(fast, 0) == 2);
+  CHECK(count_of(fast, 1) > 0); // time: a6000 workers shorten the study enough to pay their SU
+  in.su_weight = su_weight(Prefer::cost);
+  const auto cheap = plan_pool(ranked, 10, in);
+  CHECK(cheap.submit == std::vector<std::size_t>{0, 0}); // cost: the two v100s only
+  CHECK(cheap.su < fast.su);
+  CHECK(cheap.makespan_s > fast.makespan_s);
+
+  // cost still takes a dearer GPU when the cheap one would make the study wait far longer.
+  const std::vector<model::Strategy> late = {strategy("v100", 3600, 1.0, 60), strategy("a6000", 0, 1.25, 60)};
+  const auto waited = plan_pool(late, 10, in);
+  CHECK(count_of(waited, 1) > 0);
+
+  // Kept in the record only when cost (a default study's record is as before), and read back.
+  StudyFlags f;
+  f.array = "0-1";
+  f.prefer = "cost";
+  auto st = make_study(f, "x", 10);
+  REQUIRE(st);
+  CHECK(to_json(*st).at("prefer") == "cost");
+  auto back = study_from_json(to_json(*st));
+  REQUIRE(back);
+  CHECK(back->prefer == Prefer::cost);
+  f.prefer.clear();
+  auto plain = make_study(f, "x", 10);
+  REQUIRE(plain);
+  CHECK_FALSE(to_json(*plain).contains("prefer"));
+  CHECK(study_from_json(to_json(*plain))->prefer == Prefer::time);
+}
