@@ -39,6 +39,11 @@ struct Settings {
   // weight (absent = 1), and how long a started job waits to be chosen before it ends unchosen.
   std::vector<std::string> hosts;
   std::map<std::string, double> su_weights;
+  double su_weight(const std::string& host) const // `host`'s weight: 1 when none is set
+  {
+    const auto w = su_weights.find(host);
+    return w == su_weights.end() ? 1.0 : w->second;
+  }
   std::int64_t race_gate_wait_s = 300;
   int refanout_max = 2; // re-fan-out rounds around failed nodes (app/run/launch/refanout.hpp)
   SyncSettings sync;

@@ -57,17 +57,14 @@ Result<int> run_cost(const PlanFlags& flags, Context& ctx)
     return 0;
   }
   // Across clusters (docs/multi-cluster.md): every cluster at once, each SU times its weight.
-  const auto weight = [&](const std::string& host) {
-    return env.settings.su_weights.contains(host) ? env.settings.su_weights.at(host) : 1.0;
-  };
   return show_per_cluster<strategy::CostTable>(
       ctx.global.json, on_every_cluster(env, env.settings.hosts, cost),
       [&](const std::string& host, const strategy::CostTable& table) {
-        return nlohmann::json{{"su_weight", weight(host)}, {"cost", strategy::to_json(table)}};
+        return nlohmann::json{{"su_weight", env.settings.su_weight(host)}, {"cost", strategy::to_json(table)}};
       },
       [&](const std::string& host, const strategy::CostTable& table) {
-        std::fputs(fmt::format("== {} (SU weight {}) ==\n", host, weight(host)).c_str(), stdout);
-        print_table(table, request, weight(host));
+        std::fputs(fmt::format("== {} (SU weight {}) ==\n", host, env.settings.su_weight(host)).c_str(), stdout);
+        print_table(table, request, env.settings.su_weight(host));
         return std::string();
       });
 }

@@ -208,32 +208,30 @@ void coordinate_offers(Env& env, std::vector<RaceMember>& members, const AcrossS
   }
 }
 
-// Tops the pools up: the unfinished tasks, capped by %K, less the workers alive on every cluster,
-// spread over the clusters within each one's own limits.
+// Tops the pools up: one model over every cluster's strategies (plan_pool_across) for the unfinished
+// tasks, capped by %K, less the workers alive on every cluster, each cluster within its own limits.
 void top_up(std::vector<RaceMember>& members, const AcrossStudyView& view, int unfinished)
 {
-  std::vector<std::vector<std::size_t>> room;
+  std::vector<study::ClusterPool> pools;
   std::vector<std::vector<study::WorkerKind>> kinds;
-  int alive = 0;
-  for (auto& m : members) {
+  for (std::size_t c = 0; c < members.size(); ++c) {
+    auto& m = members[c];
     kinds.push_back(study::worker_kinds(m.rec.study));
-    std::vector<model::Strategy> strategies;
+    study::ClusterPool cp;
     for (const auto& k : kinds.back()) {
-      strategies.push_back(k.strategy);
+      cp.strategies.push_back(k.strategy);
     }
-    study::PoolInput in;
-    in.unfinished = unfinished;
-    in.workers_alive = study_parts::alive_workers(m.rec);
-    in.limits = study_parts::study_limits(m.rec);
-    in.unclaimed = view.merged.counts.pending;
-    in.kinds = study_parts::kind_pools(m.rec, kinds.back(), m.env->clock.epoch_seconds());
-    in.su_weight = study::su_weight(view.merged.study.prefer);
-    alive += in.workers_alive;
-    room.push_back(study::plan_pool(strategies, view.merged.study.task_time_s, in).submit);
+    cp.in.unfinished = unfinished;
+    cp.in.workers_alive = study_parts::alive_workers(m.rec);
+    cp.in.max_running = view.merged.study.max_running;
+    cp.in.limits = study_parts::study_limits(m.rec);
+    cp.in.unclaimed = view.merged.counts.pending;
+    cp.in.kinds = study_parts::kind_pools(m.rec, kinds.back(), m.env->clock.epoch_seconds());
+    cp.in.su_weight = study::su_weight(view.merged.study.prefer);
+    cp.su_weight = m.env->settings.su_weight(c < view.hosts.size() ? view.hosts[c] : m.rec.destination);
+    pools.push_back(std::move(cp));
   }
-  const int k = view.merged.study.max_running;
-  const int need = (k > 0 ? std::min(unfinished, k) : unfinished) - alive;
-  const auto spread = study::spread_pool(room, need);
+  const auto spread = study::plan_pool_across(pools, view.merged.study.task_time_s);
   for (std::size_t c = 0; c < members.size(); ++c) {
     if (spread[c].empty()) {
       continue;
@@ -571,6 +569,7 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
     s.env = c.env;
     s.in.unfinished = static_cast<int>(st.tasks.size());
     s.in.limits = c.run.cluster.limits;
+    s.in.max_running = st.max_running;
     s.in.su_weight = study::su_weight(st.prefer);
     s.pool = study_parts::pool_side(c.run, st.task_time_s, s.in);
     submitted += s.pool.pool.submit.size();
@@ -603,11 +602,15 @@ Result<int> run_study_across(Env& env, const StudyOrder& order, study::Study st,
       study_parts::keep_longer_if_better(s.pool, std::move(mine), s.in, st.task_time_s, per_worker, longer.time_s);
     }
   }
-  std::vector<std::vector<std::size_t>> room;
+  // One model over every cluster's strategies: a worker goes where it shortens the study for the
+  // least SU (su_weights weigh the clusters' units), each cluster within its own limits.
+  std::vector<study::ClusterPool> pools;
   for (const auto& s : sides) {
-    room.push_back(s.pool.pool.submit);
+    study::ClusterPool cp{s.pool.strategies, s.in, env.settings.su_weight(s.host)};
+    cp.in.kinds = study::free_kinds(s.pool.planned.cluster, s.pool.strategies);
+    pools.push_back(std::move(cp));
   }
-  const auto spread = study::spread_pool(room, st.max_running > 0 ? std::min(n, st.max_running) : n);
+  const auto spread = study::plan_pool_across(pools, st.task_time_s);
   if (order.dry_run) {
     if (env.json) {
       nlohmann::json clusters = nlohmann::json::array();

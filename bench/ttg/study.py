@@ -8,6 +8,8 @@ tasks on the seeded loaded testbed, four ways, each on its own replay of the sam
   every  the array submitted to every partition, cheapest first; as a task ends its copies
          elsewhere are cancelled, and once every task has ended, the rest
   rv     `rv run --array 0-(N-1)`: one study, workers that claim tasks
+  rvcost the same with `--prefer cost` (only with --arms ...,rvcost): the pool keeps to the
+         cheapest GPUs that start
 
 Each task appends one line (job, array job, start, end) to its own marker file in rvtest's home on
 the cluster that ran it; the markers are the one measure of every arm: makespan (the last task's
@@ -40,7 +42,8 @@ import workload
 
 log = ttglib.log
 USER = "rvtest"
-ARMS = ("array", "loop", "every", "rv")
+ARMS = ("array", "loop", "every", "rv", "rvcost")
+DEFAULT_ARMS = ("array", "loop", "every", "rv")  # rvcost (`--prefer cost`) on request: --arms array,rv,rvcost
 RESTORE = []  # (slurm, user, value) to put back: MaxSubmitJobs set for an arm
 LIMITS = {}  # alias: the limit of the last arm, where it comes from, whether slurmctld enforces it
 
@@ -250,12 +253,17 @@ def arm_loop(ctx, name, mdir):
     return res
 
 
-def arm_rv(ctx, name, mdir):
+def arm_rv_cost(ctx, name, mdir):
+    """`rv run --array --prefer cost`: the study whose pool keeps to the cheapest GPUs that start."""
+    return arm_rv(ctx, name, mdir, ["--prefer", "cost"])
+
+
+def arm_rv(ctx, name, mdir, extra=()):
     """`rv run --array`: one study (no -f: the background settler tops the pool up)."""
     env = ctx["clusters"][0].env
     t0 = time.time()
     p = subprocess.run(rv_args(ctx, ctx["hosts"]) + ["--json", "run", "--array", f"0-{ctx['n'] - 1}", "-g", "1", "--time",
-                       f"{ctx['task_s']}s", "--name", name, "--", task_cmd(ctx["task_s"], mdir, "{task}")],
+                       f"{ctx['task_s']}s", *extra, "--name", name, "--", task_cmd(ctx["task_s"], mdir, "{task}")],
                        capture_output=True, text=True, env=env.rv_env, timeout=180)
     res = dict(t0=t0, submit_s=round(time.time() - t0, 1))
     if p.returncode != 0:
@@ -328,9 +336,9 @@ def measure(res, ctx, name):
 
 def run_arm(arm, ctx, seqs, tag, run_id):
     clusters = ctx["clusters"]
-    name = f"{ttglib.PREFIX}-{tag}-{arm[:2]}-{os.getpid()}"
+    name = f"{ttglib.PREFIX}-{tag}-{'rc' if arm == 'rvcost' else arm[:2]}-{os.getpid()}"
     mdir = f"~/.ttg-study/{run_id}/{tag}-{arm}"
-    fn = dict(array=arm_array, loop=arm_loop, every=arm_every, rv=arm_rv)[arm]
+    fn = dict(array=arm_array, loop=arm_loop, every=arm_every, rv=arm_rv, rvcost=arm_rv_cost)[arm]
     t_lock = time.time()
     with locks(clusters):
         lock_wait = time.time() - t_lock
@@ -506,6 +514,8 @@ def render(rows, a, wall):
              "| --- " * 10 + "|"]
     for r in rows:
         for arm in ARMS:
+            if arm not in r:  # a run from before the arm existed
+                continue
             x = r.get(arm) or {}
             if x.get("skip"):
                 lines.append(f"| {r['seed']} | {arm} | - | SKIP | SKIP | SKIP | SKIP | - | - | {x['skip']} |")
@@ -526,7 +536,7 @@ def render(rows, a, wall):
                 notes.append(f"{len(x['errors'])} rv run(s) failed: " + "; ".join(x["errors"][:3]))
             if x.get("left"):
                 notes.append(f"LEFT: {len(x['left'])} job(s) alive after the purge")
-            if arm == "rv" and x.get("alive_10s_after"):
+            if arm in ("rv", "rvcost") and x.get("alive_10s_after"):
                 notes.append(f"{x['alive_10s_after']} worker(s) alive 10 s after the last task")
             if x.get("done", a.tasks) < a.tasks:
                 notes.append(f"{x.get('done')}/{a.tasks} tasks done")
@@ -554,6 +564,18 @@ def render(rows, a, wall):
         lines.append(f"| {r['seed']} | {ratio('makespan_s', 'array')} | {ratio('su', 'array')} | {floor} | "
                      f"{ratio('makespan_s', 'loop')} | {ratio('makespan_s', 'every')} | {ratio('su', 'every')} | "
                      + " ".join(f"{k}:{x}" for k, x in v.items()) + " |")
+    cost_rows = [r for r in rows if (r.get("rvcost") or {}).get("makespan_s") is not None]
+    if cost_rows:  # the same study with --prefer cost, against the array and against rv's default
+        lines += ["", "| seed | rv --prefer cost / array: makespan | SU | rv --prefer time / array: makespan | SU |",
+                  "| --- " * 5 + "|"]
+        for r in cost_rows:
+            a_, c_, t_ = r.get("array") or {}, r["rvcost"], r.get("rv") or {}
+
+            def rel(x, k):
+                return f"{x[k] / a_[k]:.2f}" if x.get(k) is not None and a_.get(k) else "-"
+
+            lines.append(f"| {r['seed']} | {rel(c_, 'makespan_s')} | {rel(c_, 'su')} | {rel(t_, 'makespan_s')} | "
+                         f"{rel(t_, 'su')} |")
     miss = [r["seed"] for r in rows if any(x == "MISS" for x in r["verdict"].values())]
     whys = [f"- seed {r['seed']} rv: {w}" for r in rows if any(v == "MISS" for v in r["verdict"].values())
             and not (r.get("rv") or {}).get("skip") for w in explain_rv(r.get("rv") or {}, a.tasks)]
@@ -593,7 +615,7 @@ def main():
     ap.add_argument("--settle", type=float, default=2.5)
     ap.add_argument("--max-submit", type=int, default=32,
                     help="MaxSubmitJobs set for rvtest for each arm when its association has none (0: leave none)")
-    ap.add_argument("--arms", default=",".join(ARMS))
+    ap.add_argument("--arms", default=",".join(DEFAULT_ARMS))
     ap.add_argument("--across", action="store_true", help="the user's two clusters: rv and the loop pass both "
                                                           "hosts, the array and every partition span both")
     ap.add_argument("--from-json", help="re-render earlier study.json files, comma separated (no cluster)")
@@ -671,7 +693,8 @@ def main():
         row = dict(seed=":".join(map(str, seed)))
         for arm in ARMS:
             if arm not in arms:
-                row[arm] = dict(skip="not run (--arms)")
+                if arm in DEFAULT_ARMS:
+                    row[arm] = dict(skip="not run (--arms)")
                 continue
             t = time.time()
             res = run_arm(arm, ctx, seqs, f"s{si}", run_id)

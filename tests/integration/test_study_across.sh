@@ -61,6 +61,12 @@ root_of() { jq -r .remote_root "$(record_of "$1")"; }
 # shellcheck disable=SC2016  # expanded in the job, not here
 mark_cmd() { printf 'echo "$SLURM_CLUSTER_NAME %s {task}" >>"$HOME/%s"' "$1" "$MARKS"; }
 
+# The pool is one model over both clusters' strategies (study::plan_pool_across): a worker goes
+# where it shortens the study for the least SU. In their own units cluster 2's GPUs cost more than
+# cluster 1's free ones, so with equal weights no worker would go there; weighted at 0.5 its two
+# l40s are the cheapest GPUs of the two clusters, and the pool takes them and cluster 1's v100s.
+"$RV" config set su_weights rvtb=1,rvtb2=0.5 >/dev/null || it_fail "rv config set su_weights"
+
 # ---- 1. -f across both clusters, both free: every task once, on both clusters ----
 run both run -f --no-sync -g 1 --time 2m --name "$NAME-a" --array 0-5 -- \
   "echo start {task}; sleep 20; $(mark_cmd a); echo end {task}"

@@ -20,9 +20,7 @@ std::vector<strategy::ClusterPlanView> views_of(const std::vector<ClusterRun>& c
 {
   std::vector<strategy::ClusterPlanView> views;
   for (const auto& c : clusters) {
-    auto w = settings.su_weights.find(c.host);
-    views.push_back(
-        {c.host, &c.run.plan, w == settings.su_weights.end() ? 1.0 : w->second, w != settings.su_weights.end()});
+    views.push_back({c.host, &c.run.plan, settings.su_weight(c.host), settings.su_weights.contains(c.host)});
   }
   return views;
 }

@@ -628,6 +628,14 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
   auto now = run(pool);
   double score = pool_score(now, su_floor, in.su_weight);
   int alive = std::max(0, in.workers_alive - pending_total);
+  auto group_left = in.group_room;
+  auto group_full = [&](std::size_t k) {
+    if (group_left.empty() || k >= in.kinds.size()) {
+      return false;
+    }
+    const auto g = static_cast<std::size_t>(in.kinds[k].group);
+    return g >= group_left.size() || group_left[g] <= 0;
+  };
   while (alive < target && tasks > 0) {
     std::size_t best = ranked.size();
     bool best_keeps = false;
@@ -635,7 +643,7 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     SimOutcome best_outcome;
     for (std::size_t k = 0; k < ranked.size(); ++k) {
       for (const bool keep : {true, false}) {
-        if (keep ? keepable[k] <= 0 : kinds[k].room <= 0) {
+        if ((keep ? keepable[k] <= 0 : kinds[k].room <= 0) || group_full(k)) {
           continue;
         }
         auto trial = pool;
@@ -659,6 +667,9 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     } else {
       --kinds[best].room;
       out.submit.push_back(best);
+    }
+    if (!group_left.empty()) {
+      --group_left[static_cast<std::size_t>(in.kinds[best].group)];
     }
     score = best_score;
     now = best_outcome;

@@ -137,6 +137,7 @@ struct KindPool {
   std::int64_t waited_s = 0;      // the longest any of its workers pended without starting (alive, or
                                   // cancelled while pending): past its expected wait, the strategy is late
   int slots = -1;                 // workers the plan saw free GPUs for at once; -1 = unknown
+  int group = 0;                  // across clusters: its cluster (PoolInput::group_room)
   // The running workers, one each, when the top-up knows them (else each is half way through a task).
   std::vector<BusyWorker> busy;
 };
@@ -144,15 +145,18 @@ struct KindPool {
 // What the pool is planned from: the tasks not yet ended, the request's workers alive, and the
 // user's limits (MaxSubmitJobs, MaxJobs, GrpTRES gres/gpu as discovery reads them).
 struct PoolInput {
-  int unfinished = 0;          // tasks neither done nor failed for good (in flight included)
-  int unclaimed = -1;          // of those, the tasks no worker runs now; -1 = all unfinished
-  int workers_alive = 0;       // this study's jobs pending or running
-  int max_running = 0;         // %K; 0 = none
-  model::UserLimits limits;    // max_submit_jobs, max_jobs, max_gpus
-  int other_jobs = 0;          // the user's other jobs pending or running (they count against the limits)
-  int headroom = 1;            // jobs left free for the user's own work
-  double task_s = 0;           // how long the study's ended tasks took (the median); 0 = unknown: --time
-  double su_weight = 2.0;      // SU against time (su_weight(Prefer)): the score's log(SU) weight
+  int unfinished = 0;       // tasks neither done nor failed for good (in flight included)
+  int unclaimed = -1;       // of those, the tasks no worker runs now; -1 = all unfinished
+  int workers_alive = 0;    // this study's jobs pending or running
+  int max_running = 0;      // %K; 0 = none
+  model::UserLimits limits; // max_submit_jobs, max_jobs, max_gpus
+  int other_jobs = 0;       // the user's other jobs pending or running (they count against the limits)
+  int headroom = 1;         // jobs left free for the user's own work
+  double task_s = 0;        // how long the study's ended tasks took (the median); 0 = unknown: --time
+  double su_weight = 2.0;   // SU against time (su_weight(Prefer)): the score's log(SU) weight
+  // Across clusters (plan_pool_across): per group (cluster), how many more workers its own limits
+  // let it have, kept pending ones included; empty = one cluster, no groups.
+  std::vector<int> group_room;
   std::vector<KindPool> kinds; // per ranked strategy; missing = none alive, room unknown
 };
 

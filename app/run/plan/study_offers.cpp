@@ -64,18 +64,46 @@ OfferPlan plan_offers(const OfferInput& in)
   return plan;
 }
 
-std::vector<std::vector<std::size_t>> spread_pool(const std::vector<std::vector<std::size_t>>& per_cluster, int need)
+std::vector<std::vector<std::size_t>> plan_pool_across(const std::vector<ClusterPool>& clusters,
+                                                       std::int64_t task_time_s)
 {
-  std::vector<std::vector<std::size_t>> out(per_cluster.size());
-  for (bool any = true; any && need > 0;) {
-    any = false;
-    for (std::size_t c = 0; c < per_cluster.size() && need > 0; ++c) {
-      if (out[c].size() < per_cluster[c].size()) {
-        out[c].push_back(per_cluster[c][out[c].size()]);
-        --need;
-        any = true;
-      }
+  std::vector<std::vector<std::size_t>> out(clusters.size());
+  if (clusters.empty()) {
+    return out;
+  }
+  std::vector<model::Strategy> all;
+  std::vector<std::pair<std::size_t, std::size_t>> origin; // union index -> (cluster, its index)
+  PoolInput in = clusters.front().in;                      // the study's: tasks, %K, task length, --prefer
+  in.limits = {};                                          // each cluster's own, as its group's room
+  in.other_jobs = 0;
+  in.headroom = 0;
+  in.workers_alive = 0;
+  in.kinds.clear();
+  in.group_room.clear();
+  for (std::size_t c = 0; c < clusters.size(); ++c) {
+    const auto& cp = clusters[c];
+    // The ceiling this cluster's limits give it (MaxSubmitJobs, MaxJobs, GrpTRES less its other
+    // jobs and the headroom), less its workers alive that are not pending (pending ones may be
+    // kept, and count when they are).
+    const int target = plan_pool(cp.strategies, task_time_s, cp.in).target;
+    int pending = 0;
+    for (const auto& k : cp.in.kinds) {
+      pending += k.pending;
     }
+    in.group_room.push_back(std::max(0, target - std::max(0, cp.in.workers_alive - pending)));
+    in.workers_alive += cp.in.workers_alive;
+    for (std::size_t k = 0; k < cp.strategies.size(); ++k) {
+      auto s = cp.strategies[k];
+      s.est_su *= cp.su_weight;
+      all.push_back(std::move(s));
+      auto kind = k < cp.in.kinds.size() ? cp.in.kinds[k] : KindPool{};
+      kind.group = static_cast<int>(c);
+      in.kinds.push_back(std::move(kind));
+      origin.emplace_back(c, k);
+    }
+  }
+  for (auto u : plan_pool(all, task_time_s, in).submit) {
+    out[origin[u].first].push_back(origin[u].second);
   }
   return out;
 }

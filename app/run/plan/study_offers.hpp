@@ -11,6 +11,7 @@
 #include "core/process/runner.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,10 +56,21 @@ struct OfferPlan {
 // offer takes one back from a cluster holding two or more, to be offered to it next.
 OfferPlan plan_offers(const OfferInput& in);
 
-// New workers across clusters: `per_cluster[c]`, the strategies (indexes) cluster c's own pool
-// would submit within its limits (plan_pool), best first; `need` workers in all, one cluster at a
-// time in turn while each has room. One list per cluster.
-std::vector<std::vector<std::size_t>> spread_pool(const std::vector<std::vector<std::size_t>>& per_cluster, int need);
+// One cluster's part of a study's pool across clusters: its worker strategies, its pool input (its
+// limits, its workers alive, the free GPUs its plan saw, the study's tasks and --prefer), and how
+// its SU weighs against the other clusters' (the su_weights setting; 1 = the same unit).
+struct ClusterPool {
+  std::vector<model::Strategy> strategies;
+  PoolInput in;
+  double su_weight = 1;
+};
+
+// New workers across clusters: one model (plan_pool) over every cluster's strategies, their SU
+// weighted, so that a worker goes where it shortens the study for the least SU whichever cluster
+// that is; each cluster within the ceiling its own limits give it (plan_pool's target there), %K
+// and the tasks over all of them. One list of strategy indexes per cluster.
+std::vector<std::vector<std::size_t>> plan_pool_across(const std::vector<ClusterPool>& clusters,
+                                                       std::int64_t task_time_s);
 
 // A task as the clusters together say: the cluster that holds its latest attempt (nullopt when
 // none has one). Attempt numbers are the coordinator's, so the highest is the latest.

@@ -91,18 +91,91 @@ TEST_CASE("study offers: with nothing waiting, a cluster with idle workers and n
   CHECK(plan_offers(in).revoke.empty());
 }
 
-TEST_CASE("study offers: the pool spreads over the clusters in turn, within each cluster's own room")
+namespace {
+
+model::Strategy worker(const char* id, std::int64_t wait_s, double su)
 {
-  const std::vector<std::vector<std::size_t>> room = {{0, 1, 0}, {2}};
-  auto s = spread_pool(room, 3);
-  CHECK(s[0] == std::vector<std::size_t>{0, 1});
-  CHECK(s[1] == std::vector<std::size_t>{2});
-  s = spread_pool(room, 10);
-  CHECK(s[0] == std::vector<std::size_t>{0, 1, 0});
-  CHECK(s[1] == std::vector<std::size_t>{2});
-  s = spread_pool(room, 0);
-  CHECK(s[0].empty());
-  CHECK(s[1].empty());
+  model::Strategy s;
+  s.id = id;
+  s.nodes = 1;
+  s.gpus_per_node = 1;
+  s.walltime_s = 60;
+  s.est_wait_s = wait_s;
+  s.est_su = su;
+  return s;
+}
+
+ClusterPool cluster_pool(std::vector<model::Strategy> strategies, std::vector<int> slots)
+{
+  ClusterPool cp;
+  cp.strategies = std::move(strategies);
+  cp.in.unfinished = 16;
+  for (auto n : slots) {
+    KindPool k;
+    k.slots = n;
+    cp.in.kinds.push_back(k);
+  }
+  return cp;
+}
+
+int workers_of(const std::vector<std::vector<std::size_t>>& p)
+{
+  int n = 0;
+  for (const auto& c : p) {
+    n += static_cast<int>(c.size());
+  }
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("study across: one pool over both clusters puts workers where they shorten the study for the least SU")
+{
+  // #41's benchmark across both testbed clusters: cluster 1 has 2 free v100s (1.0) and 6 free
+  // a6000s (1.25); cluster 2 has 2 free l40s (1.6) and h100s (4.9) that start at once. 16 tasks of
+  // 10 s in workers of a minute. In turns, half the pool went to cluster 2 whatever it cost.
+  auto one = cluster_pool({worker("v100", 0, 1.0), worker("a6000", 0, 1.25)}, {2, 6});
+  auto two = cluster_pool({worker("l40s", 0, 1.6), worker("h100", 0, 4.9)}, {2, 4});
+  const auto p = plan_pool_across({one, two}, 10);
+  REQUIRE(p.size() == 2);
+  CHECK(std::count(p[0].begin(), p[0].end(), 0) == 2); // both v100s
+  CHECK(std::count(p[1].begin(), p[1].end(), 1) == 0); // never the h100s at 4.9x
+  CHECK(p[0].size() > p[1].size());                    // the cheaper cluster takes most of the pool
+
+  // Cluster 2's SU in a unit worth a tenth (su_weights rvtb2=0.1): its l40s are the cheapest now.
+  auto cheap_two = two;
+  cheap_two.su_weight = 0.1;
+  const auto q = plan_pool_across({one, cheap_two}, 10);
+  CHECK(std::count(q[1].begin(), q[1].end(), 0) == 2);
+
+  // --prefer cost: the v100s alone (as on one cluster).
+  one.in.su_weight = two.in.su_weight = su_weight(Prefer::cost);
+  const auto c = plan_pool_across({one, two}, 10);
+  CHECK(c[0] == std::vector<std::size_t>{0, 0});
+  CHECK(c[1].empty());
+}
+
+TEST_CASE("study across: each cluster within its own limits, %K and the tasks over all of them")
+{
+  // Equal strategies everywhere, room for many: the pool fills to the ceiling, each cluster to its own.
+  auto one = cluster_pool({worker("a", 0, 1.0)}, {100});
+  auto two = cluster_pool({worker("b", 0, 1.0)}, {100});
+  one.in.limits.max_submit_jobs = 4; // 4 less the headroom of 1: 3 on cluster 1
+  auto p = plan_pool_across({one, two}, 10);
+  CHECK(p[0].size() == 3);
+  CHECK(workers_of(p) == 16); // the tasks cap the whole
+  // %K caps the whole pool, not each cluster.
+  one.in.max_running = two.in.max_running = 5;
+  p = plan_pool_across({one, two}, 10);
+  CHECK(workers_of(p) == 5);
+  CHECK(p[0].size() <= 3);
+  // Workers alive count: 2 running on cluster 1 leave it 1 more, and the whole 3 more under %K.
+  one.in.workers_alive = 2;
+  p = plan_pool_across({one, two}, 10);
+  CHECK(p[0].size() <= 1);
+  CHECK(workers_of(p) == 3);
+  // No cluster, no pool.
+  CHECK(plan_pool_across({}, 10).empty());
 }
 
 TEST_CASE("study offers: a task's status is its latest attempt's, on whichever cluster holds it")
