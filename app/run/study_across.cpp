@@ -514,6 +514,23 @@ Result<std::vector<std::pair<std::string, std::vector<std::string>>>> stop_study
   return out;
 }
 
+std::optional<std::size_t> marks_wait_cluster(const AcrossStudyView& v)
+{
+  std::optional<std::size_t> only;
+  for (std::size_t c = 0; c < v.per.size(); ++c) {
+    if (v.per[c].workers_pending + v.per[c].workers_running > 0) {
+      if (only) {
+        return std::nullopt;
+      }
+      only = c;
+    }
+  }
+  if (!only || !v.per[*only].marks.read || v.merged.counts.pending == 0) {
+    return std::nullopt;
+  }
+  return only;
+}
+
 Result<int> settle_study_across(Env& env, const RequestRecord& member)
 {
   RV_TRY(members, load_study_members(env, member));
@@ -546,7 +563,21 @@ Result<int> settle_study_across(Env& env, const RequestRecord& member)
     if (interrupt_signal() != 0) {
       return 130;
     }
-    env.clock.sleep_for(backoff.next());
+    const auto pause = backoff.next();
+    if (tended) {
+      if (const auto c = marks_wait_cluster(tended->view)) {
+        // One round trip that waits on that cluster for a worker's start or end mark, at most the
+        // poll's pause: a worker that starts gets its offer within a second or two.
+        const auto& m = members[*c];
+        const int seconds = static_cast<int>(std::max<std::int64_t>(1, pause.count() / 1000));
+        const auto wait = study::worker_wait_command(study::tasks_dir(m.rec.remote_root, m.rec.id),
+                                                     tended->view.per[*c].marks.count(), seconds);
+        if (auto w = m.env->cluster.run(wait); w && w->ok()) {
+          continue;
+        }
+      }
+    }
+    env.clock.sleep_for(pause);
   }
 }
 

@@ -42,6 +42,12 @@ struct AcrossStudyView {
 };
 Result<AcrossStudyView> read_study_across(Env& env, const RequestRecord& member);
 
+// Where the background rv of a study across clusters may wait for a worker's start or end mark
+// instead of sleeping its poll (as on one cluster): the one cluster whose workers are alive, while
+// tasks wait and its marks could be read. None when workers live on several clusters (a wait on
+// one would miss the others' marks) or on none.
+std::optional<std::size_t> marks_wait_cluster(const AcrossStudyView& v);
+
 // `rv ps REQ`: one line per task with its cluster (host), and one per worker.
 std::vector<std::string> study_across_lines(const AcrossStudyView& v);
 
