@@ -64,9 +64,12 @@ assert_contains "$RUN_ERR" "has no task 9" "rv logs names the missing task"
 pass "rv ps REQ lists the tasks; rv logs REQ/4 and REQ:2 are the tasks' outputs"
 
 # ---- 2. a sweep: {NAME} shell-quoted, RV_SWEEP_<NAME>; a bad spec is one line ----
-run ssh_rv run -f --no-prefix -g 1 -t "$TYPE" --time 2m --name "$NAME-s" --sweep "x=a b,it's" --sweep n=1,2 -- \
-  "printf '<%s|%s|%s>\n' {x} \"\$RV_SWEEP_X\" {n}; echo {task} >>\$HOME/$RAN-s"
-assert_rc 0 "rv run -f --sweep"
+run ssh_rv run -f --no-prefix --prefer cost -g 1 -t "$TYPE" --time 2m --name "$NAME-s" --sweep "x=a b,it's" \
+  --sweep n=1,2 -- "printf '<%s|%s|%s>\n' {x} \"\$RV_SWEEP_X\" {n}; echo {task} >>\$HOME/$RAN-s"
+assert_rc 0 "rv run -f --sweep --prefer cost"
+S=$(study_id "$IT_DIR/out" "$IT_DIR/err")
+[[ -n $S ]] || it_fail "no study id printed for the sweep" "$(it_last_run)"
+assert_eq "cost" "$(jq -r .study.prefer "$(record_of "$S")")" "--prefer cost kept in the study's record (the top-ups use it)"
 assert_eq "0 1 2 3" "$(ran s)" "every sweep task once"
 for want in "<a b|a b|1>" "<a b|a b|2>" "<it's|it's|1>" "<it's|it's|2>"; do
   assert_contains "$RUN_OUT" "$want" "the sweep's values arrive exactly"
