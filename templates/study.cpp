@@ -214,11 +214,13 @@ _rv_take_offer() {
   return 1
 }
 # Takes an offer, waiting up to RV_OFFER_WAIT_S for rv to make one (it sees this worker start at
-# its next poll); fails when none came, or when the allocation no longer holds a task.
+# its next poll); fails when none came, when rv said nothing is left to offer here (.drained: every
+# task is done or on a worker), or when the allocation no longer holds a task.
 _rv_claim_next() {
   local waited=0
   while :; do
     _rv_take_offer && return 0
+    [ ! -e "$RV_TASKS_DIR/.drained" ] || return 1
     [ "$waited" -lt "$RV_OFFER_WAIT_S" ] || return 1
     [ "$_rv_ran" -eq 0 ] || [ $(( RV_JOB_END_TIME - $(date +%s) )) -ge "$RV_TASK_TIME_S" ] || return 1
     sleep 2

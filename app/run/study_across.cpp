@@ -165,6 +165,9 @@ void coordinate_offers(Env& env, std::vector<RaceMember>& members, const AcrossS
     offers[std::to_string(o.task)] = {{"cluster", o.cluster}, {"attempt", o.attempt}, {"state", "offered"}};
     steps[o.cluster].push_back({study::OfferOp::offer, o.task, o.attempt});
   }
+  if (!plan.make.empty()) {
+    coordinator.study["across"]["drained"] = false; // an offer made removes its cluster's .drained
+  }
   for (const auto& o : plan.revoke) {
     offers[std::to_string(o.task)]["state"] = "revoking";
     steps[o.cluster].push_back({study::OfferOp::revoke, o.task, o.attempt});
@@ -204,6 +207,33 @@ void coordinate_offers(Env& env, std::vector<RaceMember>& members, const AcrossS
     }
   }
   if (changed) {
+    save(env.requests, coordinator);
+  }
+}
+
+// Nothing is left to offer (every unfinished task is on a worker): each cluster's workers are told
+// so (`tasks/.drained`), and one that finds no offer ends at once instead of waiting, billed, for
+// one (k_offer_wait_s). Once per drain: the record says it was done until an offer is made again.
+void drain_offers(Env& env, std::vector<RaceMember>& members)
+{
+  auto& coordinator = members.front().rec;
+  if (coordinator.study["across"].value("drained", false)) {
+    return;
+  }
+  bool all = true;
+  for (auto& m : members) {
+    auto o = m.env->cluster.run(
+        study::offer_ops_command(study::tasks_dir(m.rec.remote_root, m.rec.id), {{study::OfferOp::drain, 0, 0}}));
+    if (!o || !o->ok() || o->out.find("- drained") == std::string::npos) {
+      spdlog::warn("study {}: could not tell the workers on {} that nothing is left to offer: {} (they end after "
+                   "{} s without one)",
+                   coordinator.id, m.env->cluster.where(), !o ? o.error().message : text::first_line(o->err),
+                   study::k_offer_wait_s);
+      all = false;
+    }
+  }
+  if (all) {
+    coordinator.study["across"]["drained"] = true;
     save(env.requests, coordinator);
   }
 }
@@ -299,6 +329,7 @@ Result<TendedAcross> tend_across(Env& env, std::vector<RaceMember>& members)
                                                      [](auto& s) { return s.state == study::TaskState::pending; });
   if (nothing_to_offer) {
     cancel_pending_workers(members);
+    drain_offers(env, members);
   } else {
     top_up(members, view, unfinished);
   }

@@ -152,7 +152,7 @@ while [ $# -ge 3 ]; do
     if [ -d "$t/offer" ]; then echo "$t open"
     elif taken "$t" "$k"; then echo "$t taken"
     elif mkdir -p -- "$t" && rm -rf -- "$t/.offer.new" && mkdir -- "$t/.offer.new" &&
-      echo "$k" >"$t/.offer.new/attempt" && mv -T -- "$t/.offer.new" "$t/offer"; then echo "$t offered"
+      echo "$k" >"$t/.offer.new/attempt" && mv -T -- "$t/.offer.new" "$t/offer"; then rm -f .drained; echo "$t offered"
     else echo "$t error"; fi ;;
   revoke)
     rm -rf -- "$t/.revoked.$k"
@@ -160,13 +160,15 @@ while [ $# -ge 3 ]; do
     elif taken "$t" "$k"; then echo "$t taken"
     elif [ ! -e "$t/offer" ]; then echo "$t gone"
     else echo "$t error"; fi ;;
+  drain)
+    if : >.drained; then echo "- drained"; else echo "- error"; fi ;;
   esac
 done
 )sh";
   proc::Command c;
   c.argv = {"sh", "-c", k_script, "sh", tasks_dir};
   for (const auto& s : steps) {
-    c.argv.push_back(s.op == OfferOp::offer ? "offer" : "revoke");
+    c.argv.push_back(s.op == OfferOp::offer ? "offer" : (s.op == OfferOp::revoke ? "revoke" : "drain"));
     c.argv.push_back(std::to_string(s.task));
     c.argv.push_back(std::to_string(s.attempt));
   }

@@ -86,7 +86,10 @@ std::vector<PlacedTask> merge_statuses(const std::vector<std::vector<TaskStatus>
 // What rv does to a cluster's offers, in one round trip: `offer` makes task `task`'s offer of
 // `attempt` unless the task already has one or that attempt is taken (idempotent: rv re-applies
 // what its record says after a crash); `revoke` renames the offer away.
-enum class OfferOp { offer, revoke };
+// offer / revoke a task's attempt; drain (task and attempt unused): nothing is left to offer on
+// the cluster, so a worker that finds no offer ends at once instead of waiting k_offer_wait_s for
+// one (`tasks/.drained`; the next offer made there removes it).
+enum class OfferOp { offer, revoke, drain };
 struct OfferStep {
   OfferOp op = OfferOp::offer;
   int task = 0;

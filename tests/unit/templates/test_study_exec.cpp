@@ -297,7 +297,7 @@ std::string offer_steps(const ExecFixture& fx, const std::vector<rv::app::study:
 
 } // namespace
 
-TEST_CASE("study exec: across clusters a worker runs only the tasks offered, as the attempt offered; a revoked "
+TEST_CASE("study exec: across clusters a worker runs only the tasks offered, as the attempt offered, a revoked "
           "offer is never run")
 {
   using rv::app::study::OfferOp;
@@ -334,4 +334,28 @@ TEST_CASE("study exec: across clusters a worker runs only the tasks offered, as 
   }
   CHECK(ExecFixture::sh(list_line + " >'" + fx.path("listing.txt") + "'") == 0);
   CHECK(rv::app::study::open_offers(fx.read("listing.txt")) == std::map<int, int>{{0, 1}});
+}
+
+TEST_CASE("study exec: across clusters, once rv says nothing is left to offer, a worker with none ends at once, an "
+          "offer made again lifts it")
+{
+  using rv::app::study::OfferOp;
+  ExecFixture fx;
+  auto o = study_options(fx, 2);
+  o.study.offers = true;
+  o.study.offer_wait_s = 30; // without the drain the worker would wait this long, billed, for an offer
+  auto script = fx.write_script("worker", render_ok(base_strategy(), base_request(), o));
+  const auto drained = fx.path("rv/requests/study-1/tasks/.drained");
+  CHECK(ExecFixture::sh(offer_steps(fx, {{OfferOp::offer, 0, 1}, {OfferOp::drain, 0, 0}})) == 0);
+  CHECK(fx.read("ops.txt") == "0 offered\n- drained\n");
+  CHECK(std::filesystem::exists(drained));
+  // The worker takes the offer it finds, then ends at once (not after 30 s): nothing is left.
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(ExecFixture::sh(run_worker(fx, script, "501")) == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20));
+  CHECK(lines_of(fx.read("ran.txt")) == std::vector<std::string>{"0 0 x'0 2"});
+  // A task lost later is offered again: the offer removes .drained, so workers wait for offers again.
+  CHECK(ExecFixture::sh(offer_steps(fx, {{OfferOp::offer, 1, 1}})) == 0);
+  CHECK(fx.read("ops.txt").ends_with("1 offered\n"));
+  CHECK_FALSE(std::filesystem::exists(drained));
 }
