@@ -148,7 +148,7 @@ TEST_CASE("cli spec: the fish completion loads and completes")
 }
 
 // #24 item 12: zsh had bash's completion through bashcompinit, without descriptions.
-TEST_CASE("cli spec: the zsh completion is zsh's own, with descriptions and request ids; unknown shells get nothing")
+TEST_CASE("cli spec: the zsh completion is zsh's own, with descriptions and request ids, unknown shells get nothing")
 {
   if (!have("zsh")) {
     MESSAGE("SKIP: zsh is not installed");

@@ -156,7 +156,7 @@ TEST_CASE("help: rv help [COMMAND] and rv version work as commands")
 }
 
 // N26: `rv ssh --config FILE` was the ssh block flag and hid the global --config FILE.
-TEST_CASE("help: rv ssh --config is the global config file; the ssh block is --print-config")
+TEST_CASE("help: rv ssh --config is the global config file, the ssh block is --print-config")
 {
   Rv rv;
   rv.parse({"ssh", "--config", "/tmp/alt.json"});

@@ -92,7 +92,7 @@ TEST_CASE("parse errors: unknown commands and flags get rv's words, a did-you-me
 
 // #24 item 12: `rv sync pull` answered CLI11's "remote is required", `--gpu abc` "Could not
 // convert: --gpu = abc".
-TEST_CASE("parse errors: a missing argument is named with an example; a bad number says what it takes")
+TEST_CASE("parse errors: a missing argument is named with an example, a bad number says what it takes")
 {
   auto error = [](std::vector<std::string> args) -> std::optional<rv::Error> {
     rv::cli::Context ctx;

@@ -81,7 +81,7 @@ TEST_CASE("task file: every key is read")
   CHECK(f.vars == vars);
 }
 
-TEST_CASE("task file: only run is required; the other keys stay unset")
+TEST_CASE("task file: only run is required, the other keys stay unset")
 {
   const auto f = parsed("run = \"nvidia-smi\"\n");
   CHECK(f.run == std::vector<std::string>{"nvidia-smi"});
@@ -98,7 +98,7 @@ TEST_CASE("task file: only run is required; the other keys stay unset")
   CHECK(f.vars.empty());
 }
 
-TEST_CASE("task file: run and setup as lists of words; single strings where lists are allowed")
+TEST_CASE("task file: run and setup as lists of words, single strings where lists are allowed")
 {
   const auto f = parsed(R"toml(run = ["python", "train.py", "--name", "a b"]
 setup = ["pip", "install", "-e", "."]

@@ -4,7 +4,7 @@
 
 #include <string>
 
-TEST_CASE("base64: RFC 4648's vectors encode and decode; every byte round-trips")
+TEST_CASE("base64: RFC 4648's vectors encode and decode, every byte round-trips")
 {
   const std::pair<std::string, std::string> vectors[] = {{"", ""},
                                                          {"f", "Zg=="},

@@ -88,7 +88,7 @@ TEST_CASE("beneath: a link stays inside only when it is relative and never climb
   CHECK_FALSE(link_stays_inside("a", ""));
 }
 
-TEST_CASE("beneath: a link where a directory belongs is replaced by a directory; nothing is made through it")
+TEST_CASE("beneath: a link where a directory belongs is replaced by a directory, nothing is made through it")
 {
   Sandbox box("dirs");
   fs::create_directory_symlink(box.outside, box.root / "cfg");
@@ -131,7 +131,7 @@ TEST_CASE("beneath: paths that would leave the root are refused before anything 
   CHECK(fs::exists(src.dir / "f"));
 }
 
-TEST_CASE("beneath: a link is made only when it stays inside; a link to a parent is not")
+TEST_CASE("beneath: a link is made only when it stays inside, a link to a parent is not")
 {
   Sandbox box("links");
   auto tree = BeneathDir::open(box.root);

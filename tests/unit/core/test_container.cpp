@@ -11,7 +11,7 @@ using model::ContainerRuntime;
 using model::ImageKind;
 using model::RuntimeSetting;
 
-TEST_CASE("container image: docker://, an absolute .sif or enroot squashfs; anything else says what to type")
+TEST_CASE("container image: docker://, an absolute .sif or enroot squashfs, anything else says what to type")
 {
   auto docker = parse_container_image("docker://nvcr.io/nvidia/pytorch:24.05-py3");
   REQUIRE(docker.has_value());
@@ -59,7 +59,7 @@ TEST_CASE("container mounts: SRC:DST or SRC:DST:ro, both absolute, nothing the r
   }
 }
 
-TEST_CASE("container_runtime: auto, pyxis, apptainer, singularity; a bad value names them")
+TEST_CASE("container_runtime: auto, pyxis, apptainer, singularity, a bad value names them")
 {
   CHECK(parse_runtime_setting("auto") == RuntimeSetting::automatic);
   CHECK(parse_runtime_setting("singularity") == RuntimeSetting::singularity);
@@ -70,7 +70,7 @@ TEST_CASE("container_runtime: auto, pyxis, apptainer, singularity; a bad value n
   CHECK(to_string(RuntimeSetting::automatic) == "auto");
 }
 
-TEST_CASE("the runtime: Pyxis when srun offers it, else Apptainer; the setting overrides; a .sif needs Apptainer")
+TEST_CASE("the runtime: Pyxis when srun offers it, else Apptainer, the setting overrides, a .sif needs Apptainer")
 {
   model::ContainerSupport both;
   both.probed = true;

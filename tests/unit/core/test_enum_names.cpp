@@ -7,7 +7,7 @@ enum class Colour { red, green, blue };
 constexpr rv::EnumNames<Colour, 2> k_names({{{Colour::red, "red"}, {Colour::green, "green"}}});
 } // namespace
 
-TEST_CASE("enum names: a value's name and back; a name or value the table lacks is nothing")
+TEST_CASE("enum names: a value's name and back, a name or value the table lacks is nothing")
 {
   static_assert(k_names.name(Colour::green) == "green"); // usable at compile time
   CHECK(k_names.name(Colour::red) == "red");

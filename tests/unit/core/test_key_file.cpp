@@ -10,7 +10,7 @@
 
 namespace fs = std::filesystem;
 
-TEST_CASE("key file: made once, private, kept; a foreign or readable file is refused, never overwritten")
+TEST_CASE("key file: made once, private, kept, a foreign or readable file is refused, never overwritten")
 {
   const auto dir = fs::temp_directory_path() / ("rv-key-" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <spdlog/spdlog.h>
 
-TEST_CASE("log: the config's log_level names a level; another name changes nothing")
+TEST_CASE("log: the config's log_level names a level, another name changes nothing")
 {
   const auto before = spdlog::default_logger()->level();
   CHECK(rv::set_log_level("warn"));

@@ -324,7 +324,7 @@ TEST_CASE("platform: send_nosignal to a closed peer fails with EPIPE and raises 
   }
 }
 
-TEST_CASE("platform: forbid_inspection succeeds (Linux: the process is no longer dumpable; in a child)")
+TEST_CASE("platform: forbid_inspection succeeds (Linux: the process is no longer dumpable, in a child)")
 {
   for (const auto& side : sides()) {
     CAPTURE(side.name);

@@ -9,7 +9,7 @@
 
 #include <sstream>
 
-TEST_CASE("printable: escapes C0, DEL and C1 controls; keeps tab, newline and UTF-8")
+TEST_CASE("printable: escapes C0, DEL and C1 controls, keeps tab, newline and UTF-8")
 {
   CHECK(rv::printable("plain text") == "plain text");
   CHECK(rv::printable("a\x1b[31mred\x1b]0;title\x07") == "a\\x1b[31mred\\x1b]0;title\\x07");

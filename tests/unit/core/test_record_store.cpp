@@ -119,7 +119,7 @@ TEST_CASE("record store: valid JSON of the wrong shape is skipped by name, never
   fs::remove_all(s.dir());
 }
 
-TEST_CASE("record store: records carry a schema; one from a newer rv is refused and never rewritten")
+TEST_CASE("record store: records carry a schema, one from a newer rv is refused and never rewritten")
 {
   RecordStore s(fresh_dir("schema"));
   REQUIRE(s.create("mine", {{"id", "mine"}}));
@@ -227,7 +227,7 @@ TEST_CASE("request ids are 8 hex digits and differ")
   CHECK(a != b);
 }
 
-TEST_CASE("cache store: atomic documents; corrupt, foreign or missing files are a miss")
+TEST_CASE("cache store: atomic documents, corrupt, foreign or missing files are a miss")
 {
   const auto dir = std::filesystem::temp_directory_path() / ("rv-cache-test-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

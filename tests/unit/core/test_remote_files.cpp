@@ -48,7 +48,7 @@ fs::path temp_dir(const char* name)
 
 } // namespace
 
-TEST_CASE("remote files: one rule for remote paths: ~, ~/x, /x, x below $HOME; ~user refused")
+TEST_CASE("remote files: one rule for remote paths: ~, ~/x, /x, x below $HOME, ~user refused")
 {
   HomeRunner r("/home/al ice");
   auto got = remote::resolve(r, {"~", "~/.rv", "~/a b/'q'", "/scratch/x", "rel/dir", "$HOME", "`id`"});
@@ -164,7 +164,7 @@ TEST_CASE("remote: wait_for_growth_command ends once a watched file grows past i
   fs::remove_all(d);
 }
 
-TEST_CASE("remote: wait_or_sleep waits on the login node; sleeps the rest here only when the wait cannot run")
+TEST_CASE("remote: wait_or_sleep waits on the login node, sleeps the rest here only when the wait cannot run")
 {
   using std::chrono::milliseconds;
   rv::test::FakeClock clock;

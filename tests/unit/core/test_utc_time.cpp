@@ -16,7 +16,7 @@ TEST_CASE("utc_iso: the form every record keeps, to the second, in UTC")
   CHECK(utc_iso(951825599) == "2000-02-29T11:59:59Z"); // a leap day
 }
 
-TEST_CASE("parse_utc_iso: utc_iso's form round-trips; what records written before still hold parses")
+TEST_CASE("parse_utc_iso: utc_iso's form round-trips, what records written before still hold parses")
 {
   for (const std::int64_t t : {std::int64_t{0}, std::int64_t{86399}, std::int64_t{951825599}, std::int64_t{1795325862},
                                std::int64_t{4102444800}}) {

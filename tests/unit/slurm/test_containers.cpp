@@ -123,7 +123,7 @@ TEST_CASE("container probe: a newer Pyxis lists --container-env, which discovery
       choose_container_runtime(model::RuntimeSetting::pyxis, s, {model::ImageKind::docker, "docker://x:1"})->pyxis_env);
 }
 
-TEST_CASE("container probe: Pyxis from the plugstack file when srun --help does not list it; singularity alone")
+TEST_CASE("container probe: Pyxis from the plugstack file when srun --help does not list it, singularity alone")
 {
   ProbeNode node;
   node.program("srun", data("srun_help_plain.txt"));
@@ -140,7 +140,7 @@ TEST_CASE("container probe: Pyxis from the plugstack file when srun --help does 
   CHECK(s.pyxis_evidence == (node.dir / "etc" / "plugstack.conf.d" / "pyxis.conf").string());
 }
 
-TEST_CASE("container probe: nothing there; a failed probe is unknown, never an error")
+TEST_CASE("container probe: nothing there, a failed probe is unknown, never an error")
 {
   ProbeNode node;
   node.program("srun", data("srun_help_plain.txt"));

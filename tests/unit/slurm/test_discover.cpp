@@ -117,7 +117,7 @@ TEST_CASE("discovery_commands lists every probe, the sacctmgr ones only with a u
   CHECK(discovery_commands({"", {}, true}).size() == 7); // no user, no accounting reads
 }
 
-TEST_CASE("discover with job ends: the partition's counts in the cluster; a failed sacct is a warning")
+TEST_CASE("discover with job ends: the partition's counts in the cluster, a failed sacct is a warning")
 {
   BatchCounter runner([](const proc::Command& c) { return cluster_responder(c, false); });
   auto cluster = discover(runner, {"alice", {}, true});

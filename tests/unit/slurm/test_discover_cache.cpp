@@ -62,7 +62,7 @@ TEST_CASE("discover cache: the fingerprint ignores partition State, not limits o
   CHECK(base != fp("PartitionName=a MaxTime=1-00:00:00 State=UP\n", "9 2 3\n"));
 }
 
-TEST_CASE("discover cache: nodes_changed names what changed; refresh_dynamic copies only the dynamic fields")
+TEST_CASE("discover cache: nodes_changed names what changed, refresh_dynamic copies only the dynamic fields")
 {
   std::vector<model::Node> cached = {node("g1", 64, 8, {"a", "b"}), node("g2", 64, 8, {})};
   CHECK(nodes_changed(cached, {node("g1", 64, 8, {"b", "a"}), node("g2", 64, 8, {})}).empty());

@@ -96,7 +96,7 @@ bool is_sacct(const Argv& a)
 }
 } // namespace
 
-TEST_CASE("final_state: scontrol first; accounting when the controller forgot; at the following cadence")
+TEST_CASE("final_state: scontrol first, accounting when the controller forgot, at the following cadence")
 {
   // Captured on the testbed: COMPLETED, ExitCode=0:0.
   std::ifstream in(std::filesystem::path(RV_TEST_DATA_DIR) / "slurm" / "22.05" / "scontrol_show_job.completed.txt");

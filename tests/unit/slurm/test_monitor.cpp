@@ -98,7 +98,7 @@ TEST_CASE("monitor: with the siblings' job name, every scancel names it, so a re
   CHECK(direct.all_consumed());
 }
 
-TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacct; no record is not failure")
+TEST_CASE("monitor: a job gone from squeue is looked up with scontrol, then sacct, no record is not failure")
 {
   FakeRunner r;
   FakeClock clock;
@@ -183,7 +183,7 @@ TEST_CASE("monitor: an interrupt cancels every job of the request and says so")
   CHECK(r.all_consumed());
 }
 
-TEST_CASE("monitor: a timeout cancels everything; all failing is an error naming each")
+TEST_CASE("monitor: a timeout cancels everything, all failing is an error naming each")
 {
   {
     FakeRunner r;
@@ -353,7 +353,7 @@ TEST_CASE("monitor with a claim: no claim within claim_wait falls back to start 
 
 // Seen on the testbed: the winner's guard had cancelled the loser a moment before rv's own
 // scancel --name, which Slurm 22.05 then refuses with exit 1 (docs/slurm-quirks.md).
-TEST_CASE("monitor: scancel --name of a job that already ended is not a failure; other errors are")
+TEST_CASE("monitor: scancel --name of a job that already ended is not a failure, other errors are")
 {
   CHECK(only_gone_jobs("scancel: error: Kill job error on job id 1305: Invalid job id specified\n"));
   CHECK(only_gone_jobs("scancel: error: Kill job error on job id 1: Invalid job id specified\n"

@@ -4,7 +4,7 @@
 
 using namespace rv::slurm;
 
-TEST_CASE("pending reasons: Slurm's words become plain words; hopeless ones are marked in the same table")
+TEST_CASE("pending reasons: Slurm's words become plain words, hopeless ones are marked in the same table")
 {
   CHECK(plain_reason("Resources") == "waiting for free GPUs");
   CHECK(plain_reason("Priority") == "other jobs are ahead in the queue");

@@ -134,7 +134,7 @@ TEST_CASE("probe output: framed answers read by parse_test_only, in the login no
   CHECK(parse_probe_output("").answers.empty());
 }
 
-TEST_CASE("probe script: runs under /bin/sh against a fake sbatch; refinement converges; refusals kept")
+TEST_CASE("probe script: runs under /bin/sh against a fake sbatch, refinement converges, refusals kept")
 {
   TempDir tmp;
   {

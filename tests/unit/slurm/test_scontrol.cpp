@@ -256,7 +256,7 @@ TEST_CASE("parse_records stays linear in the number of fields of one record" * d
   CHECK(records->front().value("K7") == "v"); // the first of a repeated key wins, as before
 }
 
-TEST_CASE("RecordReader: views into the text; a key printed twice is kept twice in the view, once in Record")
+TEST_CASE("RecordReader: views into the text, a key printed twice is kept twice in the view, once in Record")
 {
   const std::string text = "JobId=1 Name=a Reason=x y Reason=z\n   Comment=rv:ab\nJobId=2 Name=b\n";
   RecordReader reader(text);

@@ -38,7 +38,7 @@ std::vector<std::string> ids(const std::vector<ClusterPlanView>& views, const st
 
 } // namespace
 
-TEST_CASE("across: the sooner start wins across clusters; SU decides within the resolution")
+TEST_CASE("across: the sooner start wins across clusters, SU decides within the resolution")
 {
   auto a = plan_of({make_strategy("s1", 0, 50), make_strategy("s2", 3600, 10)});
   auto b = plan_of({make_strategy("s1", 10, 40), make_strategy("s2", std::nullopt, 1)});
@@ -57,7 +57,7 @@ TEST_CASE("across: a cluster's SU weight changes the order between equal waits")
   CHECK(order[1].weighted_su == doctest::Approx(80));
 }
 
-TEST_CASE("across: the coarser resolution of the clusters buckets both; ties go to the cluster named first")
+TEST_CASE("across: the coarser resolution of the clusters buckets both, ties go to the cluster named first")
 {
   auto a = plan_of({make_strategy("s1", 50, 10)}, 60);
   auto b = plan_of({make_strategy("s1", 0, 10)}, 1);

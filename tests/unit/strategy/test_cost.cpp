@@ -67,7 +67,7 @@ TEST_CASE("cost: billing fractions are truncated, like Slurm")
   CHECK(r.billing == doctest::Approx(1));
 }
 
-TEST_CASE("cost: profile rate or CPU count without weights; free types")
+TEST_CASE("cost: profile rate or CPU count without weights, free types")
 {
   auto p = test::partition("p", -1);
   auto prof = test::campus_profile();

@@ -119,7 +119,7 @@ std::pair<int, std::string> run_job_ends(const std::filesystem::path& dir)
 
 } // namespace
 
-TEST_CASE("expected end ratio: the median of the ratios past what the job has used; its limit past them all")
+TEST_CASE("expected end ratio: the median of the ratios past what the job has used, its limit past them all")
 {
   const auto early = ratios({{2, 30}}); // every job ended at 10-15 % of its limit
   CHECK(expected_end_ratio(early, 0) == doctest::Approx(0.125));
@@ -140,7 +140,7 @@ TEST_CASE("expected end ratio: the median of the ratios past what the job has us
   CHECK(expected_end_ratio(ratios({{model::EndRatios::steps, 25}}), 0) == doctest::Approx(1.0));
 }
 
-TEST_CASE("expected wait: a running job ends where jobs like it did; one already past them ends at its limit")
+TEST_CASE("expected wait: a running job ends where jobs like it did, one already past them ends at its limit")
 {
   Fixture f;
   // n1's job (1 minute of an hour used) is expected to end at 12.5 % of its hour: 450 s from its
@@ -151,7 +151,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
   CHECK(e->why.find("30 ended jobs on gpu") != std::string::npos);
   CHECK(e->why.find("Slurm's plan") != std::string::npos);
 
-  SUBCASE("a pending job planned ahead takes n1 first, for its own expected run; then n1 is ours")
+  SUBCASE("a pending job planned ahead takes n1 first, for its own expected run, then n1 is ours")
   {
     f.queue.jobs.push_back(pending("3", "n1", 3540, 3600)); // Slurm: at n1's limit end; ours would follow it
     auto later = expected_wait(f.cluster, f.queue, f.c, 600, 3540 + 3600);
@@ -208,7 +208,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
     REQUIRE(e2);
     CHECK(e2->wait_s == doctest::Approx(15 + 450).epsilon(0.02));
   }
-  SUBCASE("a pending job on two nodes starts when the later of them frees; ours fits on n1 before it or after")
+  SUBCASE("a pending job on two nodes starts when the later of them frees, ours fits on n1 before it or after")
   {
     auto both = pending("6", "n1", 3540, 3600);
     both.nodes = {"n1", "n2"};
@@ -240,7 +240,7 @@ TEST_CASE("expected wait: a running job ends where jobs like it did; one already
   }
 }
 
-TEST_CASE("job ends: the login node's per-partition counts parsed; a wrong line is an error")
+TEST_CASE("job ends: the login node's per-partition counts parsed, a wrong line is an error")
 {
   std::string counts = " 3 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1";
   auto got =
@@ -372,7 +372,7 @@ TEST_CASE("plan: where the partition's jobs end early, a queued strategy's wait 
   CHECK(std::min_element(waits.begin(), waits.end())->first < 4'500 - 60);
 }
 
-TEST_CASE("end ratio quantiles: the distribution past what was used, in order; the median is expected_end_ratio")
+TEST_CASE("end ratio quantiles: the distribution past what was used, in order, the median is expected_end_ratio")
 {
   model::EndRatios even;
   for (std::size_t i = 0; i < model::EndRatios::steps; ++i) {

@@ -96,7 +96,7 @@ TEST_CASE("gpu types: --type resolution")
   CHECK(far.error().hint.starts_with("known types:"));
 }
 
-TEST_CASE("gpu types: several types at once (-t a,b; a task file's gpu_types)")
+TEST_CASE("gpu types: several types at once (-t a,b, a task file's gpu_types)")
 {
   auto profile = test::campus_profile();
   auto types = derive_gpu_types(test::campus(), profile);

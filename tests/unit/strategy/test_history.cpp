@@ -74,7 +74,7 @@ TEST_CASE("history: mixed directions, small errors and censored samples")
     CHECK_FALSE(b[0].systematic);
     CHECK(b[0].why.find("within 60 s") != std::string::npos);
   }
-  SUBCASE("cancelled while pending past the prediction counts as at least that late; sooner says nothing")
+  SUBCASE("cancelled while pending past the prediction counts as at least that late, sooner says nothing")
   {
     auto s = many("p", 5, 0, 1200, true);       // predicted now, still pending after 20 min
     auto early = many("p", 4, 3600, 100, true); // cancelled long before the predicted start
@@ -139,7 +139,7 @@ TEST_CASE("estimate errors: rv's and Slurm's median |error| per partition, censo
   CHECK(none[0].rv_median_abs_s == 0);
 }
 
-TEST_CASE("history: each estimator is corrected from its own samples only; samples naming none correct nothing")
+TEST_CASE("history: each estimator is corrected from its own samples only, samples naming none correct nothing")
 {
   // On one partition: Slurm's plan was 10 min too late five times, rv's replays right five times,
   // and five older records that name no estimator were 10 min too early.

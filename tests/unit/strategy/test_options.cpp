@@ -60,7 +60,7 @@ TEST_CASE("to_request: --cpus is bounded like a node's CPUs from the cluster")
   CHECK(rv::cli::to_request(f, {"acct", "", false})->cpus_per_task == 16384);
 }
 
-TEST_CASE("to_request: the config's account, qos and checkpoint are the defaults; --qos wins")
+TEST_CASE("to_request: the config's account, qos and checkpoint are the defaults, --qos wins")
 {
   rv::Config config;
   REQUIRE(config.set("account", "lab1", rv::Origin::file));

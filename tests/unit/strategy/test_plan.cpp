@@ -313,7 +313,7 @@ TEST_CASE("plan: the MaxWall of the job's QOS caps the walltime below MaxTime, a
 }
 
 // #13: `--time 99d` silently became 2-day checkpoint segments, which the program must support.
-TEST_CASE("plan: checkpoint segments are opt-in; beyond every MaxTime the error names --checkpoint")
+TEST_CASE("plan: checkpoint segments are opt-in, beyond every MaxTime the error names --checkpoint")
 {
   model::JobRequest req; // as `rv run` builds it without --checkpoint
   req.gpus = 1;

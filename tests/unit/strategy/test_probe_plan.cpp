@@ -73,7 +73,7 @@ TEST_CASE("probe windows: thresholds, non-monotonic answers, unknown starts")
   CHECK(make_windows({}, cands, opts).list.empty());
 }
 
-TEST_CASE("probe windows: a candidate Slurm refuses outright carries the reason; one refusal among answers does not")
+TEST_CASE("probe windows: a candidate Slurm refuses outright carries the reason, one refusal among answers does not")
 {
   std::vector<Candidate> cands{a100_candidate("c1", 3600)};
   PlanOptions opts;

@@ -151,14 +151,14 @@ TEST_CASE("window model: the captured shapes, each in front of a high-priority r
     CHECK(v.until_s == from_snapshot(11, 10, 5));
     CHECK_FALSE(w("gpu-v100", "v100", 1, 2).idle_now);
   }
-  SUBCASE("gpu-h200: 2 idle until blkh200 (3 GPUs) starts; then 1 stays free for ever")
+  SUBCASE("gpu-h200: 2 idle until blkh200 (3 GPUs) starts, then 1 stays free for ever")
   {
     CHECK(w("gpu-h200", "h200", 1, 2).until_s == from_snapshot(11, 5, 5));
     auto one = w("gpu-h200", "h200", 1, 1);
     CHECK(one.idle_now);
     CHECK_FALSE(one.until_s);
   }
-  SUBCASE("gpu-a100: 4 + 4 idle until the 2-node blocker; no node has 8")
+  SUBCASE("gpu-a100: 4 + 4 idle until the 2-node blocker, no node has 8")
   {
     auto two = w("gpu-a100", "a100", 2, 4);
     CHECK(two.idle_now);
@@ -219,7 +219,7 @@ TEST_CASE("window model: the blind spot: test-only says 30 min, the queue plans 
       }
     }
   }
-  SUBCASE("with the queue: a first segment sized to the window starts now; the probes' strategy is kept")
+  SUBCASE("with the queue: a first segment sized to the window starts now, the probes' strategy is kept")
   {
     windows.queue = captured_queue();
     auto p = strategy::plan(c, profile, req, windows, opts);

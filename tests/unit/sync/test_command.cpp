@@ -105,7 +105,7 @@ TEST_CASE("sync: launcher parsing finds the entry behind real launchers")
   }
 }
 
-TEST_CASE("sync: every word naming a local path counts, --opt=VALUE values too; absolute paths are reported")
+TEST_CASE("sync: every word naming a local path counts, --opt=VALUE values too, absolute paths are reported")
 {
   auto a = analyze_command(
       {"python", "train.py", "--config=configs/a.yaml", "--data", "data", "--x", "/home/me/abs.py"}, exists);
@@ -156,7 +156,7 @@ TEST_CASE("sync: command lines read by the one grammar (each case failed with sy
   CHECK(analyze_command({"1A=b", "python", "train.py"}, exists).launcher == "1A=b");
 }
 
-TEST_CASE("sync: redirection targets name files; the launcher is known")
+TEST_CASE("sync: redirection targets name files, the launcher is known")
 {
   auto a = analyze_command({"python train.py < data > hosts 2>&1"}, exists);
   CHECK(a.entry == "train.py");

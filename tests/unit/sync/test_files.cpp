@@ -98,7 +98,7 @@ TEST_CASE("sync: a non-git project sends everything minus the default ignores, .
   CHECK(paths(*sel) == V{".git-not-a-repo.txt", ".gitignore", "src/model.py", "train.py"});
 }
 
-TEST_CASE("sync: a git project sends tracked plus untracked-not-ignored files, minus .rvignore; deleted files drop out")
+TEST_CASE("sync: a git project sends tracked plus untracked-not-ignored files, minus .rvignore, deleted files drop out")
 {
   TempProject p;
   p.write("train.py");
@@ -135,7 +135,7 @@ TEST_CASE("sync: rv-outputs/ at the project's top (where rv sync pull puts outpu
   CHECK(paths(*in_git) == V{"src/rv-outputs/mine.txt", "train.py"});
 }
 
-TEST_CASE("sync: large files are skipped with a reason; symlinks are kept only inside the project")
+TEST_CASE("sync: large files are skipped with a reason, symlinks are kept only inside the project")
 {
   TempProject p;
   p.write("small.py", "print(1)\n");

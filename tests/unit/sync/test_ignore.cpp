@@ -79,7 +79,7 @@ TEST_CASE("sync: .rvignore rules: anchoring, directories, negation, last match w
   CHECK_FALSE(r.ignored("train.py", false));
 }
 
-TEST_CASE("sync: nothing below an ignored directory comes back; trailing spaces are trimmed")
+TEST_CASE("sync: nothing below an ignored directory comes back, trailing spaces are trimmed")
 {
   IgnoreRules r;
   r.add_line("cache/   ");

@@ -106,7 +106,7 @@ TEST_CASE("snapshot: prune_and_snapshot lists, reads squeue and snapshots in one
   CHECK(r.round_trips() == 2); // the batch, then the removal
 }
 
-TEST_CASE("snapshot: prune_and_snapshot fails with the snapshot's error; nothing is pruned without squeue")
+TEST_CASE("snapshot: prune_and_snapshot fails with the snapshot's error, nothing is pruned without squeue")
 {
   rv::test::RecordingRunner r([](const rv::proc::Command& c) {
     rv::proc::Outcome o;

@@ -300,7 +300,7 @@ TEST_CASE("sync target: a link on the cluster where the project has a directory 
   }
 }
 
-TEST_CASE("sync target: an unmarked directory keeps its files; --delete mirrors and marks it (real push)")
+TEST_CASE("sync target: an unmarked directory keeps its files, --delete mirrors and marks it (real push)")
 {
   FakeHome h;
   auto kept = h.push(h.home / "data");

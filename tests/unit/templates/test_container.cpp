@@ -160,7 +160,7 @@ TEST_CASE("container: Apptainer pulls a docker:// image once, then runs the comm
 // than an unknown job (the controller unreachable) means a holder that may still be pulling, never
 // an ended one; this job's own id is an earlier run of it (a checkpoint segment requeued while it
 // pulled), whose lock nobody else will ever remove.
-TEST_CASE("container: a pull lock is taken over from a job that has ended or this job's earlier run; a live "
+TEST_CASE("container: a pull lock is taken over from a job that has ended or this job's earlier run, a live "
           "holder's is waited for")
 {
   ContainerNode node;
@@ -306,7 +306,7 @@ TEST_CASE("container: Apptainer on 2 nodes: every rank runs in the container wit
   CHECK(count(node.read("e.631"), "rv preflight: ok node=n1 container=1") == 2);
 }
 
-TEST_CASE("container: Pyxis: the step and every rank get srun's container options; the check runs on every node")
+TEST_CASE("container: Pyxis: the step and every rank get srun's container options, the check runs on every node")
 {
   ContainerNode node;
   for (int nodes : {1, 2}) {
@@ -504,7 +504,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("container: rv up's step runs the shell or the command in the container; bad mount paths are refused")
+TEST_CASE("container: rv up's step runs the shell or the command in the container, bad mount paths are refused")
 {
   auto o = base_options();
   CHECK(step_tail(o, true) == "exec bash -i\n");

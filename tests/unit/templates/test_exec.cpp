@@ -161,7 +161,7 @@ TEST_CASE("exec: a tie goes to the better-ranked sibling, even when it starts a 
   CHECK(fx2.read("out.txt") == "alone\n");
 }
 
-TEST_CASE("exec: the best-ranked sibling claims at once; a worse one still settling then cancels itself")
+TEST_CASE("exec: the best-ranked sibling claims at once, a worse one still settling then cancels itself")
 {
   ExecFixture fx;
   auto opts = fx.options("req-first");
@@ -327,7 +327,7 @@ TEST_CASE("exec: checkpoint multi-node: the signal reaches every node's command"
   CHECK(fx.read("calls.log").find("scontrol requeue 900") != std::string::npos);
 }
 
-TEST_CASE("exec: --output paths are copied to RV_OUTPUT_DIR after the command; set-up runs before it")
+TEST_CASE("exec: --output paths are copied to RV_OUTPUT_DIR after the command, set-up runs before it")
 {
   ExecFixture fx;
   auto opts = fx.options("");

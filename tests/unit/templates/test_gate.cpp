@@ -36,7 +36,7 @@ bool exists(const std::string& p)
 
 } // namespace
 
-TEST_CASE("gate: a script of one cluster has no gate; across clusters the wait is rendered")
+TEST_CASE("gate: a script of one cluster has no gate, across clusters the wait is rendered")
 {
   ExecFixture fx;
   auto opts = fx.options("req-g");
@@ -49,7 +49,7 @@ TEST_CASE("gate: a script of one cluster has no gate; across clusters the wait i
   CHECK(k_not_chosen_exit == 95);
 }
 
-TEST_CASE("gate: with go the command runs once; its claim is this cluster's")
+TEST_CASE("gate: with go the command runs once, its claim is this cluster's")
 {
   ExecFixture fx;
   const auto script = gated_script(fx, 30);

@@ -60,7 +60,7 @@ TEST_CASE("notify: single, multi-node and checkpoint scripts send start and end,
   }
 }
 
-TEST_CASE("notify: a fan-out turns Slurm mail on in the winner only; a hostile address stays one word")
+TEST_CASE("notify: a fan-out turns Slurm mail on in the winner only, a hostile address stays one word")
 {
   ExecFixture fx;
   auto o = notifying(base_options());

@@ -200,7 +200,7 @@ TEST_CASE("templates: a job with a working directory is submitted with --chdir, 
 }
 
 // rv run --after (app/run/after.hpp): the dependency, and Slurm cancels the job when it can never be met.
-TEST_CASE("templates: a dependency comes with --kill-on-invalid-dep=yes; a line break in it is refused")
+TEST_CASE("templates: a dependency comes with --kill-on-invalid-dep=yes, a line break in it is refused")
 {
   auto c = golden_cases().front();
   CHECK(render(c.strategy, c.request, c.options).value().find("--dependency") == std::string::npos);

@@ -57,7 +57,7 @@ TEST_CASE("step: the job's environment: caches, request id, --env, the snapshot 
         "hf=" + fx.path("cache") + "/huggingface rid=req-9 x=a $b pwd=" + fx.dir.string() + " rank=unset\n");
 }
 
-TEST_CASE("step: on every node, each task gets its rank, one master and one port; logs per node")
+TEST_CASE("step: on every node, each task gets its rank, one master and one port, logs per node")
 {
   ExecFixture fx;
   auto opts = fx.options("req-1");

@@ -62,7 +62,7 @@ int mode_of(const std::string& path)
 
 } // namespace
 
-TEST_CASE("install_key_command: adds once, 0700/0600, after a last line without newline; options and comments "
+TEST_CASE("install_key_command: adds once, 0700/0600, after a last line without newline, options and comments "
           "do not hide a key")
 {
   const auto home = (std::filesystem::temp_directory_path() / ("rv-init-test-" + std::to_string(::getpid()))).string();
@@ -92,7 +92,7 @@ TEST_CASE("install_key_command: adds once, 0700/0600, after a last line without 
   std::filesystem::remove(home + ".stdout");
 }
 
-TEST_CASE("scratch: candidates are absolute, deduplicated; the caches go below .cache/rv")
+TEST_CASE("scratch: candidates are absolute, deduplicated, the caches go below .cache/rv")
 {
   CHECK(parse_scratch_candidates("/scratch/alice\n\n/scratch/alice\nrelative\n/gpfs/scratch/alice\n") ==
         std::vector<std::string>{"/scratch/alice", "/gpfs/scratch/alice"});
@@ -100,7 +100,7 @@ TEST_CASE("scratch: candidates are absolute, deduplicated; the caches go below .
   CHECK(cache_root_on("/scratch/alice/") == "/scratch/alice/.cache/rv");
 }
 
-TEST_CASE("init answers: JSON round trip; no password field exists")
+TEST_CASE("init answers: JSON round trip, no password field exists")
 {
   InitAnswers a;
   a.host = "login.example.org";
@@ -307,7 +307,7 @@ TEST_CASE("init key step: a new key goes to ~/.ssh/id_ed25519_rv (or the next fr
   }
 }
 
-TEST_CASE("init key step: the new key is offered a passphrase, typed twice; Enter alone is none, after a warning")
+TEST_CASE("init key step: the new key is offered a passphrase, typed twice, Enter alone is none, after a warning")
 {
   InitOptions o;
   o.ssh_dir = "/home/alice/.ssh";
@@ -360,7 +360,7 @@ TEST_CASE("init key step: the new key is offered a passphrase, typed twice; Ente
   }
 }
 
-TEST_CASE("identity_config_block: a Host block naming the key, once; the user's lines kept as they are")
+TEST_CASE("identity_config_block: a Host block naming the key, once, the user's lines kept as they are")
 {
   const std::string key = "/home/alice/.ssh/id_ed25519_rv";
   CHECK(identity_config_block("", "hpc", key) == "# rv init: the key it generated for hpc (docs/init.md)\nHost hpc\n  "

@@ -179,7 +179,7 @@ TEST_CASE("rv status: the active requests' jobs, limits, fair-share, SU and quot
   CHECK(j["containers"]["apptainer"] == "apptainer");
 }
 
-TEST_CASE("rv status: failed probes are warnings; a wrong outcome count is an error")
+TEST_CASE("rv status: failed probes are warnings, a wrong outcome count is an error")
 {
   auto o = outcomes(false);
   o[11] = failed("sshare: error: Access denied\n");

@@ -217,7 +217,7 @@ TEST_CASE("sync pull: a request whose job ended before any poll saw it running p
 
 // UX review 3, N11: a request's outputs pulled without LOCAL land in <project>/rv-outputs, which git
 // ignores and a push never sends; a remote path still lands in the current directory.
-TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignored; a remote path to the cwd")
+TEST_CASE("sync pull: a request's outputs go to <project>/rv-outputs, git-ignored, a remote path to the cwd")
 {
   World w("pull-dest");
   const auto project = w.dir / "proj";

@@ -13,7 +13,7 @@ using namespace rv;
 using namespace rv::app;
 namespace fs = std::filesystem;
 
-TEST_CASE("forward control: a dead forward's record is pruned; a live one holds its port")
+TEST_CASE("forward control: a dead forward's record is pruned, a live one holds its port")
 {
   const auto dir = fs::temp_directory_path() / ("rv-fwdctl-" + std::to_string(::getpid()));
   fs::remove_all(dir);

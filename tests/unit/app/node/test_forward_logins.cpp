@@ -12,7 +12,7 @@ using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
 
-TEST_CASE("forward: after a failed login the job is not checked again for minutes; k_max failures end it")
+TEST_CASE("forward: after a failed login the job is not checked again for minutes, k_max failures end it")
 {
   World world("forward-logins");
   const Error refused{ErrorCode::auth_failed, "ssh A: keyboard-interactive: no terminal to answer the prompt", ""};
@@ -45,7 +45,7 @@ TEST_CASE("forward: after a failed login the job is not checked again for minute
   CHECK(took < std::chrono::minutes(16));
 }
 
-TEST_CASE("forward: a login that works again resets the wait; an ended job ends the forward")
+TEST_CASE("forward: a login that works again resets the wait, an ended job ends the forward")
 {
   World world("forward-logins-reset");
   const Error refused{ErrorCode::auth_failed, "ssh A: no terminal", ""};

@@ -16,7 +16,7 @@ using namespace rv;
 using namespace rv::app;
 namespace fs = std::filesystem;
 
-TEST_CASE("forward records: a stale pid is not a live forward; a held lock is")
+TEST_CASE("forward records: a stale pid is not a live forward, a held lock is")
 {
   const auto dir = fs::temp_directory_path() / ("rv-fwd-" + std::to_string(::getpid()));
   fs::remove_all(dir);

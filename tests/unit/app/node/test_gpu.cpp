@@ -45,7 +45,7 @@ TEST_CASE("gpu: one srun step over every node (or the one of --node), nvidia-smi
   CHECK(std::find(one.argv.begin(), one.argv.end(), "--nodes=1") != one.argv.end());
 }
 
-TEST_CASE("gpu: the tasks' interleaved lines are read back per node; a failing or silent node says why")
+TEST_CASE("gpu: the tasks' interleaved lines are read back per node, a failing or silent node says why")
 {
   auto nodes = parse_gpu_output(k_two_nodes, {"a100-1", "a100-2"});
   REQUIRE(nodes.size() == 2);

@@ -51,7 +51,7 @@ TEST_CASE("in_alloc: the allocation's strategy from the record's plan")
   CHECK_FALSE(strategy_from_plan({{"strategies", {{{"id", "s1"}, {"nodes", "two"}}}}}, "s1").has_value());
 }
 
-TEST_CASE("in_alloc: the step's srun: every node labelled, or one task with --one; the program one word")
+TEST_CASE("in_alloc: the step's srun: every node labelled, or one task with --one, the program one word")
 {
   const std::string program = "echo 'a b' \"$X\" `y`\nexit 7";
   CHECK(in_step_argv("91", 2, true, "rv-x.step-1", program) ==

@@ -26,7 +26,7 @@ NodeTarget target()
 
 } // namespace
 
-TEST_CASE("rv ssh: the step joins the job on its node; one word is a shell line, several an argv")
+TEST_CASE("rv ssh: the step joins the job on its node, one word is a shell line, several an argv")
 {
   auto t = target();
   CHECK(step_argv(t, {}) == std::vector<std::string>{"srun", "--jobid=812", "--overlap", "--nodes=1", "--ntasks=1",

@@ -137,7 +137,7 @@ TEST_CASE("owned request: an early exit after every job ended removes the secret
   CHECK(saved.secrets_file.empty());
 }
 
-TEST_CASE("owned request: a moved-from owner owns nothing; the new owner cleans up once")
+TEST_CASE("owned request: a moved-from owner owns nothing, the new owner cleans up once")
 {
   Store s("moved");
   FakeRunner cluster;
@@ -165,7 +165,7 @@ TEST_CASE("owned request: a removal the cluster refuses keeps the file's name in
   CHECK(saved.secrets_file == "/home/alice/.rv/requests/aa000006/env"); // `rv ps` tries again
 }
 
-TEST_CASE("request states: each is stored by its name and read back; an unknown name is a bad record")
+TEST_CASE("request states: each is stored by its name and read back, an unknown name is a bad record")
 {
   for (auto s : {RequestState::submitting, RequestState::submitted, RequestState::won, RequestState::done,
                  RequestState::failed, RequestState::cancelled}) {

@@ -90,7 +90,7 @@ TEST_CASE("prune requests: the command removes the request's directory and its j
   fs::remove_all(base);
 }
 
-TEST_CASE("prune requests: a pruned request's settle log goes with it; another request's stays")
+TEST_CASE("prune requests: a pruned request's settle log goes with it, another request's stays")
 {
   const auto base = fs::temp_directory_path() / fmt::format("rv-prune-settle-{}", ::getpid());
   fs::remove_all(base);

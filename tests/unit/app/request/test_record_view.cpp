@@ -66,7 +66,7 @@ TEST_CASE("json fields: the fallback for a missing key, another type or a docume
   CHECK(object_field(json(), "o").empty());
 }
 
-TEST_CASE("record view: a race member another member won reads lost; the cluster column's label")
+TEST_CASE("record view: a race member another member won reads lost, the cluster column's label")
 {
   RequestRecord r;
   r.id = "aaaa0001";
@@ -94,7 +94,7 @@ TEST_CASE("record view: a race member another member won reads lost; the cluster
   CHECK(back->cluster == "rvtest");
 }
 
-TEST_CASE("record view: a job's detail in rv ps; a sibling that ended without starting keeps no stale reason")
+TEST_CASE("record view: a job's detail in rv ps, a sibling that ended without starting keeps no stale reason")
 {
   JobRecord j;
   j.state = rv::slurm::JobState::pending;

@@ -195,7 +195,7 @@ TEST_CASE("request keys: every family resolves an id, a prefix, a job id, a name
   }
 }
 
-TEST_CASE("request keys: a race not yet won is never guessed; its error says how to name a member")
+TEST_CASE("request keys: a race not yet won is never guessed, its error says how to name a member")
 {
   World w("open-race");
   auto r = find_request(w.requests, "cd12cd12");

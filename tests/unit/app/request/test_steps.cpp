@@ -38,7 +38,7 @@ RequestRecord record(const std::string& id)
 
 } // namespace
 
-TEST_CASE("steps: REQ/step-N is a step; REQ/N (a study's task) and no slash are not; anything else with a slash is an "
+TEST_CASE("steps: REQ/step-N is a step, REQ/N (a study's task) and no slash are not, anything else with a slash is an "
           "error")
 {
   auto r = parse_step_ref("3f9c02ab/step-12");

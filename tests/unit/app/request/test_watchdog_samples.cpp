@@ -32,7 +32,7 @@ std::map<std::string, std::vector<WatchdogSample>> one(const std::string& node, 
 
 } // namespace
 
-TEST_CASE("watchdog samples: sample lines are parsed; broken, cut-off and foreign lines are skipped")
+TEST_CASE("watchdog samples: sample lines are parsed, broken, cut-off and foreign lines are skipped")
 {
   auto s = parse_samples("t=100 job=241 util=0,35 mem=12,40110 log=2048\n"
                          "t=160 job=241 util=- mem=- log=2048\n"
@@ -55,7 +55,7 @@ TEST_CASE("watchdog samples: sample lines are parsed; broken, cut-off and foreig
   CHECK(parse_samples("").empty());
 }
 
-TEST_CASE("watchdog samples: every GPU at 0 % for 9 minutes is idle 9m; under 5 intervals it is not shown")
+TEST_CASE("watchdog samples: every GPU at 0 % for 9 minutes is idle 9m, under 5 intervals it is not shown")
 {
   auto a = assess(one("a100-1", lines(10, 1000, 60, "0,0")), {"a100-1"}, "241", 60, false);
   REQUIRE(a.idle_s);
@@ -73,7 +73,7 @@ TEST_CASE("watchdog samples: every GPU at 0 % for 9 minutes is idle 9m; under 5 
   CHECK(to_json(young)["idle_s"].is_null());
 }
 
-TEST_CASE("watchdog samples: the streak starts after the last busy sample; busy, unread or missing nodes are not idle")
+TEST_CASE("watchdog samples: the streak starts after the last busy sample, busy, unread or missing nodes are not idle")
 {
   auto text = lines(5, 1000, 60, "0,80") + lines(6, 1300, 60, "0,0");
   auto a = assess(one("n1", text), {"n1"}, "241", 60, false);
@@ -98,7 +98,7 @@ TEST_CASE("watchdog samples: the streak starts after the last busy sample; busy,
   CHECK(assess(two, {"n1", "n2"}, "241", 60, true).idle_s == 540);
 }
 
-TEST_CASE("watchdog samples: a multi-node job flat for 10 intervals is a hang?; flat single-node jobs are not")
+TEST_CASE("watchdog samples: a multi-node job flat for 10 intervals is a hang?, flat single-node jobs are not")
 {
   std::map<std::string, std::vector<WatchdogSample>> two = {
       {"n1", parse_samples(lines(3, 0, 60, "90", "7", 50) + lines(12, 180, 60, "100", "70000", 400))},
@@ -115,7 +115,7 @@ TEST_CASE("watchdog samples: a multi-node job flat for 10 intervals is a hang?; 
   CHECK_FALSE(assess(two, {"n1", "n2"}, "241", 60, true).hang);
 }
 
-TEST_CASE("watchdog samples: a streak back to the oldest line read is shown with +; the samples' spacing wins")
+TEST_CASE("watchdog samples: a streak back to the oldest line read is shown with +, the samples' spacing wins")
 {
   auto a = assess(one("n1", lines(k_samples_read, 0, 60, "0")), {"n1"}, "241", 60, false);
   CHECK(a.at_least);

@@ -31,7 +31,7 @@ RequestRecord first(RequestState state, std::vector<JobRecord> jobs, const std::
 
 } // namespace
 
-TEST_CASE("after: REQ, REQ:ok and REQ:any; anything else is refused")
+TEST_CASE("after: REQ, REQ:ok and REQ:any, anything else is refused")
 {
   auto plain = parse_after("3f9c02ab");
   REQUIRE(plain);
@@ -104,7 +104,7 @@ TEST_CASE("after: an ended request: now, or refused for ok after a failure")
   CHECK(any->mode == AfterDecision::Mode::now);
 }
 
-TEST_CASE("after: another cluster waits; a request without a job is an error")
+TEST_CASE("after: another cluster waits, a request without a job is an error")
 {
   auto elsewhere =
       decide_after(first(RequestState::won, {job("s1", "812", "RUNNING")}, "s1"), {"x", AfterKind::ok}, false);

@@ -12,7 +12,7 @@ using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
 
-TEST_CASE("after-work: Slurm's estimate one bf_interval after the submission; a cancelled pending job censored")
+TEST_CASE("after-work: Slurm's estimate one bf_interval after the submission, a cancelled pending job censored")
 {
   World w("after-work");
   expect_prepare(w.cluster);

@@ -21,7 +21,7 @@ using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
 
-TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason; the others are submitted")
+TEST_CASE("lifecycle: a refused strategy is recorded with Slurm's reason, the others are submitted")
 {
   World w("refused");
   expect_prepare(w.cluster);
@@ -392,7 +392,7 @@ TEST_CASE("lifecycle: Ctrl-C during the race cancels every sibling and records t
   CHECK(saved["state"] == "cancelled");
 }
 
-TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; rv cancels the other")
+TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder, rv cancels the other")
 {
   World w("tie");
   expect_prepare(w.cluster);
@@ -418,7 +418,7 @@ TEST_CASE("lifecycle: a tie (both start in one poll) goes to the claim holder; r
   CHECK(saved["jobs"][1]["state"] == "CANCELLED");
 }
 
-TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sacct; the other wins later")
+TEST_CASE("lifecycle: a sibling that left squeue is read from scontrol, then sacct, the other wins later")
 {
   World w("vanished");
   expect_prepare(w.cluster);

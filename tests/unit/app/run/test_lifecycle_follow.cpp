@@ -19,7 +19,7 @@ using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
 
-TEST_CASE("lifecycle: Ctrl-C after the start stops following; the job keeps running and stays tracked")
+TEST_CASE("lifecycle: Ctrl-C after the start stops following, the job keeps running and stays tracked")
 {
   World w("ctrl-c-follow");
   expect_prepare(w.cluster);

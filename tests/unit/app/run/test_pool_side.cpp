@@ -72,7 +72,7 @@ TEST_CASE("study pool side: a worker's walltime for its share of the tasks, in S
   CHECK(study_parts::worker_walltime_s(10, 2) % 60 == 0);
 }
 
-TEST_CASE("study pool side: the longer workers are kept when they start as soon; not when they wait much longer")
+TEST_CASE("study pool side: the longer workers are kept when they start as soon, not when they wait much longer")
 {
   const auto in = sixteen();
   // Tasks of 10 min on 2 free v100s where a job waits 2 min to start. Workers of one task each

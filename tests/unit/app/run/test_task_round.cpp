@@ -63,7 +63,7 @@ study::Counts counts_of(const std::vector<study::TaskStatus>& tasks)
 
 } // namespace
 
-TEST_CASE("study -f: across clusters, each task's output from its own cluster, prefixed; a new attempt and an end "
+TEST_CASE("study -f: across clusters, each task's output from its own cluster, prefixed, a new attempt and an end "
           "announced once, naming the cluster")
 {
   TwoClusters t;
@@ -114,7 +114,7 @@ TEST_CASE("study -f: across clusters, each task's output from its own cluster, p
   CHECK(t.b().unexpected.empty());
 }
 
-TEST_CASE("study -f: on one cluster the lines name no cluster; --no-prefix; a cluster that does not answer is read "
+TEST_CASE("study -f: on one cluster the lines name no cluster, --no-prefix, a cluster that does not answer is read "
           "again from the same offset")
 {
   TwoClusters t;

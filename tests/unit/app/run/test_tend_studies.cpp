@@ -70,7 +70,7 @@ TEST_CASE("tend studies: rv ps starts a background rv for each unfinished study 
   CHECK(err.find("aaaa0002") == std::string::npos);
 }
 
-TEST_CASE("tend studies: the tending lock admits one holder; released, the next try takes it")
+TEST_CASE("tend studies: the tending lock admits one holder, released, the next try takes it")
 {
   TwoClusters t;
   std::filesystem::create_directories(t.world.requests.dir());

@@ -32,7 +32,7 @@ TEST_CASE("ssh_failure: one shape, `ssh LABEL: WHAT[: WHY]`, with the code and h
   CHECK(e.hint.empty());
 }
 
-TEST_CASE("host_key_verdict: only a known key is trusted; each refusal has its exit code")
+TEST_CASE("host_key_verdict: only a known key is trusted, each refusal has its exit code")
 {
   CHECK(host_key_verdict(KnownHost::ok, label, fingerprint, ""));
 
@@ -80,7 +80,7 @@ TEST_CASE("connect_failure: unreachable (255), the hint depends on whether it ti
   }
 }
 
-TEST_CASE("auth_failure: every key refused is exit 254 with a hint; libssh's text only when it has one")
+TEST_CASE("auth_failure: every key refused is exit 254 with a hint, libssh's text only when it has one")
 {
   auto e = auth_failure(label, "");
   CHECK(exit_code_for(e.code) == 254);
@@ -108,7 +108,7 @@ TEST_CASE("signal_number maps remote exit-signal names")
   CHECK(signal_number("WINCH") == 255); // one rv does not know
 }
 
-TEST_CASE("classify_connect_error: libssh's texts for DNS, refused, timeout and no route; hints per problem")
+TEST_CASE("classify_connect_error: libssh's texts for DNS, refused, timeout and no route, hints per problem")
 {
   CHECK(classify_connect_error("Failed to resolve hostname nosuch.invalid (Name or service not known)") ==
         ConnectProblem::dns);

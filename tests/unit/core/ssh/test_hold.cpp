@@ -386,7 +386,7 @@ TEST_CASE("exec failure: only a server's `no` on a live session says the command
   CHECK(exec_failure(false, false) == ExecFailure::may_have_run);
 }
 
-TEST_CASE("repeatable commands: the race's and the follow's reads and waits are; a submission and a write are not")
+TEST_CASE("repeatable commands: the race's and the follow's reads and waits are, a submission and a write are not")
 {
   CHECK(slurm::patient_command({"squeue", "-j", "1"}).repeatable);
   CHECK(slurm::patient_command({"scancel", "1"}).repeatable);

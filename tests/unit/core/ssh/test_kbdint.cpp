@@ -44,7 +44,7 @@ TEST_CASE("is_password_prompt: the account's password, not a code's prompt")
   CHECK_FALSE(is_password_prompt("Token: "));
 }
 
-TEST_CASE("answer_round: the password answers the password prompt once; the code prompt goes to the user")
+TEST_CASE("answer_round: the password answers the password prompt once, the code prompt goes to the user")
 {
   FakePrompter user("123456");
   std::optional<std::string> password = "hunter2";
@@ -89,7 +89,7 @@ TEST_CASE("answer_round: Duo's menu is an echoed prompt for the user, with name 
   CHECK(user.asked[0].prompts[0].echo);
 }
 
-TEST_CASE("answer_round: a round with no prompt asks no one; mixed prompts keep their order")
+TEST_CASE("answer_round: a round with no prompt asks no one, mixed prompts keep their order")
 {
   FakePrompter user("code");
   std::optional<std::string> password = "pw";

@@ -16,7 +16,7 @@ using namespace rv;
 using namespace rv::proc;
 using namespace std::chrono_literals;
 
-TEST_CASE("batch_envelope: no limit unless a command has one; interruptible unless all are not")
+TEST_CASE("batch_envelope: no limit unless a command has one, interruptible unless all are not")
 {
   auto command = [](std::chrono::milliseconds timeout) {
     Command c;
@@ -218,7 +218,7 @@ TEST_CASE("SshRunner: connection_persist 0 never asks a holder, even a live one 
   }
 }
 
-TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked again; any other command "
+TEST_CASE("SshRunner: a lost holder is replaced and a repeatable command asked again, any other command "
           "is never sent twice (docs/ssh.md, \"Never run twice\")")
 {
   using A = test::FakeHolder::Answer;

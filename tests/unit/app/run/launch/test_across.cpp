@@ -97,7 +97,7 @@ void check_scripts_done(TwoClusters& t)
 
 } // namespace
 
-TEST_CASE("across: the first cluster whose job starts is chosen; the other is cancelled and both records say so")
+TEST_CASE("across: the first cluster whose job starts is chosen, the other is cancelled and both records say so")
 {
   TwoClusters t;
   expect_members(t, "801", "7");
@@ -137,7 +137,7 @@ TEST_CASE("across: the first cluster whose job starts is chosen; the other is ca
   CHECK(t.settled_in_background.empty()); // -f: this rv settles it, no background rv
 }
 
-TEST_CASE("across: a cluster that refuses the submission is left out; the race goes on with the other")
+TEST_CASE("across: a cluster that refuses the submission is left out, the race goes on with the other")
 {
   TwoClusters t;
   expect_members(t, "", "7");

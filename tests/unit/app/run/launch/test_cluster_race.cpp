@@ -14,7 +14,7 @@ using namespace rv;
 using namespace rv::app;
 using namespace rv::test::lifecycle;
 
-TEST_CASE("cluster race: the cluster whose job started is chosen; go there, stop and scancel elsewhere")
+TEST_CASE("cluster race: the cluster whose job started is chosen, go there, stop and scancel elsewhere")
 {
   TwoClusters t;
   t.add_members();
@@ -84,7 +84,7 @@ TEST_CASE("cluster race: a choice once recorded is applied again, never replaced
   CHECK(t.read("bbbb0002").state == RequestState::cancelled);
 }
 
-TEST_CASE("cluster race: an unreachable cluster is named; the race goes on; its jobs stay live for later")
+TEST_CASE("cluster race: an unreachable cluster is named, the race goes on, its jobs stay live for later")
 {
   TwoClusters t;
   t.add_members();
@@ -209,7 +209,7 @@ TEST_CASE("cluster race: the background settler waits minutes after a failed log
   CHECK(t.read("aaaa0001").race.value("chosen", "") == "");
 }
 
-TEST_CASE("login backoff: 1, 2, 4, 8, 10, 10 minutes; no try before the wait is over; a login resets it")
+TEST_CASE("login backoff: 1, 2, 4, 8, 10, 10 minutes, no try before the wait is over, a login resets it")
 {
   using std::chrono::minutes;
   const LoginBackoff::time_point t0{std::chrono::hours(1)};
@@ -282,7 +282,7 @@ TEST_CASE(
 
 // `list_requests` (app/request/lookup.hpp) lists; it no longer settles. Its callers (`rv ps`,
 // `rv gpu`) settle first, so they still show a race no rv settled as settled.
-TEST_CASE("cluster race: list_requests does not settle a race; settle_open_races before it does")
+TEST_CASE("cluster race: list_requests does not settle a race, settle_open_races before it does")
 {
   TwoClusters t;
   t.add_members();

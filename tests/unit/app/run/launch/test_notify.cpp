@@ -17,7 +17,7 @@ TEST_CASE("hmac_sha256_hex: RFC 4231 test cases 2 and 6 (a key longer than the b
         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 }
 
-TEST_CASE("plan_notify: mail and webhook; the job gets the URL and a per-request key, never the secret")
+TEST_CASE("plan_notify: mail and webhook, the job gets the URL and a per-request key, never the secret")
 {
   Settings s;
   CHECK(plan_notify(s, "sec", "r1").error().code == ErrorCode::config);
@@ -46,7 +46,7 @@ TEST_CASE("plan_notify: mail and webhook; the job gets the URL and a per-request
 }
 
 // N11: http:// URLs were accepted silently.
-TEST_CASE("plan_notify: plain http to another host is allowed but warned about; loopback is not")
+TEST_CASE("plan_notify: plain http to another host is allowed but warned about, loopback is not")
 {
   CHECK(loopback_url("http://127.0.0.1:8080/hook"));
   CHECK(loopback_url("http://localhost/hook"));

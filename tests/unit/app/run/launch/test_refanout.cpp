@@ -75,7 +75,7 @@ TEST_CASE("refanout: a command that exits 96 itself ran, and is never run again 
   CHECK_FALSE(d.retry);
 }
 
-TEST_CASE("refanout: a GPU fault soon after the start is retried without the job's nodes; late or ordinary "
+TEST_CASE("refanout: a GPU fault soon after the start is retried without the job's nodes, late or ordinary "
           "failures are not")
 {
   const std::string tail = "RuntimeError: CUDA error: unknown error\n";

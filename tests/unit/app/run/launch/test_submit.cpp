@@ -135,7 +135,7 @@ TEST_CASE("prepare_command: the cache root and the directories it creates are pr
 // strategy submitted, a GPU won, then `python: command not found`, exit 127). The program is
 // looked up in the submission's own round trip, by a real shell; nothing is written when it is
 // missing, and `python3` is named when it is there.
-TEST_CASE("prepare_command: the command's program is looked up first; a missing one submits nothing")
+TEST_CASE("prepare_command: the command's program is looked up first, a missing one submits nothing")
 {
   namespace fs = std::filesystem;
   const auto dir = fs::temp_directory_path() / fmt::format("rv-submit-program-{}", ::getpid());
@@ -185,7 +185,7 @@ TEST_CASE("prepare_command: the command's program is looked up first; a missing 
   fs::remove_all(dir);
 }
 
-TEST_CASE("program_to_check: a plain program name is checked; what sh alone can resolve is not")
+TEST_CASE("program_to_check: a plain program name is checked, what sh alone can resolve is not")
 {
   RunExtras none;
   CHECK(program_to_check("python train.py --lr 3e-4", none) == "python");

@@ -22,7 +22,7 @@ ClusterRun reached(const std::string& host, const std::string& name, const std::
 
 } // namespace
 
-TEST_CASE("drop_same_cluster: an alias and its twin reach one cluster; the first named stays, the other is said")
+TEST_CASE("drop_same_cluster: an alias and its twin reach one cluster, the first named stays, the other is said")
 {
   std::vector<ClusterRun> clusters{reached("rvtb", "rvtest", "vm(localhost)"),
                                    reached("rvtb2", "rvtest2", "vm(localhost)"),

@@ -27,7 +27,7 @@ int assoc_files(const std::filesystem::path& dir)
 
 } // namespace
 
-TEST_CASE("association refusals: account, QOS and accounting policy; not node configuration")
+TEST_CASE("association refusals: account, QOS and accounting policy, not node configuration")
 {
   CHECK(is_association_refusal("Invalid account or account/partition combination specified"));
   CHECK(is_association_refusal("Invalid qos specification"));

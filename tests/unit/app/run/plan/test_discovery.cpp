@@ -336,7 +336,7 @@ TEST_CASE("association facts through discovery: no sacctmgr on a cold plan while
     CHECK(cold->cluster.limits.accounts == std::vector<std::string>{"research"});
     CHECK_FALSE(w.env.after.refresh_assoc);
   }
-  SUBCASE("older than discovery_cache: served, and a background refresh is due; after it, none")
+  SUBCASE("older than discovery_cache: served, and a background refresh is due, after it, none")
   {
     w.clock.advance(std::chrono::seconds(601));
     w.forget("discovery-");

@@ -43,7 +43,7 @@ RequestRecord request(std::int64_t created, std::vector<JobRecord> jobs, std::st
 
 } // namespace
 
-TEST_CASE("request records: the prediction history round-trips; schema 1 records still load")
+TEST_CASE("request records: the prediction history round-trips, schema 1 records still load")
 {
   auto r = request(k_now, {job("gpu-a100", 480, k_now, k_now + 2, 0), job("gpu-v100", std::nullopt, k_now, 0, 0)});
   auto j = to_json(r);
@@ -167,7 +167,7 @@ TEST_CASE("rv stats and the planner's history: one cluster through several login
 }
 
 // #30 item 3: Slurm's first start estimate, seen by a poll while the job pended, against rv's.
-TEST_CASE("apply_view keeps Slurm's first estimate; rv stats compares it with rv's, in the cluster's time zone")
+TEST_CASE("apply_view keeps Slurm's first estimate, rv stats compares it with rv's, in the cluster's time zone")
 {
   JobRecord j = job("gpu-a100", 60, k_now, 0, 0);
   slurm::JobView v;

@@ -99,7 +99,7 @@ TEST_CASE("study: --sweep-file is a list of objects")
   }
 }
 
-TEST_CASE("study: {task} and {NAME} are replaced shell-quoted; every other brace stays")
+TEST_CASE("study: {task} and {NAME} are replaced shell-quoted, every other brace stays")
 {
   CHECK(substitute("python train.py --seed {task}", 7, {}) == "python train.py --seed 7"); // a plain word as it is
   CHECK(substitute("echo {lr} {model} ${HOME} {a,b} {other} {task", 2, {{"lr", "1e-4"}, {"model", "it's"}}) ==
@@ -316,7 +316,7 @@ TEST_CASE("study: a top-up adds workers where GPUs freed while others pend, and 
   CHECK(c.cancel[1] == 2);
 }
 
-TEST_CASE("study: a running worker of one task is replaced after it; the study's ended tasks tell their real length")
+TEST_CASE("study: a running worker of one task is replaced after it, the study's ended tasks tell their real length")
 {
   const std::vector<model::Strategy> one = {strategy("v100", 0, 1.0, 60)};
   PoolInput in;
@@ -549,7 +549,7 @@ TEST_CASE("study: the workers' scripts kept in the record read back in rank orde
   CHECK(worker_kinds(nlohmann::json()).empty());
 }
 
-TEST_CASE("study: --prefer cost keeps to the cheapest GPUs that start; time buys a shorter study with dearer ones")
+TEST_CASE("study: --prefer cost keeps to the cheapest GPUs that start, time buys a shorter study with dearer ones")
 {
   CHECK(parse_prefer("") == Prefer::time);
   CHECK(parse_prefer("time") == Prefer::time);

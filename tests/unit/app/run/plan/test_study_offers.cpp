@@ -9,7 +9,7 @@
 using namespace rv;
 using namespace rv::app::study;
 
-TEST_CASE("study offers: none where no worker runs; idle workers plus a prefetch where they do")
+TEST_CASE("study offers: none where no worker runs, idle workers plus a prefetch where they do")
 {
   OfferInput in;
   in.waiting = {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
@@ -37,7 +37,7 @@ TEST_CASE("study offers: the clusters take the waiting tasks in turn, in task or
   CHECK(p.make[1] == Offer{5, 3, 1});
 }
 
-TEST_CASE("study offers: busy workers need no offer; open offers count")
+TEST_CASE("study offers: busy workers need no offer, open offers count")
 {
   OfferInput in;
   in.waiting = {{4, 1}, {5, 1}};

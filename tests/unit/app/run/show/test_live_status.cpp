@@ -126,7 +126,7 @@ TEST_CASE("live status: without a terminal and with -v, one plain line per chang
 }
 
 // #24 item 9: ~22 rv lines around 4 of the program's; the wait is one line by default.
-TEST_CASE("live status: without a terminal, the wait is one line; the job script's chatter is held back")
+TEST_CASE("live status: without a terminal, the wait is one line, the job script's chatter is held back")
 {
   World w("plain-default");
   auto l = one_pending_job(w);
@@ -231,7 +231,7 @@ TEST_CASE("live status: --json gives a state event per change, the winner, then 
   CHECK(w.output.frames.empty());
 }
 
-TEST_CASE("live status: --quiet shows nothing while waiting; the job's bytes still arrive as they are")
+TEST_CASE("live status: --quiet shows nothing while waiting, the job's bytes still arrive as they are")
 {
   World w("quiet");
   w.env.quiet = true;

@@ -70,7 +70,7 @@ TEST_CASE("status view: the terminal block: a title with the elapsed time, one l
   CHECK(status_block(v, 1000 + 3725, false, 0)[0].ends_with(" 1:02:05"));
 }
 
-TEST_CASE("status view: colours only with color; lines cut to the window so that none wraps")
+TEST_CASE("status view: colours only with color, lines cut to the window so that none wraps")
 {
   StatusView v;
   v.title = "waiting";
@@ -93,7 +93,7 @@ TEST_CASE("status view: redraw and erase move up over exactly the rows drawn")
   CHECK(redraw_block(2, {}) == erase_block(2));
 }
 
-TEST_CASE("status view: events carry the reason in both words; elapsed counters")
+TEST_CASE("status view: events carry the reason in both words, elapsed counters")
 {
   auto e = state_event("3f9c02ab", pending("s1", "301", "Resources", "2026-11-22T14:05:00"), 7);
   CHECK(e["event"] == "state");
