@@ -12,7 +12,10 @@ OfferPlan plan_offers(const OfferInput& in)
   std::vector<int> want(n, 0);
   for (std::size_t c = 0; c < n; ++c) {
     const auto& w = in.clusters[c];
-    want[c] = w.running > 0 ? std::max(0, w.running - w.busy) + in.prefetch : 0;
+    // An offer for each idle worker now, and each busy worker's next task before its task ends (a
+    // worker that finds none waits for rv's next round, billed: up to a poll per task), and the
+    // prefetch for a worker about to start.
+    want[c] = w.running > 0 ? std::max(0, w.running - w.busy) + w.busy + in.prefetch : 0;
   }
   // The open offers each cluster keeps: the first `want` in task order; the rest are taken back.
   std::vector<std::vector<Offer>> kept(n);

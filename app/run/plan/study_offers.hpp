@@ -50,7 +50,7 @@ struct OfferPlan {
 };
 
 // Offers follow the workers that run: a cluster with running workers gets one open offer per
-// idle worker plus `prefetch`; a cluster with none running (its workers pending, or gone) keeps
+// idle worker, one per busy worker (its next task, there when its task ends) and `prefetch`; a cluster with none running (its workers pending, or gone) keeps
 // none, so its offers are taken back and go where workers run. New offers take the waiting tasks
 // in order, the clusters in turn. With no task left waiting, a cluster whose workers run with no
 // offer takes one back from a cluster holding two or more, to be offered to it next.

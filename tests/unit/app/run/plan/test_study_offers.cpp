@@ -37,20 +37,26 @@ TEST_CASE("study offers: the clusters take the waiting tasks in turn, in task or
   CHECK(p.make[1] == Offer{5, 3, 1});
 }
 
-TEST_CASE("study offers: busy workers need no offer, open offers count")
+TEST_CASE("study offers: a busy worker's next task is offered before its task ends, open offers count")
 {
   OfferInput in;
-  in.waiting = {{4, 1}, {5, 1}};
+  in.waiting = {{4, 1}, {5, 1}, {6, 1}, {7, 1}};
   in.open = {{3, 1, 0}};
-  in.clusters = {{2, 2}}; // two running, both busy: the prefetch alone, already open
+  in.clusters = {{2, 2}}; // two running, both busy: their next two and the prefetch, one already open
   auto p = plan_offers(in);
-  CHECK(p.make.empty());
+  REQUIRE(p.make.size() == 2);
+  CHECK(p.make[0] == Offer{4, 1, 0});
+  CHECK(p.make[1] == Offer{5, 1, 0});
   CHECK(p.revoke.empty());
 
-  in.clusters = {{3, 2}}; // one idle: one more
+  in.clusters = {{3, 2}}; // one idle as well: one more
   p = plan_offers(in);
-  REQUIRE(p.make.size() == 1);
-  CHECK(p.make[0] == Offer{4, 1, 0});
+  CHECK(p.make.size() == 3);
+
+  in.clusters = {{1, 1}}; // one busy worker: its next and the prefetch, one of them open already
+  in.prefetch = 0;
+  p = plan_offers(in);
+  CHECK(p.make.empty()); // its next task is the open one
 }
 
 TEST_CASE("study offers: a cluster whose workers are gone or only pending has its offers taken back")
@@ -68,11 +74,11 @@ TEST_CASE("study offers: a cluster whose workers are gone or only pending has it
 TEST_CASE("study offers: more offers than a cluster wants are taken back, the last tasks first")
 {
   OfferInput in;
-  in.open = {{5, 1, 0}, {1, 1, 0}, {3, 1, 0}};
-  in.clusters = {{1, 1}}; // one worker, busy: the prefetch of 1
+  in.open = {{5, 1, 0}, {1, 1, 0}, {3, 1, 0}, {4, 1, 0}};
+  in.clusters = {{1, 1}}; // one worker, busy: its next task and the prefetch of 1
   const auto p = plan_offers(in);
   REQUIRE(p.revoke.size() == 2);
-  CHECK(p.revoke[0] == Offer{3, 1, 0});
+  CHECK(p.revoke[0] == Offer{4, 1, 0});
   CHECK(p.revoke[1] == Offer{5, 1, 0});
 }
 
