@@ -50,8 +50,6 @@ std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& name
   return out;
 }
 
-namespace {
-
 proc::Command snapshot_command(const std::string& workspace, const std::string& snapshots, const std::string& name)
 {
   proc::Command c;
@@ -79,7 +77,6 @@ Result<std::string> snapshot_made(const proc::Outcome& o, const std::string& whe
   return snapshots + "/" + name;
 }
 
-// The prune's one round trip: the snapshots' names, then the user's jobs in squeue.
 std::vector<proc::Command> prune_listing(const std::string& snapshots)
 {
   proc::Command list;
@@ -94,8 +91,6 @@ std::vector<proc::Command> prune_listing(const std::string& snapshots)
   return {list, queue};
 }
 
-// The prune from its listing's two outcomes: what goes (removed in one more round trip) and what
-// is kept because its job lives.
 Result<PruneReport> prune_listed(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
                                  std::int64_t keep_s, const proc::Outcome& listed, const proc::Outcome& queued)
 {
@@ -128,8 +123,6 @@ Result<PruneReport> prune_listed(proc::Runner& remote, const std::string& snapsh
   }
   return report;
 }
-
-} // namespace
 
 Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
                                   const std::string& name)

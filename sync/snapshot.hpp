@@ -36,12 +36,25 @@ std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& name
 // --link-dest), atomically (a temporary name, then rename). One round trip.
 Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
                                   const std::string& name);
+// make_snapshot's command, for a batch of the caller's (`rv run`'s submission: first, before the
+// preparation that lets an sbatch run), and its outcome read: the snapshot's path, or why it failed.
+proc::Command snapshot_command(const std::string& workspace, const std::string& snapshots, const std::string& name);
+Result<std::string> snapshot_made(const proc::Outcome& o, const std::string& where, const std::string& workspace,
+                                  const std::string& snapshots, const std::string& name);
 
 struct PruneReport {
   std::vector<std::string> removed;
   std::vector<std::string> kept_live; // old enough, but their job is queued or running
   bool skipped = false;               // squeue could not be asked: nothing removed
 };
+
+// The prune's listing: the snapshots' names, then the user's jobs in squeue. Reads only: one round
+// trip, alone or in a batch of the caller's (`rv run`: the plan's discovery batch).
+std::vector<proc::Command> prune_listing(const std::string& snapshots);
+// The prune from its listing's two outcomes: what goes (removed on `remote` in one more round
+// trip) and what is kept because its job lives; nothing goes when either could not be read.
+Result<PruneReport> prune_listed(proc::Runner& remote, const std::string& snapshots, std::int64_t now_s,
+                                 std::int64_t keep_s, const proc::Outcome& listed, const proc::Outcome& queued);
 
 // Prunes old snapshots of one snapshots directory: one round trip to list them and read
 // squeue, one more when something goes.

@@ -168,51 +168,11 @@ Result<Transport> choose_transport(const PushOptions& o, bool remote_has_rsync)
   return local_ok && remote_has_rsync ? Transport::rsync : Transport::sftp;
 }
 
-struct RemoteListing {
-  bool has_rsync = false;
-  bool has_inline_tools = false; // base64 and mktemp: a small push's files can ride in the apply
-  std::vector<RemoteEntry> entries;
-  TargetFacts target;
-};
-
-// One round trip: the manifest of `dir`, whether the cluster has rsync, and (when `policy` is
-// given) what the cluster knows about `dir` for deciding where deletions are allowed.
+// One round trip: the listing's commands, run alone.
 Result<RemoteListing> list_remote(proc::Runner& remote, const std::string& dir, const TargetPolicy* policy)
 {
-  proc::Command probe;
-  probe.argv = {"sh", "-c", "command -v rsync"};
-  probe.timeout = std::chrono::seconds(30);
-  std::vector<proc::Command> batch = {manifest_command(dir), probe};
-  if (policy) {
-    batch.push_back(target_facts_command(dir, protected_paths(*policy)));
-    proc::Command tools; // what the apply step needs to write a small push's files itself
-    tools.argv = {"sh", "-c", "command -v base64 && command -v mktemp"};
-    tools.timeout = std::chrono::seconds(30);
-    batch.push_back(std::move(tools));
-  }
-  RV_TRY(outs, remote.run_batch(batch));
-  if (outs.size() != batch.size()) {
-    return fail(ErrorCode::parse, "unexpected reply to the remote listing");
-  }
-  if (!outs[0].ok()) {
-    return fail(ErrorCode::io, fmt::format("cannot list {} on {}: {}", dir, remote.where(), outs[0].err),
-                "check the path and its permissions");
-  }
-  RemoteListing listing;
-  RV_TRY(entries, parse_manifest(outs[0].out));
-  // The marker is rv's, never part of the mirror.
-  std::erase_if(entries, [](const RemoteEntry& e) { return e.path == k_workspace_marker; });
-  listing.entries = std::move(entries);
-  listing.has_rsync = outs[1].ok();
-  if (policy) {
-    if (!outs[2].ok()) {
-      return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, remote.where(), outs[2].err));
-    }
-    RV_TRY(facts, parse_target_facts(outs[2].out, protected_paths(*policy).size()));
-    listing.target = std::move(facts);
-    listing.has_inline_tools = outs[3].ok();
-  }
-  return listing;
+  RV_TRY(outs, remote.run_batch(listing_commands(dir, policy)));
+  return read_listing(outs, dir, policy, remote.where());
 }
 
 // What the cluster says about `dir` (one round trip), before anything below it is listed: a
@@ -315,6 +275,49 @@ Result<std::string> inline_records(const std::filesystem::path& root, const std:
 
 } // namespace
 
+std::vector<proc::Command> listing_commands(const std::string& dir, const TargetPolicy* policy)
+{
+  proc::Command probe;
+  probe.argv = {"sh", "-c", "command -v rsync"};
+  probe.timeout = std::chrono::seconds(30);
+  std::vector<proc::Command> batch = {manifest_command(dir), probe};
+  if (policy) {
+    batch.push_back(target_facts_command(dir, protected_paths(*policy)));
+    proc::Command tools; // what the apply step needs to write a small push's files itself
+    tools.argv = {"sh", "-c", "command -v base64 && command -v mktemp"};
+    tools.timeout = std::chrono::seconds(30);
+    batch.push_back(std::move(tools));
+  }
+  return batch;
+}
+
+Result<RemoteListing> read_listing(const std::vector<proc::Outcome>& outs, const std::string& dir,
+                                   const TargetPolicy* policy, const std::string& where)
+{
+  if (outs.size() != (policy ? 4u : 2u)) {
+    return fail(ErrorCode::parse, "unexpected reply to the remote listing");
+  }
+  if (!outs[0].ok()) {
+    return fail(ErrorCode::io, fmt::format("cannot list {} on {}: {}", dir, where, outs[0].err),
+                "check the path and its permissions");
+  }
+  RemoteListing listing;
+  RV_TRY(entries, parse_manifest(outs[0].out));
+  // The marker is rv's, never part of the mirror.
+  std::erase_if(entries, [](const RemoteEntry& e) { return e.path == k_workspace_marker; });
+  listing.entries = std::move(entries);
+  listing.has_rsync = outs[1].ok();
+  if (policy) {
+    if (!outs[2].ok()) {
+      return fail(ErrorCode::io, fmt::format("cannot inspect {} on {}: {}", dir, where, outs[2].err));
+    }
+    RV_TRY(facts, parse_target_facts(outs[2].out, protected_paths(*policy).size()));
+    listing.target = std::move(facts);
+    listing.has_inline_tools = outs[3].ok();
+  }
+  return listing;
+}
+
 bool sends_inline(Transport setting, bool remote_has_inline_tools, const TransferPlan& plan)
 {
   return setting == Transport::automatic && remote_has_inline_tools && !plan.send.empty() &&
@@ -416,7 +419,8 @@ TransferPlan plan_transfer(const std::vector<LocalEntry>& local, const std::vect
 }
 
 Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
-                        const FileSelection& sel, const std::string& remote_dir, const PushOptions& options)
+                        const FileSelection& sel, const std::string& remote_dir, const PushOptions& options,
+                        const RemoteListing* listed)
 {
   const auto t0 = Clock::now();
   for (const auto& e : sel.entries) {
@@ -429,7 +433,13 @@ Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::fi
     RV_TRY(early, decide_target(remote_dir, facts, options.target, false));
     (void)early; // only its refusal counts here; the listing below decides the rest
   }
-  RV_TRY(listing, list_remote(remote, remote_dir, &options.target));
+  std::optional<RemoteListing> fresh;
+  if (!listed) {
+    RV_TRY(here, list_remote(remote, remote_dir, &options.target));
+    fresh = std::move(here);
+    listed = &*fresh;
+  }
+  const auto& listing = *listed;
   RV_TRY(decision, decide_target(remote_dir, listing.target, options.target, listing.entries.empty()));
   PushReport report;
   report.dry_run = options.dry_run;

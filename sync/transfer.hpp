@@ -72,6 +72,23 @@ inline constexpr std::uint64_t k_inline_max_bytes = 256u << 10;
 // mktemp, and the plan sends something within the bounds above (pure).
 bool sends_inline(Transport setting, bool remote_has_inline_tools, const TransferPlan& plan);
 
+// What the cluster says about a push's target (or a pull's source) in the listing's round trip.
+struct RemoteListing {
+  bool has_rsync = false;
+  bool has_inline_tools = false; // base64 and mktemp: a small push's files can ride in the apply
+  std::vector<RemoteEntry> entries;
+  TargetFacts target; // with a policy only
+};
+
+// The listing's commands (one round trip): the manifest of `dir`, whether the cluster has rsync,
+// and, with `policy` (a push), what the cluster knows about `dir` for deciding where deletions
+// are allowed and whether it has base64 and mktemp. Reads only: they may join another batch
+// (`rv run`'s push listing rides in the plan's discovery batch).
+std::vector<proc::Command> listing_commands(const std::string& dir, const TargetPolicy* policy);
+// Reads their outcomes, in order; `where` names the cluster in errors.
+Result<RemoteListing> read_listing(const std::vector<proc::Outcome>& outs, const std::string& dir,
+                                   const TargetPolicy* policy, const std::string& where);
+
 struct PushOptions {
   bool dry_run = false;
   Transport transport = Transport::automatic;
@@ -95,9 +112,12 @@ struct PushReport {
 // Makes `remote_dir` mirror `sel` (files below `root`), deleting only where options.target allows
 // (sync/target.hpp); refuses the root, $HOME and rv's own directories. Two round trips on `remote`
 // (manifest, then deletions and directories) plus the transfer, which a small push makes inside
-// the second (sends_inline); `local` runs rsync.
+// the second (sends_inline); `local` runs rsync. `listed`: the listing of `remote_dir` with
+// options.target, made ahead in a batch of the caller's (listing_commands, read_listing): the push
+// is then the apply alone, every decision and refusal the same.
 Result<PushReport> push(proc::Runner& remote, proc::Runner& local, const std::filesystem::path& root,
-                        const FileSelection& sel, const std::string& remote_dir, const PushOptions& options);
+                        const FileSelection& sel, const std::string& remote_dir, const PushOptions& options,
+                        const RemoteListing* listed = nullptr);
 
 struct PullReport {
   Transport transport = Transport::sftp;

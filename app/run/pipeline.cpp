@@ -8,6 +8,7 @@
 #include "templates/watchdog.hpp"
 
 #include <map>
+#include <memory>
 
 namespace rv::app {
 namespace {
@@ -105,12 +106,25 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
     };
     return across(env, order, std::move(how));
   }
-  RV_TRY(run, make_plan(env, order.request, order.plan_options));
+  // The push's listing rides in the plan's discovery batch: after the plan, the push is its apply.
+  std::shared_ptr<SyncAhead> ahead;
+  if (!order.dry_run) {
+    if (auto a = sync_ahead(env, command, order.smart)) {
+      ahead = std::make_shared<SyncAhead>(std::move(*a));
+    }
+  }
+  RV_TRY(run,
+         make_plan(env, order.request, order.plan_options, ahead ? ahead->commands : std::vector<proc::Command>{}));
   if (order.dry_run) {
     return dry_run(env, run);
   }
+  auto flags = known_root(order.smart, run);
+  if (ahead) {
+    ahead->answers = std::move(run.riders);
+    flags.ahead = ahead;
+  }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
-  RV_TRY(smart, prepare_run(env, command, known_root(order.smart, run)));
+  RV_TRY(smart, prepare_run(env, command, flags));
   add_order(smart.extras, order, env.settings, false);
   return launch_run(env, run, command, smart.workdir, follow, smart.extras);
 }

@@ -54,6 +54,31 @@ Command resolve_command(const std::vector<std::string>& paths)
   return read_only(with_timeout(std::move(argv)));
 }
 
+Command resolving(const Command& cmd, const std::vector<std::string>& paths)
+{
+  std::string mask;
+  for (std::size_t i = 0; i < cmd.argv.size(); ++i) {
+    const bool script = i == 2 && cmd.argv[1] == "-c"; // PROG -c SCRIPT
+    const bool path = i > 0 && !script && std::find(paths.begin(), paths.end(), cmd.argv[i]) != paths.end();
+    mask += path ? '1' : '0';
+  }
+  Command c = cmd;
+  std::string script(abs_path_function());
+  // The arguments are rebuilt behind the originals, each resolved where the mask says, then the
+  // originals are shifted away: "$@" is the command, with no word split or globbed.
+  script += "m=$1; shift; n=$#\n"
+            "for a in \"$@\"; do\n"
+            "  case $m in 1*) a=$(rv_abs \"$a\") || exit 1 ;; esac\n"
+            "  m=${m#?}\n"
+            "  set -- \"$@\" \"$a\"\n"
+            "done\n"
+            "shift \"$n\"\n"
+            "exec \"$@\"";
+  c.argv = {"sh", "-c", script, "rv-resolving", mask};
+  c.argv.insert(c.argv.end(), cmd.argv.begin(), cmd.argv.end());
+  return c;
+}
+
 Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::string>& paths)
 {
   RV_TRY(o, runner.run(resolve_command(paths)));

@@ -28,6 +28,12 @@ Result<std::vector<std::string>> resolve(Runner& runner, const std::vector<std::
 // Reads resolve_command's outcome (run in some batch on `where`): every path absolute, or an error.
 Result<std::vector<std::string>> read_resolved(const Outcome& o, const std::vector<std::string>& paths,
                                                const std::string& where);
+// `cmd` with each of its arguments that is one of `paths` resolved on the login node by the rule
+// above before it runs (never the program, nor the script of `PROG -c SCRIPT`): a command that joins a batch
+// before rv knows where a configured path lands (`rv run`'s push listing in the plan's discovery
+// batch). A path that does not resolve exits 1 with rv_abs's message; stdin and the rest of argv
+// reach `cmd` unchanged.
+Command resolving(const Command& cmd, const std::vector<std::string>& paths);
 
 // The most bytes one read of a log takes (#17): a multi-GB log is read in pieces, so neither the
 // login node's batch temp files nor rv's memory ever hold more than this per stream.

@@ -75,9 +75,47 @@ Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& sett
                              settings.sync_root.empty() ? workspaces_below(settings.remote_root) : settings.sync_root);
 }
 
+namespace {
+
+// The slices of SyncAhead's commands and answers.
+constexpr std::size_t k_ahead_resolve = 0; // the sync root, the workspace, the snapshots
+constexpr std::size_t k_ahead_listing = 1; // the push's listing (sync::listing_commands), 4 commands
+constexpr std::size_t k_ahead_prune = 5;   // the prune's listing (sync::prune_listing), 2 commands
+constexpr std::size_t k_ahead_commands = 7;
+
+std::vector<proc::Outcome> ahead_answers(const SyncAhead& a, std::size_t first, std::size_t count)
+{
+  return {a.answers.begin() + static_cast<std::ptrdiff_t>(first),
+          a.answers.begin() + static_cast<std::ptrdiff_t>(first + count)};
+}
+
+// The sync root resolved ahead, when `ahead` holds the reads for the workspace of `root` on
+// `branch` below it (else "": the push resolves and lists as without it).
+std::string ahead_sync_root(const SyncAhead* ahead, const std::filesystem::path& root, const sync::GitInfo& git,
+                            const std::string& where)
+{
+  if (ahead == nullptr || ahead->root != root || ahead->answers.size() != k_ahead_commands ||
+      ahead->git.branch != git.branch || ahead->git.is_git != git.is_git) {
+    return {};
+  }
+  auto resolved = proc::remote::read_resolved(ahead->answers[k_ahead_resolve], ahead->configured, where);
+  if (!resolved) {
+    spdlog::debug("sync: the listing made ahead is not used: {}", resolved.error().message);
+    return {};
+  }
+  const auto layout = sync::remote_layout((*resolved)[0], sync::project_id(root), git.is_git ? git.branch : "");
+  if (layout.workspace != (*resolved)[1] || layout.snapshots != (*resolved)[2]) {
+    spdlog::debug("sync: the listing made ahead is of {}, not of {}: listing again", (*resolved)[1], layout.workspace);
+    return {};
+  }
+  return (*resolved)[0];
+}
+
+} // namespace
+
 Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
                                  const SyncSettings& settings, bool dry_run, bool allow_delete,
-                                 const std::string& resolved_root)
+                                 const std::string& resolved_root, const SyncAhead* ahead)
 {
   auto& remote = env.cluster;
   auto& local = env.local;
@@ -86,7 +124,13 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   p.git = sync::read_git_info(root, local);
   RV_TRY(sel, sync::list_project_files(root, local, settings.select));
   p.selection = std::move(sel);
-  RV_TRY(sync_root, resolve_sync_root(remote, env.settings, resolved_root));
+  // Reads made ahead are of the project's own workspace, and used only for a real push there.
+  const auto ahead_root = remote_dir.empty() && !dry_run ? ahead_sync_root(ahead, root, p.git, remote.where()) : "";
+  std::string sync_root = ahead_root;
+  if (sync_root.empty()) {
+    RV_TRY(resolved_sync_root, resolve_sync_root(remote, env.settings, resolved_root));
+    sync_root = std::move(resolved_sync_root);
+  }
   p.layout = sync::remote_layout(sync_root, sync::project_id(root), p.git.is_git ? p.git.branch : "");
   auto options = settings.push;
   options.dry_run = dry_run;
@@ -121,7 +165,14 @@ Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, co
   live.phase(fmt::format("syncing project ({} files, {})", p.selection.entries.size(),
                          sync::human_bytes(p.selection.total_bytes)),
              true);
-  RV_TRY(report, sync::push(remote, local, root, p.selection, p.remote_dir, options));
+  std::optional<sync::RemoteListing> listed;
+  if (!ahead_root.empty()) {
+    RV_TRY(read, sync::read_listing(ahead_answers(*ahead, k_ahead_listing, 4), p.remote_dir, &options.target,
+                                    remote.where()));
+    listed = std::move(read);
+    p.prune_listing = ahead_answers(*ahead, k_ahead_prune, 2);
+  }
+  RV_TRY(report, sync::push(remote, local, root, p.selection, p.remote_dir, options, listed ? &*listed : nullptr));
   live.clear();
   p.report = std::move(report);
   log_push(p, remote.where());
@@ -207,7 +258,8 @@ namespace {
 // where the job runs (the snapshot at cwd's place) and what the request records.
 Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
                                   const std::vector<std::string>& outputs, const std::string& setup = {},
-                                  bool container = false, const std::string& resolved_root = {})
+                                  bool container = false, const std::string& resolved_root = {},
+                                  const SyncAhead* ahead = nullptr)
 {
   auto& remote = env.cluster;
   namespace fs = std::filesystem;
@@ -216,7 +268,7 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   const auto rel_dir = cwd.lexically_relative(root).generic_string();
   SmartRun run;
   run.extras.outputs = outputs;
-  RV_TRY(pushed, push_project(env, root, "", settings, false, false, resolved_root));
+  RV_TRY(pushed, push_project(env, root, "", settings, false, false, resolved_root, ahead));
   // The entry file must be among what was sent.
   if (!entry_file.empty()) {
     const auto rel = fs::weakly_canonical(cwd / entry_file).lexically_relative(root).generic_string();
@@ -229,9 +281,19 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   // Prune old snapshots (never a live job's) and freeze this job's, in one round trip.
   const auto now = env.clock.epoch_seconds();
   run.extras.request_id = store::new_request_id();
-  RV_TRY(made,
-         sync::prune_and_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots,
-                                  sync::snapshot_name(now, run.extras.request_id), now, settings.snapshot_keep_s));
+  const auto name = sync::snapshot_name(now, run.extras.request_id);
+  sync::PrunedSnapshot made;
+  if (pushed.prune_listing.size() == 2) { // its listing rode ahead with the push's: the snapshot alone
+    RV_TRY(pruned, sync::prune_listed(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s,
+                                      pushed.prune_listing[0], pushed.prune_listing[1]));
+    made.pruned = std::move(pruned);
+    RV_TRY(path, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots, name));
+    made.path = std::move(path);
+  } else {
+    RV_TRY(both, sync::prune_and_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots, name, now,
+                                          settings.snapshot_keep_s));
+    made = std::move(both);
+  }
   if (!made.pruned.removed.empty()) {
     spdlog::info("snapshots: pruned {} older than {}", made.pruned.removed.size(),
                  format_human_duration(settings.snapshot_keep_s));
@@ -300,23 +362,22 @@ void warn_misplaced_flags(const std::vector<std::string>& command, const std::ve
   }
 }
 
-Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
+namespace {
+
+sync::CommandAnalysis analyze(const std::vector<std::string>& command, const std::filesystem::path& cwd)
 {
   namespace fs = std::filesystem;
-  SmartRun run;
-  run.workdir = flags.workdir;
-  run.extras.outputs = flags.outputs;
-  const auto& cwd = env.cwd;
-  if (cwd.empty()) {
-    return fail(ErrorCode::io, "cannot read the current directory");
-  }
-  auto analysis = sync::analyze_command(command, [&](const std::string& p) {
+  return sync::analyze_command(command, [&](const std::string& p) {
     std::error_code e;
     return fs::exists(p.starts_with("/") ? fs::path(p) : cwd / p, e);
   });
-  if (flags.workdir.empty() && !flags.no_sync) {
-    RV_TRY_VOID(check_entry_exists(command, analysis, cwd));
-  }
+}
+
+// The project prepare_run pushes for `analysis` (nullopt: none), or why it refuses; says nothing.
+Result<std::optional<std::filesystem::path>> project_to_push(const Env& env, const sync::CommandAnalysis& analysis,
+                                                             const SmartRunFlags& flags)
+{
+  const auto& cwd = env.cwd;
   if (!flags.setup.empty()) {
     // A set-up runs once per snapshot of the project: the project is synced even when the
     // command names no local file.
@@ -326,35 +387,99 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                               flags.no_sync ? "--no-sync" : "--workdir"),
                   "leave out --workdir/--no-sync, or run the set-up as part of the command");
     }
-    const auto root = sync::find_project_root(cwd);
-    if (!root) {
+    if (!sync::find_project_root(cwd)) {
       return fail(ErrorCode::usage,
                   fmt::format("a setup runs in a snapshot of the project, and {} is in none", cwd.string()),
                   "run rv from the project (a git repository, or a folder with pyproject.toml or requirements.txt)");
     }
-    RV_TRY(checked, project_root_for(cwd, analysis.entry_file, env.home));
-    spdlog::info("smart execution: the task has a setup; syncing the project {}", checked.string());
-    return snapshot_project(env, checked, analysis.entry_file, flags.outputs, flags.setup, flags.container,
-                            flags.resolved_root);
-  }
-  if (!analysis.names_local_file()) {
-    return run; // nothing local: the command runs as typed, in --workdir or the home directory
-  }
-  if (!flags.workdir.empty() || flags.no_sync) {
-    spdlog::info("{}: not syncing {}", flags.no_sync ? "--no-sync" : "--workdir given",
-                 analysis.entry_file.empty() ? analysis.local_files.front() : analysis.entry_file);
-    return run;
-  }
-  for (const auto& a : analysis.absolute_paths) {
-    spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
+  } else if (!analysis.names_local_file() || !flags.workdir.empty() || flags.no_sync) {
+    return std::nullopt; // nothing local, or the user asked for no sync
   }
   RV_TRY(root, project_root_for(cwd, analysis.entry_file, env.home));
-  spdlog::info("smart execution: {} names {}{}; syncing the project",
-               analysis.launcher.empty() ? "the command" : analysis.launcher,
-               analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
-               analysis.entry_is_module ? " (a module)" : "");
-  return snapshot_project(env, root, analysis.entry_file, flags.outputs, flags.setup, flags.container,
-                          flags.resolved_root);
+  return std::optional<std::filesystem::path>(std::move(root));
+}
+
+} // namespace
+
+Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
+{
+  SmartRun run;
+  run.workdir = flags.workdir;
+  run.extras.outputs = flags.outputs;
+  const auto& cwd = env.cwd;
+  if (cwd.empty()) {
+    return fail(ErrorCode::io, "cannot read the current directory");
+  }
+  const auto analysis = analyze(command, cwd);
+  if (flags.workdir.empty() && !flags.no_sync) {
+    RV_TRY_VOID(check_entry_exists(command, analysis, cwd));
+  }
+  const bool plain_sync = flags.setup.empty() && analysis.names_local_file() && flags.workdir.empty() && !flags.no_sync;
+  if (plain_sync) {
+    for (const auto& a : analysis.absolute_paths) {
+      spdlog::warn("{} is an absolute path on this machine; the job sees the cluster's file system", a);
+    }
+  }
+  RV_TRY(root, project_to_push(env, analysis, flags));
+  if (!root) {
+    if (analysis.names_local_file()) {
+      spdlog::info("{}: not syncing {}", flags.no_sync ? "--no-sync" : "--workdir given",
+                   analysis.entry_file.empty() ? analysis.local_files.front() : analysis.entry_file);
+    }
+    return run; // nothing local: the command runs as typed, in --workdir or the home directory
+  }
+  if (!flags.setup.empty()) {
+    spdlog::info("smart execution: the task has a setup; syncing the project {}", root->string());
+  } else {
+    spdlog::info("smart execution: {} names {}{}; syncing the project",
+                 analysis.launcher.empty() ? "the command" : analysis.launcher,
+                 analysis.entry.empty() ? analysis.local_files.front() : analysis.entry,
+                 analysis.entry_is_module ? " (a module)" : "");
+  }
+  return snapshot_project(env, *root, analysis.entry_file, flags.outputs, flags.setup, flags.container,
+                          flags.resolved_root, flags.ahead.get());
+}
+
+std::optional<SyncAhead> sync_ahead(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)
+{
+  if (env.cwd.empty() || !flags.workdir.empty() || flags.no_sync) {
+    return std::nullopt;
+  }
+  const auto analysis = analyze(command, env.cwd);
+  if (!check_entry_exists(command, analysis, env.cwd)) {
+    return std::nullopt;
+  }
+  auto root = project_to_push(env, analysis, flags);
+  if (!root || !*root) {
+    return std::nullopt;
+  }
+  SyncAhead a;
+  a.root = **root;
+  a.git = sync::read_git_info(a.root, env.local);
+  const auto& s = env.settings;
+  const auto sync_root = s.sync_root.empty() ? workspaces_below(s.remote_root) : s.sync_root;
+  const auto layout = sync::remote_layout(sync_root, sync::project_id(a.root), a.git.is_git ? a.git.branch : "");
+  a.configured = {sync_root, layout.workspace, layout.snapshots};
+  // The policy's paths as push_project gives them, here as configured: resolved there by the
+  // same rule, they are what it passes (the workspace is rv's own).
+  sync::TargetPolicy policy;
+  policy.owned = true;
+  policy.protect = {sync_root};
+  a.commands.push_back(proc::remote::resolve_command(a.configured));
+  for (auto& c : sync::listing_commands(layout.workspace, &policy)) {
+    a.commands.push_back(proc::remote::resolving(c, a.configured));
+  }
+  for (auto& c : sync::prune_listing(layout.snapshots)) {
+    a.commands.push_back(proc::remote::resolving(c, a.configured));
+  }
+  if (a.commands.size() != k_ahead_commands) {
+    return std::nullopt;
+  }
+  for (auto& c : a.commands) { // reads, run beside discovery's
+    c.concurrent = true;
+    c.repeatable = true;
+  }
+  return a;
 }
 
 Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
@@ -371,7 +496,7 @@ Result<SmartRun> prepare_shell(Env& env, const SmartRunFlags& flags)
     return run;
   }
   spdlog::info("smart execution: the shell starts in a snapshot of the project {}", root->string());
-  return snapshot_project(env, *root, "", {}, {}, flags.container, flags.resolved_root);
+  return snapshot_project(env, *root, "", {}, {}, flags.container, flags.resolved_root, flags.ahead.get());
 }
 
 } // namespace rv::app

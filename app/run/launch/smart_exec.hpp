@@ -12,6 +12,7 @@
 #include "sync/transfer.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,17 @@ Result<std::string> resolve_sync_root(proc::Runner& remote, const Settings& sett
 // `root`/workspaces, written as the settings' default sync root is (no doubled slash). Pure.
 std::string workspaces_below(const std::string& root);
 
+// `rv run`'s reads for its push, made ahead in the plan's discovery batch (issue #38 item 7): the
+// sync root, the workspace and its snapshots directory resolved there (rv_abs), the push's listing
+// of the workspace and the prune's listing, so that the push after the plan is its apply alone.
+struct SyncAhead {
+  std::filesystem::path root; // the project
+  sync::GitInfo git;
+  std::vector<std::string> configured; // sync root, workspace, snapshots, as configured
+  std::vector<proc::Command> commands; // for the batch: the resolve, the push's listing, the prune's listing
+  std::vector<proc::Outcome> answers;  // theirs, once the batch ran (else empty: the push lists itself)
+};
+
 // A pushed project: where it is here and there.
 struct ProjectPush {
   std::filesystem::path root;
@@ -37,6 +49,8 @@ struct ProjectPush {
   sync::FileSelection selection;
   sync::PushReport report;
   std::string remote_dir; // where the files went (the workspace unless REMOTE was given)
+  // The prune's listing (snapshots, squeue) made ahead with the push's (SyncAhead); empty = none.
+  std::vector<proc::Outcome> prune_listing;
 };
 
 // Selects the files of the project at `root` and pushes them to `remote_dir` (default: the
@@ -44,9 +58,11 @@ struct ProjectPush {
 // only in rv's workspaces, or with `allow_delete` (--delete) in a directory the user names
 // (sync/target.hpp).
 // `resolved_root`: as for resolve_sync_root.
+// `ahead`: reads made ahead for the project's workspace (SyncAhead): when they are of this push (the
+// same project, sync root and workspace), its listing is not made again.
 Result<ProjectPush> push_project(Env& env, const std::filesystem::path& root, const std::string& remote_dir,
                                  const SyncSettings& settings, bool dry_run, bool allow_delete,
-                                 const std::string& resolved_root = {});
+                                 const std::string& resolved_root = {}, const SyncAhead* ahead = nullptr);
 
 // The project root for a command run from `cwd` that names `entry_file` (may be ""): the
 // project holding cwd; an error when cwd is the home or root directory, or outside the project.
@@ -70,6 +86,8 @@ struct SmartRunFlags {
   // rv's root on the cluster as the plan's discovery resolved it ("" = not known): the sync root
   // below it then costs no round trip (issue #38 item 7).
   std::string resolved_root;
+  // The push's reads made ahead (sync_ahead; null = none): used when they are of this push.
+  std::shared_ptr<const SyncAhead> ahead;
 };
 
 // Warns about each of rv's own options (`rv_flags`) written after the command's first word: they
@@ -85,6 +103,11 @@ struct SmartRun {
   RunExtras extras;
 };
 Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags);
+
+// What prepare_run will push for `command`, as reads to make ahead (SyncAhead, without answers);
+// nullopt when it pushes nothing, or when it will refuse the command (prepare_run says why,
+// after the plan, as without it). Local reads only (git, the file system): nothing is logged.
+std::optional<SyncAhead> sync_ahead(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags);
 
 // `rv up`'s interactive shell: when rv runs inside a project (not the home directory), pushes and
 // snapshots it as prepare_run does, so the shell starts in the snapshot at the same relative

@@ -133,14 +133,16 @@ namespace {
 // (from the association cache, the discovery cache, or this run's round trips), and the probe
 // jobs run so far with their answers.
 struct DiscoveryRun {
-  DiscoveryRun(Env& e, const strategy::Profile& p, const model::JobRequest& r, const strategy::PlanOptions& o)
-      : env(e), profile(p), request(r), options(o)
+  DiscoveryRun(Env& e, const strategy::Profile& p, const model::JobRequest& r, const strategy::PlanOptions& o,
+               const std::vector<proc::Command>& rs)
+      : env(e), profile(p), request(r), options(o), riders(rs)
   {}
 
   Env& env;
   const strategy::Profile& profile;
   const model::JobRequest& request;
   const strategy::PlanOptions& options;
+  const std::vector<proc::Command>& riders; // the caller's reads, in the fresh facts' batch
   std::string user;
   std::string target; // runner.where()
   std::string key;    // of the discovery cache
@@ -187,11 +189,12 @@ void take(DiscoveryRun& run, const Reads& r, const proc::Answers& answers)
 }
 
 // What joins whichever batch reads the fresh facts: the config stamp (when caching), rv's
-// directories, and the queue.
+// directories, the queue, and the caller's riders.
 struct Fresh {
   std::optional<proc::Handle> stamp;
   proc::Handle roots;
   proc::HandleRange queue;
+  proc::HandleRange riders;
 };
 
 Fresh add_fresh(proc::Batch& batch, const DiscoveryRun& run, bool stamp)
@@ -206,6 +209,7 @@ Fresh add_fresh(proc::Batch& batch, const DiscoveryRun& run, bool stamp)
     q.concurrent = true;
   }
   f.queue = batch.add(std::move(queue));
+  f.riders = batch.add(run.riders);
   return f;
 }
 
@@ -216,6 +220,8 @@ void read_fresh(DiscoveryRun& run, const Fresh& f, const proc::Answers& answers)
   }
   run.d.roots = roots_of(run.env.settings, answers[f.roots], run.target);
   run.d.queue = slurm::parse_queue(answers[f.queue]);
+  const auto riders = answers[f.riders];
+  run.d.riders.assign(riders.begin(), riders.end());
 }
 
 Result<proc::Answers> timed_batch(DiscoveryRun& run, const proc::Batch& batch)
@@ -387,9 +393,9 @@ Result<void> probe_missing(DiscoveryRun& run, const strategy::Candidates& candid
 } // namespace
 
 Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile, const model::JobRequest& request,
-                                      const strategy::PlanOptions& options)
+                                      const strategy::PlanOptions& options, const std::vector<proc::Command>& riders)
 {
-  DiscoveryRun run{env, profile, request, options};
+  DiscoveryRun run{env, profile, request, options, riders};
   auto t0 = env.clock.now();
   run.user = env.cluster.user(); // connects first: the times below are after connecting
   run.d.times.connect_s = seconds_since(env.clock, t0);

@@ -35,8 +35,9 @@ struct Discovered {
   int probes = 0;             // sbatch --test-only calls the login node ran
   std::string cache;          // off, cold, warm, or "stale: <why>" (re-read in a second round trip)
   DiscoveryTimes times;
-  std::optional<RemoteRoots> roots; // rv's directories there, resolved in the same round trip (none: failed)
-  strategy::Candidates candidates;  // enumerated once for the probes; strategy::plan takes them
+  std::optional<RemoteRoots> roots;  // rv's directories there, resolved in the same round trip (none: failed)
+  strategy::Candidates candidates;   // enumerated once for the probes; strategy::plan takes them
+  std::vector<proc::Outcome> riders; // the answers of the caller's commands that rode in the batch
 };
 
 // The probe job of candidate `c`: its coarse grid and its exact resources.
@@ -56,7 +57,11 @@ strategy::Windows windows_of(const slurm::ProbeOutput& answers, const std::vecto
 
 // Discovers the cluster and probes every candidate of `request`, using and refreshing the
 // discovery cache in env.cache (none, or settings.discovery_cache_s == 0: always cold).
+// `riders`: the caller's own reads (concurrent), run in the batch that reads the fresh facts, so
+// that they cost no round trip of their own (`rv run`'s push listing); their answers, in order,
+// in Discovered::riders.
 Result<Discovered> discover_and_probe(Env& env, const strategy::Profile& profile, const model::JobRequest& request,
-                                      const strategy::PlanOptions& options);
+                                      const strategy::PlanOptions& options,
+                                      const std::vector<proc::Command>& riders = {});
 
 } // namespace rv::app

@@ -67,7 +67,8 @@ Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<
   return windows_of(parsed, jobs, candidates, options);
 }
 
-Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options)
+Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options,
+                          const std::vector<proc::Command>& riders)
 {
   auto& runner = env.cluster;
   const auto start = env.clock.now();
@@ -81,12 +82,13 @@ Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const stra
   const std::string user = runner.user(); // connects first, so that trips count after connecting
   (void)user;
   const auto connect_s = std::chrono::duration<double>(env.clock.now() - connect_start).count();
-  RV_TRY(found, discover_and_probe(env, run.profile, request, options));
+  RV_TRY(found, discover_and_probe(env, run.profile, request, options, riders));
   run.cluster = std::move(found.cluster);
   run.probes = found.probes;
   run.cache = found.cache;
   run.times = found.times;
   run.roots = found.roots;
+  run.riders = std::move(found.riders);
   run.times.connect_s = connect_s;
   if (request.container) { // before anything is planned or queued: a runtime this cluster can run it with
     RV_TRY(choice,

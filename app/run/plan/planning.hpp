@@ -33,6 +33,7 @@ struct PlanRun {
   std::optional<RemoteRoots> roots; // from discovery: submission is then one round trip (app/run/launch/submit.hpp)
   // --container: the image and the runtime chosen for this cluster (docs/containers.md); nullopt = none.
   std::optional<templates::ContainerRun> container;
+  std::vector<proc::Outcome> riders; // the answers of make_plan's `riders`, in order
 };
 
 // Reads the site profile file at `path` ("" = none: an empty profile).
@@ -47,8 +48,9 @@ Result<strategy::Windows> probe_windows(proc::Runner& runner, const std::vector<
                                         const strategy::PlanOptions& options, int concurrency = 1);
 
 // Discovers, probes every candidate's backfill window on the login node in one round trip,
-// and plans.
-Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options);
+// and plans. `riders`: reads of the caller's that ride in discovery's batch (discover_and_probe).
+Result<PlanRun> make_plan(Env& env, const model::JobRequest& request, const strategy::PlanOptions& options,
+                          const std::vector<proc::Command>& riders = {});
 
 // --container in a plan (docs/containers.md): the image, the runtime, why, and the step as the best
 // strategy runs it; null / no lines without a container.

@@ -67,6 +67,38 @@ TEST_CASE("remote files: one rule for remote paths: ~, ~/x, /x, x below $HOME, ~
   CHECK(absolute->front() == "/abs");
 }
 
+TEST_CASE("remote files: resolving() resolves the named arguments there by the same rule, and nothing else")
+{
+  HomeRunner r("/home/al ice");
+  Command c;
+  c.argv = {"sh", "-c", "printf '%s\\0' \"$0\" \"$@\"; cat", "~/.rv", "~/.rv", "-c", "~/a b/'q'", "/abs", "x y", ""};
+  c.stdin_data = std::string("in\0put", 6);
+  auto got = r.run(remote::resolving(c, {"~/.rv", "~/a b/'q'", "/abs"}));
+  REQUIRE(got);
+  CHECK(got->ok());
+  using namespace std::string_literals;
+  CHECK(got->out == "/home/al ice/.rv\0/home/al ice/.rv\0-c\0/home/al ice/a b/'q'\0/abs\0x y\0\0in\0put"s);
+  // The same paths as resolve() gives: the rule has one home.
+  auto direct = remote::resolve(r, {"~/.rv", "~/a b/'q'"});
+  REQUIRE(direct);
+  CHECK(got->out.starts_with((*direct)[0] + '\0'));
+  // Neither the program nor the script of `sh -c SCRIPT` is ever resolved, even when named.
+  Command echo;
+  echo.argv = {"sh", "-c", "echo ok", "x"};
+  auto same = r.run(remote::resolving(echo, {"sh", "echo ok"}));
+  REQUIRE(same);
+  CHECK(same->out == "ok\n");
+  // A path that cannot resolve stops it before the command runs.
+  Command touch;
+  const auto marker = temp_dir("resolving") / "ran";
+  touch.argv = {"sh", "-c", ": >\"$1\"", "x", marker.string(), "~bob/x"};
+  auto bad = r.run(remote::resolving(touch, {"~bob/x"}));
+  REQUIRE(bad);
+  CHECK(bad->exit_code == 1);
+  CHECK(bad->err.find("~user paths are not supported") != std::string::npos);
+  CHECK_FALSE(fs::exists(marker));
+}
+
 TEST_CASE("remote files: a private file is written atomically, 0600 in a 0700 directory, from stdin")
 {
   auto dir = temp_dir("write");

@@ -2,13 +2,18 @@
 // never the home directory, never a project the current directory is not in.
 
 #include "app/run/launch/smart_exec.hpp"
+#include "core/process/local_runner.hpp"
+#include "fakes/capture_output.hpp"
+#include "fakes/fake_clock.hpp"
 #include "fakes/recording_runner.hpp"
 #include "sync/command.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -124,4 +129,208 @@ TEST_CASE("app: the sync root below a resolved remote root is known without aski
   REQUIRE(own);
   CHECK(*own == "/home/u/ws");
   CHECK(r.round_trips() == 2);
+}
+
+namespace {
+
+// The login node as this machine's shell with $HOME at `home`, recording each round trip (a run or
+// a run_batch) and the names of its commands ($0 of `sh -c`/`bash -c`, seen through rv-resolving).
+class HomeRecorder final : public rv::proc::Runner {
+public:
+  explicit HomeRecorder(std::string home) : m_home(std::move(home)) {}
+  rv::Result<rv::proc::Outcome> run(const rv::proc::Command& c) override
+  {
+    trips.push_back({name_of(c)});
+    ++m_round_trips;
+    return m_local.run(at_home(c));
+  }
+  rv::Result<std::vector<rv::proc::Outcome>> run_batch(const std::vector<rv::proc::Command>& cmds) override
+  {
+    std::vector<std::string> names;
+    std::vector<rv::proc::Command> homed;
+    for (const auto& c : cmds) {
+      names.push_back(name_of(c));
+      homed.push_back(at_home(c));
+    }
+    trips.push_back(names);
+    ++m_round_trips;
+    return m_local.run_batch(homed);
+  }
+  std::string where() const override { return "recorded"; }
+
+  std::vector<std::vector<std::string>> trips;
+
+  // Every command name of every round trip since `from`.
+  std::vector<std::string> names_since(std::size_t from) const
+  {
+    std::vector<std::string> all;
+    for (std::size_t i = from; i < trips.size(); ++i) {
+      all.insert(all.end(), trips[i].begin(), trips[i].end());
+    }
+    return all;
+  }
+
+private:
+  static std::string name_of(const rv::proc::Command& c)
+  {
+    std::size_t at = 0;
+    if (c.argv.size() > 4 && c.argv[3] == "rv-resolving") {
+      at = 5; // the command it resolves for
+    }
+    if (c.argv.size() > at + 3 && c.argv[at + 1] == "-c") {
+      return c.argv[at + 3];
+    }
+    return c.argv.at(at);
+  }
+  rv::proc::Command at_home(const rv::proc::Command& c) const
+  {
+    auto h = c;
+    h.argv.insert(h.argv.begin(), {"env", "HOME=" + m_home});
+    return h;
+  }
+  std::string m_home;
+  rv::proc::LocalRunner m_local;
+};
+
+bool has_name(const std::vector<std::string>& names, const std::string& n)
+{
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+// A project (pyproject, no git) and a login node's home, with an Env whose cluster is that home.
+struct AheadWorld {
+  fs::path base;
+  HomeRecorder cluster;
+  rv::proc::LocalRunner local;
+  rv::test::FakeClock clock;
+  rv::store::RecordStore requests;
+  rv::secrets::Store secrets;
+  rv::app::Settings settings; // remote_root ~/.rv: the sync root is ~/.rv/workspaces
+  rv::test::CaptureOutput output;
+  rv::app::Env env;
+
+  explicit AheadWorld(const char* name)
+      : base(make_base(name)), cluster((base / "home").string()), requests(base / "requests"),
+        secrets(base / "secrets.json"),
+        env{cluster, local, clock, requests, secrets, settings, output, false, 0, "/nonexistent-home", base / "proj"}
+  {
+    fs::create_directories(base / "home");
+    fs::create_directories(base / "proj");
+    std::ofstream(base / "proj/pyproject.toml") << "[project]\nname = 'x'\n";
+    std::ofstream(base / "proj/train.py") << "print('hi')\n";
+    env.workspace_key_file = base / "workspace.key";
+  }
+  ~AheadWorld() { fs::remove_all(base); }
+
+  static fs::path make_base(const char* name)
+  {
+    auto b = fs::temp_directory_path() / ("rv-ahead-" + std::string(name) + "-" + std::to_string(::getpid()));
+    fs::remove_all(b);
+    return b;
+  }
+  fs::path workspaces() const { return base / "home/.rv/workspaces"; }
+
+  // The reads made ahead, run as the plan's discovery batch runs them: one round trip.
+  std::shared_ptr<rv::app::SyncAhead> read_ahead(const std::vector<std::string>& command)
+  {
+    auto a = rv::app::sync_ahead(env, command, {});
+    REQUIRE(a);
+    auto answers = cluster.run_batch(a->commands);
+    REQUIRE(answers);
+    a->answers = std::move(*answers);
+    return std::make_shared<rv::app::SyncAhead>(std::move(*a));
+  }
+};
+
+} // namespace
+
+// Issue #38 item 7: `rv run`'s push lists the workspace (manifest, rsync?, target facts,
+// base64/mktemp?) and the prune its snapshots and squeue in the plan's discovery batch; after the
+// plan, the push is its apply alone.
+TEST_CASE("app: rv run's push listing rides ahead in the plan's batch: after the plan, no listing round trip")
+{
+  AheadWorld w("rides");
+  const std::vector<std::string> cmd = {"python3", "train.py"};
+  auto ahead = w.read_ahead(cmd);
+  // Reads only, run beside discovery's: the paths as configured, resolved there.
+  REQUIRE(ahead->commands.size() == 7);
+  for (const auto& c : ahead->commands) {
+    CHECK(c.concurrent);
+    CHECK(c.repeatable);
+  }
+  CHECK(ahead->configured.at(0) == "~/.rv/workspaces");
+  CHECK(ahead->configured.at(1).starts_with("~/.rv/workspaces/proj-"));
+  CHECK(ahead->configured.at(1).ends_with("/_default/code"));
+  CHECK(w.cluster.trips.size() == 1);
+  CHECK(w.cluster.trips[0] ==
+        std::vector<std::string>{"rv-resolve", "rv-manifest", "sh", "rv-target", "sh", "rv-snapshots", "sh"});
+
+  rv::app::SmartRunFlags flags;
+  flags.ahead = ahead;
+  const auto before = w.cluster.trips.size();
+  auto run = rv::app::prepare_run(w.env, cmd, flags);
+  REQUIRE_MESSAGE(run, run.error().message);
+  const auto after = w.cluster.names_since(before);
+  // No resolve and no listing again: the apply (the files inside it), then the snapshot.
+  CHECK_FALSE(has_name(after, "rv-resolve"));
+  CHECK_FALSE(has_name(after, "rv-manifest"));
+  CHECK_FALSE(has_name(after, "rv-target"));
+  CHECK_FALSE(has_name(after, "rv-snapshots"));
+  CHECK(has_name(after, "rv-apply"));
+  const auto home = (w.base / "home").string();
+  CHECK(run->workdir.starts_with(w.workspaces().string() + "/proj-"));
+  CHECK(fs::exists(fs::path(run->workdir) / "train.py"));
+  CHECK(run->extras.sync["transport"] == "inline");
+  const auto ws = run->extras.sync["workspace"].get<std::string>();
+  CHECK(ws == home + ahead->configured.at(1).substr(1)); // the configured path, as rv_abs resolved it
+  CHECK(fs::exists(fs::path(ws) / "train.py"));
+
+  // The same push without the reads made ahead: they are made after the plan, as before.
+  std::ofstream(w.base / "proj/train.py") << "print('changed')\n";
+  const auto plain_from = w.cluster.trips.size();
+  auto plain = rv::app::prepare_run(w.env, cmd, {});
+  REQUIRE_MESSAGE(plain, plain.error().message);
+  const auto plain_names = w.cluster.names_since(plain_from);
+  CHECK(has_name(plain_names, "rv-manifest"));
+  CHECK(has_name(plain_names, "rv-snapshots"));
+}
+
+TEST_CASE("app: reads made ahead of another push are not used, and the push's refusals stay the same")
+{
+  AheadWorld w("refusals");
+  const std::vector<std::string> cmd = {"python3", "train.py"};
+  // Reads made for another project: listed again after the plan.
+  auto ahead = w.read_ahead(cmd);
+  auto other = std::make_shared<rv::app::SyncAhead>(*ahead);
+  other->root = w.base / "elsewhere";
+  rv::app::SmartRunFlags flags;
+  flags.ahead = other;
+  auto from = w.cluster.trips.size();
+  auto run = rv::app::prepare_run(w.env, cmd, flags);
+  REQUIRE_MESSAGE(run, run.error().message);
+  CHECK(has_name(w.cluster.names_since(from), "rv-manifest"));
+
+  // A file where the workspace should be: the same refusal, read ahead or not.
+  const auto ws = fs::path(run->extras.sync["workspace"].get<std::string>());
+  fs::remove_all(ws);
+  std::ofstream(ws) << "not a directory";
+  auto again = w.read_ahead(cmd);
+  flags.ahead = again;
+  from = w.cluster.trips.size();
+  auto with = rv::app::prepare_run(w.env, cmd, flags);
+  REQUIRE_FALSE(with);
+  CHECK_FALSE(has_name(w.cluster.names_since(from), "rv-manifest"));
+  auto without = rv::app::prepare_run(w.env, cmd, {});
+  REQUIRE_FALSE(without);
+  CHECK(with.error().message == without.error().message);
+  CHECK(with.error().message.find("exists on the cluster and is not a directory") != std::string::npos);
+  CHECK(with.error().hint == without.error().hint);
+  CHECK(w.output.stdout_text.empty());
+
+  // Nothing read ahead where rv pushes nothing: --no-sync, --workdir, no local file, a missing script.
+  rv::app::SmartRunFlags no_sync;
+  no_sync.no_sync = true;
+  CHECK_FALSE(rv::app::sync_ahead(w.env, cmd, no_sync));
+  CHECK_FALSE(rv::app::sync_ahead(w.env, {"nvidia-smi"}, {}));
+  CHECK_FALSE(rv::app::sync_ahead(w.env, {"python3", "trian.py"}, {}));
 }

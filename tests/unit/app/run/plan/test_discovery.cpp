@@ -89,6 +89,9 @@ private:
                                               : assoc        ? "research|gpu-a100|normal||||\n"
                                                              : "normal||||\n");
     }
+    if (a[0] == "rider") { // a caller's own read (discover_and_probe's riders): echoes its word
+      return FakeRunner::reply(0, a.at(1));
+    }
     if (a[0] == "readlink") {
       return FakeRunner::reply(0, "/usr/share/zoneinfo/UTC\n");
     }
@@ -136,13 +139,13 @@ struct World {
   }
   ~World() { std::filesystem::remove_all(dir); }
 
-  Result<Discovered> discover()
+  Result<Discovered> discover(const std::vector<proc::Command>& riders = {})
   {
     model::JobRequest r;
     r.gpus = 1;
     r.time_s = 3600;
     const int before = cluster.round_trips();
-    auto d = discover_and_probe(env, {}, r, {});
+    auto d = discover_and_probe(env, {}, r, {}, riders);
     trips = cluster.round_trips() - before;
     return d;
   }
@@ -165,6 +168,33 @@ struct World {
 };
 
 } // namespace
+
+// Issue #38 item 7: `rv run`'s push listing rides in discovery's batch, cold or warm.
+TEST_CASE("discovery: the caller's riders run in the fresh facts' batch, no round trip of their own")
+{
+  World w;
+  std::vector<proc::Command> riders(2);
+  riders[0].argv = {"rider", "first"};
+  riders[1].argv = {"rider", "second"};
+  for (const char* pass : {"cold", "warm"}) {
+    CAPTURE(pass);
+    w.cluster.seen.clear();
+    auto d = w.discover(riders);
+    REQUIRE(d);
+    CHECK(d->cache == pass);
+    CHECK(w.trips == (std::string(pass) == "cold" ? 2 : 1)); // as without them
+    REQUIRE(d->riders.size() == 2);
+    CHECK(d->riders[0].out == "first");
+    CHECK(d->riders[1].out == "second");
+    const auto rode =
+        std::count_if(w.cluster.seen.begin(), w.cluster.seen.end(), [](const auto& a) { return a[0] == "rider"; });
+    CHECK(rode == 2);
+    w.clock.advance(std::chrono::seconds(60));
+  }
+  auto none = w.discover();
+  REQUIRE(none);
+  CHECK(none->riders.empty());
+}
 
 TEST_CASE("discovery cache: cold is 2 round trips, warm is 1 with the same windows")
 {
