@@ -3,6 +3,8 @@
 #include "sync/files.hpp"
 #include "sync/project.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -50,6 +52,11 @@ std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& name
   return out;
 }
 
+std::string snapshot_path(const std::string& snapshots, const std::string& name)
+{
+  return snapshots + "/" + name;
+}
+
 proc::Command snapshot_command(const std::string& workspace, const std::string& snapshots, const std::string& name)
 {
   proc::Command c;
@@ -71,10 +78,13 @@ Result<std::string> snapshot_made(const proc::Outcome& o, const std::string& whe
                                   const std::string& snapshots, const std::string& name)
 {
   if (!o.ok()) {
-    return fail(ErrorCode::io, fmt::format("cannot snapshot {} on {}: {}", workspace, where, o.err),
+    const auto why = text::first_line(o.err);
+    return fail(ErrorCode::io,
+                fmt::format("cannot snapshot {} on {}: {}", workspace, where,
+                            why.empty() ? fmt::format("exit status {}", o.status()) : why),
                 "the workspace and its snapshots must be on one file system (hard links); check free space");
   }
-  return snapshots + "/" + name;
+  return snapshot_path(snapshots, name);
 }
 
 std::vector<proc::Command> prune_listing(const std::string& snapshots)

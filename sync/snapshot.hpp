@@ -36,6 +36,8 @@ std::vector<std::string> snapshots_to_prune(const std::vector<std::string>& name
 // --link-dest), atomically (a temporary name, then rename). One round trip.
 Result<std::string> make_snapshot(proc::Runner& remote, const std::string& workspace, const std::string& snapshots,
                                   const std::string& name);
+// Where make_snapshot puts snapshot `name`: <snapshots>/<name>.
+std::string snapshot_path(const std::string& snapshots, const std::string& name);
 // make_snapshot's command, for a batch of the caller's (`rv run`'s submission: first, before the
 // preparation that lets an sbatch run), and its outcome read: the snapshot's path, or why it failed.
 proc::Command snapshot_command(const std::string& workspace, const std::string& snapshots, const std::string& name);

@@ -122,6 +122,7 @@ Result<int> run_command(Env& env, const JobOrder& order, const std::vector<std::
   if (ahead) {
     ahead->answers = std::move(run.riders);
     flags.ahead = ahead;
+    flags.snapshot_in_submission = true; // launch_run's submission makes it, at the head of its batch
   }
   // Smart execution: sync the project, snapshot it, install its deps (docs/sync.md).
   RV_TRY(smart, prepare_run(env, command, flags));

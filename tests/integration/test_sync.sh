@@ -81,6 +81,20 @@ remote test ! -e "$ws/src/extra.py" || it_fail "the deleted file is still in the
 remote test ! -e "$snap2/src/extra.py" || it_fail "the deleted file is in the second snapshot"
 pass "after an edit the second job ran v2; the first snapshot still holds v1; the deleted file is gone remotely"
 
+# ---- the snapshot leads the submission's batch (#38 item 7): one that fails submits nothing ----
+snaps_a=$(dirname "$snap2")
+remote chmod 500 "$snaps_a"
+run ssh_rv run -g 1 --time 5m --name "$NAME-nosnap" python3 hello.py
+remote chmod 700 "$snaps_a"
+[[ $RUN_RC != 0 ]] || it_fail "a failed snapshot still submitted" "$(it_last_run)"
+assert_eq "1" "$(grep -c 'cannot snapshot ' <<<"$RUN_ERR")" "one line says the snapshot failed"
+assert_match "$RUN_ERR" "error: cannot snapshot $ws on ssh [^ ]*: rsync: .*Permission denied" "it names the workspace and why"
+[[ -z $(it_request_id "$IT_DIR/out") ]] || it_fail "a request was submitted without its snapshot" "$(it_last_run)"
+[[ -z $(squeue -h -u rvtest -n "$NAME-nosnap" -o %i) ]] || it_fail "a job was queued without its snapshot"
+run ssh_rv ps -a --json
+assert_not_contains "$RUN_OUT" "$NAME-nosnap" "no record is left of the request that never reached the queue"
+pass "a snapshot that fails at the head of the submission's batch: no sbatch ran, one line says why, no record left"
+
 # ---- --output: copied to the job's output dir after the job; rv sync pull fetches it ----
 run ssh_rv logs --err "$rid2" # rv's own lines from the job show with -v or here, not by default
 assert_contains "$RUN_OUT" "copied results to" "the job script copied --output"

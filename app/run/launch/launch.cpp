@@ -103,6 +103,8 @@ Result<int> follow_run(Env& env, const PlanRun& planned, Launched submitted, con
   PlanRun current = planned;
   RunExtras this_try = extras;
   this_try.followed = true;
+  this_try.snapshot.reset(); // made by the first submission; a retry runs from it
+
   std::optional<Launched> first(std::move(submitted));
   // The nodes that failed this request, round by round (a round across clusters carries it in).
   std::vector<RefanoutStep> history = refanout_history(extras.refanout);

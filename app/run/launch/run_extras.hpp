@@ -19,10 +19,22 @@
 
 namespace rv::app {
 
+// A job's snapshot that the submission makes (issue #38 item 7): the first command of its batch,
+// before the preparation that lets an sbatch run, so that a failed snapshot stops the batch before
+// any sbatch (sync::snapshot_command: <snapshots>/<name>, a hard-link copy of the workspace).
+struct SnapshotToMake {
+  std::string workspace;
+  std::string snapshots;
+  std::string name;
+};
+
 // What smart execution adds to `rv run` (app/run/launch/smart_exec.hpp), plus the job's --env variables;
 // all empty when nothing was synced and no --env was given.
 struct RunExtras {
-  std::string request_id;  // made before submission: the snapshot is named after it
+  std::string request_id; // made before submission: the snapshot is named after it
+  // The snapshot the first submission makes at the head of its batch; nullopt = made already (or
+  // no sync). A later submission of the same request's round (a retry) never makes it again.
+  std::optional<SnapshotToMake> snapshot;
   std::string project_key; // keys RV_CHECKPOINT_DIR by project (snapshot paths change per job)
   std::string setup;       // shell lines the job runs before activating the venv
   std::string venv;        // the project's venv on the cluster

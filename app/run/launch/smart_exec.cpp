@@ -259,7 +259,7 @@ namespace {
 Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, const std::string& entry_file,
                                   const std::vector<std::string>& outputs, const std::string& setup = {},
                                   bool container = false, const std::string& resolved_root = {},
-                                  const SyncAhead* ahead = nullptr)
+                                  const SyncAhead* ahead = nullptr, bool in_submission = false)
 {
   auto& remote = env.cluster;
   namespace fs = std::filesystem;
@@ -282,13 +282,21 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   const auto now = env.clock.epoch_seconds();
   run.extras.request_id = store::new_request_id();
   const auto name = sync::snapshot_name(now, run.extras.request_id);
+  // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
+  RV_TRY(deps, sync::find_deps_file(root, rel_dir));
+  const bool install_here = deps && !container && settings.deps_install == sync::DepsInstall::login;
   sync::PrunedSnapshot made;
-  if (pushed.prune_listing.size() == 2) { // its listing rode ahead with the push's: the snapshot alone
+  if (pushed.prune_listing.size() == 2) { // its listing rode ahead with the push's
     RV_TRY(pruned, sync::prune_listed(remote, pushed.layout.snapshots, now, settings.snapshot_keep_s,
                                       pushed.prune_listing[0], pushed.prune_listing[1]));
     made.pruned = std::move(pruned);
-    RV_TRY(path, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots, name));
-    made.path = std::move(path);
+    if (in_submission && !install_here) { // the submission's first command: no round trip here
+      run.extras.snapshot = SnapshotToMake{pushed.layout.workspace, pushed.layout.snapshots, name};
+      made.path = sync::snapshot_path(pushed.layout.snapshots, name);
+    } else { // the install below runs from it
+      RV_TRY(path, sync::make_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots, name));
+      made.path = std::move(path);
+    }
   } else {
     RV_TRY(both, sync::prune_and_snapshot(remote, pushed.layout.workspace, pushed.layout.snapshots, name, now,
                                           settings.snapshot_keep_s));
@@ -299,7 +307,7 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
                  format_human_duration(settings.snapshot_keep_s));
   }
   const auto& snapshot = made.path;
-  spdlog::debug("snapshot: {}", snapshot);
+  spdlog::debug("snapshot: {}{}", snapshot, run.extras.snapshot ? " (made at the head of the submission's batch)" : "");
   run.workdir = sync::remote_join(snapshot, rel_dir);
   run.extras.project_key = sync::project_id(root);
   nlohmann::json record = {{"project_root", root.string()},
@@ -315,8 +323,6 @@ Result<SmartRun> snapshot_project(Env& env, const std::filesystem::path& root, c
   if (pushed.git.is_git) {
     record["git"] = {{"branch", pushed.git.branch}, {"commit", pushed.git.commit}, {"dirty", pushed.git.dirty}};
   }
-  // Dependencies: one venv per project and branch, current while the file's hash is unchanged.
-  RV_TRY(deps, sync::find_deps_file(root, rel_dir));
   if (deps && container) { // the job runs in the image, which brings its own Python (docs/containers.md)
     spdlog::info("deps: {} is not installed: the job runs in a container (--container)", deps->rel_path);
   } else if (deps && settings.deps_install != sync::DepsInstall::off) {
@@ -437,7 +443,7 @@ Result<SmartRun> prepare_run(Env& env, const std::vector<std::string>& command, 
                  analysis.entry_is_module ? " (a module)" : "");
   }
   return snapshot_project(env, *root, analysis.entry_file, flags.outputs, flags.setup, flags.container,
-                          flags.resolved_root, flags.ahead.get());
+                          flags.resolved_root, flags.ahead.get(), flags.snapshot_in_submission);
 }
 
 std::optional<SyncAhead> sync_ahead(Env& env, const std::vector<std::string>& command, const SmartRunFlags& flags)

@@ -88,6 +88,10 @@ struct SmartRunFlags {
   std::string resolved_root;
   // The push's reads made ahead (sync_ahead; null = none): used when they are of this push.
   std::shared_ptr<const SyncAhead> ahead;
+  // The job's snapshot is left to the submission's batch (RunExtras::snapshot) when the prune's
+  // listing came ahead and no login-node install needs it first; for a caller whose submission
+  // makes it (submit_request).
+  bool snapshot_in_submission = false;
 };
 
 // Warns about each of rv's own options (`rv_flags`) written after the command's first word: they

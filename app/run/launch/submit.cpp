@@ -12,6 +12,7 @@
 #include "core/utc_time.hpp"
 #include "slurm/submit.hpp"
 #include "strategy/plan.hpp"
+#include "sync/snapshot.hpp"
 #include "templates/render.hpp"
 
 #include <fmt/format.h>
@@ -289,7 +290,15 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   prep.program = in.planned.container ? std::string() : program_to_check(in.command_line, in.extras);
   prep.venv = in.extras.venv;
   proc::Batch batch("submission");
-  const auto prepare = batch.add(prepare_command(paths.root, paths.cache, prep));
+  // The job's snapshot first (issue #38 item 7): the preparation, whose marker lets an sbatch run,
+  // runs only once the snapshot is there, so a failed snapshot stops the batch before any sbatch.
+  std::optional<proc::Handle> snapshot;
+  auto preparation = prepare_command(paths.root, paths.cache, prep);
+  if (const auto& s = in.extras.snapshot) {
+    snapshot = batch.add(sync::snapshot_command(s->workspace, s->snapshots, s->name));
+    preparation = guarded(preparation, sync::snapshot_path(s->snapshots, s->name));
+  }
+  const auto prepare = batch.add(std::move(preparation));
   std::vector<proc::Command> sbatches;
   for (const auto& c : slurm::submit_commands(subs)) {
     sbatches.push_back(guarded(c, marker_path(paths.root, rec.id)));
@@ -301,11 +310,18 @@ Sent prepare_and_submit(proc::Runner& runner, const SubmitInput& in, const JobSe
   }
   const auto outs = (*answers)[submits];
   auto results = slurm::parse_submit_outcomes(subs, std::vector<proc::Outcome>(outs.begin(), outs.end()));
+  const bool any = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); });
+  if (snapshot) {
+    const auto& s = *in.extras.snapshot;
+    if (auto made = sync::snapshot_made((*answers)[*snapshot], runner.where(), s.workspace, s.snapshots, s.name);
+        !made) {
+      return {std::unexpected(made.error()), any}; // no preparation, no marker: no sbatch ran
+    }
+  }
   auto prepared = read_prepared((*answers)[prepare], paths.root, prep, runner.where());
   if (prepared) {
     return {std::move(results)};
   }
-  const bool any = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.job_id.empty(); });
   return {std::unexpected(prepared.error()), any}; // one ran anyway: found and cancelled by the caller
 }
 
@@ -425,6 +441,12 @@ Result<Launched> submit_request(Env& env, const PlanRun& planned, const std::str
   RV_TRY(submitting, store_record(env.requests, owner)); // held until the job ids are recorded
   const auto submit_start = env.clock.now();
   const int trips_before = env.cluster.round_trips();
+  if (const auto& s = extras.snapshot; s && !planned.roots) { // no one-batch submission: made alone, first
+    if (auto made = sync::make_snapshot(env.cluster, s->workspace, s->snapshots, s->name); !made) {
+      owner.discard();
+      return std::unexpected(made.error());
+    }
+  }
   RV_TRY(paths, request_paths(env, in, js, owner));
   const auto rendered = render_scripts(in, js, paths, owner.rec);
   auto sent = planned.roots ? prepare_and_submit(env.cluster, in, js, paths, owner.rec, rendered.subs)

@@ -119,6 +119,79 @@ TEST_CASE("lifecycle: roots known from discovery: directories, secrets and every
   CHECK(launched->paths.cache == "/scratch/alice/rv");
 }
 
+// Issue #38 item 7: the job's snapshot is the first command of the submission's batch; the
+// preparation (whose marker lets an sbatch run) runs only once it is there.
+TEST_CASE("lifecycle: the snapshot leads the submission's batch: snapshot, preparation, every sbatch in one")
+{
+  World w("snapshot-first");
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
+  RunExtras extras;
+  extras.request_id = "0badcafe";
+  extras.snapshot = SnapshotToMake{"/home/alice/.rv/workspaces/p/_default/code",
+                                   "/home/alice/.rv/workspaces/p/_default/snapshots", "1800000000-0badcafe"};
+  const std::string snapshot = "/home/alice/.rv/workspaces/p/_default/snapshots/1800000000-0badcafe";
+  w.cluster.on([](const auto& a) { return has(a, "rv-snapshot"); }, Cluster::ok());
+  expect_prepare(w.cluster, "/home/alice/.rv");
+  expect_sbatch(w.cluster, "101");
+  expect_sbatch(w.cluster, "102");
+  auto launched = submit_request(w.env, planned, "python train.py", snapshot, "run", extras);
+  REQUIRE_MESSAGE(launched, launched.error().message);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.cluster.batch_sizes == std::vector<std::size_t>{4}); // snapshot + prepare + 2 sbatch: one round trip
+  const auto& snap = w.cluster.seen.at(0);
+  CHECK(std::vector<std::string>(snap.begin() + 3, snap.end()) ==
+        std::vector<std::string>{"rv-snapshot", "/home/alice/.rv/workspaces/p/_default/code",
+                                 "/home/alice/.rv/workspaces/p/_default/snapshots", "1800000000-0badcafe"});
+  const auto& prep = w.cluster.seen.at(1);
+  REQUIRE(prep.size() > 8);
+  CHECK(prep[3] == "rv-guard"); // the preparation is guarded by the snapshot itself
+  CHECK(prep[4] == snapshot);
+  CHECK(has(prep, "rv-prepare"));
+  CHECK(w.record()["state"] == "submitted");
+}
+
+TEST_CASE("lifecycle: a snapshot that fails at the head of the batch: no sbatch ran, one-line error, no record")
+{
+  World w("snapshot-fails");
+  REQUIRE(w.secrets.set({{"WANDB_API_KEY", "s3cr3t"}}));
+  auto planned = two_strategies();
+  planned.roots = RemoteRoots{"/home/alice/.rv", "/home/alice/.rv/cache"};
+  RunExtras extras;
+  extras.request_id = "0badcafe";
+  extras.snapshot = SnapshotToMake{"/w/code", "/w/snapshots", "1800000000-0badcafe"};
+  w.cluster.on([](const auto& a) { return has(a, "rv-snapshot"); },
+               Cluster::reply(1, "",
+                              "cp: cannot create hard link '/w/snapshots/.x.tmp/a': No space left on device\n"
+                              "cp: cannot create hard link '/w/snapshots/.x.tmp/b': No space left on device\n"));
+  // As the login node answers: the guard finds no snapshot, so no preparation and no marker, and
+  // every sbatch's guard refuses.
+  w.cluster.on([](const auto& a) { return has(a, "rv-prepare"); },
+               Cluster::reply(k_not_prepared, "", "rv: not submitted: rv's directories were not prepared\n"));
+  for (int i = 0; i < 2; ++i) {
+    w.cluster.on([](const auto& a) { return has(a, "sbatch"); },
+                 Cluster::reply(k_not_prepared, "", "rv: not submitted: rv's directories were not prepared\n"));
+  }
+  w.cluster.on([](const auto& a) { return has(a, "rv-rm") && mentions(a, "/requests/"); }, Cluster::ok());
+  auto launched = submit_request(w.env, planned, "python train.py", "/w/snapshots/1800000000-0badcafe", "run", extras);
+  REQUIRE_FALSE(launched);
+  CHECK(launched.error().message ==
+        "cannot snapshot /w/code on scripted: cp: cannot create hard link '/w/snapshots/.x.tmp/a': No space left on "
+        "device");
+  CHECK(launched.error().message.find('\n') == std::string::npos);
+  CHECK(w.cluster.done());
+  CHECK(w.cluster.unexpected.empty());
+  CHECK(w.cluster.batch_sizes.front() == 4);
+  // Nothing was submitted, nothing is tracked, and nothing is left: no record, the secrets removed.
+  for (const auto& a : w.cluster.seen) {
+    CHECK_FALSE(has(a, "scancel"));
+  }
+  auto all = w.requests.list();
+  REQUIRE(all);
+  CHECK(all->empty());
+}
+
 namespace {
 
 // The submission's one round trip fails its preparation (disk quota): the guard refuses every

@@ -7,6 +7,7 @@
 #include "fakes/fake_clock.hpp"
 #include "fakes/recording_runner.hpp"
 #include "sync/command.hpp"
+#include "sync/snapshot.hpp"
 
 #include <doctest/doctest.h>
 
@@ -216,7 +217,7 @@ struct AheadWorld {
   {
     fs::create_directories(base / "home");
     fs::create_directories(base / "proj");
-    std::ofstream(base / "proj/pyproject.toml") << "[project]\nname = 'x'\n";
+    std::ofstream(base / "proj/pyproject.toml") << "[tool.x]\n"; // a project, without dependencies
     std::ofstream(base / "proj/train.py") << "print('hi')\n";
     env.workspace_key_file = base / "workspace.key";
   }
@@ -293,6 +294,45 @@ TEST_CASE("app: rv run's push listing rides ahead in the plan's batch: after the
   const auto plain_names = w.cluster.names_since(plain_from);
   CHECK(has_name(plain_names, "rv-manifest"));
   CHECK(has_name(plain_names, "rv-snapshots"));
+}
+
+// Issue #38 item 7: with the prune's listing read ahead, the job's snapshot is left to the
+// submission's batch (its first command): after the plan, one round trip (the apply) here.
+TEST_CASE("app: rv run leaves the snapshot to the submission's batch, and a login-node install makes it at once")
+{
+  AheadWorld w("in-submission");
+  const std::vector<std::string> cmd = {"python3", "train.py"};
+  rv::app::SmartRunFlags flags;
+  flags.ahead = w.read_ahead(cmd);
+  flags.snapshot_in_submission = true;
+  auto from = w.cluster.trips.size();
+  auto run = rv::app::prepare_run(w.env, cmd, flags);
+  REQUIRE_MESSAGE(run, run.error().message);
+  CHECK(w.cluster.trips.size() - from == 1);
+  CHECK(w.cluster.names_since(from) == std::vector<std::string>{"rv-apply"});
+  REQUIRE(run->extras.snapshot);
+  const auto& s = *run->extras.snapshot;
+  CHECK(s.workspace == run->extras.sync["workspace"].get<std::string>());
+  CHECK(s.name == std::to_string(w.clock.epoch_seconds()) + "-" + run->extras.request_id);
+  CHECK(run->workdir == rv::sync::snapshot_path(s.snapshots, s.name));
+  CHECK(run->extras.sync["snapshot"] == run->workdir);
+  CHECK_FALSE(fs::exists(run->workdir)); // the submission makes it
+  auto made = w.cluster.run(rv::sync::snapshot_command(s.workspace, s.snapshots, s.name));
+  REQUIRE(made);
+  CHECK(rv::sync::snapshot_made(*made, "recorded", s.workspace, s.snapshots, s.name));
+  CHECK(fs::exists(fs::path(run->workdir) / "train.py"));
+
+  // A requirements.txt installed on the login node runs from the snapshot: made at once.
+  std::ofstream(w.base / "proj/requirements.txt") << "\n";
+  flags.ahead = w.read_ahead(cmd);
+  w.settings.sync.deps_install = rv::sync::DepsInstall::login;
+  from = w.cluster.trips.size();
+  auto installed = rv::app::prepare_run(w.env, cmd, flags);
+  // (the install itself fails here: no python venv tool is asked for; the snapshot came first)
+  CHECK(has_name(w.cluster.names_since(from), "rv-snapshot"));
+  if (installed) {
+    CHECK_FALSE(installed->extras.snapshot);
+  }
 }
 
 TEST_CASE("app: reads made ahead of another push are not used, and the push's refusals stay the same")
