@@ -135,21 +135,29 @@ Command read_from_command(const std::string& path, std::size_t offset, std::size
 Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max)
 {
   // $1 = the looks left (one per 0.2 s), then PATH SIZE pairs. A file that is not there counts
-  // as empty; `$((...))` reads wc's number with or without leading blanks.
-  std::vector<std::string> argv = {"sh", "-c",
-                                   "n=$1; shift\n"
-                                   "while :; do\n"
-                                   "  p=\n"
-                                   "  for a in \"$@\"; do\n"
-                                   "    if [ -z \"$p\" ]; then p=$a; continue; fi\n"
-                                   "    s=0; [ -f \"$p\" ] && s=$(($(wc -c <\"$p\" 2>/dev/null || echo 0)))\n"
-                                   "    [ \"$s\" -gt \"$a\" ] && exit 0\n"
-                                   "    p=\n"
-                                   "  done\n"
-                                   "  [ \"$n\" -gt 0 ] || exit 0\n"
-                                   "  if sleep 0.2 2>/dev/null; then n=$((n-1)); else sleep 1; n=$((n-5)); fi\n"
-                                   "done",
-                                   "rv-wait", std::to_string(std::max<long long>(0, max.count() / 200))};
+  // as empty; `$((...))` reads wc's number with or without leading blanks. A file rv has read
+  // nothing of (size 0: a claim not written yet, a job's first output) is looked at every 0.05 s
+  // with `[ -s ]`, a test of the shell's own (no process); one rv has read is looked at with wc
+  // every fourth tick, every 0.2 s, as before. What a look costs the login node is one `sleep`
+  // a tick (docs/benchmarks.md).
+  std::vector<std::string> argv = {
+      "sh", "-c",
+      "n=$1; shift; t=0\n"
+      "while :; do\n"
+      "  p=\n"
+      "  for a in \"$@\"; do\n"
+      "    if [ -z \"$p\" ]; then p=$a; continue; fi\n"
+      "    if [ \"$a\" = 0 ]; then [ -s \"$p\" ] && exit 0\n"
+      "    elif [ \"$t\" = 0 ]; then\n"
+      "      s=0; [ -f \"$p\" ] && s=$(($(wc -c <\"$p\" 2>/dev/null || echo 0)))\n"
+      "      [ \"$s\" -gt \"$a\" ] && exit 0\n"
+      "    fi\n"
+      "    p=\n"
+      "  done\n"
+      "  if [ \"$t\" = 0 ]; then [ \"$n\" -gt 0 ] || exit 0; n=$((n-1)); fi\n"
+      "  if sleep 0.05 2>/dev/null; then t=$(((t+1)%4)); else sleep 1; n=$((n-4)); t=0; fi\n"
+      "done",
+      "rv-wait", std::to_string(std::max<long long>(0, max.count() / 200))};
   for (const auto& f : files) {
     argv.push_back(f.path);
     argv.push_back(std::to_string(f.size));

@@ -52,9 +52,11 @@ struct Watched {
 };
 
 // Waits on the login node, instead of sleeping here, until one of `files` has grown past its size
-// (a race's claim written, a log's new output) or `max` has passed; exit 0 either way. It looks
-// every 0.2 s (one `wc -c` per file; `sleep 0.2` where sleep takes fractions, else 1 s steps), so
-// what the job writes is seen within 0.2 s and one round trip, with no Slurm call.
+// (a race's claim written, a log's new output) or `max` has passed; exit 0 either way. A file of
+// size 0 (nothing read yet: the claim, a job's first output) is looked at every 0.05 s with the
+// shell's own `[ -s ]`, a file rv has read part of every 0.2 s with one `wc -c` (`sleep 0.05`
+// where sleep takes fractions, else 1 s steps), so the first thing the job writes is seen within
+// 0.05 s and one round trip, later output within 0.2 s, with no Slurm call.
 Command wait_for_growth_command(const std::vector<Watched>& files, std::chrono::milliseconds max);
 
 // Runs `wait` (a wait_for_growth_command) on the login node and returns when it ends; when it

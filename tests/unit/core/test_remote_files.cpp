@@ -196,6 +196,40 @@ TEST_CASE("remote: wait_for_growth_command ends once a watched file grows past i
   fs::remove_all(d);
 }
 
+// Issue #38 item 7: the first thing a job writes (the claim, its first line) is seen within 0.05 s;
+// what that costs the login node is a `sleep` a tick, never another wc or stat.
+TEST_CASE("remote: wait_for_growth_command looks at an empty file every 0.05 s with no process, a read one every 0.2 s")
+{
+  const auto d = temp_dir("looks");
+  const auto bin = d / "bin";
+  fs::create_directories(bin);
+  const auto calls = (d / "calls").string();
+  for (const char* tool : {"sleep", "wc"}) { // record each call, then do it
+    const auto real = std::string(tool) == "sleep" ? "sleep" : "wc";
+    std::ofstream(bin / tool) << "#!/bin/sh\necho \"" << tool << " $*\" >>'" << calls << "'\nPATH=/usr/bin:/bin exec "
+                              << real << " \"$@\"\n";
+    fs::permissions(bin / tool, fs::perms::owner_all);
+  }
+  const auto empty = (d / "claim").string(); // not there: size 0
+  const auto log = (d / "out.log").string();
+  std::ofstream(log) << "hello\n";
+  auto wait = remote::wait_for_growth_command({{empty, 0}, {log, 6}}, std::chrono::milliseconds(400));
+  wait.argv.insert(wait.argv.begin(), {"env", "PATH=" + bin.string() + ":/usr/bin:/bin"});
+  LocalRunner r;
+  auto o = r.run(wait);
+  REQUIRE(o);
+  CHECK(o->exit_code == 0);
+  std::ifstream in(calls);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  const auto count = [&](const std::string& l) { return std::count(lines.begin(), lines.end(), l); };
+  CHECK(count("sleep 0.05") == 8); // 2 looks of 0.2 s, 4 ticks each
+  CHECK(count("wc -c") == 3);      // the read file: at the start and once a look, as before
+  CHECK(lines.size() == 11);       // nothing else: the empty file costs no process
+}
+
 TEST_CASE("remote: wait_or_sleep waits on the login node, sleeps the rest here only when the wait cannot run")
 {
   using std::chrono::milliseconds;
