@@ -95,9 +95,15 @@ _rv_claim_next() {
         if [ -z "$e" ]; then
           owner=$(cat -- "$d/a$k/job" 2>/dev/null)
           if [ -z "$owner" ] || _rv_job_alive "$owner"; then continue; fi
-          printf 'lost %s\n' "$(date +%s)" >"$d/a$k/exit"
-          _rv_log "task $t: job $owner ended during attempt $k"
-          e=lost
+          # The owner may have written its exit after the read above and then ended: "lost" is
+          # written only where no exit is (noclobber: O_EXCL), else the owner's exit is read again.
+          # (Overwritten, a task that had run was run a second time: test_study, 2026-11-29.)
+          if (set -C && printf 'lost %s\n' "$(date +%s)" >"$d/a$k/exit") 2>/dev/null; then
+            _rv_log "task $t: job $owner ended during attempt $k"
+            e=lost
+          else
+            e=$(cat -- "$d/a$k/exit" 2>/dev/null)
+          fi
         fi
         if [ "${e%% *}" = 0 ] || { [ "$e" != lost ] && [ "$RV_RETRY_FAILED" != 1 ]; } || [ "$k" -ge "$RV_TASK_ATTEMPTS" ]; then
           : >"$d/done"

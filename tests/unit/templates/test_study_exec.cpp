@@ -121,6 +121,19 @@ TEST_CASE("study exec: a task whose worker died runs again, within its attempts"
   CHECK(fx.read("rv/requests/study-1/tasks/1/a2/job") == "501\n");
   CHECK(fx.read("worker-501.txt").find("task 1: job 999 ended during attempt 1") != std::string::npos);
 
+  // The owner wrote its exit after this worker read none and ended before the check (seen in
+  // test_study: the task ran twice): the exit stands and the task is not run again.
+  ExecFixture fx3;
+  auto script3 = fx3.write_script("worker", render_ok(base_strategy(), base_request(), study_options(fx3, 1)));
+  const auto a1 = fx3.path("rv/requests/study-1/tasks/0/a1");
+  CHECK(ExecFixture::sh("mkdir -p '" + a1 + "' && echo 998 >'" + a1 + "/job'") == 0);
+  CHECK(ExecFixture::sh(fx3.job_env("503", "FAKE_END_TIME=2099-01-01T00:00:00 FAKE_SQUEUE_HOOK=\"[ -e '" + a1 +
+                                               "/exit' ] || echo '0 1795987311' >'" + a1 + "/exit'\"") +
+                        "bash '" + script3 + "' >>'" + fx3.path("worker-503.txt") + "' 2>&1") == 0);
+  CHECK(fx3.read("rv/requests/study-1/tasks/0/a1/exit") == "0 1795987311\n");
+  CHECK(ExecFixture::sh("test -e '" + fx3.path("ran.txt") + "'") != 0);
+  CHECK(ExecFixture::sh("test -e '" + fx3.path("rv/requests/study-1/tasks/0/a2") + "'") != 0);
+
   // Its attempts used up (--retries 0), a dead worker's task is over: not run again.
   ExecFixture fx2;
   auto once = study_options(fx2, 1);
