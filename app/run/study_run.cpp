@@ -928,10 +928,13 @@ Result<int> run_study(Env& env, const StudyOrder& order, const std::vector<std::
     return 0;
   }
   if (strategies.empty() || pool.submit.empty()) {
-    return fail(ErrorCode::usage,
-                strategies.empty() ? "no strategy can run a study's task (one node, a walltime of one task)"
-                                   : "the limits leave no room for a worker",
-                "rv run --dry-run --array ... shows the strategies, the limits and why");
+    // Why, in the one line: each strategy the plan had and why it cannot be a worker, or that the
+    // plan had none (a study's CI run once failed here with no word of which).
+    const auto why = !strategies.empty() ? std::string("the limits leave no room for a worker")
+                     : dropped.empty()   ? std::string("no strategy can run a study's task: the plan has none")
+                                         : "no strategy can run a study's task (one node, a walltime of one task): " +
+                                             text::join(dropped, "; ");
+    return fail(ErrorCode::usage, why, "rv run --dry-run --array ... shows the strategies, the limits and why");
   }
   RV_TRY(smart, order.prepare(env));
   auto extras = smart.extras;

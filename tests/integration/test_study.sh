@@ -75,6 +75,9 @@ for want in "<a b|a b|1>" "<a b|a b|2>" "<it's|it's|1>" "<it's|it's|2>"; do
   assert_contains "$RUN_OUT" "$want" "the sweep's values arrive exactly"
 done
 assert_not_contains "$RUN_OUT" "[0]" "--no-prefix"
+run ssh_rv run --nodes 2 -g 2 --time 2m --array 0-1 -- true
+assert_rc 2 "a study whose every strategy is multi-node"
+assert_contains "$RUN_ERR" "multi-node; a study's workers run on one node" "the refusal says why each strategy cannot be a worker"
 run ssh_rv run --array 3-1 -- true
 assert_rc 2 "a bad --array"
 assert_contains "$RUN_ERR" "--array 3-1: '3-1' ends before it starts" "the bad part named"
