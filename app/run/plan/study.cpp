@@ -515,7 +515,7 @@ std::vector<KindPool> free_kinds(const model::Cluster& c, const std::vector<mode
   return out;
 }
 
-PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in)
+PoolPlan pool_ceiling(const std::vector<model::Strategy>& ranked, const PoolInput& in)
 {
   PoolPlan out;
   out.cancel.assign(ranked.size(), 0);
@@ -542,6 +542,13 @@ PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task
     cap(*in.limits.max_gpus / per, "GrpTRES gres/gpu (in workers)");
   }
   out.target = target;
+  return out;
+}
+
+PoolPlan plan_pool(const std::vector<model::Strategy>& ranked, std::int64_t task_time_s, const PoolInput& in)
+{
+  PoolPlan out = pool_ceiling(ranked, in);
+  const int target = out.target;
   if (ranked.empty() || in.unfinished <= 0) {
     return out;
   }

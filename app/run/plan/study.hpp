@@ -182,9 +182,12 @@ inline constexpr double k_worker_start_s = 5.0;
 // workers' marks (a second), `rv run -f` polls at most every 5 s.
 inline constexpr double k_topup_s = 5.0;
 
+// The pool's ceiling alone (plan_pool's `target` and its notes): the unfinished tasks capped by
+// %K and the limits less the user's other jobs and the headroom; nothing is modelled.
+PoolPlan pool_ceiling(const std::vector<model::Strategy>& ranked, const PoolInput& in);
+
 // How many workers of which strategies to submit now, and which pending ones to cancel.
-// `ranked`: the worker strategies, best first. The pool's ceiling is the unfinished tasks, capped
-// by %K and by each limit less the user's other jobs and the headroom. Within it, workers are
+// `ranked`: the worker strategies, best first. The pool's ceiling is pool_ceiling's. Within it, workers are
 // added one at a time where the model of the study (each worker starting at its strategy's
 // expected wait and claiming tasks back to back; docs/studies.md) gains the most, while it gains;
 // a strategy takes at most as many as the plan saw free GPUs for (one pending at a time beyond

@@ -88,7 +88,7 @@ std::vector<std::vector<std::size_t>> plan_pool_across(const std::vector<Cluster
     // The ceiling this cluster's limits give it (MaxSubmitJobs, MaxJobs, GrpTRES less its other
     // jobs and the headroom), less its workers alive that are not pending (pending ones may be
     // kept, and count when they are).
-    const int target = plan_pool(cp.strategies, task_time_s, cp.in).target;
+    const int target = pool_ceiling(cp.strategies, cp.in).target;
     int pending = 0;
     for (const auto& k : cp.in.kinds) {
       pending += k.pending;
